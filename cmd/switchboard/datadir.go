@@ -1,0 +1,59 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// secretFile returns the secret in path, generating 32 random bytes (hex)
+// into it with mode 0600 when it does not exist; created says so.
+func secretFile(path string) (secret string, created bool, err error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		s := strings.TrimSpace(string(b))
+		if s == "" {
+			return "", false, fmt.Errorf("%s is empty: delete it to generate a new one", path)
+		}
+		return s, false, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", false, fmt.Errorf("read %s: %w", path, err)
+	}
+	raw := make([]byte, 32)
+	if _, err := io.ReadFull(rand.Reader, raw); err != nil {
+		return "", false, fmt.Errorf("generate %s: %w", path, err)
+	}
+	s := hex.EncodeToString(raw)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", false, fmt.Errorf("create %s: %w", path, err)
+	}
+	if _, err := f.WriteString(s + "\n"); err != nil {
+		f.Close()
+		return "", false, fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return "", false, fmt.Errorf("sync %s: %w", path, err)
+	}
+	return s, true, f.Close()
+}
+
+// dataDir creates the data directory, private to its owner.
+func dataDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("SWITCHBOARD_DATA_DIR=%q: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return "", fmt.Errorf("SWITCHBOARD_DATA_DIR=%q: %w", dir, err)
+	}
+	return abs, nil
+}

@@ -1,0 +1,337 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// binPath is the switchboard binary built once for the package's tests,
+// with the test tools compiled in.
+var binPath string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "switchboard-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binPath = filepath.Join(dir, "switchboard")
+	build := exec.Command("go", "build", "-tags", "switchboard_testtools", "-o", binPath, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build switchboard:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const adminToken = "test-admin-token"
+
+// syncBuffer collects a child's output safely.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// server is a running `switchboard serve` child process.
+type server struct {
+	t       *testing.T
+	cmd     *exec.Cmd
+	url     string
+	dataDir string
+	env     map[string]string
+	out     *syncBuffer
+	exited  chan struct{}
+	exitErr error
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startServer runs serve on dataDir with env and waits until it answers.
+func startServer(t *testing.T, dataDir string, env map[string]string) *server {
+	t.Helper()
+	addr := freeAddr(t)
+	s := &server{t: t, url: "http://" + addr, dataDir: dataDir, env: env, out: &syncBuffer{}, exited: make(chan struct{})}
+	s.cmd = exec.Command(binPath, "serve")
+	s.cmd.Env = append(os.Environ(),
+		"SWITCHBOARD_ADDR="+addr,
+		"SWITCHBOARD_DATA_DIR="+dataDir,
+		"SWITCHBOARD_ADMIN_TOKEN="+adminToken,
+		"SWITCHBOARD_LOG_LEVEL=debug",
+	)
+	for k, v := range env {
+		s.cmd.Env = append(s.cmd.Env, k+"="+v)
+	}
+	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { s.exitErr = s.cmd.Wait(); close(s.exited) }()
+	t.Cleanup(func() {
+		s.kill()
+		if t.Failed() {
+			t.Logf("serve output:\n%s", s.out.String())
+		}
+	})
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		select {
+		case <-s.exited:
+			t.Fatalf("serve exited early: %v\n%s", s.exitErr, s.out.String())
+		default:
+		}
+		resp, err := http.Get(s.url + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return s
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not answer /healthz:\n%s", s.out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// restart starts a new process on the same data dir and environment.
+func (s *server) restart() *server {
+	s.t.Helper()
+	return startServer(s.t, s.dataDir, s.env)
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (s *server) kill() {
+	select {
+	case <-s.exited:
+		return
+	default:
+	}
+	_ = s.cmd.Process.Kill()
+	<-s.exited
+}
+
+// term sends SIGTERM and waits up to 20 s for a clean exit.
+func (s *server) term() error {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+		return s.exitErr
+	case <-time.After(20 * time.Second):
+		s.t.Fatalf("serve did not stop on SIGTERM:\n%s", s.out.String())
+		return nil
+	}
+}
+
+// do sends a request with the admin token; body is JSON-encoded unless it
+// is a string or []byte.
+func (s *server) do(method, path string, body any, hdr ...string) (int, []byte) {
+	s.t.Helper()
+	return doReq(s.t, method, s.url+path, adminToken, body, hdr...)
+}
+
+func doReq(t *testing.T, method, url, token string, body any, hdr ...string) (int, []byte) {
+	t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		r = strings.NewReader(b)
+	case []byte:
+		r = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(context.Background(), method, url, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, raw
+}
+
+// mustJSON decodes raw into v, failing the test on error.
+func mustJSON(t *testing.T, raw []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("decode %s: %v", raw, err)
+	}
+}
+
+// sessionState is the part of a session the tests watch.
+type sessionState struct {
+	ID         string  `json:"id"`
+	Status     string  `json:"status"`
+	StopReason *string `json:"stop_reason"`
+	LastSeq    uint64  `json:"last_seq"`
+	Usage      struct {
+		InputTokens  int64 `json:"input_tokens"`
+		OutputTokens int64 `json:"output_tokens"`
+	} `json:"usage"`
+}
+
+func (s *server) session(id string) sessionState {
+	s.t.Helper()
+	code, raw := s.do("GET", "/v1/sessions/"+id, nil)
+	if code != 200 {
+		s.t.Fatalf("get session: %d %s", code, raw)
+	}
+	var st sessionState
+	mustJSON(s.t, raw, &st)
+	return st
+}
+
+// waitFor polls until cond holds for the session, or fails after 20 s.
+func (s *server) waitFor(id string, what string, cond func(sessionState, []event) bool) (sessionState, []event) {
+	s.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st := s.session(id)
+		evs := s.events(id)
+		if cond(st, evs) {
+			return st, evs
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("timed out waiting for %s; session %+v; events %v", what, st, types(evs))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitIdle waits until the session rests with nothing pending.
+func (s *server) waitIdle(id string) (sessionState, []event) {
+	s.t.Helper()
+	return s.waitFor(id, "idle", func(st sessionState, evs []event) bool {
+		if st.Status != "idle" {
+			return false
+		}
+		_, raw := s.do("GET", "/v1/sessions/"+id+"/pending", nil)
+		return !strings.Contains(string(raw), `"id"`)
+	})
+}
+
+// event is a logged event as the API shows it.
+type event struct {
+	ID          string          `json:"id"`
+	SessionID   string          `json:"session_id"`
+	Seq         uint64          `json:"seq"`
+	Type        string          `json:"type"`
+	Level       string          `json:"level"`
+	Actor       string          `json:"actor"`
+	TurnID      string          `json:"turn_id"`
+	CreatedAt   string          `json:"created_at"`
+	QueuedAt    *string         `json:"queued_at"`
+	ProcessedAt *string         `json:"processed_at"`
+	Body        json.RawMessage `json:"body"`
+}
+
+func (s *server) events(id string) []event {
+	s.t.Helper()
+	code, raw := s.do("GET", "/v1/sessions/"+id+"/events?limit=1000", nil)
+	if code != 200 {
+		s.t.Fatalf("list events: %d %s", code, raw)
+	}
+	var page struct {
+		Data []event `json:"data"`
+	}
+	mustJSON(s.t, raw, &page)
+	return page.Data
+}
+
+func types(evs []event) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = e.Type
+	}
+	return out
+}
+
+func count(evs []event, typ string) int {
+	n := 0
+	for _, e := range evs {
+		if e.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// checkLog asserts the log's integrity: seq 1..n without gaps, no
+// duplicated event id.
+func checkLog(t *testing.T, evs []event) {
+	t.Helper()
+	seen := map[string]bool{}
+	for i, e := range evs {
+		if e.Seq != uint64(i+1) {
+			t.Fatalf("seq gap: event %d has seq %d; log %v", i, e.Seq, types(evs))
+		}
+		if seen[e.ID] {
+			t.Fatalf("event %s logged twice", e.ID)
+		}
+		seen[e.ID] = true
+	}
+}
+
+// execServe prepares a serve process on dir without starting it.
+func execServe(t *testing.T, dir string) *exec.Cmd {
+	cmd := exec.Command(binPath, "serve")
+	cmd.Env = append(os.Environ(), "SWITCHBOARD_ADDR="+freeAddr(t), "SWITCHBOARD_DATA_DIR="+dir, "SWITCHBOARD_ADMIN_TOKEN="+adminToken)
+	return cmd
+}

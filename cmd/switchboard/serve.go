@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/harness"
+	"github.com/switchboardhq/switchboard/core/models"
+	"github.com/switchboardhq/switchboard/sessions"
+	"github.com/switchboardhq/switchboard/sessions/live"
+	"github.com/switchboardhq/switchboard/sessions/metrics"
+	"github.com/switchboardhq/switchboard/sessions/runtime"
+)
+
+const defaultSystem = "You are a helpful agent working with a team in their chat, issue tracker and code host. Be concise. Use the say tool for progress updates on long work, and the ask tool when you cannot continue without an answer."
+
+// serveConfig is what serve runs with, validated.
+type serveConfig struct {
+	addr, dataDir, publicURL    string
+	adminToken, masterKey       string
+	model                       string
+	workers                     int
+	limits                      core.Limits
+	contextWindow               int
+	compactFraction             float64
+	shutdown                    time.Duration
+	maxBody                     int64
+	heartbeat                   time.Duration
+	log                         *slog.Logger
+	adminTokenNew, masterKeyNew bool
+}
+
+func loadServeConfig(args []string, getenv func(string) string, stderr *os.File) (*serveConfig, error) {
+	s, _, err := parseSettings("serve", serveOptions, args, getenv)
+	if err != nil {
+		return nil, err
+	}
+	c := &serveConfig{addr: s["SWITCHBOARD_ADDR"], publicURL: s["SWITCHBOARD_PUBLIC_URL"], model: s["SWITCHBOARD_MODEL"]}
+	if c.log, err = s.logger(stderr); err != nil {
+		return nil, err
+	}
+	if _, _, err := net.SplitHostPort(c.addr); err != nil {
+		return nil, fmt.Errorf("SWITCHBOARD_ADDR=%q: want host:port", c.addr)
+	}
+	if c.publicURL == "" {
+		c.publicURL = "http://" + c.addr
+	}
+	if c.model != "" {
+		if _, _, err := core.SplitModel(c.model); err != nil {
+			return nil, fmt.Errorf("SWITCHBOARD_MODEL: %w", err)
+		}
+	}
+	if c.workers, err = s.int("SWITCHBOARD_WORKERS", 1); err != nil {
+		return nil, err
+	}
+	if c.limits.MaxSteps, err = s.int("SWITCHBOARD_MAX_STEPS", 1); err != nil {
+		return nil, err
+	}
+	if c.limits.TurnSeconds, err = s.int("SWITCHBOARD_TURN_SECONDS", 1); err != nil {
+		return nil, err
+	}
+	maxTokens, err := s.int("SWITCHBOARD_MAX_TOKENS", 1)
+	if err != nil {
+		return nil, err
+	}
+	c.limits.MaxTokens = int64(maxTokens)
+	if c.contextWindow, err = s.int("SWITCHBOARD_CONTEXT_WINDOW", 0); err != nil {
+		return nil, err
+	}
+	if c.compactFraction, err = s.float("SWITCHBOARD_COMPACT_FRACTION", 0, 1); err != nil {
+		return nil, err
+	}
+	if c.shutdown, err = s.duration("SWITCHBOARD_SHUTDOWN_SECONDS"); err != nil {
+		return nil, err
+	}
+	if c.heartbeat, err = s.duration("SWITCHBOARD_SSE_HEARTBEAT_SECONDS"); err != nil {
+		return nil, err
+	}
+	maxBody, err := s.int("SWITCHBOARD_MAX_BODY_BYTES", 1024)
+	if err != nil {
+		return nil, err
+	}
+	c.maxBody = int64(maxBody)
+	if c.dataDir, err = dataDir(s["SWITCHBOARD_DATA_DIR"]); err != nil {
+		return nil, err
+	}
+	c.adminToken = s["SWITCHBOARD_ADMIN_TOKEN"]
+	if c.adminToken == "" {
+		if c.adminToken, c.adminTokenNew, err = secretFile(filepath.Join(c.dataDir, "admin-token")); err != nil {
+			return nil, fmt.Errorf("SWITCHBOARD_ADMIN_TOKEN: %w", err)
+		}
+	}
+	c.masterKey = s["SWITCHBOARD_MASTER_KEY"]
+	if c.masterKey == "" {
+		if c.masterKey, c.masterKeyNew, err = secretFile(filepath.Join(c.dataDir, "master.key")); err != nil {
+			return nil, fmt.Errorf("SWITCHBOARD_MASTER_KEY: %w", err)
+		}
+	}
+	return c, nil
+}
+
+// contextWindow gives a model's window: the configured one, else a
+// conservative default per provider.
+func (c *serveConfig) contextWindowFor(model string) int {
+	if c.contextWindow > 0 {
+		return c.contextWindow
+	}
+	if p, _, _ := core.SplitModel(model); p == "openai" {
+		return 128_000
+	}
+	return 200_000
+}
+
+// serve runs the gateway until SIGTERM or SIGINT.
+func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *os.File) error {
+	cfg, err := loadServeConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	log := cfg.log
+	db, err := sessions.Open(filepath.Join(cfg.dataDir, "switchboard.db"), sessions.Options{Logger: log})
+	if err != nil {
+		if errors.Is(err, core.ErrLocked) {
+			return fmt.Errorf("another switchboard is already serving SWITCHBOARD_DATA_DIR=%s: %w", cfg.dataDir, err)
+		}
+		return fmt.Errorf("open store: %w", err)
+	}
+	defer db.Close()
+	store := &live.Store{Store: db, Hub: live.NewHub()}
+	m := metrics.New(store, log)
+	ctx := context.Background()
+	if err := ensureDefaultAgent(ctx, store, cfg.model, log); err != nil {
+		return err
+	}
+	if cfg.adminTokenNew {
+		fmt.Fprintf(stdout, "admin token (saved in %s, shown once): %s\n", filepath.Join(cfg.dataDir, "admin-token"), cfg.adminToken)
+	}
+
+	rt := runtime.New(runtime.Config{
+		Store:           testStore(store, getenv),
+		Harness:         &harness.Default{Observer: m},
+		Model:           models.FromEnv(getenv, log),
+		Tools:           toolset(getenv),
+		Workers:         cfg.workers,
+		Limits:          cfg.limits,
+		ContextWindow:   cfg.contextWindowFor,
+		CompactFraction: cfg.compactFraction,
+		Logger:          log,
+	})
+	if err := rt.Start(ctx); err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		_ = rt.Stop(ctx)
+		return fmt.Errorf("SWITCHBOARD_ADDR=%s: %w", cfg.addr, err)
+	}
+	srv := &http.Server{
+		Handler:           routes(cfg, store, rt, m, log),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	log.Info("switchboard serving", "addr", ln.Addr().String(), "data_dir", cfg.dataDir, "public_url", cfg.publicURL)
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sig)
+	select {
+	case s := <-sig:
+		log.Info("stopping", "signal", s.String())
+	case err := <-serveErr:
+		_ = rt.Stop(ctx)
+		return fmt.Errorf("http server: %w", err)
+	}
+	sctx, cancel := context.WithTimeout(ctx, cfg.shutdown)
+	defer cancel()
+	// Stop taking requests first, then checkpoint the turns in flight: they
+	// stay open in the log and resume at the next start.
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("http shutdown", "err", err)
+	}
+	if err := rt.Stop(sctx); err != nil {
+		log.Warn("runtime stop", "err", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// ensureDefaultAgent creates the agent named default from SWITCHBOARD_MODEL,
+// or adds a version when the model changed.
+func ensureDefaultAgent(ctx context.Context, store core.AgentStore, model string, log *slog.Logger) error {
+	if model == "" {
+		return nil
+	}
+	a, err := store.GetAgent(ctx, "default")
+	switch {
+	case errors.Is(err, core.ErrNotFound):
+		a, err = store.CreateAgent(ctx, &core.Agent{Name: "default", Model: model, System: defaultSystem})
+		if err != nil {
+			return fmt.Errorf("create the default agent: %w", err)
+		}
+		log.Info("created the default agent", "agent_id", a.ID, "model", model)
+	case err != nil:
+		return fmt.Errorf("read the default agent: %w", err)
+	case a.Model != model:
+		a, err = store.UpdateAgent(ctx, a.ID, a.Version, func(a *core.Agent) error { a.Model = model; return nil })
+		if err != nil {
+			return fmt.Errorf("update the default agent: %w", err)
+		}
+		log.Info("default agent model changed", "agent_id", a.ID, "version", a.Version, "model", model)
+	}
+	return nil
+}

@@ -1,0 +1,64 @@
+//go:build switchboard_testtools
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/runtime"
+)
+
+// testTools adds test_block, a tool that blocks until its turn ends and
+// appends each call's id to $SWITCHBOARD_TEST_TOOL_LOG, so crash tests can
+// see whether a call was run again. Only test builds have it.
+func testTools(getenv func(string) string) []core.Tool {
+	return []core.Tool{blockTool{path: getenv("SWITCHBOARD_TEST_TOOL_LOG")}}
+}
+
+type blockTool struct{ path string }
+
+func (blockTool) Def() core.ToolDef {
+	return core.ToolDef{Name: "test_block", Description: "blocks until the turn ends", InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)}
+}
+
+func (b blockTool) Call(ctx context.Context, call core.ToolCall) (core.ToolResult, error) {
+	if b.path != "" {
+		f, err := os.OpenFile(b.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return core.ToolResult{}, fmt.Errorf("test tool log: %w", err)
+		}
+		fmt.Fprintln(f, call.ID)
+		_ = f.Sync()
+		f.Close()
+	}
+	<-ctx.Done()
+	return core.ToolResult{}, ctx.Err()
+}
+
+// testStore parks the appending goroutine for good right after a final
+// agent.message commits when SWITCHBOARD_TEST_PARK_AFTER_ANSWER is set, so
+// a crash test can SIGKILL the process between the answer and
+// turn.completed.
+func testStore(s runtime.Store, getenv func(string) string) runtime.Store {
+	if getenv("SWITCHBOARD_TEST_PARK_AFTER_ANSWER") == "" {
+		return s
+	}
+	return parkingStore{s}
+}
+
+type parkingStore struct{ runtime.Store }
+
+func (p parkingStore) Append(ctx context.Context, id string, req core.AppendRequest) ([]core.Event, error) {
+	evs, err := p.Store.Append(ctx, id, req)
+	for _, e := range evs {
+		var b core.MessageBody
+		if e.Type == core.TypeAgentMessage && e.Level == core.LevelUser && e.Decode(&b) == nil && b.ToolUseID == "" {
+			select {}
+		}
+	}
+	return evs, err
+}

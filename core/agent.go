@@ -1,0 +1,97 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Agent is one immutable version of an agent's configuration. Updating an
+// agent writes version N+1; sessions pin the version they were created with.
+type Agent struct {
+	ID          string            `json:"id"`
+	Name        string            `json:"name"`
+	Version     int               `json:"version"`
+	Model       string            `json:"model"`
+	System      string            `json:"system"`
+	Description string            `json:"description,omitempty"`
+	Tools       []ToolSpec        `json:"tools,omitempty"`
+	MCPServers  []MCPServerSpec   `json:"mcp_servers,omitempty"`
+	Limits      Limits            `json:"limits"`
+	Environment string            `json:"environment,omitempty"`
+	Metadata    map[string]string `json:"metadata,omitempty"`
+	CreatedAt   Time              `json:"created_at"`
+	UpdatedAt   Time              `json:"updated_at"`
+}
+
+// AgentRef names an agent version.
+type AgentRef struct {
+	ID      string `json:"id"`
+	Version int    `json:"version"`
+}
+
+// Limits bound one turn. Zero means "use the gateway default".
+type Limits struct {
+	MaxSteps    int   `json:"max_steps,omitempty"`    // model calls per turn
+	TurnSeconds int   `json:"turn_seconds,omitempty"` // wall seconds per turn
+	MaxTokens   int64 `json:"max_tokens,omitempty"`   // input+output tokens per turn
+}
+
+// Or fills the zero fields of l from def.
+func (l Limits) Or(def Limits) Limits {
+	if l.MaxSteps <= 0 {
+		l.MaxSteps = def.MaxSteps
+	}
+	if l.TurnSeconds <= 0 {
+		l.TurnSeconds = def.TurnSeconds
+	}
+	if l.MaxTokens <= 0 {
+		l.MaxTokens = def.MaxTokens
+	}
+	return l
+}
+
+// ToolSpec declares a tool on an agent beyond the built-in ones.
+type ToolSpec struct {
+	Type        string          `json:"type"` // "custom"
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	Policy      string          `json:"policy,omitempty"` // always_allow | always_ask | deny
+}
+
+// MCPServerSpec names an external MCP server whose tools the agent is offered.
+type MCPServerSpec struct {
+	Name      string          `json:"name"`
+	URL       string          `json:"url,omitempty"`
+	Transport string          `json:"transport,omitempty"`
+	Auth      json.RawMessage `json:"auth,omitempty"`
+	Policy    string          `json:"policy,omitempty"`
+}
+
+// SplitModel splits "anthropic/claude-x" into provider and model name.
+func SplitModel(model string) (provider, name string, err error) {
+	provider, name, ok := strings.Cut(model, "/")
+	if !ok || name == "" {
+		return "", "", fmt.Errorf("model %q: want anthropic/<model> or openai/<model>: %w", model, ErrInvalid)
+	}
+	switch provider {
+	case "anthropic", "openai":
+		return provider, name, nil
+	}
+	return "", "", fmt.Errorf("model %q: unknown provider %q (want anthropic or openai): %w", model, provider, ErrInvalid)
+}
+
+// Validate checks what a store must refuse to save.
+func (a *Agent) Validate() error {
+	if strings.TrimSpace(a.Name) == "" {
+		return fmt.Errorf("agent name is required: %w", ErrInvalid)
+	}
+	if _, _, err := SplitModel(a.Model); err != nil {
+		return err
+	}
+	if a.Limits.MaxSteps < 0 || a.Limits.TurnSeconds < 0 || a.Limits.MaxTokens < 0 {
+		return fmt.Errorf("limits must not be negative: %w", ErrInvalid)
+	}
+	return nil
+}

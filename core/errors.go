@@ -1,0 +1,24 @@
+package core
+
+import "errors"
+
+// Sentinel errors. Implementations wrap them with %w so callers (and the
+// API's error mapping) can test with errors.Is.
+var (
+	// ErrNotFound: the agent, session or record does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: a version mismatch, a reused idempotency key with a
+	// different body, or a name already taken.
+	ErrConflict = errors.New("conflict")
+	// ErrInvalid: the request is malformed or names something unknown.
+	ErrInvalid = errors.New("invalid request")
+	// ErrArchived: the session is archived and read-only.
+	ErrArchived = errors.New("session is archived")
+	// ErrLocked: another process holds the data directory.
+	ErrLocked = errors.New("data directory is in use by another process")
+	// ErrModelNotConfigured: a session needs a model that has no client or key.
+	ErrModelNotConfigured = errors.New("model not configured")
+)
+
+// ErrUnauthorized: no valid credentials, or a client token on an admin route.
+var ErrUnauthorized = errors.New("unauthorized")

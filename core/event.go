@@ -1,0 +1,172 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Event types (DESIGN §3.4).
+const (
+	TypeUserMessage          = "user.message"
+	TypeUserInterrupt        = "user.interrupt"
+	TypeUserToolConfirmation = "user.tool_confirmation"
+	TypeUserCustomToolResult = "user.custom_tool_result"
+	TypeStatusChanged        = "session.status_changed"
+	TypeTurnStarted          = "turn.started"
+	TypeTurnCompleted        = "turn.completed"
+	TypeAgentMessage         = "agent.message"
+	TypeAgentToolUse         = "agent.tool_use"
+	TypeAgentToolResult      = "agent.tool_result"
+	TypeAgentCustomToolUse   = "agent.custom_tool_use"
+	TypeCompacted            = "session.compacted"
+	TypeError                = "session.error"
+)
+
+// IsInput reports whether t is an input type (user.*), which is queued
+// before it enters the log.
+func IsInput(t string) bool { return strings.HasPrefix(t, "user.") }
+
+// InputTypes are the input types the API accepts.
+var InputTypes = []string{TypeUserMessage, TypeUserInterrupt, TypeUserToolConfirmation, TypeUserCustomToolResult}
+
+// Level says who should see an event.
+type Level string
+
+const (
+	LevelUser     Level = "user"
+	LevelProgress Level = "progress"
+	LevelInternal Level = "internal"
+)
+
+// rank orders levels from most to least visible.
+func (l Level) rank() int {
+	switch l {
+	case LevelUser:
+		return 0
+	case LevelProgress:
+		return 1
+	}
+	return 2
+}
+
+// Shows reports whether an event of level l passes the threshold t.
+func (t Level) Shows(l Level) bool { return l.rank() <= t.rank() }
+
+// ParseLevel parses a level threshold; empty means internal (all).
+func ParseLevel(s string) (Level, error) {
+	switch Level(s) {
+	case "":
+		return LevelInternal, nil
+	case LevelUser, LevelProgress, LevelInternal:
+		return Level(s), nil
+	}
+	return "", fmt.Errorf("level %q: want user, progress or internal: %w", s, ErrInvalid)
+}
+
+// Actor says who produced an event.
+type Actor string
+
+const (
+	ActorHuman  Actor = "human"
+	ActorAgent  Actor = "agent"
+	ActorSystem Actor = "system"
+)
+
+// Event is one entry of a session's log, or a queued input (Seq 0) before
+// the harness takes it.
+type Event struct {
+	ID          string          `json:"id"`
+	SessionID   string          `json:"session_id"`
+	Seq         uint64          `json:"seq"`
+	Type        string          `json:"type"`
+	Level       Level           `json:"level"`
+	Actor       Actor           `json:"actor"`
+	TurnID      string          `json:"turn_id,omitempty"`
+	CreatedAt   Time            `json:"created_at"`
+	QueuedAt    *Time           `json:"queued_at,omitempty"`
+	ProcessedAt *Time           `json:"processed_at,omitempty"`
+	Body        json.RawMessage `json:"body"`
+}
+
+// Decode unmarshals the event's body into v.
+func (e Event) Decode(v any) error {
+	if err := json.Unmarshal(e.Body, v); err != nil {
+		return fmt.Errorf("event %s (%s) body: %w", e.ID, e.Type, err)
+	}
+	return nil
+}
+
+// Bodies.
+type (
+	MessageBody struct {
+		Text string `json:"text"`
+		// ToolUseID is set when a tool (say, ask) produced the message, so the
+		// model context does not count it as the model's own text.
+		ToolUseID string `json:"tool_use_id,omitempty"`
+	}
+	ToolUseBody struct {
+		ToolUseID string          `json:"tool_use_id"`
+		Name      string          `json:"name"`
+		Input     json.RawMessage `json:"input"`
+	}
+	ToolResultBody struct {
+		ToolUseID string `json:"tool_use_id"`
+		Output    string `json:"output"`
+		IsError   bool   `json:"is_error"`
+	}
+	ToolConfirmationBody struct {
+		ToolUseID string `json:"tool_use_id"`
+		Result    string `json:"result"` // allow | deny
+		Message   string `json:"message,omitempty"`
+	}
+	CustomToolResultBody struct {
+		ToolUseID string `json:"tool_use_id"`
+		Output    string `json:"output"`
+		IsError   bool   `json:"is_error,omitempty"`
+	}
+	StatusChangedBody struct {
+		Status     Status `json:"status"`
+		StopReason Reason `json:"stop_reason"`
+	}
+	TurnCompletedBody struct {
+		YieldReason Reason `json:"yield_reason"`
+		Usage       Usage  `json:"usage"`
+		// PendingToolUseIDs lists the calls a requires_action yield waits on.
+		PendingToolUseIDs []string `json:"pending_tool_use_ids,omitempty"`
+	}
+	CompactedBody struct {
+		Summary string `json:"summary"`
+	}
+	ErrorBody struct {
+		Message   string `json:"message"`
+		Retryable bool   `json:"retryable"`
+	}
+)
+
+// NewEvent builds an unlogged event of type typ with the given body; the
+// store assigns id (if empty), seq and created_at.
+func NewEvent(typ string, level Level, actor Actor, body any) Event {
+	b, err := json.Marshal(body)
+	if err != nil {
+		panic(fmt.Sprintf("core: event body %T: %v", body, err))
+	}
+	return Event{Type: typ, Level: level, Actor: actor, Body: b}
+}
+
+// NewInput builds a queued input of the given type with a fresh id.
+func NewInput(typ string, body json.RawMessage) Event {
+	now := Now()
+	if len(body) == 0 {
+		body = json.RawMessage(`{}`)
+	}
+	return Event{ID: NewID(PrefixEvent), Type: typ, Level: InputLevel(typ), Actor: ActorHuman, CreatedAt: now, QueuedAt: now.Ptr(), Body: body}
+}
+
+// InputLevel is the level an input is logged at.
+func InputLevel(typ string) Level {
+	if typ == TypeUserMessage {
+		return LevelUser
+	}
+	return LevelInternal
+}

@@ -1,0 +1,195 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// Context is a model context derived from a log.
+type Context struct {
+	System   string
+	Messages []core.Message
+	// Compacted is true when the context starts from a summary.
+	Compacted bool
+	// LastSeq is the seq of the last event the context covers.
+	LastSeq uint64
+}
+
+const summaryPreamble = "Earlier parts of this conversation were compacted. Summary of everything before this point:\n\n"
+
+const interruptNote = "[The person interrupted the previous turn.]"
+
+// Derive builds a model context from a session's events. Only events after
+// the last session.compacted count; the summary stands in for the rest.
+func Derive(system string, events []core.Event) (*Context, error) {
+	start := 0
+	mc := &Context{System: system}
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type == core.TypeCompacted {
+			var b core.CompactedBody
+			if err := events[i].Decode(&b); err != nil {
+				return nil, err
+			}
+			mc.add(core.RoleUser, core.Block{Type: core.BlockText, Text: summaryPreamble + b.Summary})
+			mc.Compacted = true
+			start = i + 1
+			break
+		}
+	}
+	for _, e := range events[start:] {
+		if err := mc.addEvent(e); err != nil {
+			return nil, err
+		}
+	}
+	if n := len(events); n > 0 {
+		mc.LastSeq = events[n-1].Seq
+	}
+	return mc, nil
+}
+
+func (mc *Context) addEvent(e core.Event) error {
+	switch e.Type {
+	case core.TypeUserMessage:
+		var b core.MessageBody
+		if err := e.Decode(&b); err != nil {
+			return err
+		}
+		mc.add(core.RoleUser, core.Block{Type: core.BlockText, Text: b.Text})
+	case core.TypeUserInterrupt:
+		mc.add(core.RoleUser, core.Block{Type: core.BlockText, Text: interruptNote})
+	case core.TypeUserCustomToolResult:
+		var b core.CustomToolResultBody
+		if err := e.Decode(&b); err != nil {
+			return err
+		}
+		mc.add(core.RoleUser, core.Block{Type: core.BlockToolResult, ToolUseID: b.ToolUseID, Output: b.Output, IsError: b.IsError})
+	case core.TypeAgentMessage:
+		var b core.MessageBody
+		if err := e.Decode(&b); err != nil {
+			return err
+		}
+		// A tool's message (say, ask) is already in the context as the
+		// tool call's input.
+		if b.ToolUseID == "" && b.Text != "" {
+			mc.add(core.RoleAssistant, core.Block{Type: core.BlockText, Text: b.Text})
+		}
+	case core.TypeAgentToolUse, core.TypeAgentCustomToolUse:
+		var b core.ToolUseBody
+		if err := e.Decode(&b); err != nil {
+			return err
+		}
+		mc.add(core.RoleAssistant, core.Block{Type: core.BlockToolUse, ToolUseID: b.ToolUseID, Name: b.Name, Input: b.Input})
+	case core.TypeAgentToolResult:
+		var b core.ToolResultBody
+		if err := e.Decode(&b); err != nil {
+			return err
+		}
+		mc.add(core.RoleUser, core.Block{Type: core.BlockToolResult, ToolUseID: b.ToolUseID, Output: b.Output, IsError: b.IsError})
+	}
+	return nil
+}
+
+// add appends a block, merging into the last message when the role is the
+// same: both wire formats want roles to alternate. Tool results go before
+// any text of the same user message, as Anthropic requires.
+func (mc *Context) add(role core.Role, b core.Block) {
+	n := len(mc.Messages)
+	if n == 0 || mc.Messages[n-1].Role != role {
+		mc.Messages = append(mc.Messages, core.Message{Role: role, Content: []core.Block{b}})
+		return
+	}
+	last := &mc.Messages[n-1]
+	if b.Type == core.BlockToolResult {
+		i := 0
+		for i < len(last.Content) && last.Content[i].Type == core.BlockToolResult {
+			i++
+		}
+		last.Content = append(last.Content[:i], append([]core.Block{b}, last.Content[i:]...)...)
+		return
+	}
+	last.Content = append(last.Content, b)
+}
+
+// EstimateTokens is a cheap, deliberately generous estimate (four bytes a
+// token) of what mc costs the model.
+func EstimateTokens(mc *Context) int {
+	n := len(mc.System)
+	for _, m := range mc.Messages {
+		for _, b := range m.Content {
+			n += len(b.Text) + len(b.Name) + len(b.Input) + len(b.Output) + 16
+		}
+	}
+	return n/4 + 1
+}
+
+// DeriveContext reads the whole log and derives the context from it.
+func (h *Default) DeriveContext(ctx context.Context, c *Cycle) (*Context, error) {
+	events, err := c.Log.Events(ctx, c.SessionID, 0, 0)
+	if err != nil {
+		return nil, fmt.Errorf("read log: %w", err)
+	}
+	return Derive(c.Agent.System, events)
+}
+
+// ShouldCompact reports whether mc passes the compaction fraction of the
+// window. A context that is only a summary is never compacted again.
+func (h *Default) ShouldCompact(c *Cycle, mc *Context) bool {
+	if c.ContextWindow <= 0 || c.CompactFraction <= 0 {
+		return false
+	}
+	if mc.Compacted && len(mc.Messages) <= 1 {
+		return false
+	}
+	return float64(EstimateTokens(mc)) > c.CompactFraction*float64(c.ContextWindow)
+}
+
+const compactPrompt = `Summarise this conversation so that you can continue the work from the summary alone: the person's requests (the latest one verbatim), decisions made, facts learned, what was done with which tools and with what result, open questions, and the next steps. Answer with the summary only; do not call tools.`
+
+// Compact asks the model for a summary and logs it as session.compacted;
+// later contexts start from the summary instead of the events before it.
+func (h *Default) Compact(ctx context.Context, c *Cycle, mc *Context) (core.Usage, error) {
+	return h.compact(ctx, c, mc, "")
+}
+
+func (h *Default) compact(ctx context.Context, c *Cycle, mc *Context, turnID string) (core.Usage, error) {
+	req := core.ModelRequest{Model: c.Agent.Model, System: mc.System, Tools: toolDefs(c.Tools)}
+	req.Messages = append(req.Messages, mc.Messages...)
+	prompt := core.Block{Type: core.BlockText, Text: compactPrompt}
+	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == core.RoleUser {
+		last := req.Messages[n-1]
+		last.Content = append(append([]core.Block(nil), last.Content...), prompt)
+		req.Messages[n-1] = last
+	} else {
+		req.Messages = append(req.Messages, core.Message{Role: core.RoleUser, Content: []core.Block{prompt}})
+	}
+	resp, err := h.generate(ctx, c, req)
+	if err != nil {
+		return core.Usage{}, fmt.Errorf("compact: %w", err)
+	}
+	var sb strings.Builder
+	for _, b := range resp.Content {
+		if b.Type == core.BlockText {
+			sb.WriteString(b.Text)
+		}
+	}
+	summary := strings.TrimSpace(sb.String())
+	if summary == "" {
+		return resp.Usage, fmt.Errorf("compact: the model returned an empty summary")
+	}
+	ev := core.NewEvent(core.TypeCompacted, core.LevelInternal, core.ActorSystem, core.CompactedBody{Summary: summary})
+	if _, err := c.Log.Append(context.WithoutCancel(ctx), c.SessionID, core.AppendRequest{TurnID: turnID, Events: []core.Event{ev}}); err != nil {
+		return resp.Usage, fmt.Errorf("log compaction: %w", err)
+	}
+	return resp.Usage, nil
+}
+
+func toolDefs(tools []core.Tool) []core.ToolDef {
+	defs := make([]core.ToolDef, 0, len(tools))
+	for _, t := range tools {
+		defs = append(defs, t.Def())
+	}
+	return defs
+}

@@ -1,0 +1,186 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// Default is the harness every agent runs on.
+type Default struct {
+	Observer Observer
+}
+
+var _ Harness = (*Default)(nil)
+
+// interruptedOutput is the result a tool call gets when the process that
+// ran it died; the call is not re-run, since it may have had effects.
+const interruptedOutput = "interrupted by restart: the gateway stopped while this tool was running; it was not re-run and its effects are unknown"
+
+func (h *Default) observer() Observer {
+	if h.Observer == nil {
+		return nopObserver{}
+	}
+	return h.Observer
+}
+
+// Init closes the tool calls of an open turn that have no result.
+func (h *Default) Init(ctx context.Context, c *Cycle) error {
+	s, err := c.Log.GetSession(ctx, c.SessionID)
+	if err != nil {
+		return err
+	}
+	if s.TurnID == "" {
+		return nil
+	}
+	events, err := c.Log.Events(ctx, c.SessionID, 0, 0)
+	if err != nil {
+		return fmt.Errorf("read log: %w", err)
+	}
+	var open []string
+	answered := map[string]bool{}
+	for _, e := range turnEvents(events, s.TurnID) {
+		switch e.Type {
+		case core.TypeAgentToolUse:
+			var b core.ToolUseBody
+			if err := e.Decode(&b); err != nil {
+				return err
+			}
+			open = append(open, b.ToolUseID)
+		case core.TypeAgentToolResult:
+			var b core.ToolResultBody
+			if err := e.Decode(&b); err != nil {
+				return err
+			}
+			answered[b.ToolUseID] = true
+		}
+	}
+	var results []core.Event
+	for _, id := range open {
+		if !answered[id] {
+			results = append(results, core.NewEvent(core.TypeAgentToolResult, core.LevelProgress, core.ActorSystem,
+				core.ToolResultBody{ToolUseID: id, Output: interruptedOutput, IsError: true}))
+		}
+	}
+	if len(results) == 0 {
+		return nil
+	}
+	c.Logger.Info("closed tool calls interrupted by restart", "session_id", c.SessionID, "turn_id", s.TurnID, "count", len(results))
+	_, err = c.Log.Append(ctx, c.SessionID, core.AppendRequest{TurnID: s.TurnID, Events: results})
+	return err
+}
+
+// turnEvents returns the events of the turn that started last with id.
+func turnEvents(events []core.Event, turnID string) []core.Event {
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type == core.TypeTurnStarted && events[i].TurnID == turnID {
+			return events[i:]
+		}
+	}
+	return nil
+}
+
+// Run takes pending inputs and runs turns until nothing is pending. A
+// cancelled ctx whose cause is ErrShutdown leaves the open turn in the log
+// for the next process.
+func (h *Default) Run(ctx context.Context, c *Cycle) (Outcome, error) {
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	var out Outcome
+	if err := h.Init(ctx, c); err != nil {
+		return out, fmt.Errorf("init: %w", err)
+	}
+	for {
+		// A cancelled cycle ends here; the runtime starts a fresh one for
+		// whatever is still pending.
+		if ctx.Err() != nil {
+			return out, nil
+		}
+		s, err := c.Log.GetSession(ctx, c.SessionID)
+		if err != nil {
+			return out, err
+		}
+		if s.Status == core.StatusArchived {
+			return out, nil
+		}
+		turnID := s.TurnID
+		if turnID == "" {
+			pending, err := c.Log.Pending(ctx, c.SessionID)
+			if err != nil {
+				return out, err
+			}
+			if len(pending) == 0 {
+				return out, nil
+			}
+			if pending[0].Type == core.TypeUserInterrupt {
+				// Nothing runs, so there is nothing to cancel: log it and
+				// let the session rest.
+				if _, err := c.Log.Append(ctx, c.SessionID, core.AppendRequest{TakeInputs: true, Events: []core.Event{
+					statusEvent(core.StatusIdle, core.ReasonCanceled),
+				}}); err != nil {
+					return out, err
+				}
+				continue
+			}
+			turnID = core.NewID(core.PrefixTurn)
+			if _, err := c.Log.Append(ctx, c.SessionID, core.AppendRequest{TakeInputs: true, TurnID: turnID, Holder: c.Holder, Events: []core.Event{
+				statusEvent(core.StatusRunning, ""),
+				core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
+			}}); err != nil {
+				return out, err
+			}
+		}
+		t := &turn{h: h, c: c, id: turnID}
+		reason, err := t.run(ctx)
+		out.Usage = out.Usage.Add(t.usage)
+		if err != nil || reason == "" {
+			return out, err // shutdown (reason "") or a store failure: the turn stays open
+		}
+		out.Turns++
+		out.Reason = reason
+		h.observer().TurnCompleted(reason)
+		if reason != core.ReasonCompleted && reason != core.ReasonCanceled {
+			// Limits, errors and questions wait for a person; a message
+			// queued meanwhile still wakes the session again.
+			pending, err := c.Log.Pending(ctx, c.SessionID)
+			if err != nil || len(pending) == 0 {
+				return out, err
+			}
+		}
+	}
+}
+
+func statusEvent(s core.Status, r core.Reason) core.Event {
+	return core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: s, StopReason: r})
+}
+
+// generate calls the model and reports the call to the observer.
+func (h *Default) generate(ctx context.Context, c *Cycle, req core.ModelRequest) (*core.ModelResponse, error) {
+	start := time.Now()
+	resp, err := c.Model.Generate(ctx, req)
+	var u core.Usage
+	if resp != nil {
+		u = resp.Usage
+	}
+	h.observer().ModelCall(c.Agent.Model, time.Since(start), u, err)
+	return resp, err
+}
+
+// reasonFor maps a cancelled turn context to a yield reason; "" means the
+// gateway is shutting down and the turn must stay open.
+func reasonFor(ctx context.Context) core.Reason {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, ErrShutdown):
+		return ""
+	case errors.Is(cause, ErrInterrupted):
+		return core.ReasonCanceled
+	case errors.Is(cause, errDeadline), errors.Is(cause, context.DeadlineExceeded):
+		return core.ReasonDeadlineExceeded
+	}
+	return core.ReasonCanceled
+}

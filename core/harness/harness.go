@@ -1,0 +1,87 @@
+// Package harness is the agent loop: it derives a model context from a
+// session's log alone, calls the model, runs tool calls, appends every step
+// to the log, takes inputs that arrive mid-turn at the next step, enforces
+// the turn's limits and compacts long contexts.
+//
+// Because everything it knows is in the log, any process can resume any
+// session after a crash: Init closes tool calls that were left without a
+// result, and Run picks the open turn up where the log says it stopped.
+package harness
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// Harness runs an agent's turns over a session's log.
+type Harness interface {
+	// Init makes the log consistent before a cycle: a tool call of an open
+	// turn without a result gets an "interrupted by restart" result.
+	Init(ctx context.Context, c *Cycle) error
+	// DeriveContext builds the model context from the log alone.
+	DeriveContext(ctx context.Context, c *Cycle) (*Context, error)
+	// ShouldCompact reports whether mc has outgrown the model's window.
+	ShouldCompact(c *Cycle, mc *Context) bool
+	// Compact has the model summarise mc and logs session.compacted.
+	Compact(ctx context.Context, c *Cycle, mc *Context) (core.Usage, error)
+	// Run takes the session's pending inputs and runs turns until none are
+	// left or a turn yields for a person.
+	Run(ctx context.Context, c *Cycle) (Outcome, error)
+}
+
+// Log is what the harness needs of the session store.
+type Log interface {
+	GetSession(ctx context.Context, id string) (*core.Session, error)
+	Pending(ctx context.Context, sessionID string) ([]core.Event, error)
+	Append(ctx context.Context, sessionID string, req core.AppendRequest) ([]core.Event, error)
+	Events(ctx context.Context, sessionID string, after uint64, limit int) ([]core.Event, error)
+}
+
+// Cycle is one visit of the runtime to a session.
+type Cycle struct {
+	SessionID string
+	Agent     *core.Agent // the pinned version
+	Holder    string      // the runtime instance, recorded as the turn's lease
+	Log       Log
+	Model     core.Model
+	Tools     []core.Tool
+	Limits    core.Limits // resolved: no zero fields
+	// ContextWindow is the model's window in tokens; compaction starts when
+	// the context passes CompactFraction of it.
+	ContextWindow   int
+	CompactFraction float64
+	Logger          *slog.Logger
+}
+
+// Outcome summarises a cycle.
+type Outcome struct {
+	Turns  int         // turns completed in this cycle
+	Reason core.Reason // the last turn's yield reason, if any
+	Usage  core.Usage  // tokens used in this cycle
+}
+
+// Causes a runtime gives when it cancels a cycle's context.
+var (
+	// ErrInterrupted: a user.interrupt arrived; the turn yields canceled.
+	ErrInterrupted = errors.New("turn interrupted")
+	// ErrShutdown: the gateway is stopping; the turn stays open in the log
+	// and is resumed at the next start.
+	ErrShutdown = errors.New("gateway shutting down")
+	// errDeadline is the cause of a turn's own deadline.
+	errDeadline = errors.New("turn deadline exceeded")
+)
+
+// Observer receives measurements; the runtime wires it to metrics.
+type Observer interface {
+	ModelCall(model string, d time.Duration, u core.Usage, err error)
+	TurnCompleted(r core.Reason)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) ModelCall(string, time.Duration, core.Usage, error) {}
+func (nopObserver) TurnCompleted(core.Reason)                          {}

@@ -1,0 +1,273 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// turn runs the steps of one turn.
+type turn struct {
+	h     *Default
+	c     *Cycle
+	id    string
+	steps int
+	usage core.Usage
+	// final is set when the last model response had no tool calls.
+	final bool
+	// interruptTaken is set once the turn's user.interrupt is in the log.
+	interruptTaken bool
+}
+
+// run steps until the turn yields. It returns "" with a nil error when the
+// gateway is shutting down: the turn stays open for the next process.
+func (t *turn) run(ctx context.Context) (core.Reason, error) {
+	c := t.c
+	tctx, cancel := context.WithTimeoutCause(ctx, time.Duration(c.Limits.TurnSeconds)*time.Second, errDeadline)
+	defer cancel()
+	// Log writes must land even when the turn was just cancelled.
+	wctx := context.WithoutCancel(ctx)
+	for {
+		taken, err := c.Log.Append(wctx, c.SessionID, core.AppendRequest{TakeInputs: true, TurnID: t.id})
+		if err != nil {
+			return "", fmt.Errorf("take inputs: %w", err)
+		}
+		for _, e := range taken {
+			if e.Type == core.TypeUserInterrupt {
+				t.interruptTaken = true
+				return t.finish(wctx, core.ReasonCanceled)
+			}
+		}
+		if tctx.Err() != nil {
+			return t.stopped(wctx, tctx)
+		}
+		events, err := c.Log.Events(wctx, c.SessionID, 0, 0)
+		if err != nil {
+			return "", fmt.Errorf("read log: %w", err)
+		}
+		if len(taken) == 0 {
+			if t.final || finalAnswer(turnEvents(events, t.id)) {
+				return t.finish(wctx, core.ReasonCompleted)
+			}
+			if r := t.yieldedTool(turnEvents(events, t.id)); r != "" {
+				return t.finish(wctx, r)
+			}
+		}
+		t.final = false
+		if t.steps >= c.Limits.MaxSteps {
+			return t.finish(wctx, core.ReasonMaxSteps)
+		}
+		if t.usage.Total() >= c.Limits.MaxTokens {
+			return t.finish(wctx, core.ReasonBudgetExceeded)
+		}
+		mc, err := Derive(c.Agent.System, events)
+		if err != nil {
+			return "", err
+		}
+		if t.h.ShouldCompact(c, mc) {
+			u, err := t.h.compact(tctx, c, mc, t.id)
+			t.usage = t.usage.Add(u)
+			if err != nil {
+				if tctx.Err() != nil {
+					continue
+				}
+				c.Logger.Warn("compaction failed; continuing with the full context", "session_id", c.SessionID, "err", err)
+			} else {
+				continue // derive again from the summary
+			}
+		}
+		resp, err := t.h.generate(tctx, c, core.ModelRequest{Model: c.Agent.Model, System: mc.System, Messages: mc.Messages, Tools: toolDefs(c.Tools)})
+		if err != nil {
+			if tctx.Err() != nil {
+				continue
+			}
+			return t.fail(wctx, err)
+		}
+		t.steps++
+		t.usage = t.usage.Add(resp.Usage)
+		calls, evs := responseEvents(resp)
+		if len(evs) > 0 {
+			// One append per response, so a crash leaves a response either
+			// wholly logged or not at all.
+			if _, err := c.Log.Append(wctx, c.SessionID, core.AppendRequest{TurnID: t.id, Events: evs}); err != nil {
+				return "", fmt.Errorf("log response: %w", err)
+			}
+		}
+		if len(calls) == 0 {
+			t.final = true
+			continue
+		}
+		var yield core.Reason
+		for _, call := range calls {
+			res, ok := t.callTool(tctx, call)
+			if !ok {
+				if reasonFor(tctx) == "" {
+					return "", nil // shutdown: the next process closes the call
+				}
+				res = core.ToolResult{Output: "stopped: " + string(reasonFor(tctx)), IsError: true}
+			}
+			var out []core.Event
+			if res.UserMessage != "" {
+				out = append(out, core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: res.UserMessage, ToolUseID: call.ID}))
+			}
+			out = append(out, core.NewEvent(core.TypeAgentToolResult, core.LevelProgress, core.ActorSystem, core.ToolResultBody{ToolUseID: call.ID, Output: res.Output, IsError: res.IsError}))
+			if _, err := c.Log.Append(wctx, c.SessionID, core.AppendRequest{TurnID: t.id, Events: out}); err != nil {
+				return "", fmt.Errorf("log tool result: %w", err)
+			}
+			if res.Yield != "" {
+				yield = res.Yield
+			}
+		}
+		if yield != "" {
+			return t.finish(wctx, yield)
+		}
+	}
+}
+
+// stopped ends a turn whose context was cancelled.
+func (t *turn) stopped(ctx context.Context, tctx context.Context) (core.Reason, error) {
+	r := reasonFor(tctx)
+	if r == "" {
+		return "", nil
+	}
+	return t.finish(ctx, r)
+}
+
+// fail logs a model error and ends the turn with reason error.
+func (t *turn) fail(ctx context.Context, err error) (core.Reason, error) {
+	body := core.ErrorBody{Message: err.Error()}
+	if me, ok := err.(*core.ModelError); ok {
+		body.Retryable = me.Retryable
+	}
+	t.c.Logger.Warn("model call failed", "session_id", t.c.SessionID, "turn_id", t.id, "err", err)
+	ev := core.NewEvent(core.TypeError, core.LevelUser, core.ActorSystem, body)
+	if _, err := t.c.Log.Append(ctx, t.c.SessionID, core.AppendRequest{TurnID: t.id, Events: []core.Event{ev}}); err != nil {
+		return "", fmt.Errorf("log error: %w", err)
+	}
+	return t.finish(ctx, core.ReasonError)
+}
+
+// finish logs turn.completed and the status it leads to.
+func (t *turn) finish(ctx context.Context, r core.Reason) (core.Reason, error) {
+	body := core.TurnCompletedBody{YieldReason: r, Usage: t.usage}
+	req := core.AppendRequest{
+		TurnID: t.id,
+		// A cancelled turn takes the interrupt that cancelled it, and what
+		// was queued before it, but nothing queued after.
+		TakeInputs: r == core.ReasonCanceled && !t.interruptTaken,
+		Events: []core.Event{
+			core.NewEvent(core.TypeTurnCompleted, core.LevelInternal, core.ActorSystem, body),
+			statusEvent(core.StatusAfter(r), r),
+		},
+	}
+	if _, err := t.c.Log.Append(ctx, t.c.SessionID, req); err != nil {
+		return "", fmt.Errorf("log turn completed: %w", err)
+	}
+	return r, nil
+}
+
+// callTool runs one call; ok is false when the turn's context ended first.
+// A tool that ignores its context is abandoned, not waited for.
+func (t *turn) callTool(ctx context.Context, call core.ToolCall) (core.ToolResult, bool) {
+	tool := findTool(t.c.Tools, call.Name)
+	if tool == nil {
+		return core.ToolResult{Output: fmt.Sprintf("unknown tool %q", call.Name), IsError: true}, true
+	}
+	call.SessionID, call.TurnID = t.c.SessionID, t.id
+	done := make(chan core.ToolResult, 1)
+	go func() {
+		res, err := tool.Call(ctx, call)
+		if err != nil {
+			res = core.ToolResult{Output: "error: " + err.Error(), IsError: true}
+		}
+		done <- res
+	}()
+	select {
+	case res := <-done:
+		if ctx.Err() != nil {
+			return res, false
+		}
+		return res, true
+	case <-ctx.Done():
+		return core.ToolResult{}, false
+	}
+}
+
+// yieldedTool finds a turn whose last step was a yielding tool (ask) that
+// completed before a crash: the turn yields instead of asking the model again.
+func (t *turn) yieldedTool(te []core.Event) core.Reason {
+	n := len(te)
+	if n == 0 || te[n-1].Type != core.TypeAgentToolResult {
+		return ""
+	}
+	var res core.ToolResultBody
+	if te[n-1].Decode(&res) != nil || res.IsError {
+		return ""
+	}
+	for i := n - 2; i >= 0; i-- {
+		var use core.ToolUseBody
+		if te[i].Type != core.TypeAgentToolUse || te[i].Decode(&use) != nil || use.ToolUseID != res.ToolUseID {
+			continue
+		}
+		if y, ok := findTool(t.c.Tools, use.Name).(Yielder); ok {
+			return y.YieldReason()
+		}
+		return ""
+	}
+	return ""
+}
+
+// finalAnswer reports whether a turn's last event is the model's answer.
+func finalAnswer(te []core.Event) bool {
+	n := len(te)
+	if n == 0 || te[n-1].Type != core.TypeAgentMessage || te[n-1].Level != core.LevelUser {
+		return false
+	}
+	var b core.MessageBody
+	return te[n-1].Decode(&b) == nil && b.ToolUseID == ""
+}
+
+// responseEvents turns a model response into log events: its text as one
+// agent.message (user level when it is the answer, progress beside tool
+// calls) and one agent.tool_use per call.
+func responseEvents(resp *core.ModelResponse) ([]core.ToolCall, []core.Event) {
+	var text strings.Builder
+	var calls []core.ToolCall
+	for _, b := range resp.Content {
+		switch b.Type {
+		case core.BlockText:
+			text.WriteString(b.Text)
+		case core.BlockToolUse:
+			input := b.Input
+			if len(input) == 0 {
+				input = json.RawMessage(`{}`)
+			}
+			calls = append(calls, core.ToolCall{ID: b.ToolUseID, Name: b.Name, Input: input})
+		}
+	}
+	var evs []core.Event
+	if s := strings.TrimSpace(text.String()); s != "" {
+		level := core.LevelUser
+		if len(calls) > 0 {
+			level = core.LevelProgress
+		}
+		evs = append(evs, core.NewEvent(core.TypeAgentMessage, level, core.ActorAgent, core.MessageBody{Text: s}))
+	}
+	for _, call := range calls {
+		evs = append(evs, core.NewEvent(core.TypeAgentToolUse, core.LevelProgress, core.ActorAgent, core.ToolUseBody{ToolUseID: call.ID, Name: call.Name, Input: call.Input}))
+	}
+	return calls, evs
+}
+
+func findTool(tools []core.Tool, name string) core.Tool {
+	for _, t := range tools {
+		if t.Def().Name == name {
+			return t
+		}
+	}
+	return nil
+}

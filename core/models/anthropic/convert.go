@@ -1,0 +1,84 @@
+package anthropic
+
+import (
+	"fmt"
+
+	sdk "github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/packages/param"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/models/internal/modelcall"
+)
+
+func (c *Client) params(name string, req core.ModelRequest) (sdk.MessageNewParams, error) {
+	maxTokens := req.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = c.maxTokens
+	}
+	p := sdk.MessageNewParams{Model: name, MaxTokens: int64(maxTokens)}
+	if req.System != "" {
+		p.System = []sdk.TextBlockParam{{Text: req.System}}
+	}
+	for i, m := range req.Messages {
+		mp, err := message(m)
+		if err != nil {
+			return p, fmt.Errorf("anthropic: message %d: %w", i, err)
+		}
+		// The API refuses a message with no content; a turn of only empty
+		// text has nothing to say anyway.
+		if len(mp.Content) > 0 {
+			p.Messages = append(p.Messages, mp)
+		}
+	}
+	for _, td := range req.Tools {
+		schema, err := modelcall.Schema(td.InputSchema)
+		if err != nil {
+			return p, fmt.Errorf("anthropic: tool %s: %w", td.Name, err)
+		}
+		tp := sdk.ToolParam{Name: td.Name, InputSchema: param.Override[sdk.ToolInputSchemaParam](schema)}
+		if td.Description != "" {
+			tp.Description = sdk.String(td.Description)
+		}
+		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: &tp})
+	}
+	return p, nil
+}
+
+// message converts one core message. In a user message the tool results
+// come first, as the API requires them to lead the turn that answers the
+// tool calls.
+func message(m core.Message) (sdk.MessageParam, error) {
+	var results, rest []sdk.ContentBlockParamUnion
+	for _, b := range m.Content {
+		switch {
+		case b.Type == core.BlockText:
+			if b.Text != "" {
+				rest = append(rest, sdk.NewTextBlock(b.Text))
+			}
+		case b.Type == core.BlockToolUse && m.Role == core.RoleAssistant:
+			in, ok := modelcall.Input(string(b.Input))
+			if !ok {
+				return sdk.MessageParam{}, fmt.Errorf("tool_use %s: input is not valid json: %w", b.ToolUseID, core.ErrInvalid)
+			}
+			rest = append(rest, sdk.NewToolUseBlock(b.ToolUseID, in, b.Name))
+		case b.Type == core.BlockToolResult && m.Role == core.RoleUser:
+			r := sdk.ToolResultBlockParam{ToolUseID: b.ToolUseID}
+			if b.Output != "" {
+				r.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: b.Output}}}
+			}
+			if b.IsError {
+				r.IsError = sdk.Bool(true)
+			}
+			results = append(results, sdk.ContentBlockParamUnion{OfToolResult: &r})
+		default:
+			return sdk.MessageParam{}, fmt.Errorf("a %s message cannot hold a %q block: %w", m.Role, b.Type, core.ErrInvalid)
+		}
+	}
+	switch m.Role {
+	case core.RoleUser:
+		return sdk.MessageParam{Role: sdk.MessageParamRoleUser, Content: append(results, rest...)}, nil
+	case core.RoleAssistant:
+		return sdk.MessageParam{Role: sdk.MessageParamRoleAssistant, Content: rest}, nil
+	}
+	return sdk.MessageParam{}, fmt.Errorf("unknown role %q: %w", m.Role, core.ErrInvalid)
+}

@@ -1,0 +1,140 @@
+package core
+
+import (
+	"context"
+	"time"
+)
+
+// Idempotency makes a write replayable: the first write under Key stores
+// Answer; a later write with the same Key and Hash does nothing and returns
+// the stored answer; the same Key with another Hash fails with ErrConflict.
+// Keys are kept at least seven days.
+type Idempotency struct {
+	Key    string // scoped by the caller, e.g. "api:sessions:<header>"
+	Hash   string // digest of the request body
+	Answer []byte // the answer to replay
+}
+
+// NewSession asks the store to create a session, or to find the one that
+// already serves ExternalKey (claim-then-create, in one transaction), and
+// to queue Inputs on it.
+type NewSession struct {
+	Session     Session // ID, Agent, Origin, Metadata, ClientTokenHash set by the caller
+	Inputs      []Event // queued on the session (created or found)
+	ExternalKey string  // optional: the origin key that maps to one session
+	// Dedupe names deliveries (webhook ids, message identities); if any of
+	// them was seen, nothing is written and the result is Duplicate.
+	Dedupe      []string
+	Idempotency *Idempotency
+}
+
+// CreateResult tells what CreateSession did.
+type CreateResult struct {
+	Session   *Session
+	Created   bool    // false: ExternalKey named an existing session
+	Inputs    []Event // the inputs as queued
+	Duplicate bool    // a Dedupe key was seen before; nothing written
+	Replay    []byte  // the stored answer of an idempotent replay; nothing written
+}
+
+// QueueRequest queues inputs on an existing session.
+type QueueRequest struct {
+	Inputs      []Event
+	Dedupe      []string
+	Idempotency *Idempotency
+}
+
+// QueueResult tells what QueueInputs did.
+type QueueResult struct {
+	Session   *Session
+	Inputs    []Event
+	Duplicate bool
+	Replay    []byte
+}
+
+// AppendRequest appends to a session's log in one durable transaction.
+type AppendRequest struct {
+	// TakeInputs moves the session's pending inputs into the log first, in
+	// queue order, up to and including the first user.interrupt; each gets
+	// its seq and processed_at.
+	TakeInputs bool
+	// TurnID is stamped on taken inputs and on Events that have none.
+	TurnID string
+	// Holder names the runtime appending; a turn.started records it as the
+	// session's lease, which turn.completed releases.
+	Holder string
+	Events []Event
+}
+
+// SessionFilter selects sessions in a list.
+type SessionFilter struct {
+	Status    Status
+	AgentID   string
+	OriginKey string
+	After     string // id cursor
+	Limit     int
+}
+
+// AgentStore keeps agents and their immutable versions.
+type AgentStore interface {
+	// CreateAgent saves version 1; it assigns id and timestamps when empty.
+	// Names are unique (ErrConflict).
+	CreateAgent(ctx context.Context, a *Agent) (*Agent, error)
+	// UpdateAgent applies update to a copy of the latest version and saves
+	// it as the next version. expectVersion, when non-zero, must equal the
+	// latest version (ErrConflict otherwise).
+	UpdateAgent(ctx context.Context, id string, expectVersion int, update func(*Agent) error) (*Agent, error)
+	// GetAgent returns the latest version of the agent with this id or name.
+	GetAgent(ctx context.Context, idOrName string) (*Agent, error)
+	GetAgentVersion(ctx context.Context, id string, version int) (*Agent, error)
+	ListAgents(ctx context.Context, after string, limit int) (agents []*Agent, hasMore bool, err error)
+}
+
+// SessionStore keeps sessions, their logs and queued inputs.
+type SessionStore interface {
+	CreateSession(ctx context.Context, req NewSession) (*CreateResult, error)
+	GetSession(ctx context.Context, id string) (*Session, error)
+	// SessionByKey returns the session serving an external key.
+	SessionByKey(ctx context.Context, key string) (*Session, error)
+	ListSessions(ctx context.Context, f SessionFilter) (sessions []*Session, hasMore bool, err error)
+	// QueueInputs durably queues inputs (fsync'd before it returns) and
+	// schedules a wake for the session in the same transaction. An archived
+	// session refuses with ErrArchived.
+	QueueInputs(ctx context.Context, sessionID string, req QueueRequest) (*QueueResult, error)
+	// Pending returns the queued inputs not yet in the log.
+	Pending(ctx context.Context, sessionID string) ([]Event, error)
+	// Append appends to the log (see AppendRequest) and returns the events as
+	// logged. The session record (status, stop reason, usage, last seq, open
+	// turn, pending action) is updated from them in the same transaction.
+	Append(ctx context.Context, sessionID string, req AppendRequest) ([]Event, error)
+	// Events returns logged events with seq > after, at most limit (0: all).
+	Events(ctx context.Context, sessionID string, after uint64, limit int) ([]Event, error)
+	// Archive makes the session read-only and drops its queued inputs.
+	Archive(ctx context.Context, sessionID string) (*Session, error)
+	// CountByStatus counts sessions per status without scanning them.
+	CountByStatus(ctx context.Context) (map[Status]int, error)
+}
+
+// WakeQueue is the persisted list of sessions the runtime must visit.
+type WakeQueue interface {
+	// ScheduleWake asks for a visit at or after at; an earlier request wins.
+	ScheduleWake(ctx context.Context, sessionID string, at time.Time) error
+	// DueWakes returns up to limit sessions whose wake is due at now.
+	DueWakes(ctx context.Context, now time.Time, limit int) ([]string, error)
+	// NextWake returns the earliest scheduled wake.
+	NextWake(ctx context.Context) (at time.Time, ok bool, err error)
+	ClearWake(ctx context.Context, sessionID string) error
+	// OpenTurns returns the sessions with a turn started and not completed,
+	// with the holder that started it: after a crash, the turns to resume.
+	OpenTurns(ctx context.Context) (map[string]string, error)
+}
+
+// Store is everything sessions/ persists for the runtime and the API.
+type Store interface {
+	AgentStore
+	SessionStore
+	WakeQueue
+	// Sweep deletes idempotency and dedupe keys older than before.
+	Sweep(ctx context.Context, before time.Time) (int, error)
+	Close() error
+}

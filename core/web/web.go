@@ -1,0 +1,154 @@
+// Package web holds the HTTP conventions every switchboard API handler
+// shares: handlers return an error, one wrapper turns it into the JSON
+// error of DESIGN §3.6, bodies are size-limited and decoded strictly.
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// Error is an API error with its status and type.
+type Error struct {
+	Status  int
+	Type    string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Errorf builds an Error.
+func Errorf(status int, typ, format string, args ...any) *Error {
+	return &Error{Status: status, Type: typ, Message: fmt.Sprintf(format, args...)}
+}
+
+// Invalid is a 400 invalid_request.
+func Invalid(format string, args ...any) *Error {
+	return Errorf(http.StatusBadRequest, "invalid_request", format, args...)
+}
+
+// Handler is an http handler that returns its error.
+type Handler func(w http.ResponseWriter, r *http.Request) error
+
+// Wrap turns a Handler into an http.Handler that writes errors as JSON.
+func Wrap(log *slog.Logger, h Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			WriteError(w, r, log, err)
+		}
+	})
+}
+
+// WriteError writes err as the API's JSON error.
+func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	e := classify(err)
+	if e.Status >= 500 && log != nil {
+		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	WriteJSON(w, e.Status, map[string]any{"error": map[string]string{"type": e.Type, "message": e.Message}})
+}
+
+func classify(err error) *Error {
+	var we *Error
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &we):
+		return we
+	case errors.As(err, &mbe):
+		return Errorf(http.StatusRequestEntityTooLarge, "payload_too_large", "request body is larger than %d bytes", mbe.Limit)
+	case errors.Is(err, core.ErrUnauthorized):
+		return Errorf(http.StatusUnauthorized, "unauthorized", "%s", err.Error())
+	case errors.Is(err, core.ErrNotFound):
+		return Errorf(http.StatusNotFound, "not_found", "%s", err.Error())
+	case errors.Is(err, core.ErrConflict), errors.Is(err, core.ErrArchived):
+		return Errorf(http.StatusConflict, "conflict", "%s", err.Error())
+	case errors.Is(err, core.ErrInvalid):
+		return Errorf(http.StatusBadRequest, "invalid_request", "%s", err.Error())
+	}
+	return Errorf(http.StatusInternalServerError, "internal", "internal error")
+}
+
+// WriteJSON writes v with the given status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// ReadBody reads at most max bytes of the request body.
+func ReadBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, err
+		}
+		return nil, Invalid("read body: %v", err)
+	}
+	return b, nil
+}
+
+// Decode unmarshals body into v strictly: one JSON value, no unknown fields.
+func Decode(body []byte, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return Invalid("request body is empty: want a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return Invalid("%s", describe(err))
+	}
+	if dec.More() {
+		return Invalid("request body has data after the JSON value")
+	}
+	return nil
+}
+
+// describe turns a decoding error into a message that names the problem.
+func describe(err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, se)
+	case errors.As(err, &te):
+		if te.Field != "" {
+			return fmt.Sprintf("field %q: want %s, got %s", te.Field, te.Type, te.Value)
+		}
+		return fmt.Sprintf("want %s, got %s", te.Type, te.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "malformed JSON: unexpected end of input"
+	}
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	return msg
+}
+
+// Page is the shape of every list answer.
+type Page[T any] struct {
+	Data    []T  `json:"data"`
+	HasMore bool `json:"has_more"`
+}
+
+// Limit parses the limit query parameter: default 100, at most 1000.
+func Limit(r *http.Request) (int, error) {
+	s := r.URL.Query().Get("limit")
+	if s == "" {
+		return 100, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 1000 {
+		return 0, Invalid("limit=%q: want a whole number from 1 to 1000", s)
+	}
+	return n, nil
+}

@@ -1,0 +1,220 @@
+package sessions
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+
+	"github.com/switchboardhq/switchboard/core"
+	bolt "go.etcd.io/bbolt"
+)
+
+func agentVersionKey(id string, version int) []byte {
+	return binary.BigEndian.AppendUint32([]byte(id), uint32(version))
+}
+
+func decodeAgent(v []byte) (*core.Agent, error) {
+	var a core.Agent
+	if err := json.Unmarshal(v, &a); err != nil {
+		return nil, fmt.Errorf("decode agent: %w", err)
+	}
+	return &a, nil
+}
+
+// putAgent writes a as the latest version and as its immutable version
+// record, and returns it as decoded from the stored bytes so that the
+// caller sees exactly what a later read will.
+func putAgent(tx *bolt.Tx, a *core.Agent) (*core.Agent, error) {
+	v, err := encode(a)
+	if err != nil {
+		return nil, fmt.Errorf("encode agent %s: %w", a.ID, err)
+	}
+	if err := bkt(tx, bucketAgents).Put([]byte(a.ID), v); err != nil {
+		return nil, err
+	}
+	if err := bkt(tx, bucketAgentVersions).Put(agentVersionKey(a.ID, a.Version), v); err != nil {
+		return nil, err
+	}
+	return decodeAgent(v)
+}
+
+// CreateAgent saves version 1 of a new agent.
+func (s *Store) CreateAgent(ctx context.Context, in *core.Agent) (*core.Agent, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	a := *in
+	if a.ID == "" {
+		a.ID = core.NewID(core.PrefixAgent)
+	}
+	a.Version = 1
+	a.CreatedAt = s.clock()
+	a.UpdatedAt = a.CreatedAt
+	if err := a.Validate(); err != nil {
+		return nil, err
+	}
+	var out *core.Agent
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		if bkt(tx, bucketAgents).Get([]byte(a.ID)) != nil {
+			return fmt.Errorf("agent %s already exists: %w", a.ID, core.ErrConflict)
+		}
+		names := bkt(tx, bucketAgentNames)
+		if names.Get([]byte(a.Name)) != nil {
+			return fmt.Errorf("agent name %q is taken: %w", a.Name, core.ErrConflict)
+		}
+		if err := names.Put([]byte(a.Name), []byte(a.ID)); err != nil {
+			return err
+		}
+		var err error
+		out, err = putAgent(tx, &a)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create agent: %w", err)
+	}
+	return out, nil
+}
+
+// UpdateAgent saves update applied to the latest version as the next one.
+// update runs inside the write transaction so no other version can slip in
+// between the read and the write.
+func (s *Store) UpdateAgent(ctx context.Context, idOrName string, expectVersion int, update func(*core.Agent) error) (*core.Agent, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	var out *core.Agent
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		cur, err := getAgent(tx, idOrName)
+		if err != nil {
+			return err
+		}
+		if expectVersion != 0 && expectVersion != cur.Version {
+			return fmt.Errorf("agent %s is at version %d, not %d: %w", cur.ID, cur.Version, expectVersion, core.ErrConflict)
+		}
+		next, err := decodeAgent(bkt(tx, bucketAgents).Get([]byte(cur.ID)))
+		if err != nil {
+			return err
+		}
+		if err := update(next); err != nil {
+			return fmt.Errorf("agent %s: %w", cur.ID, err)
+		}
+		// The store owns identity and history, whatever update did.
+		next.ID = cur.ID
+		next.Version = cur.Version + 1
+		next.CreatedAt = cur.CreatedAt
+		next.UpdatedAt = s.clock()
+		if err := next.Validate(); err != nil {
+			return err
+		}
+		if next.Name != cur.Name {
+			names := bkt(tx, bucketAgentNames)
+			if owner := names.Get([]byte(next.Name)); owner != nil && !bytes.Equal(owner, []byte(cur.ID)) {
+				return fmt.Errorf("agent name %q is taken: %w", next.Name, core.ErrConflict)
+			}
+			if err := names.Delete([]byte(cur.Name)); err != nil {
+				return err
+			}
+			if err := names.Put([]byte(next.Name), []byte(cur.ID)); err != nil {
+				return err
+			}
+		}
+		out, err = putAgent(tx, next)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("update agent %s: %w", idOrName, err)
+	}
+	return out, nil
+}
+
+// getAgent resolves an id first and a name second; ids carry a prefix no
+// sane name would, so the order only matters for pathological names.
+func getAgent(tx *bolt.Tx, idOrName string) (*core.Agent, error) {
+	agents := bkt(tx, bucketAgents)
+	v := agents.Get([]byte(idOrName))
+	if v == nil {
+		if id := bkt(tx, bucketAgentNames).Get([]byte(idOrName)); id != nil {
+			v = agents.Get(id)
+		}
+	}
+	if v == nil {
+		return nil, fmt.Errorf("agent %q: %w", idOrName, core.ErrNotFound)
+	}
+	return decodeAgent(v)
+}
+
+// GetAgent returns the latest version of the agent with this id or name.
+func (s *Store) GetAgent(ctx context.Context, idOrName string) (*core.Agent, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	var out *core.Agent
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		out, err = getAgent(tx, idOrName)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("get agent: %w", err)
+	}
+	return out, nil
+}
+
+// GetAgentVersion returns one immutable version of an agent.
+func (s *Store) GetAgentVersion(ctx context.Context, id string, version int) (*core.Agent, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	if version <= 0 {
+		return nil, fmt.Errorf("agent %s version %d: %w", id, version, core.ErrNotFound)
+	}
+	var out *core.Agent
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := bkt(tx, bucketAgentVersions).Get(agentVersionKey(id, version))
+		if v == nil {
+			return fmt.Errorf("agent %s version %d: %w", id, version, core.ErrNotFound)
+		}
+		var err error
+		out, err = decodeAgent(v)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("get agent version: %w", err)
+	}
+	return out, nil
+}
+
+// ListAgents pages through the latest versions in id order.
+func (s *Store) ListAgents(ctx context.Context, after string, limit int) ([]*core.Agent, bool, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, false, err
+	}
+	limit = clampLimit(limit)
+	out := []*core.Agent{}
+	more := false
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := bkt(tx, bucketAgents).Cursor()
+		k, v := c.Seek([]byte(after))
+		if k != nil && after != "" && string(k) == after {
+			k, v = c.Next()
+		}
+		for ; k != nil; k, v = c.Next() {
+			if len(out) == limit {
+				more = true
+				return nil
+			}
+			a, err := decodeAgent(v)
+			if err != nil {
+				return err
+			}
+			out = append(out, a)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("list agents: %w", err)
+	}
+	return out, more, nil
+}

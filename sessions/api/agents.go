@@ -1,0 +1,174 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/web"
+)
+
+// agentBody is the create and update body; pointers tell given from absent.
+type agentBody struct {
+	Name        *string               `json:"name"`
+	Model       *string               `json:"model"`
+	System      *string               `json:"system"`
+	Description *string               `json:"description"`
+	Tools       *[]core.ToolSpec      `json:"tools"`
+	MCPServers  *[]core.MCPServerSpec `json:"mcp_servers"`
+	Limits      *core.Limits          `json:"limits"`
+	Environment *string               `json:"environment"`
+	Metadata    *map[string]string    `json:"metadata"`
+	Version     *int                  `json:"version"` // update only
+}
+
+// apply writes the given fields onto a.
+func (b *agentBody) apply(a *core.Agent) {
+	set := func(dst *string, src *string) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	set(&a.Name, b.Name)
+	set(&a.Model, b.Model)
+	set(&a.System, b.System)
+	set(&a.Description, b.Description)
+	set(&a.Environment, b.Environment)
+	if b.Tools != nil {
+		a.Tools = *b.Tools
+	}
+	if b.MCPServers != nil {
+		a.MCPServers = *b.MCPServers
+	}
+	if b.Limits != nil {
+		a.Limits = *b.Limits
+	}
+	if b.Metadata != nil {
+		a.Metadata = *b.Metadata
+	}
+}
+
+func (h *Handler) decodeAgent(w http.ResponseWriter, r *http.Request) (*agentBody, error) {
+	raw, err := web.ReadBody(w, r, h.MaxBody)
+	if err != nil {
+		return nil, err
+	}
+	var b agentBody
+	if err := web.Decode(raw, &b); err != nil {
+		return nil, err
+	}
+	return &b, nil
+}
+
+func (h *Handler) createAgent(w http.ResponseWriter, r *http.Request) error {
+	b, err := h.decodeAgent(w, r)
+	if err != nil {
+		return err
+	}
+	if b.Version != nil {
+		return web.Invalid("unknown field \"version\": a new agent starts at version 1")
+	}
+	if b.Name == nil || *b.Name == "" {
+		return web.Invalid("field \"name\" is required")
+	}
+	if b.Model == nil || *b.Model == "" {
+		return web.Invalid("field \"model\" is required (anthropic/<model> or openai/<model>)")
+	}
+	a := &core.Agent{}
+	b.apply(a)
+	if err := a.Validate(); err != nil {
+		return err
+	}
+	a, err = h.Store.CreateAgent(r.Context(), a)
+	if err != nil {
+		return err
+	}
+	web.WriteJSON(w, http.StatusCreated, a)
+	return nil
+}
+
+func (h *Handler) updateAgent(w http.ResponseWriter, r *http.Request) error {
+	b, err := h.decodeAgent(w, r)
+	if err != nil {
+		return err
+	}
+	expect := 0
+	if b.Version != nil {
+		if *b.Version < 1 {
+			return web.Invalid("field \"version\" must be ≥ 1")
+		}
+		expect = *b.Version
+	}
+	a, err := h.Store.UpdateAgent(r.Context(), r.PathValue("id"), expect, func(a *core.Agent) error {
+		b.apply(a)
+		return a.Validate()
+	})
+	if err != nil {
+		return err
+	}
+	web.WriteJSON(w, http.StatusOK, a)
+	return nil
+}
+
+func (h *Handler) getAgent(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	var a *core.Agent
+	var err error
+	if v := r.URL.Query().Get("version"); v != "" {
+		n, perr := strconv.Atoi(v)
+		if perr != nil || n < 1 {
+			return web.Invalid("version=%q: want a whole number ≥ 1", v)
+		}
+		a, err = h.Store.GetAgent(r.Context(), id)
+		if err == nil {
+			a, err = h.Store.GetAgentVersion(r.Context(), a.ID, n)
+		}
+	} else {
+		a, err = h.Store.GetAgent(r.Context(), id)
+	}
+	if err != nil {
+		return err
+	}
+	web.WriteJSON(w, http.StatusOK, a)
+	return nil
+}
+
+func (h *Handler) listAgents(w http.ResponseWriter, r *http.Request) error {
+	limit, err := web.Limit(r)
+	if err != nil {
+		return err
+	}
+	agents, more, err := h.Store.ListAgents(r.Context(), r.URL.Query().Get("after"), limit)
+	if err != nil {
+		return err
+	}
+	if agents == nil {
+		agents = []*core.Agent{}
+	}
+	web.WriteJSON(w, http.StatusOK, web.Page[*core.Agent]{Data: agents, HasMore: more})
+	return nil
+}
+
+// agentRef is the session body's agent: an id or name, or {id, version}.
+type agentRef struct {
+	ID      string
+	Version int
+}
+
+func (a *agentRef) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		a.ID = s
+		return nil
+	}
+	var obj struct {
+		ID      string `json:"id"`
+		Version int    `json:"version"`
+	}
+	if err := strictUnmarshal(b, &obj); err != nil {
+		return err
+	}
+	a.ID, a.Version = obj.ID, obj.Version
+	return nil
+}

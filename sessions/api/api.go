@@ -1,0 +1,97 @@
+// Package api serves the /v1 agent and session endpoints (DESIGN §3.3):
+// agents and their versions, sessions, their events (as pages and as an
+// SSE stream), queued inputs, wake and archive.
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/web"
+	"github.com/switchboardhq/switchboard/sessions/live"
+)
+
+// Runtime is what the handlers need of the session runtime.
+type Runtime interface {
+	Wake(sessionID string)
+	Interrupt(sessionID string)
+}
+
+// Handler serves the agent and session endpoints.
+type Handler struct {
+	Store   core.Store
+	Runtime Runtime
+	Hub     *live.Hub
+	Logger  *slog.Logger
+	// MaxBody bounds request bodies (default 1 MiB).
+	MaxBody int64
+	// Heartbeat is the SSE comment interval (default 15 s).
+	Heartbeat time.Duration
+	// OnSSE, when set, is told of a stream opening (+1) and closing (-1).
+	OnSSE func(delta int)
+}
+
+// Register mounts the endpoints on mux. Authentication happens before:
+// every request carries a core.Principal.
+func (h *Handler) Register(mux *http.ServeMux) {
+	if h.MaxBody <= 0 {
+		h.MaxBody = 1 << 20
+	}
+	if h.Heartbeat <= 0 {
+		h.Heartbeat = 15 * time.Second
+	}
+	if h.Logger == nil {
+		h.Logger = slog.New(slog.DiscardHandler)
+	}
+	handle := func(pattern string, fn web.Handler) { mux.Handle(pattern, web.Wrap(h.Logger, fn)) }
+	handle("POST /v1/agents", admin(h.createAgent))
+	handle("GET /v1/agents", admin(h.listAgents))
+	handle("GET /v1/agents/{id}", admin(h.getAgent))
+	handle("POST /v1/agents/{id}", admin(h.updateAgent))
+	handle("POST /v1/sessions", admin(h.createSession))
+	handle("GET /v1/sessions", admin(h.listSessions))
+	handle("GET /v1/sessions/{id}", h.getSession)
+	handle("GET /v1/sessions/{id}/events", h.events)
+	handle("POST /v1/sessions/{id}/events", h.postEvents)
+	handle("GET /v1/sessions/{id}/pending", h.pending)
+	handle("POST /v1/sessions/{id}/wake", admin(h.wake))
+	handle("POST /v1/sessions/{id}/archive", admin(h.archive))
+}
+
+// admin refuses client tokens.
+func admin(fn web.Handler) web.Handler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if p, ok := core.PrincipalFrom(r.Context()); !ok || !p.Admin {
+			return web.Errorf(http.StatusUnauthorized, "unauthorized", "this endpoint needs the admin token")
+		}
+		return fn(w, r)
+	}
+}
+
+// session loads the path's session if the principal may see it; a client
+// token of another session gets the same 404 as a missing session.
+func (h *Handler) session(r *http.Request) (*core.Session, error) {
+	id := r.PathValue("id")
+	p, ok := core.PrincipalFrom(r.Context())
+	if !ok {
+		return nil, web.Errorf(http.StatusUnauthorized, "unauthorized", "missing credentials")
+	}
+	if !p.MaySee(id) {
+		return nil, notFound("session", id)
+	}
+	s, err := h.Store.GetSession(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func notFound(kind, id string) error {
+	return web.Errorf(http.StatusNotFound, "not_found", "%s %q not found", kind, id)
+}
+
+// background is for writes that must finish once the request was accepted.
+func background(r *http.Request) context.Context { return context.WithoutCancel(r.Context()) }

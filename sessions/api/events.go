@@ -1,0 +1,239 @@
+package api
+
+import (
+	"encoding/json"
+
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/web"
+)
+
+// maxEventsPerPost bounds one POST …/events.
+const maxEventsPerPost = 100
+
+func (h *Handler) events(w http.ResponseWriter, r *http.Request) error {
+	s, err := h.session(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	level, err := core.ParseLevel(q.Get("level"))
+	if err != nil {
+		return web.Invalid("%v", err)
+	}
+	after, err := parseSeq(q.Get("after"), "after")
+	if err != nil {
+		return err
+	}
+	if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		if id := r.Header.Get("Last-Event-ID"); id != "" {
+			if after, err = parseSeq(id, "Last-Event-ID"); err != nil {
+				return err
+			}
+		}
+		return h.stream(w, r, s.ID, after, level)
+	}
+	limit, err := web.Limit(r)
+	if err != nil {
+		return err
+	}
+	page, more, err := h.page(r, s.ID, after, limit, level)
+	if err != nil {
+		return err
+	}
+	web.WriteJSON(w, http.StatusOK, web.Page[core.Event]{Data: page, HasMore: more})
+	return nil
+}
+
+// page collects up to limit events above the level threshold after a seq.
+func (h *Handler) page(r *http.Request, id string, after uint64, limit int, level core.Level) ([]core.Event, bool, error) {
+	out := []core.Event{}
+	for {
+		evs, err := h.Store.Events(r.Context(), id, after, limit+1)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, e := range evs {
+			if !level.Shows(e.Level) {
+				continue
+			}
+			if len(out) == limit {
+				return out, true, nil
+			}
+			out = append(out, e)
+		}
+		if len(evs) <= limit {
+			return out, false, nil
+		}
+		after = evs[len(evs)-1].Seq
+	}
+}
+
+func parseSeq(s, name string) (uint64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, web.Invalid("%s=%q: want a seq (a whole number ≥ 0)", name, s)
+	}
+	return n, nil
+}
+
+// inputBody is one posted input; fields not of its type are refused.
+type inputBody struct {
+	Type      string  `json:"type"`
+	Text      *string `json:"text,omitempty"`
+	ToolUseID *string `json:"tool_use_id,omitempty"`
+	Result    *string `json:"result,omitempty"`
+	Message   *string `json:"message,omitempty"`
+	Output    *string `json:"output,omitempty"`
+	IsError   *bool   `json:"is_error,omitempty"`
+}
+
+// allowed lists each input type's fields.
+var inputFields = map[string][]string{
+	core.TypeUserMessage:          {"text"},
+	core.TypeUserInterrupt:        {},
+	core.TypeUserToolConfirmation: {"tool_use_id", "result", "message"},
+	core.TypeUserCustomToolResult: {"tool_use_id", "output", "is_error"},
+}
+
+// parseInput validates one posted input and returns its logged body.
+func parseInput(i int, raw json.RawMessage) (string, []byte, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return "", nil, web.Invalid("events[%d]: want a JSON object", i)
+	}
+	var b inputBody
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return "", nil, web.Invalid("events[%d]: %s", i, strings.TrimPrefix(err.Error(), "json: "))
+	}
+	allowed, ok := inputFields[b.Type]
+	if !ok {
+		return "", nil, web.Invalid("events[%d]: unknown event type %q (want one of %s)", i, b.Type, strings.Join(core.InputTypes, ", "))
+	}
+	for name := range fields {
+		if name != "type" && !contains(allowed, name) {
+			return "", nil, web.Invalid("events[%d]: unknown field %q for %s", i, name, b.Type)
+		}
+	}
+	str := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	switch b.Type {
+	case core.TypeUserMessage:
+		if strings.TrimSpace(str(b.Text)) == "" {
+			return "", nil, web.Invalid("events[%d]: user.message needs a non-empty \"text\"", i)
+		}
+		return b.Type, mustJSON(core.MessageBody{Text: *b.Text}), nil
+	case core.TypeUserInterrupt:
+		return b.Type, []byte(`{}`), nil
+	case core.TypeUserToolConfirmation:
+		if str(b.ToolUseID) == "" {
+			return "", nil, web.Invalid("events[%d]: user.tool_confirmation needs \"tool_use_id\"", i)
+		}
+		if r := str(b.Result); r != "allow" && r != "deny" {
+			return "", nil, web.Invalid("events[%d]: \"result\" must be allow or deny, got %q", i, r)
+		}
+		return b.Type, mustJSON(core.ToolConfirmationBody{ToolUseID: *b.ToolUseID, Result: *b.Result, Message: str(b.Message)}), nil
+	default: // user.custom_tool_result
+		if str(b.ToolUseID) == "" || b.Output == nil {
+			return "", nil, web.Invalid("events[%d]: user.custom_tool_result needs \"tool_use_id\" and \"output\"", i)
+		}
+		isErr := b.IsError != nil && *b.IsError
+		return b.Type, mustJSON(core.CustomToolResultBody{ToolUseID: *b.ToolUseID, Output: *b.Output, IsError: isErr}), nil
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *Handler) postEvents(w http.ResponseWriter, r *http.Request) error {
+	s, err := h.session(r)
+	if err != nil {
+		return err
+	}
+	raw, err := web.ReadBody(w, r, h.MaxBody)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Events []json.RawMessage `json:"events"`
+	}
+	if err := web.Decode(raw, &body); err != nil {
+		return err
+	}
+	if len(body.Events) == 0 {
+		return web.Invalid("field \"events\" is required: a non-empty list of inputs")
+	}
+	if len(body.Events) > maxEventsPerPost {
+		return web.Invalid("%d events in one request; at most %d", len(body.Events), maxEventsPerPost)
+	}
+	inputs := make([]core.Event, 0, len(body.Events))
+	interrupt := false
+	for i, e := range body.Events {
+		typ, b, err := parseInput(i, e)
+		if err != nil {
+			return err
+		}
+		interrupt = interrupt || typ == core.TypeUserInterrupt
+		in := core.NewInput(typ, b)
+		in.SessionID = s.ID
+		inputs = append(inputs, in)
+	}
+	idem, err := idempotency(r, "events:"+s.ID, raw)
+	if err != nil {
+		return err
+	}
+	answer := web.Page[QueuedInput]{Data: make([]QueuedInput, 0, len(inputs))}
+	for _, in := range inputs {
+		answer.Data = append(answer.Data, QueuedInput{ID: in.ID, Type: in.Type, QueuedAt: *in.QueuedAt})
+	}
+	if idem != nil {
+		idem.Answer = mustJSON(map[string]any{"data": answer.Data})
+	}
+	res, err := h.Store.QueueInputs(background(r), s.ID, core.QueueRequest{Inputs: inputs, Idempotency: idem})
+	if err != nil {
+		return err
+	}
+	if res.Replay != nil {
+		writeRaw(w, http.StatusAccepted, res.Replay)
+		return nil
+	}
+	if interrupt {
+		h.Runtime.Interrupt(s.ID)
+	} else {
+		h.Runtime.Wake(s.ID)
+	}
+	web.WriteJSON(w, http.StatusAccepted, map[string]any{"data": answer.Data})
+	return nil
+}
+
+func (h *Handler) pending(w http.ResponseWriter, r *http.Request) error {
+	s, err := h.session(r)
+	if err != nil {
+		return err
+	}
+	evs, err := h.Store.Pending(r.Context(), s.ID)
+	if err != nil {
+		return err
+	}
+	if evs == nil {
+		evs = []core.Event{}
+	}
+	web.WriteJSON(w, http.StatusOK, web.Page[core.Event]{Data: evs})
+	return nil
+}

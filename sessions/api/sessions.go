@@ -1,0 +1,219 @@
+package api
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/web"
+)
+
+type createSessionBody struct {
+	Agent       *agentRef         `json:"agent"`
+	Input       *string           `json:"input"`
+	Metadata    map[string]string `json:"metadata"`
+	Environment string            `json:"environment"`
+}
+
+// Metadata bounds, so a session record stays small.
+const (
+	maxMetadataKeys  = 50
+	maxMetadataKey   = 64
+	maxMetadataValue = 512
+)
+
+func checkMetadata(m map[string]string) error {
+	if len(m) > maxMetadataKeys {
+		return web.Invalid("metadata has %d keys; at most %d", len(m), maxMetadataKeys)
+	}
+	for k, v := range m {
+		if k == "" || len(k) > maxMetadataKey {
+			return web.Invalid("metadata key %q: want 1 to %d bytes", k, maxMetadataKey)
+		}
+		if len(v) > maxMetadataValue {
+			return web.Invalid("metadata %q: value longer than %d bytes", k, maxMetadataValue)
+		}
+	}
+	return nil
+}
+
+// idempotency reads the Idempotency-Key header into a store request.
+func idempotency(r *http.Request, scope string, body []byte) (*core.Idempotency, error) {
+	key := r.Header.Get("Idempotency-Key")
+	if key == "" {
+		return nil, nil
+	}
+	if len(key) > 255 {
+		return nil, web.Invalid("Idempotency-Key is longer than 255 characters")
+	}
+	sum := sha256.Sum256(body)
+	return &core.Idempotency{Key: "api:" + scope + ":" + key, Hash: hex.EncodeToString(sum[:])}, nil
+}
+
+func (h *Handler) createSession(w http.ResponseWriter, r *http.Request) error {
+	raw, err := web.ReadBody(w, r, h.MaxBody)
+	if err != nil {
+		return err
+	}
+	var b createSessionBody
+	if err := web.Decode(raw, &b); err != nil {
+		return err
+	}
+	if b.Agent == nil || b.Agent.ID == "" {
+		return web.Invalid("field \"agent\" is required: an agent id or name, or {\"id\":…, \"version\":…}")
+	}
+	if b.Input != nil && strings.TrimSpace(*b.Input) == "" {
+		return web.Invalid("field \"input\" is empty: omit it to create an idle session")
+	}
+	if err := checkMetadata(b.Metadata); err != nil {
+		return err
+	}
+	idem, err := idempotency(r, "sessions", raw)
+	if err != nil {
+		return err
+	}
+	agent, err := h.Store.GetAgent(r.Context(), b.Agent.ID)
+	if err != nil {
+		if errors.Is(err, core.ErrNotFound) {
+			return notFound("agent", b.Agent.ID)
+		}
+		return err
+	}
+	if b.Agent.Version != 0 && b.Agent.Version != agent.Version {
+		if agent, err = h.Store.GetAgentVersion(r.Context(), agent.ID, b.Agent.Version); err != nil {
+			if errors.Is(err, core.ErrNotFound) {
+				return web.Errorf(http.StatusNotFound, "not_found", "agent %q has no version %d", b.Agent.ID, b.Agent.Version)
+			}
+			return err
+		}
+	}
+	id := core.NewID(core.PrefixSession)
+	token, hash := NewClientToken(id)
+	now := core.Now()
+	s := core.Session{
+		ID: id, Status: core.StatusIdle, Agent: core.AgentRef{ID: agent.ID, Version: agent.Version},
+		Metadata: b.Metadata, Environment: b.Environment, ClientTokenHash: hash, CreatedAt: now, UpdatedAt: now,
+	}
+	if s.Metadata == nil {
+		s.Metadata = map[string]string{}
+	}
+	var inputs []core.Event
+	if b.Input != nil {
+		inputs = append(inputs, core.NewInput(core.TypeUserMessage, mustJSON(core.MessageBody{Text: *b.Input})))
+		s.Status = core.StatusQueued
+	}
+	answer := CreatedSession{ID: id, Status: s.Status, Agent: s.Agent, ClientToken: token, Metadata: s.Metadata, Environment: s.Environment, CreatedAt: now}
+	if idem != nil {
+		idem.Answer = mustJSON(answer)
+	}
+	res, err := h.Store.CreateSession(background(r), core.NewSession{Session: s, Inputs: inputs, Idempotency: idem})
+	if err != nil {
+		return err
+	}
+	if res.Replay != nil {
+		writeRaw(w, http.StatusCreated, res.Replay)
+		return nil
+	}
+	if len(inputs) > 0 {
+		h.Runtime.Wake(id)
+	}
+	web.WriteJSON(w, http.StatusCreated, answer)
+	return nil
+}
+
+func (h *Handler) listSessions(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	limit, err := web.Limit(r)
+	if err != nil {
+		return err
+	}
+	f := core.SessionFilter{Status: core.Status(q.Get("status")), AgentID: q.Get("agent"), OriginKey: q.Get("origin_key"), After: q.Get("after"), Limit: limit}
+	switch f.Status {
+	case "", core.StatusQueued, core.StatusRunning, core.StatusAwaitingInput, core.StatusIdle, core.StatusFailed, core.StatusArchived:
+	default:
+		return web.Invalid("status=%q: want queued, running, awaiting_input, idle, failed or archived", f.Status)
+	}
+	list, more, err := h.Store.ListSessions(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	views := make([]SessionView, 0, len(list))
+	for _, s := range list {
+		views = append(views, ViewSession(s))
+	}
+	web.WriteJSON(w, http.StatusOK, web.Page[SessionView]{Data: views, HasMore: more})
+	return nil
+}
+
+func (h *Handler) getSession(w http.ResponseWriter, r *http.Request) error {
+	s, err := h.session(r)
+	if err != nil {
+		return err
+	}
+	web.WriteJSON(w, http.StatusOK, ViewSession(s))
+	return nil
+}
+
+func (h *Handler) wake(w http.ResponseWriter, r *http.Request) error {
+	s, err := h.session(r)
+	if err != nil {
+		return err
+	}
+	if s.Status == core.StatusArchived {
+		return fmt.Errorf("session %s: %w", s.ID, core.ErrArchived)
+	}
+	h.Runtime.Wake(s.ID)
+	web.WriteJSON(w, http.StatusAccepted, ViewSession(s))
+	return nil
+}
+
+func (h *Handler) archive(w http.ResponseWriter, r *http.Request) error {
+	s, err := h.session(r)
+	if err != nil {
+		return err
+	}
+	if s.Status != core.StatusArchived {
+		ctx := background(r)
+		// Logged first so followers see why the session went quiet.
+		ev := core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorHuman, core.StatusChangedBody{Status: core.StatusArchived, StopReason: s.StopReason})
+		if _, err := h.Store.Append(ctx, s.ID, core.AppendRequest{Events: []core.Event{ev}}); err != nil && !errors.Is(err, core.ErrArchived) {
+			return err
+		}
+		if s, err = h.Store.Archive(ctx, s.ID); err != nil {
+			return err
+		}
+		h.Runtime.Interrupt(s.ID)
+	}
+	web.WriteJSON(w, http.StatusOK, ViewSession(s))
+	return nil
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("api: marshal %T: %v", v, err))
+	}
+	return b
+}
+
+func writeRaw(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+	if len(body) == 0 || body[len(body)-1] != '\n' {
+		_, _ = w.Write([]byte("\n"))
+	}
+}
+
+// strictUnmarshal decodes a nested value with unknown fields refused.
+func strictUnmarshal(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}

@@ -1,0 +1,83 @@
+package api
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/live"
+)
+
+// subscriberBuffer is how many events a slow stream may fall behind before
+// it catches up from the store instead.
+const subscriberBuffer = 256
+
+// stream serves the session's events as SSE: the history after a seq,
+// then live events, with heartbeats, until the client leaves.
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, id string, after uint64, level core.Level) error {
+	rc := http.NewResponseController(w)
+	f := live.Follow(h.Hub, h.Store, id, after, subscriberBuffer)
+	defer f.Close()
+	if h.OnSSE != nil {
+		h.OnSSE(1)
+		defer h.OnSSE(-1)
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/event-stream")
+	hdr.Set("Cache-Control", "no-cache")
+	hdr.Set("Connection", "keep-alive")
+	hdr.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, 16<<10)
+	// Tell EventSource how soon to come back after a drop.
+	fmt.Fprint(bw, "retry: 1000\n\n")
+	ctx := r.Context()
+	for {
+		evs, err := f.Backlog(ctx)
+		if err != nil {
+			return nil // the status line is sent; the client will reconnect
+		}
+		if err := writeEvents(bw, evs, level); err != nil {
+			return nil
+		}
+		if len(evs) == 0 {
+			break
+		}
+	}
+	if bw.Flush() != nil || rc.Flush() != nil {
+		return nil
+	}
+	tick := time.NewTicker(h.Heartbeat)
+	defer tick.Stop()
+	for {
+		evs, err := f.Next(ctx, tick.C)
+		if err != nil {
+			return nil
+		}
+		if evs == nil {
+			fmt.Fprint(bw, ": heartbeat\n\n")
+		} else if err := writeEvents(bw, evs, level); err != nil {
+			return nil
+		}
+		if bw.Flush() != nil || rc.Flush() != nil {
+			return nil
+		}
+	}
+}
+
+func writeEvents(bw *bufio.Writer, evs []core.Event, level core.Level) error {
+	for _, e := range evs {
+		if !level.Shows(e.Level) {
+			continue
+		}
+		data, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(bw, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, data)
+	}
+	return nil
+}

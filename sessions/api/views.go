@@ -1,0 +1,58 @@
+package api
+
+import (
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// SessionView is a session as the API shows it.
+type SessionView struct {
+	ID            string              `json:"id"`
+	Status        core.Status         `json:"status"`
+	StopReason    *core.Reason        `json:"stop_reason"`
+	PendingAction *core.PendingAction `json:"pending_action,omitempty"`
+	Agent         core.AgentRef       `json:"agent"`
+	Origin        *core.Origin        `json:"origin"`
+	Metadata      map[string]string   `json:"metadata"`
+	Environment   string              `json:"environment,omitempty"`
+	Usage         core.Usage          `json:"usage"`
+	LastSeq       uint64              `json:"last_seq"`
+	CreatedAt     core.Time           `json:"created_at"`
+	UpdatedAt     core.Time           `json:"updated_at"`
+}
+
+// ViewSession renders s for the API.
+func ViewSession(s *core.Session) SessionView {
+	v := SessionView{
+		ID: s.ID, Status: s.Status, PendingAction: s.PendingAction, Agent: s.Agent, Origin: s.Origin,
+		Metadata: s.Metadata, Environment: s.Environment, Usage: s.Usage, LastSeq: s.LastSeq,
+		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
+	}
+	if s.StopReason != "" {
+		r := s.StopReason
+		v.StopReason = &r
+	}
+	if v.Metadata == nil {
+		v.Metadata = map[string]string{}
+	}
+	return v
+}
+
+// CreatedSession is the answer to POST /v1/sessions; the only place the
+// client token is shown.
+type CreatedSession struct {
+	ID          string            `json:"id"`
+	Status      core.Status       `json:"status"`
+	Agent       core.AgentRef     `json:"agent"`
+	ClientToken string            `json:"client_token"`
+	Origin      *core.Origin      `json:"origin"`
+	Metadata    map[string]string `json:"metadata"`
+	Environment string            `json:"environment,omitempty"`
+	CreatedAt   core.Time         `json:"created_at"`
+}
+
+// QueuedInput is one entry of the answer to POST …/events.
+type QueuedInput struct {
+	ID       string    `json:"id"`
+	Type     string    `json:"type"`
+	QueuedAt core.Time `json:"queued_at"`
+}

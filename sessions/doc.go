@@ -1,0 +1,63 @@
+// Package sessions owns switchboard's one bbolt database and everything
+// stored in it: agents and their versions, sessions, their event logs and
+// queued inputs, dedupe and idempotency keys, the wake queue and turn
+// leases. Store implements core.Store.
+//
+// Every write is an fsync'd bbolt transaction that has committed before the
+// method returns (NoSync is never set). The hot writes (CreateSession,
+// QueueInputs, Append) go through a group committer (commit.go): a write
+// that finds no commit in flight commits at once, and writes arriving while
+// it syncs share the next commit and its fsync. When one write of a group
+// fails, the others are run again alone, so transaction functions may run
+// more than once and derive everything from the transaction's state.
+//
+// # Bucket layout
+//
+// "‖" is concatenation. Ids and names are their UTF-8 bytes, without a
+// terminator. JSON is encoding/json with HTML escaping off; event bodies
+// are stored compacted, {} when empty. Times inside JSON are core.Time
+// (RFC 3339 UTC, millisecond precision). Top-level buckets:
+//
+//	meta            "schema_version" → 4-byte big-endian uint32, currently 1
+//
+//	agents          agent id → JSON of core.Agent (the latest version)
+//	agent_versions  agent id ‖ 4-byte big-endian uint32 version → JSON of
+//	                core.Agent (every version, immutable)
+//	agent_names     agent name → agent id (names are unique)
+//
+//	sessions        session id → JSON of core.Session (the record; status,
+//	                stop reason, usage, last seq, turn id and pending action
+//	                are the projection of its log)
+//	session_keys    external (origin) key → session id
+//	logs            one nested bucket per session, named by session id:
+//	                8-byte big-endian uint64 seq (1, 2, … gap-free) → JSON
+//	                of core.Event as logged
+//	pending         one nested bucket per session that ever had input,
+//	                named by session id: 8-byte big-endian uint64 queue
+//	                position (the nested bucket's NextSequence, so queue
+//	                order) → JSON of core.Event with seq 0; dropped on
+//	                archive
+//	status_counts   status (e.g. "idle") → 8-byte big-endian uint64 number
+//	                of sessions in it; absent means zero
+//
+//	wakes           8-byte big-endian uint64 due time in unix nanoseconds
+//	                (instants before 1970 as 0) ‖ session id → empty value
+//	wake_index      session id → that session's key in wakes (one wake per
+//	                session; the earlier request wins)
+//	leases          session id → holder (the runtime that appended the
+//	                turn.started of the open turn); deleted by turn.completed
+//	                and by archive
+//
+//	keys            kind byte ‖ caller's key → 8-byte big-endian uint64
+//	                created time in unix nanoseconds ‖ 4-byte big-endian
+//	                uint32 hash length n ‖ n bytes of hash ‖ answer (the rest)
+//	                kind is 'd' (0x64) for a dedupe key, whose hash and
+//	                answer are empty, or 'i' (0x69) for an idempotency key
+//	key_times       8-byte big-endian uint64 created time in unix
+//	                nanoseconds ‖ the keys key → empty value (Sweep walks it
+//	                in time order)
+//
+// CountByStatus, the wake queue and OpenTurns read only status_counts,
+// wakes and leases, never the sessions, so start-up and metrics cost the
+// same with a hundred thousand idle sessions as with none.
+package sessions

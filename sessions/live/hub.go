@@ -1,0 +1,100 @@
+// Package live fans a session's newly logged events out to its followers
+// (SSE streams, webhook outboxes) without anyone polling the store: the
+// store decorator publishes each committed append, and followers catch up
+// from the store only when they fall behind.
+package live
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// Hub routes published events to the subscribers of their session.
+type Hub struct {
+	mu    sync.RWMutex
+	subs  map[string]map[*Sub]struct{}
+	count atomic.Int64
+}
+
+// NewHub returns an empty hub.
+func NewHub() *Hub { return &Hub{subs: map[string]map[*Sub]struct{}{}} }
+
+// Sub is one follower of a session. C carries events in publish order;
+// when C is full events are dropped and Lagged is signalled, so the
+// follower reads the gap from the store.
+type Sub struct {
+	C      chan core.Event
+	Lagged chan struct{}
+	hub    *Hub
+	id     string
+}
+
+// Subscribe follows a session; buf is C's capacity.
+func (h *Hub) Subscribe(sessionID string, buf int) *Sub {
+	s := &Sub{C: make(chan core.Event, buf), Lagged: make(chan struct{}, 1), hub: h, id: sessionID}
+	h.mu.Lock()
+	m := h.subs[sessionID]
+	if m == nil {
+		m = map[*Sub]struct{}{}
+		h.subs[sessionID] = m
+	}
+	m[s] = struct{}{}
+	h.mu.Unlock()
+	h.count.Add(1)
+	return s
+}
+
+// Close stops following.
+func (s *Sub) Close() {
+	h := s.hub
+	h.mu.Lock()
+	if m := h.subs[s.id]; m != nil {
+		if _, ok := m[s]; ok {
+			delete(m, s)
+			h.count.Add(-1)
+		}
+		if len(m) == 0 {
+			delete(h.subs, s.id)
+		}
+	}
+	h.mu.Unlock()
+}
+
+// Subscribers is the number of open subscriptions.
+func (h *Hub) Subscribers() int { return int(h.count.Load()) }
+
+// Publish hands events to the session's subscribers without blocking.
+func (h *Hub) Publish(sessionID string, events []core.Event) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	for s := range h.subs[sessionID] {
+		for _, e := range events {
+			select {
+			case s.C <- e:
+			default:
+				select {
+				case s.Lagged <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}
+}
+
+// Store publishes every committed append of the store it wraps.
+type Store struct {
+	core.Store
+	Hub *Hub
+}
+
+// Append appends, then publishes what was logged.
+func (s *Store) Append(ctx context.Context, sessionID string, req core.AppendRequest) ([]core.Event, error) {
+	evs, err := s.Store.Append(ctx, sessionID, req)
+	if err == nil && len(evs) > 0 {
+		s.Hub.Publish(sessionID, evs)
+	}
+	return evs, err
+}

@@ -1,0 +1,266 @@
+package sessions
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/switchboardhq/switchboard/core"
+	bolt "go.etcd.io/bbolt"
+)
+
+// logEvent is an event to append with the bodies the projection reads,
+// decoded once before the batch.
+type logEvent struct {
+	ev     core.Event
+	status *core.StatusChangedBody
+	done   *core.TurnCompletedBody
+}
+
+func knownStatus(st core.Status) bool {
+	switch st {
+	case core.StatusQueued, core.StatusRunning, core.StatusAwaitingInput,
+		core.StatusIdle, core.StatusFailed, core.StatusArchived:
+		return true
+	}
+	return false
+}
+
+// prepareEvents validates events and fixes their ids outside the batch, so
+// a malformed event fails alone and a re-run batch is deterministic.
+func prepareEvents(in []core.Event) ([]logEvent, error) {
+	out := make([]logEvent, len(in))
+	for i, e := range in {
+		if e.Type == "" {
+			return nil, fmt.Errorf("event %d: type is required: %w", i, core.ErrInvalid)
+		}
+		body, err := normalizeBody(e.Body)
+		if err != nil {
+			return nil, fmt.Errorf("event %d (%s): %w", i, e.Type, err)
+		}
+		e.Body = body
+		if e.ID == "" {
+			e.ID = core.NewID(core.PrefixEvent)
+		}
+		e.Seq = 0
+		normalizeTimes(&e)
+		le := logEvent{ev: e}
+		switch e.Type {
+		case core.TypeStatusChanged:
+			le.status = &core.StatusChangedBody{}
+			if err := json.Unmarshal(body, le.status); err != nil || !knownStatus(le.status.Status) {
+				return nil, fmt.Errorf("event %d: %s body %s: %w", i, e.Type, body, core.ErrInvalid)
+			}
+		case core.TypeTurnCompleted:
+			le.done = &core.TurnCompletedBody{}
+			if err := json.Unmarshal(body, le.done); err != nil {
+				return nil, fmt.Errorf("event %d: %s body: %v: %w", i, e.Type, err, core.ErrInvalid)
+			}
+		}
+		out[i] = le
+	}
+	return out, nil
+}
+
+// Append appends to the session's log and projects the new events onto the
+// session record, in one group-committed transaction.
+func (s *Store) Append(ctx context.Context, sessionID string, req core.AppendRequest) ([]core.Event, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	events, err := prepareEvents(req.Events)
+	if err != nil {
+		return nil, err
+	}
+	// The read transaction refuses unknown and archived sessions without
+	// failing a shared batch, and skips the fsync when there is nothing to
+	// append.
+	nothing := false
+	err = s.db.View(func(tx *bolt.Tx) error {
+		if _, err := loadWritable(tx, sessionID); err != nil {
+			return err
+		}
+		nothing = len(events) == 0 && (!req.TakeInputs || pendingEmpty(tx, sessionID))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("append: %w", err)
+	}
+	if nothing {
+		return nil, nil
+	}
+	var out []core.Event
+	err = s.commit.do(func(tx *bolt.Tx) error {
+		out = nil // bbolt may run this more than once
+		r, err := s.appendTx(tx, sessionID, req, events)
+		out = r
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("append: %w", err)
+	}
+	return out, nil
+}
+
+func pendingEmpty(tx *bolt.Tx, sessionID string) bool {
+	pending := bkt(tx, bucketPending).Bucket([]byte(sessionID))
+	if pending == nil {
+		return true
+	}
+	k, _ := pending.Cursor().First()
+	return k == nil
+}
+
+// takeInputs removes the queued inputs up to and including the first
+// interrupt, so the harness can stop at it, and returns them in order.
+func takeInputs(tx *bolt.Tx, sessionID string) ([]core.Event, error) {
+	pending := bkt(tx, bucketPending).Bucket([]byte(sessionID))
+	if pending == nil {
+		return nil, nil
+	}
+	var out []core.Event
+	var keys [][]byte
+	c := pending.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		var e core.Event
+		if err := json.Unmarshal(v, &e); err != nil {
+			return nil, fmt.Errorf("decode pending input: %w", err)
+		}
+		out = append(out, e)
+		keys = append(keys, append([]byte{}, k...))
+		if e.Type == core.TypeUserInterrupt {
+			break
+		}
+	}
+	for _, k := range keys {
+		if err := pending.Delete(k); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) appendTx(tx *bolt.Tx, sessionID string, req core.AppendRequest, events []logEvent) ([]core.Event, error) {
+	sess, err := loadWritable(tx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	log, err := bkt(tx, bucketLogs).CreateBucketIfNotExists([]byte(sessionID))
+	if err != nil {
+		return nil, fmt.Errorf("log of %s: %w", sessionID, err)
+	}
+	log.FillPercent = 1 // keys only ever grow; pack the pages
+	now := s.clock()
+	var out []core.Event
+	put := func(e core.Event) error {
+		sess.LastSeq++
+		e.Seq = sess.LastSeq
+		v, err := encode(&e)
+		if err != nil {
+			return fmt.Errorf("encode event %s: %w", e.ID, err)
+		}
+		out = append(out, e)
+		return log.Put(u64(e.Seq), v)
+	}
+	if req.TakeInputs {
+		taken, err := takeInputs(tx, sessionID)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range taken {
+			e.ProcessedAt = now.Ptr()
+			if req.TurnID != "" {
+				e.TurnID = req.TurnID
+			}
+			if err := put(e); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, le := range events {
+		e := le.ev
+		e.SessionID = sessionID
+		if e.CreatedAt.IsZero() {
+			e.CreatedAt = now
+		}
+		if e.TurnID == "" {
+			e.TurnID = req.TurnID
+		}
+		if err := put(e); err != nil {
+			return nil, err
+		}
+		if err := s.project(tx, sess, le, e, req.Holder); err != nil {
+			return nil, err
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil // another appender took the inputs first
+	}
+	sess.UpdatedAt = now
+	if err := saveSession(tx, sess); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// project folds one logged event into the session record.
+func (s *Store) project(tx *bolt.Tx, sess *core.Session, le logEvent, e core.Event, holder string) error {
+	switch {
+	case le.status != nil:
+		sess.StopReason = le.status.StopReason
+		return s.setStatus(tx, sess, le.status.Status)
+	case e.Type == core.TypeTurnStarted:
+		sess.TurnID = e.TurnID
+		sess.PendingAction = nil
+		return bkt(tx, bucketLeases).Put([]byte(sess.ID), []byte(holder))
+	case le.done != nil:
+		sess.Usage = sess.Usage.Add(le.done.Usage)
+		sess.PendingAction = nil
+		if le.done.YieldReason == core.ReasonRequiresAction {
+			sess.PendingAction = &core.PendingAction{ToolUseIDs: append([]string{}, le.done.PendingToolUseIDs...)}
+		}
+		sess.TurnID = ""
+		if err := bkt(tx, bucketLeases).Delete([]byte(sess.ID)); err != nil {
+			return err
+		}
+		if pendingEmpty(tx, sess.ID) {
+			return clearWake(tx, sess.ID)
+		}
+	}
+	return nil
+}
+
+// Events returns logged events with seq > after, at most limit (0: all).
+func (s *Store) Events(ctx context.Context, sessionID string, after uint64, limit int) ([]core.Event, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	out := []core.Event{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if _, err := loadSession(tx, sessionID); err != nil {
+			return err
+		}
+		log := bkt(tx, bucketLogs).Bucket([]byte(sessionID))
+		if log == nil || after == math.MaxUint64 {
+			return nil
+		}
+		c := log.Cursor()
+		for k, v := c.Seek(u64(after + 1)); k != nil; k, v = c.Next() {
+			if limit > 0 && len(out) == limit {
+				return nil
+			}
+			var e core.Event
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("decode event %d: %w", binary.BigEndian.Uint64(k), err)
+			}
+			out = append(out, e)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("events: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,111 @@
+// Package metrics exposes the gateway's Prometheus metrics: sessions by
+// status, turns by reason, model latency and tokens, SSE subscribers.
+// Other packages report through the small methods here; /metrics serves
+// the registry.
+package metrics
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// StatusCounter counts sessions by status without scanning them.
+type StatusCounter interface {
+	CountByStatus(ctx context.Context) (map[core.Status]int, error)
+}
+
+// Metrics is the registry and the instruments in it.
+type Metrics struct {
+	reg          *prometheus.Registry
+	turns        *prometheus.CounterVec
+	modelLatency *prometheus.HistogramVec
+	modelErrors  *prometheus.CounterVec
+	tokens       *prometheus.CounterVec
+	sse          prometheus.Gauge
+	// Intake counts inbound webhooks by provider and outcome.
+	Intake *prometheus.CounterVec
+}
+
+// New builds the registry; sessions are counted from counter at scrape time.
+func New(counter StatusCounter, log *slog.Logger) *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		turns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_turns_total", Help: "Turns completed, by yield reason.",
+		}, []string{"reason"}),
+		modelLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "switchboard_model_request_seconds", Help: "Model call latency, by model.",
+			Buckets: prometheus.ExponentialBuckets(0.05, 2, 12),
+		}, []string{"model"}),
+		modelErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_model_errors_total", Help: "Model calls that failed, by model.",
+		}, []string{"model"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_model_tokens_total", Help: "Model tokens, by model and direction.",
+		}, []string{"model", "direction"}),
+		sse: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "switchboard_sse_subscribers", Help: "Open SSE event streams.",
+		}),
+		Intake: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_webhook_intake_total", Help: "Inbound webhooks, by provider and outcome.",
+		}, []string{"provider", "outcome"}),
+	}
+	m.reg.MustRegister(m.turns, m.modelLatency, m.modelErrors, m.tokens, m.sse, m.Intake,
+		&statusCollector{counter: counter, log: log},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the registry.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// ModelCall records one model call (harness.Observer).
+func (m *Metrics) ModelCall(model string, d time.Duration, u core.Usage, err error) {
+	if err != nil {
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			m.modelErrors.WithLabelValues(model).Inc()
+		}
+		return
+	}
+	m.modelLatency.WithLabelValues(model).Observe(d.Seconds())
+	m.tokens.WithLabelValues(model, "input").Add(float64(u.InputTokens))
+	m.tokens.WithLabelValues(model, "output").Add(float64(u.OutputTokens))
+}
+
+// TurnCompleted counts a turn (harness.Observer).
+func (m *Metrics) TurnCompleted(r core.Reason) { m.turns.WithLabelValues(string(r)).Inc() }
+
+// SSE moves the open-stream gauge.
+func (m *Metrics) SSE(delta int) { m.sse.Add(float64(delta)) }
+
+var sessionsDesc = prometheus.NewDesc("switchboard_sessions", "Sessions, by status.", []string{"status"}, nil)
+
+// statusCollector reads the store's status counts at scrape time.
+type statusCollector struct {
+	counter StatusCounter
+	log     *slog.Logger
+}
+
+func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) { ch <- sessionsDesc }
+
+func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
+	counts, err := c.counter.CountByStatus(context.Background())
+	if err != nil {
+		c.log.Warn("count sessions for metrics", "err", err)
+		return
+	}
+	for _, s := range []core.Status{core.StatusQueued, core.StatusRunning, core.StatusAwaitingInput, core.StatusIdle, core.StatusFailed, core.StatusArchived} {
+		ch <- prometheus.MustNewConstMetric(sessionsDesc, prometheus.GaugeValue, float64(counts[s]), string(s))
+	}
+}

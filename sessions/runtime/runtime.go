@@ -1,0 +1,322 @@
+// Package runtime runs sessions: a persisted wake queue, a bounded pool of
+// workers, one turn at a time per session, cooperative interrupts, turn
+// recovery after a crash and a graceful stop.
+//
+// An idle session costs nothing here: the runtime holds state only for the
+// sessions it is running or about to run.
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/harness"
+)
+
+// Store is what the runtime needs of the session store.
+type Store interface {
+	harness.Log
+	core.WakeQueue
+	GetAgentVersion(ctx context.Context, id string, version int) (*core.Agent, error)
+}
+
+// Toolset builds the tools a session's model is offered.
+type Toolset func(ctx context.Context, s *core.Session, a *core.Agent) ([]core.Tool, error)
+
+// Config wires a runtime.
+type Config struct {
+	Store   Store
+	Harness harness.Harness
+	Model   core.Model
+	Tools   Toolset // nil: the conversation tools only
+	Workers int     // default 8
+	// Limits fill the zero fields of an agent's limits.
+	Limits core.Limits
+	// ContextWindow gives a model's window in tokens.
+	ContextWindow   func(model string) int
+	CompactFraction float64
+	// RetryAfter is how long a cycle that failed on the store waits.
+	RetryAfter time.Duration
+	Holder     string // this process; default a fresh id
+	Logger     *slog.Logger
+}
+
+// DefaultLimits apply when neither the agent nor the configuration says.
+var DefaultLimits = core.Limits{MaxSteps: 50, TurnSeconds: 900, MaxTokens: 2_000_000}
+
+// Runtime schedules and runs session cycles.
+type Runtime struct {
+	cfg Config
+	log *slog.Logger
+
+	mu      sync.Mutex
+	queued  map[string]bool        // in ready, not yet taken by a worker
+	running map[string]*activeTurn // taken by a worker
+	ready   []string
+	stopped bool
+
+	signal   chan struct{} // wakes idle workers
+	schedule chan struct{} // wakes the scheduler
+	cancel   context.CancelCauseFunc
+	wg       sync.WaitGroup
+}
+
+type activeTurn struct {
+	cancel context.CancelCauseFunc
+	again  bool // woken while running: run another cycle
+}
+
+// New returns a runtime; Start starts it.
+func New(cfg Config) *Runtime {
+	if cfg.Workers <= 0 {
+		cfg.Workers = 8
+	}
+	cfg.Limits = cfg.Limits.Or(DefaultLimits)
+	if cfg.RetryAfter <= 0 {
+		cfg.RetryAfter = 5 * time.Second
+	}
+	if cfg.Holder == "" {
+		cfg.Holder = core.NewID("run")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Harness == nil {
+		cfg.Harness = &harness.Default{}
+	}
+	return &Runtime{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		queued:   map[string]bool{},
+		running:  map[string]*activeTurn{},
+		signal:   make(chan struct{}, cfg.Workers),
+		schedule: make(chan struct{}, 1),
+	}
+}
+
+// Start resumes the turns a previous process left open and starts the
+// scheduler and workers. It returns once recovery is scheduled.
+func (r *Runtime) Start(ctx context.Context) error {
+	open, err := r.cfg.Store.OpenTurns(ctx)
+	if err != nil {
+		return fmt.Errorf("find open turns: %w", err)
+	}
+	now := time.Now()
+	for id, holder := range open {
+		r.log.Info("resuming turn left open", "session_id", id, "holder", holder)
+		if err := r.cfg.Store.ScheduleWake(ctx, id, now); err != nil {
+			return fmt.Errorf("schedule recovery of %s: %w", id, err)
+		}
+	}
+	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	r.cancel = cancel
+	r.wg.Add(1 + r.cfg.Workers)
+	go r.scheduler(rctx)
+	for range r.cfg.Workers {
+		go r.worker(rctx)
+	}
+	return nil
+}
+
+// Wake asks for a cycle of the session now. Inputs are durably queued (with
+// their wake) before callers wake, so a lost Wake costs latency, not input.
+func (r *Runtime) Wake(sessionID string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.enqueueLocked(sessionID)
+}
+
+// Interrupt cancels the session's running turn; the harness logs it as
+// canceled. The user.interrupt input must be queued first.
+func (r *Runtime) Interrupt(sessionID string) {
+	r.mu.Lock()
+	if a := r.running[sessionID]; a != nil && a.cancel != nil {
+		a.cancel(harness.ErrInterrupted)
+	}
+	r.enqueueLocked(sessionID)
+	r.mu.Unlock()
+}
+
+// Running reports how many sessions are being run now.
+func (r *Runtime) Running() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.running)
+}
+
+// Stop cancels running turns, leaving them open in the log for the next
+// process, and waits for the workers until ctx ends.
+func (r *Runtime) Stop(ctx context.Context) error {
+	r.mu.Lock()
+	r.stopped = true
+	for _, a := range r.running {
+		if a.cancel != nil {
+			a.cancel(harness.ErrShutdown)
+		}
+	}
+	r.mu.Unlock()
+	if r.cancel != nil {
+		r.cancel(harness.ErrShutdown)
+	}
+	done := make(chan struct{})
+	go func() { r.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("runtime stop: %w", ctx.Err())
+	}
+}
+
+func (r *Runtime) enqueueLocked(id string) {
+	if r.stopped {
+		return
+	}
+	if a := r.running[id]; a != nil {
+		a.again = true
+		return
+	}
+	if r.queued[id] {
+		return
+	}
+	r.queued[id] = true
+	r.ready = append(r.ready, id)
+	select {
+	case r.signal <- struct{}{}:
+	default:
+	}
+}
+
+// take pops a session for a worker and marks it running.
+func (r *Runtime) take() (string, *activeTurn, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.ready) == 0 || r.stopped {
+		return "", nil, false
+	}
+	id := r.ready[0]
+	r.ready = r.ready[1:]
+	delete(r.queued, id)
+	a := &activeTurn{}
+	r.running[id] = a
+	return id, a, true
+}
+
+func (r *Runtime) worker(ctx context.Context) {
+	defer r.wg.Done()
+	for {
+		id, a, ok := r.take()
+		if !ok {
+			select {
+			case <-ctx.Done():
+				return
+			case <-r.signal:
+				continue
+			}
+		}
+		r.runSession(ctx, id, a)
+		// Another wake may be waiting for a worker that is asleep.
+		select {
+		case r.signal <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// runSession runs cycles of one session until nothing asks for another.
+func (r *Runtime) runSession(ctx context.Context, id string, a *activeTurn) {
+	for {
+		cctx, cancel := context.WithCancelCause(ctx)
+		r.mu.Lock()
+		a.cancel, a.again = cancel, false
+		r.mu.Unlock()
+		err := r.cycle(cctx, id)
+		cancel(nil)
+		if err != nil && ctx.Err() == nil {
+			r.log.Error("session cycle failed; retrying later", "session_id", id, "err", err)
+			if werr := r.cfg.Store.ScheduleWake(context.WithoutCancel(ctx), id, time.Now().Add(r.cfg.RetryAfter)); werr != nil {
+				r.log.Error("schedule retry", "session_id", id, "err", werr)
+			}
+			r.poke()
+		}
+		r.mu.Lock()
+		if a.again && !r.stopped {
+			r.mu.Unlock()
+			continue
+		}
+		delete(r.running, id)
+		r.mu.Unlock()
+		return
+	}
+}
+
+// cycle runs the harness once and clears the session's wake when it is
+// done with it.
+func (r *Runtime) cycle(ctx context.Context, id string) error {
+	s, err := r.cfg.Store.GetSession(ctx, id)
+	if errors.Is(err, core.ErrNotFound) {
+		return r.cfg.Store.ClearWake(ctx, id)
+	}
+	if err != nil {
+		return err
+	}
+	if s.Status == core.StatusArchived {
+		return r.cfg.Store.ClearWake(ctx, id)
+	}
+	agent, err := r.cfg.Store.GetAgentVersion(ctx, s.Agent.ID, s.Agent.Version)
+	if err != nil {
+		return fmt.Errorf("agent %s v%d: %w", s.Agent.ID, s.Agent.Version, err)
+	}
+	tools := harness.Conversation()
+	if r.cfg.Tools != nil {
+		if tools, err = r.cfg.Tools(ctx, s, agent); err != nil {
+			return fmt.Errorf("tools: %w", err)
+		}
+	}
+	c := &harness.Cycle{
+		SessionID:       id,
+		Agent:           agent,
+		Holder:          r.cfg.Holder,
+		Log:             r.cfg.Store,
+		Model:           r.cfg.Model,
+		Tools:           tools,
+		Limits:          agent.Limits.Or(r.cfg.Limits),
+		CompactFraction: r.cfg.CompactFraction,
+		Logger:          r.log,
+	}
+	if r.cfg.ContextWindow != nil {
+		c.ContextWindow = r.cfg.ContextWindow(agent.Model)
+	}
+	out, err := r.cfg.Harness.Run(ctx, c)
+	if errors.Is(err, core.ErrArchived) {
+		// Archived mid-turn: the log is read-only now, nothing to resume.
+		return r.cfg.Store.ClearWake(ctx, id)
+	}
+	if err != nil {
+		return err
+	}
+	if context.Cause(ctx) == harness.ErrShutdown {
+		return nil
+	}
+	if out.Turns > 0 {
+		r.log.Debug("cycle done", "session_id", id, "turns", out.Turns, "reason", out.Reason)
+	}
+	// Anything still pending re-runs through the again flag or the wake
+	// entry that QueueInputs wrote; with nothing pending the wake is spent.
+	pending, err := r.cfg.Store.Pending(ctx, id)
+	if err != nil {
+		return err
+	}
+	if len(pending) > 0 {
+		r.mu.Lock()
+		r.running[id].again = true
+		r.mu.Unlock()
+		return nil
+	}
+	return r.cfg.Store.ClearWake(ctx, id)
+}

@@ -1,0 +1,239 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	stdruntime "runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/fixtures/fakemodel"
+	"github.com/switchboardhq/switchboard/sessions"
+	"github.com/switchboardhq/switchboard/sessions/runtime"
+)
+
+type fixture struct {
+	store *sessions.Store
+	agent *core.Agent
+	model *fakemodel.Model
+	rt    *runtime.Runtime
+}
+
+func start(t *testing.T, model *fakemodel.Model, workers int) *fixture {
+	t.Helper()
+	st, err := sessions.Open(filepath.Join(t.TempDir(), "db"), sessions.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	a, err := st.CreateAgent(context.Background(), &core.Agent{Name: "a", Model: "anthropic/test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{store: st, agent: a, model: model}
+	f.rt = f.newRuntime(t, workers)
+	return f
+}
+
+func (f *fixture) newRuntime(t *testing.T, workers int) *runtime.Runtime {
+	t.Helper()
+	rt := runtime.New(runtime.Config{Store: f.store, Model: f.model, Workers: workers,
+		Limits: core.Limits{MaxSteps: 10, TurnSeconds: 30, MaxTokens: 1e6}})
+	if err := rt.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rt.Stop(context.Background()) })
+	return rt
+}
+
+func (f *fixture) session(t *testing.T) string {
+	t.Helper()
+	res, err := f.store.CreateSession(context.Background(), core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: f.agent.ID, Version: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Session.ID
+}
+
+func (f *fixture) send(t *testing.T, id, typ, text string) {
+	t.Helper()
+	body := json.RawMessage(`{}`)
+	if typ == core.TypeUserMessage {
+		body, _ = json.Marshal(core.MessageBody{Text: text})
+	}
+	if _, err := f.store.QueueInputs(context.Background(), id, core.QueueRequest{Inputs: []core.Event{core.NewInput(typ, body)}}); err != nil {
+		t.Fatal(err)
+	}
+	if typ == core.TypeUserInterrupt {
+		f.rt.Interrupt(id)
+	} else {
+		f.rt.Wake(id)
+	}
+}
+
+// waitStatus polls the session record until it has the status and no
+// pending input; the store is the only observable here.
+func (f *fixture) waitStatus(t *testing.T, id string, want core.Status) *core.Session {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s, err := f.store.GetSession(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := f.store.Pending(context.Background(), id)
+		if s.Status == want && len(p) == 0 && s.TurnID == "" {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session %s: status %s (pending %d), want %s", id, s.Status, len(p), want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (f *fixture) events(t *testing.T, id string) []core.Event {
+	t.Helper()
+	evs, err := f.store.Events(context.Background(), id, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+func TestWakeRunsATurn(t *testing.T) {
+	f := start(t, fakemodel.New(fakemodel.Step{Text: "hi back"}), 2)
+	id := f.session(t)
+	f.send(t, id, core.TypeUserMessage, "hi")
+	s := f.waitStatus(t, id, core.StatusIdle)
+	if s.StopReason != core.ReasonCompleted || s.Usage.Total() != 15 || s.LastSeq != 6 {
+		t.Fatalf("session %+v", s)
+	}
+	if f.rt.Running() != 0 {
+		t.Fatalf("%d sessions still held by the runtime", f.rt.Running())
+	}
+}
+
+// TestOneTurnAtATime floods sessions with concurrent inputs and checks that
+// no session ever had two turns open and no input was lost.
+func TestOneTurnAtATime(t *testing.T) {
+	model := fakemodel.New()
+	model.Default = &fakemodel.Step{Text: "ok"}
+	f := start(t, model, 4)
+	const sessionsN, messages = 6, 10
+	ids := make([]string, sessionsN)
+	for i := range ids {
+		ids[i] = f.session(t)
+	}
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		for m := range messages {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				f.send(t, id, core.TypeUserMessage, fmt.Sprintf("m%d", m))
+			}()
+		}
+	}
+	wg.Wait()
+	for _, id := range ids {
+		f.waitStatus(t, id, core.StatusIdle)
+		open, inputs := "", 0
+		for i, e := range f.events(t, id) {
+			if e.Seq != uint64(i+1) {
+				t.Fatalf("seq gap at %d: %d", i, e.Seq)
+			}
+			switch e.Type {
+			case core.TypeTurnStarted:
+				if open != "" {
+					t.Fatalf("turn %s started inside turn %s", e.TurnID, open)
+				}
+				open = e.TurnID
+			case core.TypeTurnCompleted:
+				open = ""
+			case core.TypeUserMessage:
+				inputs++
+			}
+		}
+		if inputs != messages {
+			t.Fatalf("session %s logged %d of %d inputs", id, inputs, messages)
+		}
+	}
+}
+
+func TestInterruptCancelsRunningTurn(t *testing.T) {
+	model := fakemodel.New(fakemodel.Step{Hang: true}, fakemodel.Step{Text: "next"})
+	model.Requested = make(chan core.ModelRequest, 4)
+	f := start(t, model, 2)
+	id := f.session(t)
+	f.send(t, id, core.TypeUserMessage, "long")
+	<-model.Requested
+	f.send(t, id, core.TypeUserInterrupt, "")
+	s := f.waitStatus(t, id, core.StatusIdle)
+	if s.StopReason != core.ReasonCanceled {
+		t.Fatalf("stop reason %s", s.StopReason)
+	}
+	f.send(t, id, core.TypeUserMessage, "again")
+	if s := f.waitStatus(t, id, core.StatusIdle); s.StopReason != core.ReasonCompleted {
+		t.Fatalf("after interrupt: %s", s.StopReason)
+	}
+}
+
+// TestStartResumesOpenTurns: a turn left open by a stopped runtime is
+// found at the next Start and completed.
+func TestStartResumesOpenTurns(t *testing.T) {
+	model := fakemodel.New(fakemodel.Step{Hang: true}, fakemodel.Step{Text: "resumed"})
+	model.Requested = make(chan core.ModelRequest, 4)
+	f := start(t, model, 1)
+	id := f.session(t)
+	f.send(t, id, core.TypeUserMessage, "work")
+	<-model.Requested
+	if err := f.rt.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	open, err := f.store.OpenTurns(context.Background())
+	if err != nil || len(open) != 1 {
+		t.Fatalf("open turns after stop: %v %v", open, err)
+	}
+	f.rt = f.newRuntime(t, 1)
+	s := f.waitStatus(t, id, core.StatusIdle)
+	if s.StopReason != core.ReasonCompleted {
+		t.Fatalf("resumed turn ended %s", s.StopReason)
+	}
+	turns := 0
+	for _, e := range f.events(t, id) {
+		if e.Type == core.TypeTurnStarted {
+			turns++
+		}
+	}
+	if turns != 1 {
+		t.Fatalf("%d turns; the open one should have been resumed", turns)
+	}
+}
+
+// TestIdleHoldsNothing: after many sessions go idle the runtime holds no
+// goroutine or state for them.
+func TestIdleHoldsNothing(t *testing.T) {
+	model := fakemodel.New()
+	model.Default = &fakemodel.Step{Text: "ok"}
+	f := start(t, model, 4)
+	before := stdruntime.NumGoroutine()
+	for range 50 {
+		id := f.session(t)
+		f.send(t, id, core.TypeUserMessage, "hi")
+		defer f.waitStatus(t, id, core.StatusIdle)
+	}
+	for i := 0; i < 200 && f.rt.Running() > 0; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if f.rt.Running() != 0 {
+		t.Fatalf("%d sessions held", f.rt.Running())
+	}
+	if n := stdruntime.NumGoroutine(); n > before+2 {
+		t.Fatalf("goroutines grew from %d to %d", before, n)
+	}
+}

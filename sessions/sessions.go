@@ -1,0 +1,247 @@
+package sessions
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"maps"
+
+	"github.com/switchboardhq/switchboard/core"
+	bolt "go.etcd.io/bbolt"
+)
+
+func loadSession(tx *bolt.Tx, id string) (*core.Session, error) {
+	v := bkt(tx, bucketSessions).Get([]byte(id))
+	if v == nil {
+		return nil, fmt.Errorf("session %s: %w", id, core.ErrNotFound)
+	}
+	var sess core.Session
+	if err := json.Unmarshal(v, &sess); err != nil {
+		return nil, fmt.Errorf("decode session %s: %w", id, err)
+	}
+	return &sess, nil
+}
+
+// loadWritable loads a session that may still change.
+func loadWritable(tx *bolt.Tx, id string) (*core.Session, error) {
+	sess, err := loadSession(tx, id)
+	if err != nil {
+		return nil, err
+	}
+	if sess.Status == core.StatusArchived {
+		return nil, fmt.Errorf("session %s: %w", id, core.ErrArchived)
+	}
+	return sess, nil
+}
+
+func saveSession(tx *bolt.Tx, sess *core.Session) error {
+	v, err := encode(sess)
+	if err != nil {
+		return fmt.Errorf("encode session %s: %w", sess.ID, err)
+	}
+	return bkt(tx, bucketSessions).Put([]byte(sess.ID), v)
+}
+
+// addCount moves a status count by delta; a count of zero is deleted, so
+// the bucket only ever holds the statuses in use.
+func (s *Store) addCount(tx *bolt.Tx, st core.Status, delta int64) error {
+	counts := bkt(tx, bucketStatusCounts)
+	var n int64
+	if v := counts.Get([]byte(st)); len(v) == 8 {
+		n = int64(binary.BigEndian.Uint64(v))
+	}
+	n += delta
+	if n < 0 {
+		s.log.Warn("status count went negative; clamped", "status", st, "count", n)
+		n = 0
+	}
+	if n == 0 {
+		return counts.Delete([]byte(st))
+	}
+	return counts.Put([]byte(st), u64(uint64(n)))
+}
+
+// setStatus changes sess.Status and keeps the counts in step.
+func (s *Store) setStatus(tx *bolt.Tx, sess *core.Session, st core.Status) error {
+	if sess.Status == st {
+		return nil
+	}
+	if err := s.addCount(tx, sess.Status, -1); err != nil {
+		return err
+	}
+	if err := s.addCount(tx, st, 1); err != nil {
+		return err
+	}
+	sess.Status = st
+	return nil
+}
+
+// CreateSession creates a session or finds the one serving ExternalKey, and
+// queues the inputs on it, all in one group-committed transaction.
+func (s *Store) CreateSession(ctx context.Context, req core.NewSession) (*core.CreateResult, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	if err := validateKeys(req.Idempotency, req.Dedupe); err != nil {
+		return nil, err
+	}
+	inputs, err := prepareInputs(req.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	id := req.Session.ID
+	if id == "" {
+		id = core.NewID(core.PrefixSession)
+	}
+	// A read transaction answers replays, duplicates and refusals without
+	// an fsync and without failing a shared batch.
+	var res *core.CreateResult
+	err = s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		res, err = s.createSession(tx, req, id, nil, false)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create session: %w", err)
+	}
+	if res != nil {
+		return res, nil
+	}
+	err = s.commit.do(func(tx *bolt.Tx) error {
+		res = nil // bbolt may run this more than once
+		r, err := s.createSession(tx, req, id, inputs, true)
+		res = r
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create session: %w", err)
+	}
+	return res, nil
+}
+
+// createSession returns a result only for a replay or a duplicate, or, with
+// write set, once the session is created or found and the inputs queued.
+func (s *Store) createSession(tx *bolt.Tx, req core.NewSession, id string, inputs []core.Event, write bool) (*core.CreateResult, error) {
+	replay, dup, err := checkKeys(tx, req.Idempotency, req.Dedupe)
+	if err != nil {
+		return nil, err
+	}
+	if replay != nil {
+		return &core.CreateResult{Replay: replay}, nil
+	}
+	var existing *core.Session
+	if req.ExternalKey != "" {
+		if sid := bkt(tx, bucketSessionKeys).Get([]byte(req.ExternalKey)); sid != nil {
+			if existing, err = loadSession(tx, string(sid)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if dup {
+		return &core.CreateResult{Session: existing, Duplicate: true}, nil
+	}
+	if existing != nil && existing.Status == core.StatusArchived {
+		return nil, fmt.Errorf("session %s for key %q: %w", existing.ID, req.ExternalKey, core.ErrArchived)
+	}
+	if !write {
+		return nil, nil
+	}
+	now := s.clock()
+	res := &core.CreateResult{Session: existing}
+	if existing == nil {
+		sess, err := s.insertSession(tx, req, id, now)
+		if err != nil {
+			return nil, err
+		}
+		res.Session, res.Created = sess, true
+	}
+	if len(inputs) > 0 {
+		if res.Inputs, err = s.queue(tx, res.Session, inputs, now); err != nil {
+			return nil, err
+		}
+	}
+	if err := recordKeys(tx, req.Idempotency, req.Dedupe, now.Time); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// insertSession writes a new, empty session and claims its external key.
+func (s *Store) insertSession(tx *bolt.Tx, req core.NewSession, id string, now core.Time) (*core.Session, error) {
+	if bkt(tx, bucketSessions).Get([]byte(id)) != nil {
+		return nil, fmt.Errorf("session %s already exists: %w", id, core.ErrConflict)
+	}
+	in := req.Session
+	sess := &core.Session{
+		ID:              id,
+		Status:          core.StatusIdle,
+		Agent:           in.Agent,
+		Metadata:        maps.Clone(in.Metadata),
+		Environment:     in.Environment,
+		ClientTokenHash: in.ClientTokenHash,
+		CreatedAt:       now,
+		UpdatedAt:       now,
+	}
+	if sess.Metadata == nil {
+		sess.Metadata = map[string]string{}
+	}
+	if in.Origin != nil {
+		o := *in.Origin
+		if req.ExternalKey != "" {
+			o.Key = req.ExternalKey
+		}
+		sess.Origin = &o
+	}
+	if req.ExternalKey != "" {
+		if err := bkt(tx, bucketSessionKeys).Put([]byte(req.ExternalKey), []byte(id)); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := bkt(tx, bucketLogs).CreateBucket([]byte(id)); err != nil {
+		return nil, fmt.Errorf("create log of %s: %w", id, err)
+	}
+	if err := s.addCount(tx, sess.Status, 1); err != nil {
+		return nil, err
+	}
+	// queue() moves it to queued when there are inputs.
+	return sess, saveSession(tx, sess)
+}
+
+// GetSession returns the session record.
+func (s *Store) GetSession(ctx context.Context, id string) (*core.Session, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	var out *core.Session
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		out, err = loadSession(tx, id)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("get session: %w", err)
+	}
+	return out, nil
+}
+
+// SessionByKey returns the session serving an external key.
+func (s *Store) SessionByKey(ctx context.Context, key string) (*core.Session, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	var out *core.Session
+	err := s.db.View(func(tx *bolt.Tx) error {
+		sid := bkt(tx, bucketSessionKeys).Get([]byte(key))
+		if sid == nil {
+			return fmt.Errorf("session for key %q: %w", key, core.ErrNotFound)
+		}
+		var err error
+		out, err = loadSession(tx, string(sid))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("session by key: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,179 @@
+package sessions
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// Top-level bucket names; doc.go describes what each holds.
+const (
+	bucketMeta          = "meta"
+	bucketAgents        = "agents"
+	bucketAgentVersions = "agent_versions"
+	bucketAgentNames    = "agent_names"
+	bucketSessions      = "sessions"
+	bucketSessionKeys   = "session_keys"
+	bucketLogs          = "logs"
+	bucketPending       = "pending"
+	bucketStatusCounts  = "status_counts"
+	bucketWakes         = "wakes"
+	bucketWakeIndex     = "wake_index"
+	bucketLeases        = "leases"
+	bucketKeys          = "keys"
+	bucketKeyTimes      = "key_times"
+)
+
+const (
+	metaSchemaVersion  = "schema_version"
+	schemaVersion      = 1
+	defaultLockTimeout = time.Second
+)
+
+var allBuckets = []string{
+	bucketMeta, bucketAgents, bucketAgentVersions, bucketAgentNames,
+	bucketSessions, bucketSessionKeys, bucketLogs, bucketPending,
+	bucketStatusCounts, bucketWakes, bucketWakeIndex, bucketLeases,
+	bucketKeys, bucketKeyTimes,
+}
+
+// Options tune Open. The zero value is ready to use.
+type Options struct {
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+	// LockTimeout bounds the wait for the file lock (default 1s), so a
+	// second process fails fast instead of hanging.
+	LockTimeout time.Duration
+	// Now is the store's clock (default time.Now); tests move it to age
+	// dedupe keys for Sweep.
+	Now func() time.Time
+}
+
+// Store is the bbolt implementation of core.Store.
+type Store struct {
+	db     *bolt.DB
+	commit *committer
+	log    *slog.Logger
+	now    func() time.Time
+	path   string
+}
+
+var _ core.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the database at path. Another process
+// holding the file makes it fail with core.ErrLocked after LockTimeout.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = defaultLockTimeout
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	// NoSync stays false: every commit is fsync'd before the caller is
+	// answered (ack after commit). The map freelist only changes how free
+	// pages are tracked in memory.
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:      opts.LockTimeout,
+		FreelistType: bolt.FreelistMapType,
+	})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("open %s: %w", path, core.ErrLocked)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := db.Update(initBuckets); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	opts.Logger.Debug("session store opened", "path", path)
+	return &Store{db: db, commit: &committer{db: db}, log: opts.Logger, now: opts.Now, path: path}, nil
+}
+
+func initBuckets(tx *bolt.Tx) error {
+	for _, name := range allBuckets {
+		if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
+			return fmt.Errorf("create bucket %s: %w", name, err)
+		}
+	}
+	meta := tx.Bucket([]byte(bucketMeta))
+	if v := meta.Get([]byte(metaSchemaVersion)); v != nil {
+		if len(v) != 4 || binary.BigEndian.Uint32(v) > schemaVersion {
+			return fmt.Errorf("database schema %x is newer than this binary (%d)", v, schemaVersion)
+		}
+		return nil
+	}
+	return meta.Put([]byte(metaSchemaVersion), binary.BigEndian.AppendUint32(nil, schemaVersion))
+}
+
+// Close releases the database and its file lock.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// clock returns the store's current time at the API's precision.
+func (s *Store) clock() core.Time { return core.NewTime(s.now()) }
+
+func bkt(tx *bolt.Tx, name string) *bolt.Bucket { return tx.Bucket([]byte(name)) }
+
+// encode marshals v without HTML escaping, so raw JSON bodies are stored
+// byte for byte as the caller (after compaction) gave them.
+func encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(make([]byte, 0, 8), v) }
+
+// unixNanos maps t onto the unsigned key space; instants before 1970 sort
+// first rather than wrapping around.
+func unixNanos(t time.Time) uint64 {
+	n := t.UnixNano()
+	if n < 0 {
+		return 0
+	}
+	return uint64(n)
+}
+
+func ctxErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("session store: %w", err)
+	}
+	return nil
+}
+
+// clampLimit applies the list paging rules: default 100, at most 1000.
+func clampLimit(limit int) int {
+	switch {
+	case limit <= 0:
+		return 100
+	case limit > 1000:
+		return 1000
+	}
+	return limit
+}

@@ -1,0 +1,200 @@
+// Package storetest is the conformance suite for core.Store: every
+// implementation (the bbolt store, any fake) runs Run and must pass it.
+package storetest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// Run runs the suite. open must return a fresh, empty store for each
+// subtest and close it when the test ends (t.Cleanup).
+func Run(t *testing.T, open func(t *testing.T) core.Store) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s core.Store)
+	}{
+		{"agents/create", testAgentCreate},
+		{"agents/invalid", testAgentInvalid},
+		{"agents/unique_names", testAgentUniqueNames},
+		{"agents/update_versions", testAgentUpdate},
+		{"agents/update_rename", testAgentRename},
+		{"agents/list_paging", testAgentList},
+		{"sessions/create_idle", testCreateIdle},
+		{"sessions/create_queued", testCreateQueued},
+		{"sessions/create_invalid_input", testCreateInvalidInput},
+		{"sessions/external_key", testCreateExternalKey},
+		{"sessions/external_key_archived", testCreateExternalKeyArchived},
+		{"sessions/idempotency", testCreateIdempotency},
+		{"sessions/dedupe", testCreateDedupe},
+		{"sessions/claim_race", testCreateClaimRace},
+		{"sessions/list", testListSessions},
+		{"queue/errors", testQueueErrors},
+		{"queue/order_and_status", testQueueOrder},
+		{"queue/idempotency_dedupe", testQueueKeys},
+		{"append/concurrent_gap_free", testAppendConcurrent},
+		{"append/take_inputs", testAppendTakeInputs},
+		{"append/stamps", testAppendStamps},
+		{"append/empty_writes_nothing", testAppendEmpty},
+		{"append/errors", testAppendErrors},
+		{"append/projection", testAppendProjection},
+		{"events/paging", testEventsPaging},
+		{"wake/schedule", testWakeSchedule},
+		{"wake/queue_and_turn", testWakeQueueAndTurn},
+		{"wake/open_turns", testOpenTurns},
+		{"archive", testArchive},
+		{"sweep", testSweep},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
+	}
+}
+
+func wantErr(t *testing.T, err, target error) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Fatalf("err = %v, want %v", err, target)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// sameJSON compares by wire form, which is what clients see.
+func sameJSON(t *testing.T, what string, got, want any) {
+	t.Helper()
+	if g, w := jsonOf(t, got), jsonOf(t, want); g != w {
+		t.Fatalf("%s:\n got %s\nwant %s", what, g, w)
+	}
+}
+
+func message(text string) core.Event {
+	return core.NewInput(core.TypeUserMessage, json.RawMessage(fmt.Sprintf(`{"text":%q}`, text)))
+}
+
+func interrupt() core.Event { return core.NewInput(core.TypeUserInterrupt, nil) }
+
+func textOf(t *testing.T, e core.Event) string {
+	t.Helper()
+	var b core.MessageBody
+	if err := e.Decode(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Text
+}
+
+func texts(t *testing.T, events []core.Event) []string {
+	t.Helper()
+	out := make([]string, len(events))
+	for i, e := range events {
+		out[i] = textOf(t, e)
+	}
+	return out
+}
+
+func newAgent(t *testing.T, s core.Store, name string) *core.Agent {
+	t.Helper()
+	a, err := s.CreateAgent(t.Context(), &core.Agent{Name: name, Model: "anthropic/claude-test", System: "be brief"})
+	must(t, err)
+	return a
+}
+
+func newSession(t *testing.T, s core.Store, inputs ...core.Event) *core.Session {
+	t.Helper()
+	res, err := s.CreateSession(t.Context(), core.NewSession{
+		Session: core.Session{Agent: core.AgentRef{ID: "agt_test", Version: 1}},
+		Inputs:  inputs,
+	})
+	must(t, err)
+	return res.Session
+}
+
+func getSession(t *testing.T, s core.Store, id string) *core.Session {
+	t.Helper()
+	sess, err := s.GetSession(t.Context(), id)
+	must(t, err)
+	return sess
+}
+
+func appendEvents(t *testing.T, s core.Store, id string, req core.AppendRequest) []core.Event {
+	t.Helper()
+	out, err := s.Append(t.Context(), id, req)
+	must(t, err)
+	return out
+}
+
+func statusEvent(st core.Status, r core.Reason) core.Event {
+	return core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: st, StopReason: r})
+}
+
+func turnStarted() core.Event {
+	return core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{})
+}
+
+func turnCompleted(r core.Reason, u core.Usage, pending ...string) core.Event {
+	return core.NewEvent(core.TypeTurnCompleted, core.LevelInternal, core.ActorSystem,
+		core.TurnCompletedBody{YieldReason: r, Usage: u, PendingToolUseIDs: pending})
+}
+
+func agentMessage(text string) core.Event {
+	return core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: text})
+}
+
+// allSessions pages through every session.
+func allSessions(t *testing.T, s core.Store, f core.SessionFilter) []*core.Session {
+	t.Helper()
+	var out []*core.Session
+	for {
+		page, more, err := s.ListSessions(t.Context(), f)
+		must(t, err)
+		out = append(out, page...)
+		if !more {
+			return out
+		}
+		f.After = page[len(page)-1].ID
+	}
+}
+
+// checkCounts proves CountByStatus agrees with the sessions themselves.
+func checkCounts(t *testing.T, s core.Store) map[core.Status]int {
+	t.Helper()
+	want := map[core.Status]int{}
+	for _, sess := range allSessions(t, s, core.SessionFilter{Limit: 1000}) {
+		want[sess.Status]++
+	}
+	got, err := s.CountByStatus(t.Context())
+	must(t, err)
+	for _, st := range []core.Status{core.StatusQueued, core.StatusRunning, core.StatusAwaitingInput, core.StatusIdle, core.StatusFailed, core.StatusArchived} {
+		if got[st] != want[st] {
+			t.Fatalf("CountByStatus = %v, sessions say %v", got, want)
+		}
+	}
+	return got
+}
+
+func sortedIDs[T any](items []T, id func(T) string) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = id(it)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,194 @@
+package storetest
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+func nextWake(t *testing.T, s core.Store) (time.Time, bool) {
+	t.Helper()
+	at, ok, err := s.NextWake(t.Context())
+	must(t, err)
+	return at, ok
+}
+
+func dueWakes(t *testing.T, s core.Store, now time.Time, limit int) []string {
+	t.Helper()
+	ids, err := s.DueWakes(t.Context(), now, limit)
+	must(t, err)
+	return ids
+}
+
+func testWakeSchedule(t *testing.T, s core.Store) {
+	ctx := t.Context()
+	a, b := newSession(t, s), newSession(t, s)
+	if _, ok := nextWake(t, s); ok {
+		t.Fatal("a store with idle sessions has a wake")
+	}
+	base := time.Now().Add(time.Hour).Truncate(time.Millisecond)
+	must(t, s.ScheduleWake(ctx, a.ID, base.Add(10*time.Second)))
+	must(t, s.ScheduleWake(ctx, a.ID, base.Add(20*time.Second)))
+	if at, ok := nextWake(t, s); !ok || !at.Equal(base.Add(10*time.Second)) {
+		t.Fatalf("later request replaced the earlier: %v %v", at, ok)
+	}
+	must(t, s.ScheduleWake(ctx, a.ID, base.Add(5*time.Second)))
+	if at, ok := nextWake(t, s); !ok || !at.Equal(base.Add(5*time.Second)) {
+		t.Fatalf("earlier request did not win: %v %v", at, ok)
+	}
+	must(t, s.ScheduleWake(ctx, b.ID, base.Add(7*time.Second)))
+	if got := dueWakes(t, s, base.Add(4*time.Second), 0); len(got) != 0 {
+		t.Fatalf("due too early: %v", got)
+	}
+	if got := dueWakes(t, s, base.Add(5*time.Second), 0); !slices.Equal(got, []string{a.ID}) {
+		t.Fatalf("due at 5s = %v", got)
+	}
+	if got := dueWakes(t, s, base.Add(time.Minute), 0); !slices.Equal(got, []string{a.ID, b.ID}) {
+		t.Fatalf("due at 1m = %v, want earliest first", got)
+	}
+	if got := dueWakes(t, s, base.Add(time.Minute), 1); !slices.Equal(got, []string{a.ID}) {
+		t.Fatalf("due with limit 1 = %v", got)
+	}
+	must(t, s.ClearWake(ctx, a.ID))
+	must(t, s.ClearWake(ctx, a.ID)) // clearing nothing is fine
+	if got := dueWakes(t, s, base.Add(time.Minute), 0); !slices.Equal(got, []string{b.ID}) {
+		t.Fatalf("after clear = %v", got)
+	}
+	// A cleared session can be scheduled later than its old wake again.
+	must(t, s.ScheduleWake(ctx, a.ID, base.Add(30*time.Second)))
+	if got := dueWakes(t, s, base.Add(time.Minute), 0); !slices.Equal(got, []string{b.ID, a.ID}) {
+		t.Fatalf("after reschedule = %v", got)
+	}
+	must(t, s.ClearWake(ctx, b.ID))
+	must(t, s.ClearWake(ctx, a.ID))
+	if _, ok := nextWake(t, s); ok {
+		t.Fatal("wakes left after clearing all")
+	}
+	wantErr(t, s.ScheduleWake(ctx, "ses_missing", base), core.ErrNotFound)
+}
+
+func testWakeQueueAndTurn(t *testing.T, s core.Store) {
+	ctx := t.Context()
+	before := time.Now()
+	sess := newSession(t, s, message("hi"))
+	after := time.Now().Add(time.Millisecond)
+	at, ok := nextWake(t, s)
+	if !ok || at.Before(before.Add(-time.Millisecond)) || at.After(after) {
+		t.Fatalf("queued session wake = %v %v, want now", at, ok)
+	}
+	if got := dueWakes(t, s, after, 0); !slices.Equal(got, []string{sess.ID}) {
+		t.Fatalf("due = %v", got)
+	}
+	// Queue more while a wake far in the future is also asked for: now wins.
+	must(t, s.ScheduleWake(ctx, sess.ID, after.Add(time.Hour)))
+	if at2, _ := nextWake(t, s); !at2.Equal(at) {
+		t.Fatalf("later wake replaced the queue's: %v vs %v", at2, at)
+	}
+
+	appendEvents(t, s, sess.ID, core.AppendRequest{TakeInputs: true, TurnID: "turn_1", Holder: "w", Events: []core.Event{turnStarted()}})
+	// An input arriving mid-turn keeps the wake past turn.completed.
+	_, err := s.QueueInputs(ctx, sess.ID, core.QueueRequest{Inputs: []core.Event{message("steer")}})
+	must(t, err)
+	appendEvents(t, s, sess.ID, core.AppendRequest{TurnID: "turn_1", Events: []core.Event{turnCompleted(core.ReasonCompleted, core.Usage{})}})
+	if _, ok := nextWake(t, s); !ok {
+		t.Fatal("turn.completed cleared the wake with input pending")
+	}
+	appendEvents(t, s, sess.ID, core.AppendRequest{TakeInputs: true, TurnID: "turn_2", Holder: "w", Events: []core.Event{turnStarted()}})
+	appendEvents(t, s, sess.ID, core.AppendRequest{TurnID: "turn_2", Events: []core.Event{turnCompleted(core.ReasonCompleted, core.Usage{})}})
+	if at, ok := nextWake(t, s); ok {
+		t.Fatalf("wake at %v left after the last turn.completed", at)
+	}
+}
+
+func testOpenTurns(t *testing.T, s core.Store) {
+	ctx := t.Context()
+	a, b := newSession(t, s, message("a")), newSession(t, s, message("b"))
+	open, err := s.OpenTurns(ctx)
+	must(t, err)
+	if len(open) != 0 {
+		t.Fatalf("open turns before any start: %v", open)
+	}
+	appendEvents(t, s, a.ID, core.AppendRequest{TakeInputs: true, TurnID: "turn_a", Holder: "host-1", Events: []core.Event{turnStarted()}})
+	appendEvents(t, s, b.ID, core.AppendRequest{TakeInputs: true, TurnID: "turn_b", Holder: "host-2", Events: []core.Event{turnStarted()}})
+	open, err = s.OpenTurns(ctx)
+	must(t, err)
+	if len(open) != 2 || open[a.ID] != "host-1" || open[b.ID] != "host-2" {
+		t.Fatalf("open turns = %v", open)
+	}
+	appendEvents(t, s, a.ID, core.AppendRequest{TurnID: "turn_a", Events: []core.Event{turnCompleted(core.ReasonCompleted, core.Usage{})}})
+	open, err = s.OpenTurns(ctx)
+	must(t, err)
+	if len(open) != 1 || open[b.ID] != "host-2" {
+		t.Fatalf("open turns after completion = %v", open)
+	}
+}
+
+func testArchive(t *testing.T, s core.Store) {
+	ctx := t.Context()
+	sess := newSession(t, s, message("x"))
+	appendEvents(t, s, sess.ID, core.AppendRequest{Events: []core.Event{statusEvent(core.StatusFailed, core.ReasonError)}})
+	out, err := s.Archive(ctx, sess.ID)
+	must(t, err)
+	if out.Status != core.StatusArchived || out.StopReason != core.ReasonError || out.LastSeq != 1 {
+		t.Fatalf("archived = %+v", out)
+	}
+	sameJSON(t, "stored", getSession(t, s, sess.ID), out)
+	pending, err := s.Pending(ctx, sess.ID)
+	must(t, err)
+	if len(pending) != 0 {
+		t.Fatalf("%d inputs survived archive", len(pending))
+	}
+	if _, ok := nextWake(t, s); ok {
+		t.Fatal("archived session still has a wake")
+	}
+	again, err := s.Archive(ctx, sess.ID)
+	must(t, err)
+	sameJSON(t, "second archive", again, out)
+	events, err := s.Events(ctx, sess.ID, 0, 0)
+	must(t, err)
+	if len(events) != 1 {
+		t.Fatalf("archive changed the log: %d events", len(events))
+	}
+	wantErr(t, s.ScheduleWake(ctx, sess.ID, time.Now()), core.ErrArchived)
+	_, err = s.Archive(ctx, "ses_missing")
+	wantErr(t, err, core.ErrNotFound)
+	if counts := checkCounts(t, s); counts[core.StatusArchived] != 1 || counts[core.StatusFailed] != 0 || counts[core.StatusQueued] != 0 {
+		t.Fatalf("counts = %v", counts)
+	}
+}
+
+func testSweep(t *testing.T, s core.Store) {
+	ctx := t.Context()
+	_, err := s.CreateSession(ctx, core.NewSession{
+		Dedupe:      []string{"slack:Ev1", "slack:msg:C1:1.0"},
+		Idempotency: &core.Idempotency{Key: "api:sessions:k", Hash: "h", Answer: []byte("a")},
+	})
+	must(t, err)
+	n, err := s.Sweep(ctx, time.Now().Add(-time.Hour))
+	must(t, err)
+	if n != 0 {
+		t.Fatalf("swept %d fresh keys", n)
+	}
+	dup, err := s.CreateSession(ctx, core.NewSession{Dedupe: []string{"slack:Ev1"}})
+	must(t, err)
+	if !dup.Duplicate {
+		t.Fatal("key lost before its time")
+	}
+	n, err = s.Sweep(ctx, time.Now().Add(time.Hour))
+	must(t, err)
+	if n != 3 {
+		t.Fatalf("swept %d keys, want 3", n)
+	}
+	again, err := s.CreateSession(ctx, core.NewSession{Dedupe: []string{"slack:Ev1"}, Idempotency: &core.Idempotency{Key: "api:sessions:k", Hash: "other"}})
+	must(t, err)
+	if again.Duplicate || again.Replay != nil || !again.Created {
+		t.Fatalf("swept keys still seen: %+v", again)
+	}
+	n, err = s.Sweep(ctx, time.Now().Add(-time.Hour))
+	must(t, err)
+	if n != 0 {
+		t.Fatalf("second sweep removed %d", n)
+	}
+}

@@ -265,5 +265,3 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
-
-

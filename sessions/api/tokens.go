@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
 	"encoding/hex"
 	"strings"
 
@@ -21,7 +20,7 @@ func NewClientToken(sessionID string) (token, hash string) {
 	if _, err := rand.Read(b); err != nil {
 		panic("api: crypto/rand failed: " + err.Error())
 	}
-	token = tokenPrefix + sessionID + "_" + base64.RawURLEncoding.EncodeToString(b)
+	token = tokenPrefix + sessionID + "_" + hex.EncodeToString(b)
 	return token, hashToken(token)
 }
 
@@ -36,11 +35,12 @@ func TokenSession(token string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	i := strings.LastIndexByte(rest, '_')
-	if i <= 0 || !core.HasPrefix(rest[:i], core.PrefixSession) {
+	n := len(core.PrefixSession) + 27 // a session id's length
+	if len(rest) <= n || rest[n] != '_' || !core.HasPrefix(rest[:n], core.PrefixSession) {
 		return "", false
 	}
-	return rest[:i], true
+	id := rest[:n]
+	return id, true
 }
 
 // CheckClientToken reports whether token is s's client token.

@@ -1,0 +1,179 @@
+package api_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestIdempotencyKey(t *testing.T) {
+	e := newAPI(t)
+	agent := e.agent(t)
+	body := map[string]any{"agent": agent, "input": "hello"}
+	c1, r1 := e.call(t, admin, "POST", "/v1/sessions", body, "Idempotency-Key", "k1")
+	c2, r2 := e.call(t, admin, "POST", "/v1/sessions", body, "Idempotency-Key", "k1")
+	if c1 != 201 || c2 != 201 || string(r1) != string(r2) {
+		t.Fatalf("replay differs:\n%d %s\n%d %s", c1, r1, c2, r2)
+	}
+	if !strings.Contains(string(r2), `"client_token":"sbt_`) {
+		t.Fatalf("replay lost the client token: %s", r2)
+	}
+	code, raw := e.call(t, admin, "POST", "/v1/sessions", map[string]any{"agent": agent, "input": "other"}, "Idempotency-Key", "k1")
+	wantError(t, code, raw, 409, "conflict", "")
+	_, list := e.call(t, admin, "GET", "/v1/sessions", nil)
+	var page struct{ Data []json.RawMessage }
+	_ = json.Unmarshal(list, &page)
+	if len(page.Data) != 1 {
+		t.Fatalf("%d sessions after a replay", len(page.Data))
+	}
+
+	var c created
+	_ = json.Unmarshal(r1, &c)
+	ev := map[string]any{"events": []map[string]any{{"type": "user.message", "text": "again"}}}
+	p1, a1 := e.call(t, admin, "POST", "/v1/sessions/"+c.ID+"/events", ev, "Idempotency-Key", "e1")
+	p2, a2 := e.call(t, admin, "POST", "/v1/sessions/"+c.ID+"/events", ev, "Idempotency-Key", "e1")
+	if p1 != 202 || p2 != 202 || string(a1) != string(a2) {
+		t.Fatalf("events replay differs:\n%d %s\n%d %s", p1, a1, p2, a2)
+	}
+	code, raw = e.call(t, admin, "POST", "/v1/sessions/"+c.ID+"/events", map[string]any{"events": []map[string]any{{"type": "user.interrupt"}}}, "Idempotency-Key", "e1")
+	wantError(t, code, raw, 409, "conflict", "")
+	_, pend := e.call(t, admin, "GET", "/v1/sessions/"+c.ID+"/pending", nil)
+	if n := strings.Count(string(pend), `"type":"user.message"`); n != 2 {
+		t.Fatalf("%d queued inputs, want 2 (the input and one replayed message): %s", n, pend)
+	}
+}
+
+func TestClientToken(t *testing.T) {
+	e := newAPI(t)
+	agent := e.agent(t)
+	mine := e.session(t, agent, "")
+	other := e.session(t, agent, "")
+	tok := mine.ClientToken
+	if code, raw := e.call(t, tok, "GET", "/v1/sessions/"+mine.ID, nil); code != 200 {
+		t.Fatalf("read own session: %d %s", code, raw)
+	}
+	if code, raw := e.call(t, tok, "GET", "/v1/sessions/"+mine.ID+"/events", nil); code != 200 {
+		t.Fatalf("read own events: %d %s", code, raw)
+	}
+	steer := map[string]any{"events": []map[string]any{{"type": "user.message", "text": "steer"}}}
+	if code, raw := e.call(t, tok, "POST", "/v1/sessions/"+mine.ID+"/events", steer); code != 202 {
+		t.Fatalf("steer own session: %d %s", code, raw)
+	}
+	// ?token= works too, for EventSource.
+	if code, raw := e.call(t, "", "GET", "/v1/sessions/"+mine.ID+"?token="+tok, nil); code != 200 {
+		t.Fatalf("?token=: %d %s", code, raw)
+	}
+	tests := []struct {
+		name, token, method, path string
+		status                    int
+		typ                       string
+	}{
+		{"other session", tok, "GET", "/v1/sessions/" + other.ID, 404, "not_found"},
+		{"other session events", tok, "POST", "/v1/sessions/" + other.ID + "/events", 404, "not_found"},
+		{"missing session looks the same", tok, "GET", "/v1/sessions/ses_01aaaaaaaaaaaaaaaaaaaaaaaa", 404, "not_found"},
+		{"admin route: list sessions", tok, "GET", "/v1/sessions", 401, "unauthorized"},
+		{"admin route: agents", tok, "GET", "/v1/agents", 401, "unauthorized"},
+		{"admin route: archive", tok, "POST", "/v1/sessions/" + mine.ID + "/archive", 401, "unauthorized"},
+		{"unknown token", "sbt_" + mine.ID + "_forged", "GET", "/v1/sessions/" + mine.ID, 401, "unauthorized"},
+		{"no token", "", "GET", "/v1/sessions/" + mine.ID, 401, "unauthorized"},
+		{"another session's token for its id", other.ClientToken + "x", "GET", "/v1/sessions/" + other.ID, 401, "unauthorized"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var body any
+			if tt.method == "POST" {
+				body = steer
+			}
+			code, raw := e.call(t, tt.token, tt.method, tt.path, body)
+			wantError(t, code, raw, tt.status, tt.typ, "")
+		})
+	}
+}
+
+func TestBadInputIsRefusedAndStoresNothing(t *testing.T) {
+	e := newAPI(t)
+	agent := e.agent(t)
+	s := e.session(t, agent, "")
+	big := `{"events":[{"type":"user.message","text":"` + strings.Repeat("x", 70<<10) + `"}]}`
+	tests := []struct {
+		name, method, path string
+		body               any
+		status             int
+		typ, contains      string
+	}{
+		{"malformed JSON", "POST", "/v1/sessions", `{"agent":`, 400, "invalid_request", "malformed JSON"},
+		{"unknown field", "POST", "/v1/sessions", `{"agent":"` + agent + `","colour":"red"}`, 400, "invalid_request", `"colour"`},
+		{"unknown agent field", "POST", "/v1/agents", `{"name":"b","model":"anthropic/x","tempo":1}`, 400, "invalid_request", `"tempo"`},
+		{"bad model", "POST", "/v1/agents", `{"name":"b","model":"gpt"}`, 400, "invalid_request", "anthropic/<model>"},
+		{"wrong type", "POST", "/v1/sessions", `{"agent":"` + agent + `","input":5}`, 400, "invalid_request", "input"},
+		{"empty body", "POST", "/v1/sessions", ``, 400, "invalid_request", "empty"},
+		{"oversized", "POST", "/v1/sessions/" + s.ID + "/events", big, 413, "payload_too_large", "larger than"},
+		{"unknown event type", "POST", "/v1/sessions/" + s.ID + "/events", `{"events":[{"type":"user.shout","text":"hi"}]}`, 400, "invalid_request", `"user.shout"`},
+		{"unknown event field", "POST", "/v1/sessions/" + s.ID + "/events", `{"events":[{"type":"user.message","text":"hi","loud":true}]}`, 400, "invalid_request", `"loud"`},
+		{"empty message", "POST", "/v1/sessions/" + s.ID + "/events", `{"events":[{"type":"user.message","text":" "}]}`, 400, "invalid_request", "text"},
+		{"bad confirmation", "POST", "/v1/sessions/" + s.ID + "/events", `{"events":[{"type":"user.tool_confirmation","tool_use_id":"t","result":"maybe"}]}`, 400, "invalid_request", "allow or deny"},
+		{"no events", "POST", "/v1/sessions/" + s.ID + "/events", `{"events":[]}`, 400, "invalid_request", "events"},
+		{"bad limit", "GET", "/v1/sessions?limit=5000", nil, 400, "invalid_request", "limit"},
+		{"bad level", "GET", "/v1/sessions/" + s.ID + "/events?level=loud", nil, 400, "invalid_request", "level"},
+		{"unknown agent", "POST", "/v1/sessions", `{"agent":"agt_nope"}`, 404, "not_found", "agt_nope"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, raw := e.call(t, admin, tt.method, tt.path, tt.body)
+			wantError(t, code, raw, tt.status, tt.typ, tt.contains)
+		})
+	}
+	// Nothing was stored by any of them.
+	_, raw := e.call(t, admin, "GET", "/v1/sessions", nil)
+	if n := strings.Count(string(raw), `"id":"ses_`); n != 1 {
+		t.Fatalf("%d sessions stored", n)
+	}
+	_, raw = e.call(t, admin, "GET", "/v1/sessions/"+s.ID+"/pending", nil)
+	if strings.Contains(string(raw), `"id"`) {
+		t.Fatalf("inputs queued by refused requests: %s", raw)
+	}
+	_, raw = e.call(t, admin, "GET", "/v1/agents", nil)
+	if n := strings.Count(string(raw), `"id":"agt_`); n != 1 {
+		t.Fatalf("%d agents stored", n)
+	}
+}
+
+func TestAgentVersions(t *testing.T) {
+	e := newAPI(t)
+	agent := e.agent(t)
+	s := e.session(t, agent, "")
+	code, raw := e.call(t, admin, "POST", "/v1/agents/"+agent, map[string]any{"system": "v2 prompt", "version": 1})
+	if code != 200 || !strings.Contains(string(raw), `"version":2`) || !strings.Contains(string(raw), `"v2 prompt"`) || !strings.Contains(string(raw), `"model":"anthropic/claude-x"`) {
+		t.Fatalf("update: %d %s", code, raw)
+	}
+	code, raw = e.call(t, admin, "POST", "/v1/agents/"+agent, map[string]any{"system": "stale", "version": 1})
+	wantError(t, code, raw, 409, "conflict", "")
+	_, raw = e.call(t, admin, "GET", "/v1/agents/"+agent+"?version=1", nil)
+	if !strings.Contains(string(raw), `"system":"s"`) {
+		t.Fatalf("version 1 changed: %s", raw)
+	}
+	_, raw = e.call(t, admin, "GET", "/v1/sessions/"+s.ID, nil)
+	if !strings.Contains(string(raw), `"agent":{"id":"`+agent+`","version":1}`) {
+		t.Fatalf("the session lost its pinned version: %s", raw)
+	}
+	s2 := e.session(t, agent, "")
+	_, raw = e.call(t, admin, "GET", "/v1/sessions/"+s2.ID, nil)
+	if !strings.Contains(string(raw), `"version":2`) {
+		t.Fatalf("a new session should pin the latest version: %s", raw)
+	}
+	code, raw = e.call(t, admin, "POST", "/v1/sessions", map[string]any{"agent": map[string]any{"id": agent, "version": 1}})
+	if code != 201 || !strings.Contains(string(raw), `"version":1`) {
+		t.Fatalf("pin version 1 explicitly: %d %s", code, raw)
+	}
+}
+
+func TestArchiveMakesReadOnly(t *testing.T) {
+	e := newAPI(t)
+	s := e.session(t, e.agent(t), "")
+	if code, raw := e.call(t, admin, "POST", "/v1/sessions/"+s.ID+"/archive", nil); code != 200 || !strings.Contains(string(raw), `"status":"archived"`) {
+		t.Fatalf("archive: %d %s", code, raw)
+	}
+	code, raw := e.call(t, admin, "POST", "/v1/sessions/"+s.ID+"/events", map[string]any{"events": []map[string]any{{"type": "user.message", "text": "hi"}}})
+	wantError(t, code, raw, http.StatusConflict, "conflict", "archived")
+}

@@ -1,0 +1,164 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions"
+	"github.com/switchboardhq/switchboard/sessions/api"
+	"github.com/switchboardhq/switchboard/sessions/live"
+)
+
+const admin = "admin-secret"
+
+// fakeRuntime records what the handlers asked of the runtime.
+type fakeRuntime struct {
+	mu         sync.Mutex
+	wakes      []string
+	interrupts []string
+}
+
+func (f *fakeRuntime) Wake(id string) {
+	f.mu.Lock()
+	f.wakes = append(f.wakes, id)
+	f.mu.Unlock()
+}
+
+func (f *fakeRuntime) Interrupt(id string) {
+	f.mu.Lock()
+	f.interrupts = append(f.interrupts, id)
+	f.mu.Unlock()
+}
+
+type apiEnv struct {
+	t     *testing.T
+	store *live.Store
+	rt    *fakeRuntime
+	srv   *httptest.Server
+}
+
+func newAPI(t testing.TB) *apiEnv {
+	t.Helper()
+	db, err := sessions.Open(filepath.Join(t.TempDir(), "db"), sessions.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	store := &live.Store{Store: db, Hub: live.NewHub()}
+	rt := &fakeRuntime{}
+	mux := http.NewServeMux()
+	(&api.Handler{Store: store, Runtime: rt, Hub: store.Hub, MaxBody: 64 << 10, Heartbeat: 50 * time.Millisecond}).Register(mux)
+	srv := httptest.NewServer((&api.Auth{AdminToken: admin, Sessions: store}).Wrap(mux))
+	t.Cleanup(srv.Close)
+	e := &apiEnv{store: store, rt: rt, srv: srv}
+	if tt, ok := t.(*testing.T); ok {
+		e.t = tt
+	}
+	return e
+}
+
+// call sends a request and returns the status and body.
+func (e *apiEnv) call(t testing.TB, token, method, path string, body any, hdr ...string) (int, []byte) {
+	t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		r = strings.NewReader(b)
+	default:
+		raw, _ := json.Marshal(b)
+		r = bytes.NewReader(raw)
+	}
+	req, _ := http.NewRequestWithContext(context.Background(), method, e.srv.URL+path, r)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, out
+}
+
+func (e *apiEnv) agent(t testing.TB) string {
+	t.Helper()
+	code, raw := e.call(t, admin, "POST", "/v1/agents", map[string]any{"name": "a", "model": "anthropic/claude-x", "system": "s"})
+	if code != 201 {
+		t.Fatalf("create agent: %d %s", code, raw)
+	}
+	var a struct{ ID string }
+	_ = json.Unmarshal(raw, &a)
+	return a.ID
+}
+
+type created struct {
+	ID          string `json:"id"`
+	ClientToken string `json:"client_token"`
+	Status      string `json:"status"`
+}
+
+func (e *apiEnv) session(t testing.TB, agent string, input string) created {
+	t.Helper()
+	body := map[string]any{"agent": agent}
+	if input != "" {
+		body["input"] = input
+	}
+	code, raw := e.call(t, admin, "POST", "/v1/sessions", body)
+	if code != 201 {
+		t.Fatalf("create session: %d %s", code, raw)
+	}
+	var c created
+	_ = json.Unmarshal(raw, &c)
+	return c
+}
+
+// appendEvents logs n agent.message events as a harness would.
+func (e *apiEnv) appendEvents(t testing.TB, id string, n int) {
+	t.Helper()
+	evs := make([]core.Event, n)
+	for i := range evs {
+		evs[i] = core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: "m"})
+	}
+	if _, err := e.store.Append(context.Background(), id, core.AppendRequest{Events: evs}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// errorBody is the §3.6 error shape.
+type errorBody struct {
+	Error struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func wantError(t *testing.T, code int, raw []byte, status int, typ, contains string) {
+	t.Helper()
+	var eb errorBody
+	if err := json.Unmarshal(raw, &eb); err != nil {
+		t.Fatalf("error body %s: %v", raw, err)
+	}
+	if code != status || eb.Error.Type != typ || !strings.Contains(eb.Error.Message, contains) {
+		t.Fatalf("got %d %s, want %d %s containing %q", code, raw, status, typ, contains)
+	}
+}
+
+// appendInternal is an internal-level event to append.
+func appendInternal() core.AppendRequest {
+	return core.AppendRequest{Events: []core.Event{core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{})}}
+}

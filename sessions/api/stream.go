@@ -2,9 +2,9 @@ package api
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -68,16 +68,20 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, id string, afte
 	}
 }
 
-func writeEvents(bw *bufio.Writer, evs []core.Event, level core.Level) error {
-	for _, e := range evs {
-		if !level.Shows(e.Level) {
+func writeEvents(bw *bufio.Writer, frames []live.Frame, level core.Level) error {
+	for _, f := range frames {
+		if !level.Shows(f.Event.Level) {
 			continue
 		}
-		data, err := json.Marshal(e)
-		if err != nil {
+		bw.WriteString("id: ")
+		bw.WriteString(strconv.FormatUint(f.Event.Seq, 10))
+		bw.WriteString("\nevent: ")
+		bw.WriteString(f.Event.Type)
+		bw.WriteString("\ndata: ")
+		bw.Write(f.JSON)
+		if _, err := bw.WriteString("\n\n"); err != nil {
 			return err
 		}
-		fmt.Fprintf(bw, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, data)
 	}
 	return nil
 }

@@ -38,21 +38,27 @@ func (f *Follower) Last() uint64 { return f.last }
 
 // Backlog returns the logged events after the last one returned, up to a
 // page; an empty answer means the follower is caught up.
-func (f *Follower) Backlog(ctx context.Context) ([]core.Event, error) {
+func (f *Follower) Backlog(ctx context.Context) ([]Frame, error) {
 	evs, err := f.store.Events(ctx, f.id, f.last, pageSize)
 	if err != nil {
 		return nil, fmt.Errorf("read log: %w", err)
 	}
-	if n := len(evs); n > 0 {
-		f.last = evs[n-1].Seq
+	frames := make([]Frame, 0, len(evs))
+	for _, e := range evs {
+		fr, err := NewFrame(e)
+		if err != nil {
+			return nil, err
+		}
+		frames = append(frames, fr)
+		f.last = e.Seq
 	}
-	return evs, nil
+	return frames, nil
 }
 
 // Next waits for the next live event or ctx's end; idle fires when the
 // heartbeat channel does and returns (nil, nil). A gap (the follower fell
 // behind) is filled from the store.
-func (f *Follower) Next(ctx context.Context, heartbeat <-chan time.Time) ([]core.Event, error) {
+func (f *Follower) Next(ctx context.Context, heartbeat <-chan time.Time) ([]Frame, error) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -64,13 +70,13 @@ func (f *Follower) Next(ctx context.Context, heartbeat <-chan time.Time) ([]core
 			if err != nil || len(evs) > 0 {
 				return evs, err
 			}
-		case e := <-f.sub.C:
-			switch {
-			case e.Seq <= f.last:
+		case fr := <-f.sub.C:
+			switch seq := fr.Event.Seq; {
+			case seq <= f.last:
 				continue // already sent from the history
-			case e.Seq == f.last+1:
-				f.last = e.Seq
-				return []core.Event{e}, nil
+			case seq == f.last+1:
+				f.last = seq
+				return []Frame{fr}, nil
 			default:
 				return f.Backlog(ctx)
 			}

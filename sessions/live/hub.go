@@ -6,6 +6,8 @@ package live
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -22,11 +24,27 @@ type Hub struct {
 // NewHub returns an empty hub.
 func NewHub() *Hub { return &Hub{subs: map[string]map[*Sub]struct{}{}} }
 
-// Sub is one follower of a session. C carries events in publish order;
+// Frame is an event with its JSON encoding, made once per publish and
+// shared by every subscriber.
+type Frame struct {
+	Event core.Event
+	JSON  []byte
+}
+
+// NewFrame encodes e.
+func NewFrame(e core.Event) (Frame, error) {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return Frame{}, fmt.Errorf("encode event %s: %w", e.ID, err)
+	}
+	return Frame{Event: e, JSON: b}, nil
+}
+
+// Sub is one follower of a session. C carries frames in publish order;
 // when C is full events are dropped and Lagged is signalled, so the
 // follower reads the gap from the store.
 type Sub struct {
-	C      chan core.Event
+	C      chan Frame
 	Lagged chan struct{}
 	hub    *Hub
 	id     string
@@ -34,7 +52,7 @@ type Sub struct {
 
 // Subscribe follows a session; buf is C's capacity.
 func (h *Hub) Subscribe(sessionID string, buf int) *Sub {
-	s := &Sub{C: make(chan core.Event, buf), Lagged: make(chan struct{}, 1), hub: h, id: sessionID}
+	s := &Sub{C: make(chan Frame, buf), Lagged: make(chan struct{}, 1), hub: h, id: sessionID}
 	h.mu.Lock()
 	m := h.subs[sessionID]
 	if m == nil {
@@ -70,10 +88,22 @@ func (h *Hub) Subscribers() int { return int(h.count.Load()) }
 func (h *Hub) Publish(sessionID string, events []core.Event) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	for s := range h.subs[sessionID] {
-		for _, e := range events {
+	subs := h.subs[sessionID]
+	if len(subs) == 0 {
+		return
+	}
+	frames := make([]Frame, 0, len(events))
+	for _, e := range events {
+		// A body that does not encode cannot be streamed; followers read
+		// it from the store, which will fail the same way, visibly.
+		if f, err := NewFrame(e); err == nil {
+			frames = append(frames, f)
+		}
+	}
+	for s := range subs {
+		for _, f := range frames {
 			select {
-			case s.C <- e:
+			case s.C <- f:
 			default:
 				select {
 				case s.Lagged <- struct{}{}:

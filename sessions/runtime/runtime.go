@@ -23,6 +23,7 @@ type Store interface {
 	harness.Log
 	core.WakeQueue
 	GetAgentVersion(ctx context.Context, id string, version int) (*core.Agent, error)
+	Sweep(ctx context.Context, before time.Time) (int, error)
 }
 
 // Toolset builds the tools a session's model is offered.
@@ -43,6 +44,10 @@ type Config struct {
 	// RetryAfter is how long a cycle that failed on the store waits.
 	RetryAfter time.Duration
 	Holder     string // this process; default a fresh id
+	// KeyRetention is how long dedupe and idempotency keys are kept
+	// (default and minimum 7 days); SweepEvery how often older ones go.
+	KeyRetention time.Duration
+	SweepEvery   time.Duration
 	Logger     *slog.Logger
 }
 
@@ -80,6 +85,12 @@ func New(cfg Config) *Runtime {
 	if cfg.RetryAfter <= 0 {
 		cfg.RetryAfter = 5 * time.Second
 	}
+	if cfg.KeyRetention < 7*24*time.Hour {
+		cfg.KeyRetention = 7 * 24 * time.Hour
+	}
+	if cfg.SweepEvery <= 0 {
+		cfg.SweepEvery = time.Hour
+	}
 	if cfg.Holder == "" {
 		cfg.Holder = core.NewID("run")
 	}
@@ -115,8 +126,9 @@ func (r *Runtime) Start(ctx context.Context) error {
 	}
 	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	r.cancel = cancel
-	r.wg.Add(1 + r.cfg.Workers)
+	r.wg.Add(2 + r.cfg.Workers)
 	go r.scheduler(rctx)
+	go r.sweeper(rctx)
 	for range r.cfg.Workers {
 		go r.worker(rctx)
 	}

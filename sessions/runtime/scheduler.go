@@ -60,3 +60,24 @@ func (r *Runtime) poke() {
 	default:
 	}
 }
+
+// sweeper deletes dedupe and idempotency keys past their retention.
+func (r *Runtime) sweeper(ctx context.Context) {
+	defer r.wg.Done()
+	t := time.NewTicker(r.cfg.SweepEvery)
+	defer t.Stop()
+	for {
+		n, err := r.cfg.Store.Sweep(ctx, time.Now().Add(-r.cfg.KeyRetention))
+		switch {
+		case err != nil && ctx.Err() == nil:
+			r.log.Warn("sweep keys", "err", err)
+		case n > 0:
+			r.log.Info("swept expired keys", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

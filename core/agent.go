@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -92,6 +93,54 @@ func (a *Agent) Validate() error {
 	}
 	if a.Limits.MaxSteps < 0 || a.Limits.TurnSeconds < 0 || a.Limits.MaxTokens < 0 {
 		return fmt.Errorf("limits must not be negative: %w", ErrInvalid)
+	}
+	return a.validateTools()
+}
+
+var serverNamePattern = regexp.MustCompile(`^[a-zA-Z0-9-]{1,32}$`)
+
+// validateTools rejects tool names the model APIs refuse, names used
+// twice, and names that would collide with built-in or MCP tools, so a
+// broken agent fails at create or update, not mid-turn.
+func (a *Agent) validateTools() error {
+	taken := map[string]string{}
+	for _, n := range ReservedToolNames() {
+		taken[n] = "a built-in tool"
+	}
+	for i, t := range a.Tools {
+		if t.Type != "custom" {
+			return fmt.Errorf("tools[%d] (%q): type %q: want custom: %w", i, t.Name, t.Type, ErrInvalid)
+		}
+		if err := ValidToolName(t.Name); err != nil {
+			return fmt.Errorf("tools[%d]: %w", i, err)
+		}
+		if strings.HasPrefix(t.Name, "mcp_") {
+			return fmt.Errorf("tools[%d]: name %q: the mcp_ prefix is reserved for MCP server tools: %w", i, t.Name, ErrInvalid)
+		}
+		if what, dup := taken[t.Name]; dup {
+			return fmt.Errorf("tools[%d]: name %q collides with %s: %w", i, t.Name, what, ErrInvalid)
+		}
+		taken[t.Name] = fmt.Sprintf("tools[%d]", i)
+		if _, err := ParsePolicy(t.Policy); err != nil {
+			return fmt.Errorf("tools[%d] (%q): %w", i, t.Name, err)
+		}
+		if len(t.InputSchema) > 0 && !json.Valid(t.InputSchema) {
+			return fmt.Errorf("tools[%d] (%q): input_schema is not valid JSON: %w", i, t.Name, ErrInvalid)
+		}
+	}
+	servers := map[string]int{}
+	for i, s := range a.MCPServers {
+		// No underscore: mcp_<server>_<tool> must split one way only.
+		if !serverNamePattern.MatchString(s.Name) {
+			return fmt.Errorf("mcp_servers[%d]: name %q: want 1 to 32 of a-z, A-Z, 0-9 and -: %w", i, s.Name, ErrInvalid)
+		}
+		if j, dup := servers[s.Name]; dup {
+			return fmt.Errorf("mcp_servers[%d]: name %q is also mcp_servers[%d]: %w", i, s.Name, j, ErrInvalid)
+		}
+		servers[s.Name] = i
+		if _, err := ParsePolicy(s.Policy); err != nil {
+			return fmt.Errorf("mcp_servers[%d] (%q): %w", i, s.Name, err)
+		}
 	}
 	return nil
 }

@@ -151,7 +151,7 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 		Store:           testStore(store, getenv),
 		Harness:         &harness.Default{Observer: m},
 		Model:           models.FromEnv(getenv, log),
-		Tools:           toolset(getenv),
+		Tools:           toolsetFor(getenv),
 		Workers:         cfg.workers,
 		Limits:          cfg.limits,
 		ContextWindow:   cfg.contextWindowFor,

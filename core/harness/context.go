@@ -155,7 +155,7 @@ func (h *Default) Compact(ctx context.Context, c *Cycle, mc *Context) (core.Usag
 }
 
 func (h *Default) compact(ctx context.Context, c *Cycle, mc *Context, turnID string) (core.Usage, error) {
-	req := core.ModelRequest{Model: c.Agent.Model, System: mc.System, Tools: toolDefs(c.Tools)}
+	req := core.ModelRequest{Model: c.Agent.Model, System: mc.System, Tools: c.Tools.Defs()}
 	req.Messages = append(req.Messages, mc.Messages...)
 	prompt := core.Block{Type: core.BlockText, Text: compactPrompt}
 	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == core.RoleUser {
@@ -184,12 +184,4 @@ func (h *Default) compact(ctx context.Context, c *Cycle, mc *Context, turnID str
 		return resp.Usage, fmt.Errorf("log compaction: %w", err)
 	}
 	return resp.Usage, nil
-}
-
-func toolDefs(tools []core.Tool) []core.ToolDef {
-	defs := make([]core.ToolDef, 0, len(tools))
-	for _, t := range tools {
-		defs = append(defs, t.Def())
-	}
-	return defs
 }

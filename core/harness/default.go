@@ -28,7 +28,9 @@ func (h *Default) observer() Observer {
 	return h.Observer
 }
 
-// Init closes the tool calls of an open turn that have no result.
+// Init closes the tool calls of an open turn that have no result: the
+// process that ran them died. Calls still waiting for a person (custom
+// tools, ask-first calls not yet confirmed) are left alone.
 func (h *Default) Init(ctx context.Context, c *Cycle) error {
 	s, err := c.Log.GetSession(ctx, c.SessionID)
 	if err != nil {
@@ -41,30 +43,20 @@ func (h *Default) Init(ctx context.Context, c *Cycle) error {
 	if err != nil {
 		return fmt.Errorf("read log: %w", err)
 	}
-	var open []string
-	answered := map[string]bool{}
-	for _, e := range turnEvents(events, s.TurnID) {
-		switch e.Type {
-		case core.TypeAgentToolUse:
-			var b core.ToolUseBody
-			if err := e.Decode(&b); err != nil {
-				return err
-			}
-			open = append(open, b.ToolUseID)
-		case core.TypeAgentToolResult:
-			var b core.ToolResultBody
-			if err := e.Decode(&b); err != nil {
-				return err
-			}
-			answered[b.ToolUseID] = true
-		}
+	calls, err := openCalls(events)
+	if err != nil {
+		return err
 	}
 	var results []core.Event
-	for _, id := range open {
-		if !answered[id] {
-			results = append(results, core.NewEvent(core.TypeAgentToolResult, core.LevelProgress, core.ActorSystem,
-				core.ToolResultBody{ToolUseID: id, Output: interruptedOutput, IsError: true}))
+	for _, call := range calls {
+		if call.custom {
+			continue
 		}
+		if _, policy, _ := c.Tools.Get(call.name); policy == core.PolicyAsk && call.confirm == nil {
+			continue
+		}
+		results = append(results, core.NewEvent(core.TypeAgentToolResult, core.LevelProgress, core.ActorSystem,
+			core.ToolResultBody{ToolUseID: call.id, Output: interruptedOutput, IsError: true}))
 	}
 	if len(results) == 0 {
 		return nil

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/toolset"
 )
 
 // Harness runs an agent's turns over a session's log.
@@ -48,8 +49,11 @@ type Cycle struct {
 	Holder    string      // the runtime instance, recorded as the turn's lease
 	Log       Log
 	Model     core.Model
-	Tools     []core.Tool
+	Tools     *toolset.Registry
 	Limits    core.Limits // resolved: no zero fields
+	// MaxToolOutput caps what one tool call returns to the model, in bytes
+	// (default 64 KiB).
+	MaxToolOutput int
 	// ContextWindow is the model's window in tokens; compaction starts when
 	// the context passes CompactFraction of it.
 	ContextWindow   int

@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/harness"
+	"github.com/switchboardhq/switchboard/core/toolset"
 	"github.com/switchboardhq/switchboard/fixtures/fakemodel"
 )
 
@@ -29,7 +30,7 @@ func newEnv(t *testing.T, steps ...fakemodel.Step) *env {
 		Holder:    "test",
 		Log:       e.log,
 		Model:     e.model,
-		Tools:     harness.Conversation(),
+		Tools:     mustRegistry(t, harness.Conversation()...),
 		Limits:    core.Limits{MaxSteps: 10, TurnSeconds: 30, MaxTokens: 1_000_000},
 	}
 	return e
@@ -251,7 +252,7 @@ func TestShutdownLeavesTurnOpenAndResumes(t *testing.T) {
 func TestRecoveryInterruptsToolWithoutRerun(t *testing.T) {
 	bt := &blockTool{calls: make(chan struct{}, 4), release: make(chan struct{})}
 	e := newEnv(t, fakemodel.Step{Calls: []core.Block{fakemodel.ToolUse("tu_b", "block", `{}`)}}, fakemodel.Step{Text: "ok, it was interrupted"})
-	e.cycle.Tools = append(e.cycle.Tools, bt)
+	e.cycle.Tools = mustRegistry(t, append(harness.Conversation(), bt)...)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	go func() { <-bt.calls; cancel(harness.ErrShutdown) }()
 	e.say("run the blocking tool")
@@ -374,4 +375,13 @@ func TestDeriveMergesRoles(t *testing.T) {
 	if !slices.Equal(shape, want) {
 		t.Fatalf("shape %v, want %v", shape, want)
 	}
+}
+
+func mustRegistry(t *testing.T, tools ...core.Tool) *toolset.Registry {
+	t.Helper()
+	r, err := toolset.New(tools...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

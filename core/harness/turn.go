@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/toolset"
 )
 
 // turn runs the steps of one turn.
@@ -58,6 +59,17 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 			}
 		}
 		t.final = false
+		waiting, changed, ok, err := t.resolve(tctx, wctx, events)
+		switch {
+		case err != nil:
+			return "", err
+		case !ok:
+			return t.stopped(wctx, tctx)
+		case len(waiting) > 0:
+			return t.finish(wctx, core.ReasonRequiresAction, waiting...)
+		case changed:
+			continue // read the results just logged
+		}
 		if t.steps >= c.Limits.MaxSteps {
 			return t.finish(wctx, core.ReasonMaxSteps)
 		}
@@ -80,7 +92,7 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 				continue // derive again from the summary
 			}
 		}
-		resp, err := t.h.generate(tctx, c, core.ModelRequest{Model: c.Agent.Model, System: mc.System, Messages: mc.Messages, Tools: toolDefs(c.Tools)})
+		resp, err := t.h.generate(tctx, c, core.ModelRequest{Model: c.Agent.Model, System: mc.System, Messages: mc.Messages, Tools: c.Tools.Defs()})
 		if err != nil {
 			if tctx.Err() != nil {
 				continue
@@ -89,7 +101,7 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 		}
 		t.steps++
 		t.usage = t.usage.Add(resp.Usage)
-		calls, evs := responseEvents(resp)
+		calls, evs := responseEvents(resp, c.Tools)
 		if len(evs) > 0 {
 			// One append per response, so a crash leaves a response either
 			// wholly logged or not at all.
@@ -102,7 +114,14 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 			continue
 		}
 		var yield core.Reason
+		waiting = nil
 		for _, call := range calls {
+			if tool, policy, found := c.Tools.Get(call.Name); found {
+				if _, custom := tool.(core.Custom); custom || policy == core.PolicyAsk {
+					waiting = append(waiting, call.ID)
+					continue
+				}
+			}
 			res, ok := t.callTool(tctx, call)
 			if !ok {
 				if reasonFor(tctx) == "" {
@@ -110,17 +129,15 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 				}
 				res = core.ToolResult{Output: "stopped: " + string(reasonFor(tctx)), IsError: true}
 			}
-			var out []core.Event
-			if res.UserMessage != "" {
-				out = append(out, core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: res.UserMessage, ToolUseID: call.ID}))
-			}
-			out = append(out, core.NewEvent(core.TypeAgentToolResult, core.LevelProgress, core.ActorSystem, core.ToolResultBody{ToolUseID: call.ID, Output: res.Output, IsError: res.IsError}))
-			if _, err := c.Log.Append(wctx, c.SessionID, core.AppendRequest{TurnID: t.id, Events: out}); err != nil {
-				return "", fmt.Errorf("log tool result: %w", err)
+			if err := t.logResult(wctx, call.ID, res); err != nil {
+				return "", err
 			}
 			if res.Yield != "" {
 				yield = res.Yield
 			}
+		}
+		if len(waiting) > 0 {
+			return t.finish(wctx, core.ReasonRequiresAction, waiting...)
 		}
 		if yield != "" {
 			return t.finish(wctx, yield)
@@ -151,9 +168,10 @@ func (t *turn) fail(ctx context.Context, err error) (core.Reason, error) {
 	return t.finish(ctx, core.ReasonError)
 }
 
-// finish logs turn.completed and the status it leads to.
-func (t *turn) finish(ctx context.Context, r core.Reason) (core.Reason, error) {
-	body := core.TurnCompletedBody{YieldReason: r, Usage: t.usage}
+// finish logs turn.completed and the status it leads to; waiting lists the
+// calls a requires_action yield waits on.
+func (t *turn) finish(ctx context.Context, r core.Reason, waiting ...string) (core.Reason, error) {
+	body := core.TurnCompletedBody{YieldReason: r, Usage: t.usage, PendingToolUseIDs: waiting}
 	req := core.AppendRequest{
 		TurnID: t.id,
 		// A cancelled turn takes the interrupt that cancelled it, and what
@@ -173,8 +191,8 @@ func (t *turn) finish(ctx context.Context, r core.Reason) (core.Reason, error) {
 // callTool runs one call; ok is false when the turn's context ended first.
 // A tool that ignores its context is abandoned, not waited for.
 func (t *turn) callTool(ctx context.Context, call core.ToolCall) (core.ToolResult, bool) {
-	tool := findTool(t.c.Tools, call.Name)
-	if tool == nil {
+	tool, _, found := t.c.Tools.Get(call.Name)
+	if !found {
 		return core.ToolResult{Output: fmt.Sprintf("unknown tool %q", call.Name), IsError: true}, true
 	}
 	call.SessionID, call.TurnID = t.c.SessionID, t.id
@@ -213,7 +231,8 @@ func (t *turn) yieldedTool(te []core.Event) core.Reason {
 		if te[i].Type != core.TypeAgentToolUse || te[i].Decode(&use) != nil || use.ToolUseID != res.ToolUseID {
 			continue
 		}
-		if y, ok := findTool(t.c.Tools, use.Name).(Yielder); ok {
+		tool, _, _ := t.c.Tools.Get(use.Name)
+		if y, ok := tool.(Yielder); ok {
 			return y.YieldReason()
 		}
 		return ""
@@ -233,8 +252,9 @@ func finalAnswer(te []core.Event) bool {
 
 // responseEvents turns a model response into log events: its text as one
 // agent.message (user level when it is the answer, progress beside tool
-// calls) and one agent.tool_use per call.
-func responseEvents(resp *core.ModelResponse) ([]core.ToolCall, []core.Event) {
+// calls) and one agent.tool_use per call (agent.custom_tool_use for the
+// client's custom tools).
+func responseEvents(resp *core.ModelResponse, tools *toolset.Registry) ([]core.ToolCall, []core.Event) {
 	var text strings.Builder
 	var calls []core.ToolCall
 	for _, b := range resp.Content {
@@ -258,16 +278,13 @@ func responseEvents(resp *core.ModelResponse) ([]core.ToolCall, []core.Event) {
 		evs = append(evs, core.NewEvent(core.TypeAgentMessage, level, core.ActorAgent, core.MessageBody{Text: s}))
 	}
 	for _, call := range calls {
-		evs = append(evs, core.NewEvent(core.TypeAgentToolUse, core.LevelProgress, core.ActorAgent, core.ToolUseBody{ToolUseID: call.ID, Name: call.Name, Input: call.Input}))
+		typ := core.TypeAgentToolUse
+		if tool, _, ok := tools.Get(call.Name); ok {
+			if _, custom := tool.(core.Custom); custom {
+				typ = core.TypeAgentCustomToolUse
+			}
+		}
+		evs = append(evs, core.NewEvent(typ, core.LevelProgress, core.ActorAgent, core.ToolUseBody{ToolUseID: call.ID, Name: call.Name, Input: call.Input}))
 	}
 	return calls, evs
-}
-
-func findTool(tools []core.Tool, name string) core.Tool {
-	for _, t := range tools {
-		if t.Def().Name == name {
-			return t
-		}
-	}
-	return nil
 }

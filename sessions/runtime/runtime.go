@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/harness"
+	"github.com/switchboardhq/switchboard/core/toolset"
 )
 
 // Store is what the runtime needs of the session store.
@@ -26,8 +27,8 @@ type Store interface {
 	Sweep(ctx context.Context, before time.Time) (int, error)
 }
 
-// Toolset builds the tools a session's model is offered.
-type Toolset func(ctx context.Context, s *core.Session, a *core.Agent) ([]core.Tool, error)
+// Toolset builds the registry of tools a session's model is offered.
+type Toolset func(ctx context.Context, s *core.Session, a *core.Agent) (*toolset.Registry, error)
 
 // Config wires a runtime.
 type Config struct {
@@ -48,7 +49,7 @@ type Config struct {
 	// (default and minimum 7 days); SweepEvery how often older ones go.
 	KeyRetention time.Duration
 	SweepEvery   time.Duration
-	Logger     *slog.Logger
+	Logger       *slog.Logger
 }
 
 // DefaultLimits apply when neither the agent nor the configuration says.
@@ -284,11 +285,14 @@ func (r *Runtime) cycle(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("agent %s v%d: %w", s.Agent.ID, s.Agent.Version, err)
 	}
-	tools := harness.Conversation()
+	var tools *toolset.Registry
 	if r.cfg.Tools != nil {
-		if tools, err = r.cfg.Tools(ctx, s, agent); err != nil {
-			return fmt.Errorf("tools: %w", err)
-		}
+		tools, err = r.cfg.Tools(ctx, s, agent)
+	} else {
+		tools, err = toolset.New(harness.Conversation()...)
+	}
+	if err != nil {
+		return fmt.Errorf("tools: %w", err)
 	}
 	c := &harness.Cycle{
 		SessionID:       id,

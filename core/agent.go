@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"regexp"
 	"strings"
 )
@@ -61,13 +62,38 @@ type ToolSpec struct {
 	Policy      string          `json:"policy,omitempty"` // always_allow | always_ask | deny
 }
 
-// MCPServerSpec names an external MCP server whose tools the agent is offered.
+// MCP transports.
+const (
+	TransportStreamableHTTP = "streamable_http"
+	TransportSSE            = "sse"
+	TransportStdio          = "stdio"
+)
+
+// MCPServerSpec names an external MCP server whose tools the agent is
+// offered as mcp_<name>_<tool>.
 type MCPServerSpec struct {
-	Name      string          `json:"name"`
-	URL       string          `json:"url,omitempty"`
-	Transport string          `json:"transport,omitempty"`
-	Auth      json.RawMessage `json:"auth,omitempty"`
-	Policy    string          `json:"policy,omitempty"`
+	Name      string `json:"name"`
+	Transport string `json:"transport,omitempty"` // default streamable_http
+	URL       string `json:"url,omitempty"`       // streamable_http, sse
+	// Command and Args start a stdio server; Env holds its non-secret
+	// environment.
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Auth    *MCPAuth          `json:"auth,omitempty"`
+	// Policy applies to every tool of the server; ToolPolicies overrides it
+	// per tool (by the server's own tool name).
+	Policy       string            `json:"policy,omitempty"`
+	ToolPolicies map[string]string `json:"tool_policies,omitempty"`
+}
+
+// MCPAuth says which vault credential authenticates the gateway to an MCP
+// server. Over HTTP it is sent as a header to the server's host (which the
+// credential must be bound to); a stdio server gets it in the environment
+// variable Env.
+type MCPAuth struct {
+	VaultCredential string `json:"vault_credential"`
+	Env             string `json:"env,omitempty"`
 }
 
 // SplitModel splits "anthropic/claude-x" into provider and model name.
@@ -138,8 +164,47 @@ func (a *Agent) validateTools() error {
 			return fmt.Errorf("mcp_servers[%d]: name %q is also mcp_servers[%d]: %w", i, s.Name, j, ErrInvalid)
 		}
 		servers[s.Name] = i
-		if _, err := ParsePolicy(s.Policy); err != nil {
+		if err := s.validate(); err != nil {
 			return fmt.Errorf("mcp_servers[%d] (%q): %w", i, s.Name, err)
+		}
+	}
+	return nil
+}
+
+func (s *MCPServerSpec) validate() error {
+	if _, err := ParsePolicy(s.Policy); err != nil {
+		return err
+	}
+	for tool, p := range s.ToolPolicies {
+		if _, err := ParsePolicy(p); err != nil {
+			return fmt.Errorf("tool_policies[%q]: %w", tool, err)
+		}
+	}
+	switch s.Transport {
+	case "", TransportStreamableHTTP, TransportSSE:
+		u, err := url.Parse(s.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("url %q: want an http or https URL: %w", s.URL, ErrInvalid)
+		}
+		if s.Command != "" {
+			return fmt.Errorf("command is only for the stdio transport: %w", ErrInvalid)
+		}
+	case TransportStdio:
+		if s.Command == "" {
+			return fmt.Errorf("the stdio transport needs a command: %w", ErrInvalid)
+		}
+		if s.URL != "" {
+			return fmt.Errorf("url is not used by the stdio transport: %w", ErrInvalid)
+		}
+	default:
+		return fmt.Errorf("transport %q: want streamable_http, sse or stdio: %w", s.Transport, ErrInvalid)
+	}
+	if s.Auth != nil {
+		if s.Auth.VaultCredential == "" {
+			return fmt.Errorf("auth needs vault_credential: %w", ErrInvalid)
+		}
+		if s.Transport == TransportStdio && s.Auth.Env == "" {
+			return fmt.Errorf("auth of a stdio server needs env, the variable that carries the credential: %w", ErrInvalid)
 		}
 	}
 	return nil

@@ -16,7 +16,7 @@ func TestAgentValidateTools(t *testing.T) {
 		servers []core.MCPServerSpec
 		wantErr string // "" means valid
 	}{
-		{"valid", []core.ToolSpec{custom("lookup_order"), custom("refund-v2")}, []core.MCPServerSpec{{Name: "docs"}, {Name: "git-hub"}}, ""},
+		{"valid", []core.ToolSpec{custom("lookup_order"), custom("refund-v2")}, []core.MCPServerSpec{{Name: "docs", URL: "http://127.0.0.1:9/mcp"}, {Name: "git-hub", Transport: "stdio", Command: "/bin/gh-mcp"}}, ""},
 		{"invalid characters", []core.ToolSpec{custom("look up")}, nil, `"look up"`},
 		{"too long", []core.ToolSpec{custom(strings.Repeat("x", 65))}, nil, "1 to 64"},
 		{"empty name", []core.ToolSpec{custom("")}, nil, `""`},
@@ -26,9 +26,15 @@ func TestAgentValidateTools(t *testing.T) {
 		{"bad type", []core.ToolSpec{{Type: "function", Name: "x"}}, nil, `type "function"`},
 		{"bad policy", []core.ToolSpec{{Type: "custom", Name: "x", Policy: "sometimes"}}, nil, `"sometimes"`},
 		{"bad schema", []core.ToolSpec{{Type: "custom", Name: "x", InputSchema: []byte("{")}}, nil, "not valid JSON"},
-		{"server underscore", nil, []core.MCPServerSpec{{Name: "my_docs"}}, `"my_docs"`},
-		{"server duplicate", nil, []core.MCPServerSpec{{Name: "docs"}, {Name: "docs"}}, "also mcp_servers[0]"},
-		{"server policy", nil, []core.MCPServerSpec{{Name: "docs", Policy: "never"}}, `"never"`},
+		{"server underscore", nil, []core.MCPServerSpec{{Name: "my_docs", URL: "http://h/"}}, `"my_docs"`},
+		{"server duplicate", nil, []core.MCPServerSpec{{Name: "docs", URL: "http://h/"}, {Name: "docs", URL: "http://h/"}}, "also mcp_servers[0]"},
+		{"server policy", nil, []core.MCPServerSpec{{Name: "docs", URL: "http://h/", Policy: "never"}}, `"never"`},
+		{"tool policy", nil, []core.MCPServerSpec{{Name: "docs", URL: "http://h/", ToolPolicies: map[string]string{"rm": "maybe"}}}, `tool_policies["rm"]`},
+		{"no url", nil, []core.MCPServerSpec{{Name: "docs"}}, "http or https URL"},
+		{"stdio without command", nil, []core.MCPServerSpec{{Name: "docs", Transport: "stdio"}}, "needs a command"},
+		{"bad transport", nil, []core.MCPServerSpec{{Name: "docs", Transport: "carrier-pigeon", URL: "http://h/"}}, `"carrier-pigeon"`},
+		{"auth without credential", nil, []core.MCPServerSpec{{Name: "docs", URL: "http://h/", Auth: &core.MCPAuth{}}}, "vault_credential"},
+		{"stdio auth without env", nil, []core.MCPServerSpec{{Name: "docs", Transport: "stdio", Command: "x", Auth: &core.MCPAuth{VaultCredential: "vcr_1"}}}, "needs env"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

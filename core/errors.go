@@ -22,3 +22,6 @@ var (
 
 // ErrUnauthorized: no valid credentials, or a client token on an admin route.
 var ErrUnauthorized = errors.New("unauthorized")
+
+// ErrForbidden: the principal or credential may not be used for this.
+var ErrForbidden = errors.New("forbidden")

@@ -67,6 +67,8 @@ func classify(err error) *Error {
 		return Errorf(http.StatusRequestEntityTooLarge, "payload_too_large", "request body is larger than %d bytes", mbe.Limit)
 	case errors.Is(err, core.ErrUnauthorized):
 		return Errorf(http.StatusUnauthorized, "unauthorized", "%s", err.Error())
+	case errors.Is(err, core.ErrForbidden):
+		return Errorf(http.StatusForbidden, "forbidden", "%s", err.Error())
 	case errors.Is(err, core.ErrNotFound):
 		return Errorf(http.StatusNotFound, "not_found", "%s", err.Error())
 	case errors.Is(err, core.ErrConflict), errors.Is(err, core.ErrArchived):

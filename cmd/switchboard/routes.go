@@ -8,11 +8,12 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/api"
 	"github.com/switchboardhq/switchboard/sessions/live"
 	"github.com/switchboardhq/switchboard/sessions/metrics"
+	"github.com/switchboardhq/switchboard/sessions/page"
 	"github.com/switchboardhq/switchboard/sessions/runtime"
 )
 
-// routes mounts every package's handlers: the API behind authentication,
-// health and metrics in the open.
+// routes mounts every package's handlers: the API and the session page
+// behind authentication, health and metrics in the open.
 func routes(cfg *serveConfig, store *live.Store, rt *runtime.Runtime, m *metrics.Metrics, log *slog.Logger) http.Handler {
 	a := &api.Auth{AdminToken: cfg.adminToken, Sessions: store, Logger: log}
 	v1 := http.NewServeMux()
@@ -23,6 +24,7 @@ func routes(cfg *serveConfig, store *live.Store, rt *runtime.Runtime, m *metrics
 
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", a.Wrap(v1))
+	(&page.Handler{Store: store, Auth: a, Logger: log}).Register(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

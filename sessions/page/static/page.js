@@ -1,0 +1,326 @@
+// The session page's script: follows the session's log over EventSource
+// and steers the session with fetch.
+//
+// Everything the log says goes into the page as text (textContent), never
+// as HTML, so an agent's output cannot script the page.
+//
+// Resuming: every logged event has a gap-free seq. The page keeps the
+// highest seq it has applied and ignores anything at or below it, so the
+// history a reconnect resends is never shown twice. The browser's own
+// reconnect sends Last-Event-ID; when the browser gives up (a non-200
+// answer, such as a proxy's 502 while the gateway restarts) the page opens
+// a new stream with ?after=<last seq>. The stream is read at every level:
+// status changes are internal events, and a complete seq sequence lets the
+// page notice a hole instead of showing past it.
+(function () {
+  'use strict';
+
+  // DESIGN §3.4. EventSource dispatches each SSE "event:" name separately
+  // and has no catch-all, so every type is listened for by name.
+  const TYPES = [
+    'user.message', 'user.interrupt', 'user.tool_confirmation', 'user.custom_tool_result',
+    'session.status_changed', 'turn.started', 'turn.completed', 'agent.message',
+    'agent.tool_use', 'agent.tool_result', 'agent.custom_tool_use', 'session.compacted',
+    'session.error',
+  ];
+  const MIN_DELAY = 500;
+  const MAX_DELAY = 8000;
+
+  const sessionID = document.body.dataset.session;
+  const token = new URLSearchParams(location.search).get('token') || '';
+  // Relative to the page (…/sessions/{id}), so a deployment under a path
+  // prefix works too.
+  const base = new URL('../v1/sessions/' + encodeURIComponent(sessionID), location.href).href;
+
+  const logEl = document.getElementById('log');
+  const statusEl = document.getElementById('status');
+  const reasonEl = document.getElementById('stop-reason');
+  const connEl = document.getElementById('conn');
+  const form = document.getElementById('send');
+  const box = document.getElementById('message');
+  const sendButton = document.getElementById('send-button');
+  const stopButton = document.getElementById('stop-button');
+  const errorEl = document.getElementById('error');
+
+  let lastSeq = 0; // every seq up to this one has been applied
+  const logged = new Set(); // ids of applied events, to retire pending bubbles
+  let source = null;
+  let retryTimer = null;
+  let delay = MIN_DELAY;
+  let opens = 0;
+  let gapAt = -1; // the lastSeq a hole was last seen at, so one is retried once
+
+  function setConn(state, label) {
+    connEl.dataset.state = state;
+    connEl.textContent = label;
+  }
+
+  function setStatus(status, reason) {
+    if (!status) return;
+    statusEl.dataset.status = status;
+    statusEl.textContent = status;
+    reasonEl.textContent = reason || '';
+    const archived = status === 'archived';
+    box.disabled = archived;
+    sendButton.disabled = archived;
+    stopButton.disabled = archived;
+  }
+
+  function showError(msg) {
+    errorEl.textContent = msg;
+    errorEl.hidden = !msg;
+  }
+
+  function authHeaders(extra) {
+    // fetch can send the header, which keeps the token out of access logs.
+    return Object.assign({ Authorization: 'Bearer ' + token }, extra || {});
+  }
+
+  async function api(method, path, body) {
+    const init = { method: method, headers: authHeaders(body ? { 'Content-Type': 'application/json' } : null), cache: 'no-store' };
+    if (body) init.body = JSON.stringify(body);
+    const resp = await fetch(base + path, init);
+    let data = null;
+    try { data = await resp.json(); } catch (e) { /* not JSON: a proxy's error page */ }
+    if (!resp.ok) {
+      const msg = data && data.error && data.error.message ? data.error.message : resp.status + ' ' + resp.statusText;
+      const err = new Error(msg);
+      err.status = resp.status;
+      throw err;
+    }
+    return data;
+  }
+
+  // --- the stream -------------------------------------------------------
+
+  function connect() {
+    clearTimeout(retryTimer);
+    retryTimer = null;
+    if (source) source.close();
+    const url = new URL(base + '/events');
+    url.searchParams.set('token', token);
+    url.searchParams.set('after', String(lastSeq));
+    const es = new EventSource(url.href);
+    source = es;
+    es.onopen = function () {
+      if (source !== es) return;
+      opens++;
+      connEl.dataset.opens = String(opens);
+      delay = MIN_DELAY;
+      setConn('live', 'live');
+    };
+    es.onerror = function () {
+      if (source !== es) return;
+      if (es.readyState === EventSource.CLOSED) {
+        // The browser gave up on this stream; take over.
+        setConn('reconnecting', 'reconnecting…');
+        scheduleRecover();
+      } else {
+        // The browser reconnects by itself, with Last-Event-ID.
+        setConn('reconnecting', 'reconnecting…');
+      }
+    };
+    for (const t of TYPES) es.addEventListener(t, onMessage);
+    es.addEventListener('message', onMessage);
+  }
+
+  function scheduleRecover() {
+    clearTimeout(retryTimer);
+    retryTimer = setTimeout(recover, delay);
+    delay = Math.min(delay * 2, MAX_DELAY);
+  }
+
+  // recover checks the session before reopening the stream: a 401 or 404
+  // will not heal by retrying, and the status may have moved meanwhile.
+  async function recover() {
+    try {
+      const s = await api('GET', '');
+      setStatus(s.status, s.stop_reason);
+    } catch (err) {
+      if (err.status === 401 || err.status === 403 || err.status === 404) {
+        if (source) source.close();
+        source = null;
+        setConn('closed', 'disconnected: ' + err.message);
+        return;
+      }
+      scheduleRecover();
+      return;
+    }
+    connect();
+  }
+
+  function onMessage(msg) {
+    if (msg.target !== source) return;
+    let ev;
+    try { ev = JSON.parse(msg.data); } catch (e) { return; }
+    if (!ev || typeof ev.seq !== 'number') return;
+    if (ev.seq <= lastSeq) return; // resent after a reconnect: already shown
+    if (ev.seq !== lastSeq + 1) {
+      // A hole: never show past it. Reopen from what we have, once per
+      // hole; an event type this script does not know would otherwise
+      // loop, so a second sighting is accepted.
+      if (gapAt !== lastSeq) {
+        gapAt = lastSeq;
+        connect();
+        return;
+      }
+    }
+    lastSeq = ev.seq;
+    apply(ev);
+  }
+
+  function apply(ev) {
+    logged.add(ev.id);
+    const pending = logEl.querySelector('[data-pending-id="' + CSS.escape(ev.id) + '"]');
+    if (pending) pending.remove();
+    const b = ev.body || {};
+    if (ev.type === 'session.status_changed') setStatus(b.status, b.stop_reason);
+    // Internal events (turn boundaries, status changes, interrupts) shape
+    // the header, not the conversation.
+    if (ev.level === 'internal') return;
+    append(render(ev));
+  }
+
+  // --- rendering --------------------------------------------------------
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+
+  function pretty(v) {
+    if (typeof v === 'string') return v;
+    try { return JSON.stringify(v, null, 2); } catch (e) { return String(v); }
+  }
+
+  function folded(summary, content, open) {
+    const d = el('details');
+    if (open) d.open = true;
+    d.append(el('summary', null, summary), el('pre', 'text', content));
+    return d;
+  }
+
+  const WHO = { human: 'user', agent: 'agent', system: 'system' };
+
+  function render(ev) {
+    const b = ev.body || {};
+    const item = el('article', 'event');
+    item.dataset.seq = String(ev.seq);
+    item.dataset.type = ev.type;
+    item.dataset.id = ev.id;
+    item.classList.add('level-' + ev.level, 'actor-' + ev.actor);
+    const head = el('div', 'head');
+    head.append(el('span', 'who', WHO[ev.actor] || ev.actor || ''));
+    const when = el('time', 'when');
+    if (ev.created_at) {
+      when.dateTime = ev.created_at;
+      when.textContent = new Date(ev.created_at).toLocaleTimeString();
+      when.title = ev.created_at;
+    }
+    head.append(when);
+    item.append(head);
+    switch (ev.type) {
+      case 'user.message':
+      case 'agent.message':
+        item.append(el('div', 'text', b.text));
+        break;
+      case 'agent.tool_use':
+      case 'agent.custom_tool_use':
+        item.append(folded('tool ' + (b.name || '?'), pretty(b.input)));
+        break;
+      case 'agent.tool_result':
+        if (b.is_error) item.classList.add('failed');
+        item.append(folded(b.is_error ? 'tool error' : 'tool result', b.output));
+        break;
+      case 'session.error':
+        item.classList.add('failed');
+        item.append(el('div', 'text', b.message));
+        break;
+      default:
+        item.append(folded(ev.type, pretty(b)));
+    }
+    return item;
+  }
+
+  function append(node) {
+    // Follow the conversation only if the reader is at its end.
+    const atEnd = window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 40;
+    logEl.append(node);
+    if (atEnd) node.scrollIntoView({ block: 'end' });
+  }
+
+  // A sent input is queued until the harness takes it; show it dimmed
+  // until its logged event arrives (same id).
+  function addPending(id, text) {
+    if (logged.has(id) || logEl.querySelector('[data-pending-id="' + CSS.escape(id) + '"]')) return;
+    const item = el('article', 'pending');
+    item.dataset.pendingId = id;
+    const head = el('div', 'head');
+    head.append(el('span', 'who', 'user'), el('span', 'when', 'queued'));
+    item.append(head, el('div', 'text', text));
+    append(item);
+  }
+
+  // --- steering ---------------------------------------------------------
+
+  async function send(events) {
+    showError('');
+    const out = await api('POST', '/events', { events: events });
+    return (out && out.data) || [];
+  }
+
+  form.addEventListener('submit', async function (e) {
+    e.preventDefault();
+    const text = box.value;
+    if (!text.trim()) return;
+    sendButton.disabled = true;
+    try {
+      const queued = await send([{ type: 'user.message', text: text }]);
+      box.value = '';
+      for (const q of queued) addPending(q.id, text);
+    } catch (err) {
+      showError('not sent: ' + err.message);
+    } finally {
+      sendButton.disabled = statusEl.dataset.status === 'archived';
+      box.focus();
+    }
+  });
+
+  box.addEventListener('keydown', function (e) {
+    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      form.requestSubmit();
+    }
+  });
+
+  stopButton.addEventListener('click', async function () {
+    stopButton.disabled = true;
+    try {
+      await send([{ type: 'user.interrupt' }]);
+    } catch (err) {
+      showError('not stopped: ' + err.message);
+    } finally {
+      stopButton.disabled = statusEl.dataset.status === 'archived';
+    }
+  });
+
+  async function loadPending() {
+    try {
+      const out = await api('GET', '/pending');
+      for (const q of (out && out.data) || []) {
+        if (q.type === 'user.message') addPending(q.id, (q.body && q.body.text) || '');
+      }
+    } catch (e) { /* best effort: the log shows them once taken */ }
+  }
+
+  setStatus(statusEl.dataset.status, reasonEl.textContent);
+  if (!token) {
+    setConn('closed', 'not live: no ?token= in the address');
+    box.disabled = sendButton.disabled = stopButton.disabled = true;
+    return;
+  }
+  connect();
+  loadPending();
+})();

@@ -13,7 +13,15 @@ const usage = `switchboard — a self-hosted gateway for AI agents in Slack, Git
 
 usage:
   switchboard serve [flags]      run the gateway (see serve -h)
+  switchboard agent create|list|get|update [flags]
+                                 manage agents over the API (see agent -h)
+  switchboard session create|list|send|status|events|wake|interrupt|archive [flags]
+                                 drive sessions over the API (see session -h)
   switchboard version            print the version
+
+The agent and session commands reach the server at --url, $SWITCHBOARD_URL or
+http://127.0.0.1:8080 with --token, $SWITCHBOARD_TOKEN or the token file
+<data dir>/admin-token; --json prints JSON.
 `
 
 // run dispatches a command line and returns the exit code.
@@ -26,6 +34,8 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout io.W
 	switch args[0] {
 	case "serve":
 		err = serve(args[1:], getenv, stdout, stderr)
+	case "agent", "session":
+		return cli(args, getenv, stdin, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "switchboard", version)
 	case "help", "-h", "--help":

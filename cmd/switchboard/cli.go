@@ -1,0 +1,276 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/switchboardhq/switchboard/sessions/client"
+)
+
+// Where the CLI finds the server and its token when neither flags nor
+// environment say (DESIGN §3.1): the gateway's own defaults.
+const (
+	defaultURL     = "http://127.0.0.1:8080"
+	defaultDataDir = "./switchboard-data"
+)
+
+// headerTimeout bounds the wait for an answer's headers, so a stuck
+// server fails a command instead of hanging it; it does not limit how long
+// an event stream stays open.
+const headerTimeout = time.Minute
+
+// cliIO is the process's environment as the CLI commands see it.
+type cliIO struct {
+	getenv func(string) string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// usageError is a malformed command line: exit code 2 and a usage hint.
+type usageError struct {
+	cmd *command
+	msg string
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+// cli runs `switchboard agent …` or `switchboard session …` and returns
+// the exit code.
+func cli(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	env := cliIO{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	group, rest := args[0], args[1:]
+	var err error
+	switch group {
+	case "agent":
+		err = agentCommand(ctx, env, rest)
+	case "session":
+		err = sessionCommand(ctx, env, rest)
+	}
+	var ue *usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "switchboard: %s\n", ue.msg)
+		if ue.cmd != nil {
+			fmt.Fprintf(stderr, "usage: switchboard %s\nrun 'switchboard %s -h' for its flags\n", ue.cmd.usage, ue.cmd.name)
+		}
+		return 2
+	}
+	fmt.Fprintln(stderr, "switchboard:", err)
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		fmt.Fprintln(stderr, "is switchboard serve running there? point at it with --url or SWITCHBOARD_URL")
+	}
+	return 1
+}
+
+// groupHelp prints a command group's subcommands; an unknown or missing
+// subcommand is a usage error.
+func groupHelp(env cliIO, group string, sub string, lines []string) error {
+	text := "usage:\n"
+	for _, l := range lines {
+		text += "  switchboard " + group + " " + l + "\n"
+	}
+	text += "\ncommon flags: --url URL, --token TOKEN, --json (run a command with -h for the rest)\n"
+	switch sub {
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(env.stdout, text)
+		return flag.ErrHelp
+	case "":
+		fmt.Fprint(env.stderr, text)
+		return &usageError{msg: group + ": missing subcommand"}
+	}
+	fmt.Fprint(env.stderr, text)
+	return &usageError{msg: fmt.Sprintf("%s: unknown subcommand %q", group, sub)}
+}
+
+// command is one subcommand: its flags, including the common ones, and
+// how to reach the server.
+type command struct {
+	env   cliIO
+	name  string // "session send"
+	usage string // "session send ID TEXT [flags]"
+	fs    *flag.FlagSet
+	url   string
+	token string
+	json  bool
+}
+
+func newCommand(env cliIO, name, usage string) *command {
+	group, _, _ := strings.Cut(name, " ")
+	c := &command{env: env, name: name, usage: group + " " + usage, fs: flag.NewFlagSet(name, flag.ContinueOnError)}
+	// Errors are reported once, by cli, in its own format.
+	c.fs.SetOutput(io.Discard)
+	c.fs.StringVar(&c.url, "url", "", "server base URL ($SWITCHBOARD_URL, default "+defaultURL+")")
+	c.fs.StringVar(&c.token, "token", "", "bearer token ($SWITCHBOARD_TOKEN, default: <data dir>/admin-token)")
+	c.fs.BoolVar(&c.json, "json", false, "print JSON (NDJSON when following)")
+	return c
+}
+
+// parse reads the flags, before or after the positional arguments, and
+// checks that exactly n positionals were given.
+func (c *command) parse(args []string, n int) ([]string, error) {
+	err := c.fs.Parse(reorder(c.fs, args))
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(c.env.stdout, "usage: switchboard %s\n\nflags:\n", c.usage)
+		c.fs.SetOutput(c.env.stdout)
+		c.fs.PrintDefaults()
+		return nil, flag.ErrHelp
+	}
+	if err != nil {
+		return nil, &usageError{cmd: c, msg: err.Error()}
+	}
+	pos := c.fs.Args()
+	if len(pos) != n {
+		return nil, &usageError{cmd: c, msg: fmt.Sprintf("%s: want %d argument(s), got %d", c.name, n, len(pos))}
+	}
+	return pos, nil
+}
+
+// given reports whether the flag was on the command line.
+func (c *command) given(name string) bool {
+	found := false
+	c.fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
+}
+
+// reorder moves flags ahead of positional arguments, since the flag
+// package stops at the first positional. A flag's value is the next
+// argument unless it is a bool flag or written as -flag=value; "--" ends
+// the flags and "-" alone (stdin) is positional.
+func reorder(fs *flag.FlagSet, args []string) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			pos = append(pos, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		if f := fs.Lookup(name); f != nil && !isBool(f) && i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	return append(append(flags, "--"), pos...)
+}
+
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// client resolves the server and token: flags, then environment, then the
+// local gateway's defaults.
+func (c *command) client() (*client.Client, error) {
+	url := firstOf(c.url, c.env.getenv("SWITCHBOARD_URL"), defaultURL)
+	token, err := c.resolveToken()
+	if err != nil {
+		return nil, err
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.ResponseHeaderTimeout = headerTimeout
+	return client.New(url, token, &http.Client{Transport: tr}), nil
+}
+
+// resolveToken also accepts SWITCHBOARD_ADMIN_TOKEN, the variable serve
+// takes the token from, since a gateway started with it writes no token
+// file.
+func (c *command) resolveToken() (string, error) {
+	if t := firstOf(c.token, c.env.getenv("SWITCHBOARD_TOKEN"), c.env.getenv("SWITCHBOARD_ADMIN_TOKEN")); t != "" {
+		return t, nil
+	}
+	path := filepath.Join(firstOf(c.env.getenv("SWITCHBOARD_DATA_DIR"), defaultDataDir), "admin-token")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("no token: pass --token or set SWITCHBOARD_TOKEN (%w)", err)
+	}
+	t := strings.TrimSpace(string(b))
+	if t == "" {
+		return "", fmt.Errorf("no token: %s is empty; pass --token or set SWITCHBOARD_TOKEN", path)
+	}
+	return t, nil
+}
+
+func firstOf(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// printJSON writes v indented, or as one line when following.
+func (c *command) printJSON(v any, oneLine bool) error {
+	enc := json.NewEncoder(c.env.stdout)
+	enc.SetEscapeHTML(false)
+	if !oneLine {
+		enc.SetIndent("", "  ")
+	}
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	return nil
+}
+
+// readText returns s, or all of stdin when s is "-" (minus one trailing
+// newline, which a shell pipeline adds).
+func (c *command) readText(s string) (string, error) {
+	if s != "-" {
+		return s, nil
+	}
+	b, err := io.ReadAll(c.env.stdin)
+	if err != nil {
+		return "", fmt.Errorf("read stdin: %w", err)
+	}
+	return strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r"), nil
+}
+
+// kvFlag collects repeated key=value flags into a map.
+type kvFlag map[string]string
+
+func (m kvFlag) String() string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k+"="+m[k])
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, ",")
+}
+
+func (m kvFlag) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("%q: want key=value", s)
+	}
+	m[k] = v
+	return nil
+}

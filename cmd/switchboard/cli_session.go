@@ -1,0 +1,329 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/web"
+	"github.com/switchboardhq/switchboard/sessions/client"
+)
+
+// sessionUsage lists the session subcommands, for help and usage errors.
+var sessionUsage = []string{
+	"create --agent A [--input TEXT] [--metadata k=v ...] [--idempotency-key K]",
+	"list [--status S] [--agent A] [--origin-key K] [--after ID] [--limit N]",
+	"send ID TEXT [--idempotency-key K]   (TEXT - reads stdin)",
+	"status ID",
+	"events ID [--follow] [--level L] [--after N] [--limit N]",
+	"wake ID",
+	"interrupt ID",
+	"archive ID",
+}
+
+func sessionCommand(ctx context.Context, env cliIO, args []string) error {
+	sub := ""
+	if len(args) > 0 {
+		sub, args = args[0], args[1:]
+	}
+	switch sub {
+	case "create":
+		return sessionCreate(ctx, env, args)
+	case "list":
+		return sessionList(ctx, env, args)
+	case "send":
+		return sessionSend(ctx, env, args)
+	case "status":
+		return sessionStatus(ctx, env, args)
+	case "events":
+		return sessionEvents(ctx, env, args)
+	case "wake", "interrupt", "archive":
+		return sessionAction(ctx, env, sub, args)
+	}
+	return groupHelp(env, "session", sub, sessionUsage)
+}
+
+func sessionCreate(ctx context.Context, env cliIO, args []string) error {
+	c := newCommand(env, "session create", sessionUsage[0])
+	var p client.SessionParams
+	var input string
+	meta := kvFlag{}
+	c.fs.StringVar(&p.Agent, "agent", "", "agent id or name (required)")
+	c.fs.IntVar(&p.AgentVersion, "agent-version", 0, "pin this agent version (default: the latest)")
+	c.fs.StringVar(&input, "input", "", "first user message; the session starts at once ('-' reads stdin)")
+	c.fs.Var(meta, "metadata", "key=value metadata (repeatable)")
+	c.fs.StringVar(&p.IdempotencyKey, "idempotency-key", "", "a retry with the same key returns the first answer")
+	if _, err := c.parse(args, 0); err != nil {
+		return err
+	}
+	if p.Agent == "" {
+		return &usageError{cmd: c, msg: "session create: --agent is required"}
+	}
+	if c.given("input") {
+		text, err := c.readText(input)
+		if err != nil {
+			return err
+		}
+		p.Input = &text
+	}
+	if len(meta) > 0 {
+		p.Metadata = meta
+	}
+	cl, err := c.client()
+	if err != nil {
+		return err
+	}
+	s, err := cl.CreateSession(ctx, p)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(s, false)
+	}
+	return c.keyValues([][2]string{
+		{"id", s.ID},
+		{"status", string(s.Status)},
+		{"agent", showAgentRef(s.Agent)},
+		{"metadata", showMap(s.Metadata)},
+		{"created_at", showTime(s.CreatedAt)},
+		{"client_token", s.ClientToken + "  (shown once)"},
+	})
+}
+
+func sessionList(ctx context.Context, env cliIO, args []string) error {
+	c := newCommand(env, "session list", sessionUsage[1])
+	var f client.SessionFilter
+	c.fs.StringVar(&f.Status, "status", "", "only this status: queued, running, awaiting_input, idle, failed or archived")
+	c.fs.StringVar(&f.Agent, "agent", "", "only sessions of this agent id")
+	c.fs.StringVar(&f.OriginKey, "origin-key", "", "only the session of this origin key (e.g. slack:T1:C1:1700000000.000100)")
+	c.fs.StringVar(&f.After, "after", "", "list sessions after this id")
+	c.fs.IntVar(&f.Limit, "limit", 0, "at most this many (default 100, at most 1000)")
+	if _, err := c.parse(args, 0); err != nil {
+		return err
+	}
+	cl, err := c.client()
+	if err != nil {
+		return err
+	}
+	page, err := cl.ListSessions(ctx, f)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(page, false)
+	}
+	rows := [][]string{{"ID", "STATUS", "STOP_REASON", "AGENT", "ORIGIN", "LAST_SEQ", "UPDATED"}}
+	for _, s := range page.Data {
+		reason := ""
+		if s.StopReason != nil {
+			reason = string(*s.StopReason)
+		}
+		origin := "api"
+		if s.Origin != nil {
+			origin = s.Origin.Key
+		}
+		rows = append(rows, []string{s.ID, string(s.Status), dash(reason), fmt.Sprintf("%s@%d", s.Agent.ID, s.Agent.Version), origin, fmt.Sprint(s.LastSeq), showTime(s.UpdatedAt)})
+	}
+	if err := c.table(rows); err != nil {
+		return err
+	}
+	if page.HasMore && len(page.Data) > 0 {
+		fmt.Fprintf(c.env.stderr, "more: --after %s\n", page.Data[len(page.Data)-1].ID)
+	}
+	return nil
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func sessionSend(ctx context.Context, env cliIO, args []string) error {
+	c := newCommand(env, "session send", sessionUsage[2])
+	var key string
+	c.fs.StringVar(&key, "idempotency-key", "", "a retry with the same key queues the message once")
+	pos, err := c.parse(args, 2)
+	if err != nil {
+		return err
+	}
+	text, err := c.readText(pos[1])
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(text) == "" {
+		return &usageError{cmd: c, msg: "session send: the message is empty"}
+	}
+	cl, err := c.client()
+	if err != nil {
+		return err
+	}
+	q, err := cl.SendMessage(ctx, pos[0], text, key)
+	if err != nil {
+		return err
+	}
+	return c.showQueued(pos[0], q)
+}
+
+func (c *command) showQueued(id string, q *client.QueuedInput) error {
+	if c.json {
+		return c.printJSON(web.Page[client.QueuedInput]{Data: []client.QueuedInput{*q}}, false)
+	}
+	return c.write(fmt.Sprintf("queued %s %s for %s\n", q.Type, q.ID, id))
+}
+
+func sessionStatus(ctx context.Context, env cliIO, args []string) error {
+	c := newCommand(env, "session status", sessionUsage[3])
+	pos, err := c.parse(args, 1)
+	if err != nil {
+		return err
+	}
+	cl, err := c.client()
+	if err != nil {
+		return err
+	}
+	s, err := cl.GetSession(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	return c.showSession(s)
+}
+
+func (c *command) showSession(s *client.SessionView) error {
+	if c.json {
+		return c.printJSON(s, false)
+	}
+	reason, pending, origin := "", "", "api"
+	if s.StopReason != nil {
+		reason = string(*s.StopReason)
+	}
+	if s.PendingAction != nil {
+		pending = "tool calls " + strings.Join(s.PendingAction.ToolUseIDs, ", ")
+	}
+	if s.Origin != nil {
+		origin = showOrigin(s.Origin)
+	}
+	return c.keyValues([][2]string{
+		{"id", s.ID},
+		{"status", string(s.Status)},
+		{"stop_reason", reason},
+		{"pending_action", pending},
+		{"agent", showAgentRef(s.Agent)},
+		{"origin", origin},
+		{"environment", s.Environment},
+		{"metadata", showMap(s.Metadata)},
+		{"usage", fmt.Sprintf("%d input tokens, %d output tokens", s.Usage.InputTokens, s.Usage.OutputTokens)},
+		{"last_seq", fmt.Sprint(s.LastSeq)},
+		{"created_at", showTime(s.CreatedAt)},
+		{"updated_at", showTime(s.UpdatedAt)},
+	})
+}
+
+func sessionEvents(ctx context.Context, env cliIO, args []string) error {
+	c := newCommand(env, "session events", sessionUsage[4])
+	var follow bool
+	var level string
+	var after uint64
+	var limit int
+	c.fs.BoolVar(&follow, "follow", false, "stream: the history, then live events until interrupted")
+	c.fs.StringVar(&level, "level", "", "threshold: user, progress or internal (default: all)")
+	c.fs.Uint64Var(&after, "after", 0, "start after this seq")
+	c.fs.IntVar(&limit, "limit", 0, "without --follow: at most this many (default: all)")
+	pos, err := c.parse(args, 1)
+	if err != nil {
+		return err
+	}
+	cl, err := c.client()
+	if err != nil {
+		return err
+	}
+	id := pos[0]
+	if follow {
+		err := cl.Follow(ctx, id, after, level, func(e core.Event) error {
+			if c.json {
+				return c.printJSON(e, true)
+			}
+			return c.write(formatEvent(e))
+		})
+		if errors.Is(err, context.Canceled) {
+			return nil // interrupted: the normal end of following
+		}
+		return err
+	}
+	return c.listEvents(ctx, cl, id, client.EventsQuery{After: after, Limit: limit, Level: level})
+}
+
+// listEvents prints the log after q.After: one page with --limit, else
+// every page.
+func (c *command) listEvents(ctx context.Context, cl *client.Client, id string, q client.EventsQuery) error {
+	all := web.Page[core.Event]{Data: []core.Event{}}
+	for {
+		page, err := cl.Events(ctx, id, q)
+		if err != nil {
+			return err
+		}
+		all.Data = append(all.Data, page.Data...)
+		all.HasMore = page.HasMore
+		if !page.HasMore || q.Limit > 0 || len(page.Data) == 0 {
+			break
+		}
+		q.After = page.Data[len(page.Data)-1].Seq
+	}
+	if c.json {
+		return c.printJSON(all, false)
+	}
+	var b strings.Builder
+	for _, e := range all.Data {
+		b.WriteString(formatEvent(e))
+	}
+	if err := c.write(b.String()); err != nil {
+		return err
+	}
+	if all.HasMore && len(all.Data) > 0 {
+		fmt.Fprintf(c.env.stderr, "more: --after %d\n", all.Data[len(all.Data)-1].Seq)
+	}
+	return nil
+}
+
+// sessionAction is wake, interrupt and archive: one call on one session.
+func sessionAction(ctx context.Context, env cliIO, action string, args []string) error {
+	usage := map[string]string{"wake": sessionUsage[5], "interrupt": sessionUsage[6], "archive": sessionUsage[7]}[action]
+	c := newCommand(env, "session "+action, usage)
+	pos, err := c.parse(args, 1)
+	if err != nil {
+		return err
+	}
+	cl, err := c.client()
+	if err != nil {
+		return err
+	}
+	id := pos[0]
+	switch action {
+	case "interrupt":
+		q, err := cl.Interrupt(ctx, id)
+		if err != nil {
+			return err
+		}
+		return c.showQueued(id, q)
+	case "wake":
+		s, err := cl.Wake(ctx, id)
+		if err != nil {
+			return err
+		}
+		if c.json {
+			return c.printJSON(s, false)
+		}
+		return c.write(fmt.Sprintf("woke %s (status: %s)\n", s.ID, s.Status))
+	}
+	s, err := cl.Archive(ctx, id)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(s, false)
+	}
+	return c.write(fmt.Sprintf("archived %s\n", s.ID))
+}

@@ -1,5 +1,10 @@
 package core
 
+import (
+	"encoding/json"
+	"fmt"
+)
+
 // Status is a session's state (DESIGN §3.5).
 type Status string
 
@@ -25,6 +30,29 @@ const (
 	ReasonMaxSteps         Reason = "max_steps"
 	ReasonError            Reason = "error"
 )
+
+// MarshalJSON writes the empty reason (none yet) as null, as the session
+// view does.
+func (r Reason) MarshalJSON() ([]byte, error) {
+	if r == "" {
+		return []byte("null"), nil
+	}
+	return json.Marshal(string(r))
+}
+
+// UnmarshalJSON accepts null as the empty reason.
+func (r *Reason) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*r = ""
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("reason: %w", err)
+	}
+	*r = Reason(s)
+	return nil
+}
 
 // StatusAfter is the status a session takes when a turn yields with r.
 func StatusAfter(r Reason) Status {

@@ -116,10 +116,7 @@ func sessionList(ctx context.Context, env cliIO, args []string) error {
 	}
 	rows := [][]string{{"ID", "STATUS", "STOP_REASON", "AGENT", "ORIGIN", "LAST_SEQ", "UPDATED"}}
 	for _, s := range page.Data {
-		reason := ""
-		if s.StopReason != nil {
-			reason = string(*s.StopReason)
-		}
+		reason := string(s.StopReason)
 		origin := "api"
 		if s.Origin != nil {
 			origin = s.Origin.Key
@@ -196,10 +193,7 @@ func (c *command) showSession(s *client.SessionView) error {
 	if c.json {
 		return c.printJSON(s, false)
 	}
-	reason, pending, origin := "", "", "api"
-	if s.StopReason != nil {
-		reason = string(*s.StopReason)
-	}
+	reason, pending, origin := string(s.StopReason), "", "api"
 	if s.PendingAction != nil {
 		pending = "tool calls " + strings.Join(s.PendingAction.ToolUseIDs, ", ")
 	}

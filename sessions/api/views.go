@@ -8,7 +8,7 @@ import (
 type SessionView struct {
 	ID            string              `json:"id"`
 	Status        core.Status         `json:"status"`
-	StopReason    *core.Reason        `json:"stop_reason"`
+	StopReason    core.Reason         `json:"stop_reason"` // null until a turn ends
 	PendingAction *core.PendingAction `json:"pending_action,omitempty"`
 	Agent         core.AgentRef       `json:"agent"`
 	Origin        *core.Origin        `json:"origin"`
@@ -23,13 +23,9 @@ type SessionView struct {
 // ViewSession renders s for the API.
 func ViewSession(s *core.Session) SessionView {
 	v := SessionView{
-		ID: s.ID, Status: s.Status, PendingAction: s.PendingAction, Agent: s.Agent, Origin: s.Origin,
+		ID: s.ID, Status: s.Status, StopReason: s.StopReason, PendingAction: s.PendingAction, Agent: s.Agent, Origin: s.Origin,
 		Metadata: s.Metadata, Environment: s.Environment, Usage: s.Usage, LastSeq: s.LastSeq,
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
-	}
-	if s.StopReason != "" {
-		r := s.StopReason
-		v.StopReason = &r
 	}
 	if v.Metadata == nil {
 		v.Metadata = map[string]string{}

@@ -167,7 +167,7 @@ func TestSessions(t *testing.T) {
 	}
 
 	page, err := c.ListSessions(ctx, client.SessionFilter{Status: "idle", Agent: "agt_1", OriginKey: "slack:T1:C1:1.2"})
-	if err != nil || len(page.Data) != 1 || page.Data[0].Usage.InputTokens != 21 || *page.Data[0].StopReason != core.ReasonCompleted {
+	if err != nil || len(page.Data) != 1 || page.Data[0].Usage.InputTokens != 21 || page.Data[0].StopReason != core.ReasonCompleted {
 		t.Fatalf("list %+v %v", page, err)
 	}
 	if q := f.last(t).Query; q != "agent=agt_1&origin_key=slack%3AT1%3AC1%3A1.2&status=idle" {

@@ -46,12 +46,15 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 		if tctx.Err() != nil {
 			return t.stopped(wctx, tctx)
 		}
+		if len(taken) == 0 && t.final {
+			return t.finish(wctx, core.ReasonCompleted)
+		}
 		events, err := c.Log.Events(wctx, c.SessionID, 0, 0)
 		if err != nil {
 			return "", fmt.Errorf("read log: %w", err)
 		}
 		if len(taken) == 0 {
-			if t.final || finalAnswer(turnEvents(events, t.id)) {
+			if finalAnswer(turnEvents(events, t.id)) {
 				return t.finish(wctx, core.ReasonCompleted)
 			}
 			if r := t.yieldedTool(turnEvents(events, t.id)); r != "" {

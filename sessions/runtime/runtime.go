@@ -42,6 +42,9 @@ type Config struct {
 	// ContextWindow gives a model's window in tokens.
 	ContextWindow   func(model string) int
 	CompactFraction float64
+	// LogCacheEvents bounds the decoded log events kept in memory across
+	// cycles (default 200,000; negative disables the cache).
+	LogCacheEvents int
 	// RetryAfter is how long a cycle that failed on the store waits.
 	RetryAfter time.Duration
 	Holder     string // this process; default a fresh id
@@ -57,8 +60,9 @@ var DefaultLimits = core.Limits{MaxSteps: 50, TurnSeconds: 900, MaxTokens: 2_000
 
 // Runtime schedules and runs session cycles.
 type Runtime struct {
-	cfg Config
-	log *slog.Logger
+	cfg   Config
+	log   *slog.Logger
+	store Store // cfg.Store behind the log cache
 
 	mu      sync.Mutex
 	queued  map[string]bool        // in ready, not yet taken by a worker
@@ -101,8 +105,12 @@ func New(cfg Config) *Runtime {
 	if cfg.Harness == nil {
 		cfg.Harness = &harness.Default{}
 	}
+	if cfg.LogCacheEvents == 0 {
+		cfg.LogCacheEvents = 200_000
+	}
 	return &Runtime{
 		cfg:      cfg,
+		store:    newLogCache(cfg.Store, cfg.LogCacheEvents),
 		log:      cfg.Logger,
 		queued:   map[string]bool{},
 		running:  map[string]*activeTurn{},
@@ -298,7 +306,7 @@ func (r *Runtime) cycle(ctx context.Context, id string) error {
 		SessionID:       id,
 		Agent:           agent,
 		Holder:          r.cfg.Holder,
-		Log:             r.cfg.Store,
+		Log:             r.store,
 		Model:           r.cfg.Model,
 		Tools:           tools,
 		Limits:          agent.Limits.Or(r.cfg.Limits),

@@ -1,7 +1,8 @@
 // Package sessions owns switchboard's one bbolt database and everything
 // stored in it: agents and their versions, sessions, their event logs and
 // queued inputs, dedupe and idempotency keys, the wake queue and turn
-// leases. Store implements core.Store.
+// leases, and the vaults of credentials (sealed). Store implements
+// core.Store and core.VaultStore.
 //
 // Every write is an fsync'd bbolt transaction that has committed before the
 // method returns (NoSync is never set). The hot writes (CreateSession,
@@ -56,6 +57,22 @@
 //	key_times       8-byte big-endian uint64 created time in unix
 //	                nanoseconds ‖ the keys key → empty value (Sweep walks it
 //	                in time order)
+//
+//	vaults              vault id → JSON of core.Vault
+//	credentials         credential id → JSON of core.Credential (metadata
+//	                    only: no secret value is ever in it)
+//	credential_secrets  credential id → the sealed core.CredentialSecret:
+//	                    the core.Sealer's output over its JSON, with the
+//	                    credential id as aad (oauth.Sealer: 1 version byte
+//	                    0x01 ‖ 12-byte nonce ‖ AES-256-GCM ciphertext and
+//	                    tag); the store never sees the plaintext
+//	vault_credentials   vault id ‖ credential id → empty value (both ids
+//	                    are 30 bytes, "vlt_" or "vcr_" + 26 base32 digits,
+//	                    so the key splits after byte 30 and a prefix scan
+//	                    on a vault id lists its credentials in id order)
+//
+// A credential's three entries are written and deleted in one transaction;
+// DeleteVault deletes the vault's credentials with it.
 //
 // CountByStatus, the wake queue and OpenTurns read only status_counts,
 // wakes and leases, never the sessions, so start-up and metrics cost the

@@ -46,6 +46,7 @@ var allBuckets = []string{
 	bucketSessions, bucketSessionKeys, bucketLogs, bucketPending,
 	bucketStatusCounts, bucketWakes, bucketWakeIndex, bucketLeases,
 	bucketKeys, bucketKeyTimes,
+	bucketVaults, bucketCredentials, bucketCredentialSecrets, bucketVaultCredentials,
 }
 
 // Options tune Open. The zero value is ready to use.

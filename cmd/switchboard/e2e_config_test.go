@@ -23,6 +23,7 @@ func TestMisconfigurationNamesTheVariable(t *testing.T) {
 		{"SWITCHBOARD_LOG_LEVEL", "chatty"},
 		{"SWITCHBOARD_LOG_FORMAT", "xml"},
 		{"SWITCHBOARD_MAX_BODY_BYTES", "12"},
+		{"SWITCHBOARD_MASTER_KEY", "short"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/harness"
 	"github.com/switchboardhq/switchboard/core/models"
+	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/sessions"
 	"github.com/switchboardhq/switchboard/sessions/live"
 	"github.com/switchboardhq/switchboard/sessions/metrics"
@@ -38,6 +39,7 @@ type serveConfig struct {
 	maxBody                     int64
 	heartbeat                   time.Duration
 	log                         *slog.Logger
+	sealer                      *oauth.Sealer
 	adminTokenNew, masterKeyNew bool
 }
 
@@ -107,6 +109,9 @@ func loadServeConfig(args []string, getenv func(string) string, stderr *os.File)
 			return nil, fmt.Errorf("SWITCHBOARD_MASTER_KEY: %w", err)
 		}
 	}
+	if c.sealer, err = oauth.NewSealer(c.masterKey); err != nil {
+		return nil, fmt.Errorf("SWITCHBOARD_MASTER_KEY: %w", err)
+	}
 	return c, nil
 }
 
@@ -168,7 +173,7 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 		return fmt.Errorf("SWITCHBOARD_ADDR=%s: %w", cfg.addr, err)
 	}
 	srv := &http.Server{
-		Handler:           routes(cfg, store, rt, m, log),
+		Handler:           routes(cfg, store, db, rt, m, log),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}

@@ -27,7 +27,7 @@ func TestSealRoundTrip(t *testing.T) {
 		if sealed[0] != sealVersion || len(sealed) != 1+nonceSize+len(pt)+16 {
 			t.Fatalf("sealed form: version %d, %d bytes for %d of plaintext", sealed[0], len(sealed), len(pt))
 		}
-		if len(pt) > 0 && bytes.Contains(sealed, pt) {
+		if len(pt) >= 8 && bytes.Contains(sealed, pt) { // a byte or two may occur by chance
 			t.Fatal("plaintext visible in the sealed value")
 		}
 		got, err := s.Open(sealed, []byte("vcr_1"))

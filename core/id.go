@@ -26,21 +26,7 @@ func NewID(prefix string) string {
 	if _, err := rand.Read(b[6:]); err != nil {
 		panic("core: crypto/rand failed: " + err.Error())
 	}
-	var sb strings.Builder
-	sb.Grow(len(prefix) + 27)
-	sb.WriteString(prefix)
-	sb.WriteByte('_')
-	// 128 bits → 26 base32 digits (the first carries 3 bits).
-	hi := binary.BigEndian.Uint64(b[:8])
-	lo := binary.BigEndian.Uint64(b[8:])
-	var out [26]byte
-	for i := 25; i >= 0; i-- {
-		out[i] = crockford[lo&31]
-		lo = lo>>5 | hi<<59
-		hi >>= 5
-	}
-	sb.Write(out[:])
-	return sb.String()
+	return encodeID(prefix, b)
 }
 
 // HasPrefix reports whether id has the given kind prefix.

@@ -1,8 +1,9 @@
 // Package sessions owns switchboard's one bbolt database and everything
 // stored in it: agents and their versions, sessions, their event logs and
 // queued inputs, dedupe and idempotency keys, the wake queue and turn
-// leases, and the vaults of credentials (sealed). Store implements
-// core.Store and core.VaultStore.
+// leases, the vaults of credentials (sealed), and webhook destinations
+// with their outbox of deliveries. Store implements core.Store,
+// core.VaultStore, core.DestinationStore and core.Outbox.
 //
 // Every write is an fsync'd bbolt transaction that has committed before the
 // method returns (NoSync is never set). The hot writes (CreateSession,
@@ -73,6 +74,47 @@
 //
 // A credential's three entries are written and deleted in one transaction;
 // DeleteVault deletes the vault's credentials with it.
+//
+//	destinations         destination id → JSON of core.Destination
+//	destination_secrets  destination id → the sealed Standard Webhooks
+//	                     secret: the core.Sealer's output over its text
+//	                     ("whsec_…"), with the destination id as aad
+//	destination_filters  scope ‖ destination id → JSON of what Append
+//	                     checks, {"level","types","agent_id","paused"}
+//	                     (core.EventFilter; paused only when true); scope
+//	                     is 'g' (0x67) for a global destination or
+//	                     's' (0x73) ‖ session id for a session's, and
+//	                     destination ids are 30 bytes ("dst_" + 26 base32
+//	                     digits), so a key splits 30 bytes from its end
+//	outbox               destination id ‖ session id ‖ 8-byte big-endian
+//	                     uint64 seq → delivery id: the pending deliveries.
+//	                     A destination's deliveries of one session are a
+//	                     stream, delivered in seq order; its first key is
+//	                     the only one attempted
+//	outbox_due           8-byte big-endian uint64 due time in unix
+//	                     nanoseconds ‖ destination id ‖ session id → empty
+//	                     value: one entry per scheduled stream, at its
+//	                     first delivery's next attempt; the streams of a
+//	                     paused destination are left out until it resumes
+//	outbox_streams       destination id ‖ session id → that stream's key
+//	                     in outbox_due
+//	deliveries           delivery id → JSON of core.Delivery in any state,
+//	                     with its last 20 attempts. The id is "dlv_" + 26
+//	                     base32 digits (30 bytes) over 48-bit millisecond
+//	                     time ‖ the bucket's NextSequence as 64 bits ‖ 16
+//	                     random bits (core.NewSeqID), so deliveries list
+//	                     in the order Append made them
+//	deliveries_by_destination
+//	                     destination id ‖ delivery id → empty value
+//	deliveries_by_session
+//	                     session id ‖ delivery id → empty value
+//
+// Append writes the deliveries of the events it logs (one per event and
+// destination whose filter it passes) in the transaction that logs them,
+// so a crash neither loses nor invents a delivery, and a destination sees
+// exactly the events committed after its own creation. Deleting a
+// destination deletes its queue and marks its pending deliveries dead;
+// delivery records stay.
 //
 // CountByStatus, the wake queue and OpenTurns read only status_counts,
 // wakes and leases, never the sessions, so start-up and metrics cost the

@@ -198,6 +198,9 @@ func (s *Store) appendTx(tx *bolt.Tx, sessionID string, req core.AppendRequest, 
 	if len(out) == 0 {
 		return nil, nil // another appender took the inputs first
 	}
+	if err := s.enqueueDeliveries(tx, sess, out, now); err != nil {
+		return nil, err
+	}
 	sess.UpdatedAt = now
 	if err := saveSession(tx, sess); err != nil {
 		return nil, err

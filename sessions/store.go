@@ -47,6 +47,9 @@ var allBuckets = []string{
 	bucketStatusCounts, bucketWakes, bucketWakeIndex, bucketLeases,
 	bucketKeys, bucketKeyTimes,
 	bucketVaults, bucketCredentials, bucketCredentialSecrets, bucketVaultCredentials,
+	bucketDestinations, bucketDestinationSecrets, bucketDestinationFilters,
+	bucketOutbox, bucketOutboxDue, bucketOutboxStreams,
+	bucketDeliveries, bucketDeliveriesByDest, bucketDeliveriesBySess,
 }
 
 // Options tune Open. The zero value is ready to use.

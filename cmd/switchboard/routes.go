@@ -12,15 +12,17 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/page"
 	"github.com/switchboardhq/switchboard/sessions/runtime"
 	"github.com/switchboardhq/switchboard/sessions/vaults"
+	"github.com/switchboardhq/switchboard/webhooks"
 )
 
 // routes mounts every package's handlers: the API and the session page
 // behind authentication, health and metrics in the open.
-func routes(cfg *serveConfig, store *live.Store, vaultStore core.VaultStore, rt *runtime.Runtime, m *metrics.Metrics, log *slog.Logger) http.Handler {
+func routes(cfg *serveConfig, store *live.Store, vaultStore core.VaultStore, rt *runtime.Runtime, m *metrics.Metrics, wh *webhooks.Service, log *slog.Logger) http.Handler {
 	a := &api.Auth{AdminToken: cfg.adminToken, Sessions: store, Logger: log}
 	v1 := http.NewServeMux()
-	(&api.Handler{Store: store, Runtime: rt, Hub: store.Hub, Logger: log, MaxBody: cfg.maxBody, Heartbeat: cfg.heartbeat, OnSSE: m.SSE}).Register(v1)
+	(&api.Handler{Store: wh.Wrap(store), Runtime: rt, Hub: store.Hub, Logger: log, MaxBody: cfg.maxBody, Heartbeat: cfg.heartbeat, OnSSE: m.SSE}).Register(v1)
 	(&vaults.Handler{Store: vaultStore, Sealer: cfg.sealer, Logger: log, MaxBody: cfg.maxBody}).Register(v1)
+	(&webhooks.Handler{Service: wh, Logger: log, MaxBody: cfg.maxBody}).Register(v1)
 	v1.Handle("/", web.Wrap(log, func(w http.ResponseWriter, r *http.Request) error {
 		return web.Errorf(http.StatusNotFound, "not_found", "no endpoint %s %s", r.Method, r.URL.Path)
 	}))

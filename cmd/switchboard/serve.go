@@ -38,6 +38,8 @@ type serveConfig struct {
 	shutdown                    time.Duration
 	maxBody                     int64
 	heartbeat                   time.Duration
+	sandbox                     sandboxConfig
+	webhooks                    webhookConfig
 	log                         *slog.Logger
 	sealer                      *oauth.Sealer
 	adminTokenNew, masterKeyNew bool
@@ -97,6 +99,12 @@ func loadServeConfig(args []string, getenv func(string) string, stderr *os.File)
 	if c.dataDir, err = dataDir(s["SWITCHBOARD_DATA_DIR"]); err != nil {
 		return nil, err
 	}
+	if c.sandbox, err = loadSandboxConfig(s, c.dataDir); err != nil {
+		return nil, err
+	}
+	if c.webhooks, err = loadWebhookConfig(s); err != nil {
+		return nil, err
+	}
 	c.adminToken = s["SWITCHBOARD_ADMIN_TOKEN"]
 	if c.adminToken == "" {
 		if c.adminToken, c.adminTokenNew, err = secretFile(filepath.Join(c.dataDir, "admin-token")); err != nil {
@@ -142,9 +150,30 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 		return fmt.Errorf("open store: %w", err)
 	}
 	defer db.Close()
-	store := &live.Store{Store: db, Hub: live.NewHub()}
-	m := metrics.New(store, log)
 	ctx := context.Background()
+	sb, err := openSandbox(ctx, cfg.sandbox, db, log)
+	if err != nil {
+		return err
+	}
+	var base core.Store = db
+	model := core.Model(models.FromEnv(getenv, log))
+	if sb != nil {
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.shutdown)
+			defer cancel()
+			if err := sb.Close(sctx); err != nil {
+				log.Warn("close sandbox backend", "err", err)
+			}
+		}()
+		base = archivingStore{Store: db, sb: sb, log: log}
+	} else {
+		model = noteModel{Model: model, note: noSandboxNote}
+	}
+	store := &live.Store{Store: base, Hub: live.NewHub()}
+	// Appends go through wh's wrapper so that each one wakes the delivery
+	// of the webhooks it queued.
+	wh := newWebhooks(cfg, db, log)
+	m := metrics.New(store, log)
 	if err := ensureDefaultAgent(ctx, store, cfg.model, log); err != nil {
 		return err
 	}
@@ -153,10 +182,10 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 	}
 
 	rt := runtime.New(runtime.Config{
-		Store:           testStore(store, getenv),
+		Store:           testStore(wh.Wrap(store), getenv),
 		Harness:         &harness.Default{Observer: m},
-		Model:           models.FromEnv(getenv, log),
-		Tools:           toolsetFor(getenv),
+		Model:           model,
+		Tools:           toolsetFor(getenv, handsTools(sb, cfg.sandbox)),
 		Workers:         cfg.workers,
 		Limits:          cfg.limits,
 		ContextWindow:   cfg.contextWindowFor,
@@ -173,10 +202,11 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 		return fmt.Errorf("SWITCHBOARD_ADDR=%s: %w", cfg.addr, err)
 	}
 	srv := &http.Server{
-		Handler:           routes(cfg, store, db, rt, m, log),
+		Handler:           routes(cfg, store, db, rt, m, wh, log),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	wh.Start(ctx)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	log.Info("switchboard serving", "addr", ln.Addr().String(), "data_dir", cfg.dataDir, "public_url", cfg.publicURL)
@@ -200,6 +230,10 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 	}
 	if err := rt.Stop(sctx); err != nil {
 		log.Warn("runtime stop", "err", err)
+	}
+	// Attempts cut short stay due and are made again at the next start.
+	if err := wh.Stop(sctx); err != nil {
+		log.Warn("webhooks stop", "err", err)
 	}
 	log.Info("stopped")
 	return nil

@@ -154,3 +154,14 @@ func Limit(r *http.Request) (int, error) {
 	}
 	return n, nil
 }
+
+// AdminOnly refuses requests that do not carry the admin principal (a
+// session's client token included) with a 401.
+func AdminOnly(fn Handler) Handler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if p, ok := core.PrincipalFrom(r.Context()); !ok || !p.Admin {
+			return Errorf(http.StatusUnauthorized, "unauthorized", "this endpoint needs the admin token")
+		}
+		return fn(w, r)
+	}
+}

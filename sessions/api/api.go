@@ -47,28 +47,18 @@ func (h *Handler) Register(mux *http.ServeMux) {
 		h.Logger = slog.New(slog.DiscardHandler)
 	}
 	handle := func(pattern string, fn web.Handler) { mux.Handle(pattern, web.Wrap(h.Logger, fn)) }
-	handle("POST /v1/agents", admin(h.createAgent))
-	handle("GET /v1/agents", admin(h.listAgents))
-	handle("GET /v1/agents/{id}", admin(h.getAgent))
-	handle("POST /v1/agents/{id}", admin(h.updateAgent))
-	handle("POST /v1/sessions", admin(h.createSession))
-	handle("GET /v1/sessions", admin(h.listSessions))
+	handle("POST /v1/agents", web.AdminOnly(h.createAgent))
+	handle("GET /v1/agents", web.AdminOnly(h.listAgents))
+	handle("GET /v1/agents/{id}", web.AdminOnly(h.getAgent))
+	handle("POST /v1/agents/{id}", web.AdminOnly(h.updateAgent))
+	handle("POST /v1/sessions", web.AdminOnly(h.createSession))
+	handle("GET /v1/sessions", web.AdminOnly(h.listSessions))
 	handle("GET /v1/sessions/{id}", h.getSession)
 	handle("GET /v1/sessions/{id}/events", h.events)
 	handle("POST /v1/sessions/{id}/events", h.postEvents)
 	handle("GET /v1/sessions/{id}/pending", h.pending)
-	handle("POST /v1/sessions/{id}/wake", admin(h.wake))
-	handle("POST /v1/sessions/{id}/archive", admin(h.archive))
-}
-
-// admin refuses client tokens.
-func admin(fn web.Handler) web.Handler {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		if p, ok := core.PrincipalFrom(r.Context()); !ok || !p.Admin {
-			return web.Errorf(http.StatusUnauthorized, "unauthorized", "this endpoint needs the admin token")
-		}
-		return fn(w, r)
-	}
+	handle("POST /v1/sessions/{id}/wake", web.AdminOnly(h.wake))
+	handle("POST /v1/sessions/{id}/archive", web.AdminOnly(h.archive))
 }
 
 // session loads the path's session if the principal may see it; a client

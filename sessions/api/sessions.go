@@ -19,6 +19,17 @@ type createSessionBody struct {
 	Input       *string           `json:"input"`
 	Metadata    map[string]string `json:"metadata"`
 	Environment string            `json:"environment"`
+	// Destinations are created with the session, in its transaction, so
+	// they see its first event.
+	Destinations []core.DestinationSpec `json:"destinations"`
+}
+
+// createdWithDestinations is the create answer when the body had
+// destinations; a generated secret is in it the first time only (the
+// answer kept for idempotent replays leaves secrets out).
+type createdWithDestinations struct {
+	CreatedSession
+	Destinations []core.CreatedDestination `json:"destinations"`
 }
 
 // Metadata bounds, so a session record stays small.
@@ -94,6 +105,18 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	id := core.NewID(core.PrefixSession)
+	var creator core.SessionDestinationCreator
+	var dests []core.NewDestination
+	var shown []core.CreatedDestination
+	if b.Destinations != nil {
+		var ok bool
+		if creator, ok = h.Store.(core.SessionDestinationCreator); !ok {
+			return web.Invalid("field \"destinations\": this server does not deliver webhooks")
+		}
+		if dests, shown, err = creator.PrepareDestinations(r.Context(), id, b.Destinations); err != nil {
+			return err
+		}
+	}
 	token, hash := NewClientToken(id)
 	now := core.Now()
 	s := core.Session{
@@ -108,11 +131,26 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request) error {
 		inputs = append(inputs, core.NewInput(core.TypeUserMessage, mustJSON(core.MessageBody{Text: *b.Input})))
 		s.Status = core.StatusQueued
 	}
-	answer := CreatedSession{ID: id, Status: s.Status, Agent: s.Agent, ClientToken: token, Metadata: s.Metadata, Environment: s.Environment, CreatedAt: now}
-	if idem != nil {
-		idem.Answer = mustJSON(answer)
+	created := CreatedSession{ID: id, Status: s.Status, Agent: s.Agent, ClientToken: token, Metadata: s.Metadata, Environment: s.Environment, CreatedAt: now}
+	var answer, kept any = created, created
+	if creator != nil {
+		answer = createdWithDestinations{CreatedSession: created, Destinations: shown}
+		k := createdWithDestinations{CreatedSession: created, Destinations: make([]core.CreatedDestination, len(shown))}
+		for i, d := range shown {
+			k.Destinations[i] = core.CreatedDestination{Destination: d.Destination}
+		}
+		kept = k
 	}
-	res, err := h.Store.CreateSession(background(r), core.NewSession{Session: s, Inputs: inputs, Idempotency: idem})
+	if idem != nil {
+		idem.Answer = mustJSON(kept)
+	}
+	req := core.NewSession{Session: s, Inputs: inputs, Idempotency: idem}
+	var res *core.CreateResult
+	if creator != nil {
+		res, err = creator.CreateSessionAndDestinations(background(r), req, dests)
+	} else {
+		res, err = h.Store.CreateSession(background(r), req)
+	}
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	if h.Logger == nil {
 		h.Logger = slog.New(slog.DiscardHandler)
 	}
-	handle := func(pattern string, fn web.Handler) { mux.Handle(pattern, web.Wrap(h.Logger, admin(fn))) }
+	handle := func(pattern string, fn web.Handler) { mux.Handle(pattern, web.Wrap(h.Logger, web.AdminOnly(fn))) }
 	handle("POST /v1/vaults", h.createVault)
 	handle("GET /v1/vaults", h.listVaults)
 	handle("GET /v1/vaults/{id}", h.getVault)
@@ -43,16 +43,6 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	handle("GET /v1/vaults/{id}/credentials/{cid}", h.getCredential)
 	handle("POST /v1/vaults/{id}/credentials/{cid}", h.rotateCredential)
 	handle("DELETE /v1/vaults/{id}/credentials/{cid}", h.deleteCredential)
-}
-
-// admin refuses client tokens: a session may not read or change vaults.
-func admin(fn web.Handler) web.Handler {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		if p, ok := core.PrincipalFrom(r.Context()); !ok || !p.Admin {
-			return web.Errorf(http.StatusUnauthorized, "unauthorized", "this endpoint needs the admin token")
-		}
-		return fn(w, r)
-	}
 }
 
 // notFound turns the store's not-found into a message naming the path's

@@ -1,0 +1,239 @@
+package core
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// ID prefixes of webhook destinations and their deliveries.
+const (
+	PrefixDestination = "dst"
+	PrefixDelivery    = "dlv"
+)
+
+// DestinationStatus says whether a destination is being delivered to.
+type DestinationStatus string
+
+const (
+	DestinationActive DestinationStatus = "active"
+	// DestinationPaused: it failed for too long. Its deliveries keep
+	// queueing but none is attempted until it is resumed.
+	DestinationPaused DestinationStatus = "paused"
+)
+
+// Destination is an HTTP endpoint that receives a session's events as
+// signed webhooks. A session destination (SessionID set) follows one
+// session; a global one follows every session, or those of AgentID. It
+// sees the events appended after it was created that pass its filter.
+type Destination struct {
+	ID        string            `json:"id"`
+	URL       string            `json:"url"`
+	SessionID string            `json:"session_id,omitempty"`
+	AgentID   string            `json:"agent_id,omitempty"`
+	Level     Level             `json:"level"`
+	Types     []string          `json:"types"` // empty: every type
+	Status    DestinationStatus `json:"status"`
+	// FailingSince is the first failure of the current run of failures;
+	// a success clears it.
+	FailingSince *Time `json:"failing_since,omitempty"`
+	PausedAt     *Time `json:"paused_at,omitempty"`
+	CreatedAt    Time  `json:"created_at"`
+	UpdatedAt    Time  `json:"updated_at"`
+}
+
+// Filter is what Append checks an event against.
+func (d *Destination) Filter() EventFilter {
+	return EventFilter{Level: d.Level, Types: d.Types, AgentID: d.AgentID}
+}
+
+// EventFilter selects the events a destination receives.
+type EventFilter struct {
+	Level   Level    `json:"level"`              // a threshold, as the events API's level
+	Types   []string `json:"types,omitempty"`    // empty: every type
+	AgentID string   `json:"agent_id,omitempty"` // empty: every agent
+}
+
+// Match reports whether event e of a session of agent agentID passes.
+func (f EventFilter) Match(agentID string, e Event) bool {
+	level := f.Level
+	if level == "" {
+		level = LevelInternal
+	}
+	return level.Shows(e.Level) &&
+		(len(f.Types) == 0 || slices.Contains(f.Types, e.Type)) &&
+		(f.AgentID == "" || f.AgentID == agentID)
+}
+
+// DestinationSpec is the request body that creates a destination.
+type DestinationSpec struct {
+	URL string `json:"url"`
+	// Secret is a Standard Webhooks secret ("whsec_" + base64 of 24 to 64
+	// bytes), or "generate" (the default): the answer then shows the
+	// generated one, once.
+	Secret string   `json:"secret,omitempty"`
+	Level  Level    `json:"level,omitempty"`
+	Types  []string `json:"types,omitempty"`
+	// Agent (an id or name) limits a global destination to that agent's
+	// sessions.
+	Agent string `json:"agent,omitempty"`
+}
+
+// CreatedDestination is the answer to a create: the destination, and its
+// secret when the server generated it (the only time it is shown).
+type CreatedDestination struct {
+	Destination
+	Secret string `json:"secret,omitempty"`
+}
+
+// NewDestination is a destination ready to store: its id set, its secret
+// sealed with the id as aad.
+type NewDestination struct {
+	Destination  Destination
+	SealedSecret []byte
+}
+
+// DestinationQuery selects destinations in a list (id order).
+type DestinationQuery struct {
+	SessionID string // only this session's destinations
+	AgentID   string // only global destinations limited to this agent
+	Global    bool   // only global destinations
+	After     string // id cursor
+	Limit     int
+}
+
+// DeliveryState is where a delivery stands.
+type DeliveryState string
+
+const (
+	DeliveryPending   DeliveryState = "pending"
+	DeliveryDelivered DeliveryState = "delivered"
+	// DeliveryDead: retried up to the horizon and given up on. It no longer
+	// blocks the deliveries behind it; a redelivery makes it pending again.
+	DeliveryDead DeliveryState = "dead"
+)
+
+// ParseDeliveryState parses a state filter; empty means any.
+func ParseDeliveryState(s string) (DeliveryState, bool) {
+	switch st := DeliveryState(s); st {
+	case "", DeliveryPending, DeliveryDelivered, DeliveryDead:
+		return st, true
+	}
+	return "", false
+}
+
+// MaxAttemptsKept bounds the attempts a delivery record keeps (the most
+// recent ones); AttemptCount counts them all.
+const MaxAttemptsKept = 20
+
+// Attempt is one try at delivering.
+type Attempt struct {
+	At         Time   `json:"at"`
+	StatusCode int    `json:"status_code"` // 0: no HTTP answer
+	LatencyMS  int64  `json:"latency_ms"`
+	Error      string `json:"error,omitempty"`
+}
+
+// Delivery is one event on its way to one destination. A destination's
+// deliveries of one session form a stream, delivered in seq order: only
+// its first pending delivery is attempted.
+type Delivery struct {
+	ID            string        `json:"id"`
+	DestinationID string        `json:"destination_id"`
+	SessionID     string        `json:"session_id"`
+	EventID       string        `json:"event_id"`
+	EventType     string        `json:"event_type"`
+	Seq           uint64        `json:"seq"`
+	State         DeliveryState `json:"state"`
+	AttemptCount  int           `json:"attempt_count"`
+	Attempts      []Attempt     `json:"attempts"`
+	// FirstAttemptAt starts the retry horizon; a redelivery restarts it.
+	FirstAttemptAt *Time `json:"first_attempt_at,omitempty"`
+	NextAttemptAt  *Time `json:"next_attempt_at,omitempty"` // pending only
+	DeliveredAt    *Time `json:"delivered_at,omitempty"`
+	CreatedAt      Time  `json:"created_at"`
+	UpdatedAt      Time  `json:"updated_at"`
+}
+
+// Stream names a destination's in-order queue of one session's events.
+type Stream struct {
+	DestinationID string
+	SessionID     string
+}
+
+// Stream is the stream the delivery belongs to.
+func (d *Delivery) Stream() Stream {
+	return Stream{DestinationID: d.DestinationID, SessionID: d.SessionID}
+}
+
+// DeliveryQuery selects deliveries in a list (id order).
+type DeliveryQuery struct {
+	DestinationID string
+	SessionID     string
+	State         DeliveryState
+	After         string // id cursor
+	Limit         int
+}
+
+// AttemptResult is what RecordAttempt stores about a finished attempt.
+type AttemptResult struct {
+	Attempt Attempt
+	Success bool
+	// RetryAt is when a failed delivery is tried again; zero dead-letters it.
+	RetryAt time.Time
+	// PauseAfter pauses the destination once it has been failing this long
+	// without a success (0: never).
+	PauseAfter time.Duration
+}
+
+// DestinationStore keeps webhook destinations and their sealed secrets.
+type DestinationStore interface {
+	// CreateDestination saves d. Its ID is set by the caller (it is the
+	// sealed secret's aad), and so may CreatedAt be. The store sets its
+	// status (active). A session destination needs a session that exists
+	// (ErrNotFound) and is not archived (ErrArchived).
+	CreateDestination(ctx context.Context, d NewDestination) (*Destination, error)
+	// CreateSessionAndDestinations is CreateSession that also creates the
+	// session's destinations in the same transaction, so they see its
+	// first event. A replay or a found session creates none.
+	CreateSessionAndDestinations(ctx context.Context, req NewSession, dests []NewDestination) (*CreateResult, error)
+	GetDestination(ctx context.Context, id string) (*Destination, error)
+	// DestinationSecret returns the sealed secret.
+	DestinationSecret(ctx context.Context, id string) ([]byte, error)
+	ListDestinations(ctx context.Context, q DestinationQuery) ([]*Destination, bool, error)
+	// DeleteDestination deletes it; its pending deliveries end dead.
+	DeleteDestination(ctx context.Context, id string) error
+	// ResumeDestination makes a paused destination active again; its
+	// streams continue where they stopped, due at once.
+	ResumeDestination(ctx context.Context, id string) (*Destination, error)
+}
+
+// Outbox is the durable queue of deliveries. Append enqueues a delivery
+// for every destination an event passes, in the transaction that logs it.
+type Outbox interface {
+	// DueDeliveries returns the first pending delivery of up to limit
+	// streams due at now, earliest first, passing over the streams busy
+	// reports; next is when the earliest stream not returned is due (zero
+	// when none is waiting). Paused destinations' streams are never due.
+	DueDeliveries(ctx context.Context, now time.Time, limit int, busy func(Stream) bool) (due []*Delivery, next time.Time, err error)
+	// RecordAttempt stores an attempt of a pending delivery: delivered,
+	// retried at RetryAt, or dead. It returns the delivery as stored and,
+	// when the stream's next delivery is due now, that one.
+	RecordAttempt(ctx context.Context, id string, r AttemptResult) (stored, next *Delivery, err error)
+	// DeliveryEvent returns the event a delivery carries and its session's
+	// metadata.
+	DeliveryEvent(ctx context.Context, d *Delivery) (Event, map[string]string, error)
+	GetDelivery(ctx context.Context, id string) (*Delivery, error)
+	ListDeliveries(ctx context.Context, q DeliveryQuery) ([]*Delivery, bool, error)
+	// Redeliver makes a delivered or dead delivery pending again, back in
+	// its stream at its seq, due at once; a pending one is ErrConflict.
+	Redeliver(ctx context.Context, id string) (*Delivery, error)
+}
+
+// SessionDestinationCreator is what the session API needs to accept
+// destinations in a session's create body: it validates them and seals
+// their secrets (Prepare), then creates the session with them (Create).
+type SessionDestinationCreator interface {
+	PrepareDestinations(ctx context.Context, sessionID string, specs []DestinationSpec) ([]NewDestination, []CreatedDestination, error)
+	CreateSessionAndDestinations(ctx context.Context, req NewSession, dests []NewDestination) (*CreateResult, error)
+}

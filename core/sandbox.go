@@ -1,0 +1,59 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// SandboxWorkspace is where a session's files live in its sandbox; it
+// survives hibernation, and relative paths given to the hands tools start
+// there.
+const SandboxWorkspace = "/workspace"
+
+// ErrSandboxUnavailable: the sandbox backend cannot run the command (no
+// engine, no image); the hands tools report it to the model as a tool error.
+var ErrSandboxUnavailable = errors.New("sandbox unavailable")
+
+// Sandbox runs commands in a session's sandbox: the container where code
+// work happens (the hands), which holds no secret of the gateway. It is
+// created or woken on first use; callers never manage its lifecycle.
+type Sandbox interface {
+	Exec(ctx context.Context, sessionID string, req ExecRequest) (*ExecResult, error)
+}
+
+// ExecRequest is one command in a session's sandbox.
+type ExecRequest struct {
+	// Cmd is the argv. With Shell set, Cmd[0] is a script run by bash, or by
+	// sh where the image has no bash, and Cmd[1:] are its $1, $2, ….
+	Cmd   []string
+	Shell bool
+	// Stdin is written to the command, then closed.
+	Stdin []byte
+	// Dir is the working directory; empty means SandboxWorkspace.
+	Dir string
+	// Timeout bounds the command; 0 means the sandbox's default. A command
+	// that runs past it is killed with every process it started.
+	Timeout time.Duration
+	// MaxOutput bounds the bytes kept of stdout and of stderr each: the
+	// first and last halves are kept, with a note of what was dropped
+	// between them. 0 means the sandbox's default.
+	MaxOutput int
+}
+
+// ExecResult is how a command ended and what it printed.
+type ExecResult struct {
+	ExitCode int
+	Stdout   []byte
+	Stderr   []byte
+	// StdoutOmitted and StderrOmitted count the bytes dropped from the
+	// middle of each stream to keep it under MaxOutput.
+	StdoutOmitted int64
+	StderrOmitted int64
+	// Killed, when set, says why the command was stopped instead of
+	// finishing by itself: its timeout, the memory limit, an interrupt.
+	Killed string
+	// Limit, when set, names a limit of the sandbox the command ran into
+	// (new processes refused at the process limit), killed or not.
+	Limit string
+}

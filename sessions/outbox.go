@@ -1,0 +1,364 @@
+package sessions
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+
+	"github.com/switchboardhq/switchboard/core"
+	bolt "go.etcd.io/bbolt"
+)
+
+var (
+	_ core.DestinationStore = (*Store)(nil)
+	_ core.Outbox           = (*Store)(nil)
+)
+
+// Webhook bucket names; doc.go describes what each holds.
+const (
+	bucketDestinations       = "destinations"
+	bucketDestinationSecrets = "destination_secrets"
+	bucketDestinationFilters = "destination_filters"
+	bucketOutbox             = "outbox"
+	bucketOutboxDue          = "outbox_due"
+	bucketOutboxStreams      = "outbox_streams"
+	bucketDeliveries         = "deliveries"
+	bucketDeliveriesByDest   = "deliveries_by_destination"
+	bucketDeliveriesBySess   = "deliveries_by_session"
+)
+
+// idLen is the length of a destination or delivery id ("dst_" or "dlv_"
+// and 26 base32 digits). Keys put these fixed-length ids next to session
+// ids, whose length the store does not fix, so a key splits at them.
+const idLen = 30
+
+// Scope bytes of destination_filters keys.
+const (
+	scopeGlobal  byte = 'g'
+	scopeSession byte = 's'
+)
+
+// storedFilter is a destination_filters value: what Append checks an
+// event against, and whether to schedule the delivery.
+type storedFilter struct {
+	core.EventFilter
+	Paused bool `json:"paused,omitempty"`
+}
+
+func filterKey(d *core.Destination) []byte {
+	if d.SessionID == "" {
+		return append([]byte{scopeGlobal}, d.ID...)
+	}
+	k := append([]byte{scopeSession}, d.SessionID...)
+	return append(k, d.ID...)
+}
+
+func putFilter(tx *bolt.Tx, d *core.Destination) error {
+	v, err := encode(storedFilter{EventFilter: d.Filter(), Paused: d.Status == core.DestinationPaused})
+	if err != nil {
+		return fmt.Errorf("encode filter of %s: %w", d.ID, err)
+	}
+	return bkt(tx, bucketDestinationFilters).Put(filterKey(d), v)
+}
+
+func loadDestination(tx *bolt.Tx, id string) (*core.Destination, error) {
+	v := bkt(tx, bucketDestinations).Get([]byte(id))
+	if v == nil {
+		return nil, fmt.Errorf("destination %s: %w", id, core.ErrNotFound)
+	}
+	var d core.Destination
+	if err := json.Unmarshal(v, &d); err != nil {
+		return nil, fmt.Errorf("decode destination %s: %w", id, err)
+	}
+	return &d, nil
+}
+
+func saveDestination(tx *bolt.Tx, d *core.Destination) error {
+	v, err := encode(d)
+	if err != nil {
+		return fmt.Errorf("encode destination %s: %w", d.ID, err)
+	}
+	return bkt(tx, bucketDestinations).Put([]byte(d.ID), v)
+}
+
+// checkDestination refuses what the store cannot key or deliver to. The
+// API validates more (and first); this guards the layout.
+func checkDestination(d *core.Destination) error {
+	if !core.HasPrefix(d.ID, core.PrefixDestination) {
+		return fmt.Errorf("destination id %q is not a destination id: %w", d.ID, core.ErrInvalid)
+	}
+	u, err := url.Parse(d.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("destination url %q: want an absolute http(s) URL: %w", d.URL, core.ErrInvalid)
+	}
+	if _, err := core.ParseLevel(string(d.Level)); err != nil {
+		return err
+	}
+	if d.SessionID != "" && d.AgentID != "" {
+		return fmt.Errorf("destination %s: a session destination takes no agent filter: %w", d.ID, core.ErrInvalid)
+	}
+	return nil
+}
+
+// insertDestination writes a new destination, its secret and its filter.
+func (s *Store) insertDestination(tx *bolt.Tx, nd core.NewDestination, now core.Time) (*core.Destination, error) {
+	d := nd.Destination
+	if d.SessionID != "" {
+		if _, err := loadWritable(tx, d.SessionID); err != nil {
+			return nil, err
+		}
+	}
+	if bkt(tx, bucketDestinations).Get([]byte(d.ID)) != nil {
+		return nil, fmt.Errorf("destination %s already exists: %w", d.ID, core.ErrConflict)
+	}
+	if d.Level == "" {
+		d.Level = core.LevelInternal
+	}
+	if d.Types == nil {
+		d.Types = []string{}
+	}
+	d.Status = core.DestinationActive
+	d.FailingSince, d.PausedAt = nil, nil
+	// A caller's creation time is kept: the session API shows the
+	// destinations in its answer before they are committed.
+	if d.CreatedAt.IsZero() {
+		d.CreatedAt = now
+	}
+	d.UpdatedAt = d.CreatedAt
+	if err := saveDestination(tx, &d); err != nil {
+		return nil, err
+	}
+	if len(nd.SealedSecret) > 0 {
+		if err := bkt(tx, bucketDestinationSecrets).Put([]byte(d.ID), nd.SealedSecret); err != nil {
+			return nil, err
+		}
+	}
+	return &d, putFilter(tx, &d)
+}
+
+// CreateDestination saves a destination with its sealed secret.
+func (s *Store) CreateDestination(ctx context.Context, nd core.NewDestination) (*core.Destination, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	if err := checkDestination(&nd.Destination); err != nil {
+		return nil, fmt.Errorf("create destination: %w", err)
+	}
+	var out *core.Destination
+	err := s.commit.do(func(tx *bolt.Tx) error {
+		d, err := s.insertDestination(tx, nd, s.clock())
+		out = d
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create destination: %w", err)
+	}
+	s.log.Debug("destination created", "destination_id", out.ID, "session_id", out.SessionID)
+	return out, nil
+}
+
+// GetDestination returns a destination.
+func (s *Store) GetDestination(ctx context.Context, id string) (*core.Destination, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	var out *core.Destination
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		out, err = loadDestination(tx, id)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("get destination: %w", err)
+	}
+	return out, nil
+}
+
+// DestinationSecret returns a destination's sealed secret (nil: none).
+func (s *Store) DestinationSecret(ctx context.Context, id string) ([]byte, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	var out []byte
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if bkt(tx, bucketDestinations).Get([]byte(id)) == nil {
+			return fmt.Errorf("destination %s: %w", id, core.ErrNotFound)
+		}
+		out = bytes.Clone(bkt(tx, bucketDestinationSecrets).Get([]byte(id)))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("destination secret: %w", err)
+	}
+	return out, nil
+}
+
+// ListDestinations pages through destinations in id order. A session or
+// global query reads only that scope of destination_filters.
+func (s *Store) ListDestinations(ctx context.Context, q core.DestinationQuery) ([]*core.Destination, bool, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, false, err
+	}
+	limit := clampLimit(q.Limit)
+	out := []*core.Destination{}
+	more := false
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var ids func(yield func(string) bool)
+		switch {
+		case q.SessionID != "":
+			ids = scopeIDs(tx, append([]byte{scopeSession}, q.SessionID...))
+		case q.Global || q.AgentID != "":
+			ids = scopeIDs(tx, []byte{scopeGlobal})
+		default:
+			ids = allIDs(bkt(tx, bucketDestinations))
+		}
+		for id := range ids {
+			if id <= q.After {
+				continue
+			}
+			d, err := loadDestination(tx, id)
+			if err != nil {
+				return err
+			}
+			if q.AgentID != "" && d.AgentID != q.AgentID {
+				continue
+			}
+			if len(out) == limit {
+				more = true
+				return nil
+			}
+			out = append(out, d)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("list destinations: %w", err)
+	}
+	return out, more, nil
+}
+
+// scopeIDs yields the destination ids of one scope of destination_filters
+// in id order.
+func scopeIDs(tx *bolt.Tx, prefix []byte) func(yield func(string) bool) {
+	return func(yield func(string) bool) {
+		c := bkt(tx, bucketDestinationFilters).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			if len(k) != len(prefix)+idLen {
+				continue // a longer session id that shares the prefix
+			}
+			if !yield(string(k[len(prefix):])) {
+				return
+			}
+		}
+	}
+}
+
+func allIDs(b *bolt.Bucket) func(yield func(string) bool) {
+	return func(yield func(string) bool) {
+		c := b.Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if !yield(string(k)) {
+				return
+			}
+		}
+	}
+}
+
+// DeleteDestination deletes a destination, its secret and filter, and its
+// queue; the deliveries still pending end dead. Delivery records stay.
+func (s *Store) DeleteDestination(ctx context.Context, id string) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	err := s.commit.do(func(tx *bolt.Tx) error {
+		d, err := loadDestination(tx, id)
+		if err != nil {
+			return err
+		}
+		if err := unscheduleDestination(tx, id); err != nil {
+			return err
+		}
+		now := s.clock()
+		ob := bkt(tx, bucketOutbox)
+		var keys [][]byte
+		c := ob.Cursor()
+		for k, v := c.Seek([]byte(id)); k != nil && bytes.HasPrefix(k, []byte(id)); k, v = c.Next() {
+			keys = append(keys, bytes.Clone(k))
+			dl, err := loadDelivery(tx, string(v))
+			if err != nil {
+				return err
+			}
+			dl.State, dl.NextAttemptAt, dl.UpdatedAt = core.DeliveryDead, nil, now
+			if err := saveDelivery(tx, dl); err != nil {
+				return err
+			}
+		}
+		for _, k := range keys {
+			if err := ob.Delete(k); err != nil {
+				return err
+			}
+		}
+		if err := bkt(tx, bucketDestinationFilters).Delete(filterKey(d)); err != nil {
+			return err
+		}
+		if err := bkt(tx, bucketDestinationSecrets).Delete([]byte(id)); err != nil {
+			return err
+		}
+		return bkt(tx, bucketDestinations).Delete([]byte(id))
+	})
+	if err != nil {
+		return fmt.Errorf("delete destination: %w", err)
+	}
+	s.log.Debug("destination deleted", "destination_id", id)
+	return nil
+}
+
+// ResumeDestination makes a paused destination active, forgets its run of
+// failures, and schedules each of its streams from its first pending
+// delivery.
+func (s *Store) ResumeDestination(ctx context.Context, id string) (*core.Destination, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	var out *core.Destination
+	err := s.commit.do(func(tx *bolt.Tx) error {
+		d, err := loadDestination(tx, id)
+		if err != nil {
+			return err
+		}
+		out = d
+		if d.Status == core.DestinationActive {
+			return nil
+		}
+		now := s.clock()
+		d.Status, d.PausedAt, d.FailingSince, d.UpdatedAt = core.DestinationActive, nil, nil, now
+		if err := saveDestination(tx, d); err != nil {
+			return err
+		}
+		if err := putFilter(tx, d); err != nil {
+			return err
+		}
+		for st := range destinationStreams(tx, id) {
+			if _, err := s.reschedule(tx, st, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("resume destination: %w", err)
+	}
+	return out, nil
+}
+
+// pauseDestination stops attempts: the destination's streams leave the
+// due index (their deliveries stay queued) until it is resumed.
+func pauseDestination(tx *bolt.Tx, d *core.Destination, now core.Time) error {
+	d.Status, d.PausedAt, d.UpdatedAt = core.DestinationPaused, now.Ptr(), now
+	if err := putFilter(tx, d); err != nil {
+		return err
+	}
+	return unscheduleDestination(tx, d.ID)
+}

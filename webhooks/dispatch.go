@@ -1,0 +1,263 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"strconv"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// Envelope is the body of every delivery: the event with the context a
+// receiver needs to route it.
+type Envelope struct {
+	Type      string            `json:"type"`
+	SessionID string            `json:"session_id"`
+	EventID   string            `json:"event_id"`
+	Metadata  map[string]string `json:"metadata"` // the session's, unchanged
+	Event     core.Event        `json:"event"`
+}
+
+// storeRetry is how long the dispatcher, or a stream, waits after the
+// store failed.
+const storeRetry = time.Second
+
+// maxAnswer bounds how much of a receiver's answer is read (and thrown
+// away, so the connection can be reused).
+const maxAnswer = 64 << 10
+
+// dispatch hands due streams to workers until ctx ends. It sleeps until
+// the next retry is due, and is woken by Notify: an append, a resume, a
+// redelivery, or a worker that finished a stream.
+func (s *Service) dispatch(ctx context.Context) {
+	for {
+		wait := time.Duration(-1) // until woken
+		if busy, free := s.snapshot(); free > 0 {
+			due, next, err := s.cfg.Store.DueDeliveries(ctx, time.Now(), free, func(st core.Stream) bool { return busy[st] })
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				s.log.Error("read the outbox", "err", err)
+				wait = storeRetry
+			}
+			for _, d := range due {
+				s.startStream(ctx, d)
+			}
+			// next may have passed already (the page was full, or time
+			// went by since the read): then look again at once; with every
+			// worker busy, the next round sleeps until one finishes.
+			if !next.IsZero() {
+				wait = max(time.Until(next), 0)
+			}
+		}
+		if !s.sleep(ctx, wait) {
+			return
+		}
+	}
+}
+
+// sleep waits for wait (negative: no timer), Notify or ctx's end.
+func (s *Service) sleep(ctx context.Context, wait time.Duration) bool {
+	var timer <-chan time.Time
+	if wait >= 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-s.wake:
+	case <-timer:
+	}
+	return true
+}
+
+// snapshot copies the busy streams before the outbox is read. A stream
+// released after the copy is passed over this round (its worker's Notify
+// brings another); one released before it had recorded its attempt
+// before, so the read sees the stream as it is now, never a head already
+// delivered.
+func (s *Service) snapshot() (map[core.Stream]bool, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.busy), s.cfg.Workers - len(s.busy)
+}
+
+// startStream delivers a stream from d on, in order, for as long as its
+// next delivery is due; only this worker touches the stream meanwhile.
+func (s *Service) startStream(ctx context.Context, d *core.Delivery) {
+	st := d.Stream()
+	s.mu.Lock()
+	s.busy[st] = true
+	s.mu.Unlock()
+	s.wg.Go(func() {
+		defer func() {
+			s.mu.Lock()
+			delete(s.busy, st)
+			s.mu.Unlock()
+			s.Notify()
+		}()
+		for d != nil {
+			r, ok := s.attempt(ctx, d)
+			if !ok {
+				return
+			}
+			// Recorded even when a stop began meanwhile: the answer came.
+			_, next, err := s.cfg.Store.RecordAttempt(context.WithoutCancel(ctx), d.ID, r)
+			if err != nil {
+				s.log.Error("record a delivery attempt", "delivery_id", d.ID, "err", err)
+				// Held busy a while, so the dispatcher does not hand the
+				// stream straight back while the store is failing.
+				select {
+				case <-ctx.Done():
+				case <-time.After(storeRetry):
+				}
+				return
+			}
+			if !r.Success {
+				s.logFailure(d, r)
+			}
+			d = next
+		}
+	})
+}
+
+func (s *Service) logFailure(d *core.Delivery, r core.AttemptResult) {
+	attrs := []any{"delivery_id", d.ID, "destination_id", d.DestinationID, "session_id", d.SessionID, "seq", d.Seq, "status_code", r.Attempt.StatusCode}
+	if r.RetryAt.IsZero() {
+		s.log.Warn("delivery dead-lettered", append(attrs, "attempts", d.AttemptCount+1, "err", r.Attempt.Error)...)
+		return
+	}
+	s.log.Debug("delivery attempt failed", append(attrs, "retry_at", r.RetryAt, "err", r.Attempt.Error)...)
+}
+
+// attempt tries a delivery once. ok is false when nothing is to be
+// recorded: the stop cancelled the attempt, or the destination is gone.
+func (s *Service) attempt(ctx context.Context, d *core.Delivery) (core.AttemptResult, bool) {
+	if ctx.Err() != nil {
+		return core.AttemptResult{}, false
+	}
+	t, err := s.target(ctx, d.DestinationID)
+	if errors.Is(err, core.ErrNotFound) {
+		return core.AttemptResult{}, false // deleted: its queue went with it
+	}
+	now := time.Now()
+	var a core.Attempt
+	if err == nil {
+		a, err = s.send(ctx, t, d, now)
+	}
+	if ctx.Err() != nil {
+		return core.AttemptResult{}, false
+	}
+	a.At = core.NewTime(now)
+	if err != nil {
+		a.Error = err.Error()
+	}
+	r := core.AttemptResult{Attempt: a, Success: err == nil, PauseAfter: max(s.cfg.PauseAfter, 0)}
+	if !r.Success {
+		r.RetryAt = s.retryAt(d, failuresSince(d)+1, now)
+	}
+	return r, true
+}
+
+// failuresSince counts the failed attempts since the horizon started (a
+// redelivery restarts it), which sets the backoff.
+func failuresSince(d *core.Delivery) int {
+	if d.FirstAttemptAt == nil {
+		return 0
+	}
+	n := 0
+	for _, a := range d.Attempts {
+		if !a.At.Before(d.FirstAttemptAt.Time) {
+			n++
+		}
+	}
+	return n
+}
+
+// send POSTs the delivery's envelope, signed, and reads the answer.
+// Anything but a 2xx is an error.
+func (s *Service) send(ctx context.Context, t *target, d *core.Delivery, now time.Time) (core.Attempt, error) {
+	e, meta, err := s.cfg.Store.DeliveryEvent(ctx, d)
+	if err != nil {
+		return core.Attempt{}, err
+	}
+	body, err := json.Marshal(Envelope{Type: e.Type, SessionID: e.SessionID, EventID: e.ID, Metadata: meta, Event: e})
+	if err != nil {
+		return core.Attempt{}, fmt.Errorf("encode envelope: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(body))
+	if err != nil {
+		return core.Attempt{}, fmt.Errorf("build request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "switchboard-webhooks")
+	// The event id names the message: stable across retries and
+	// redeliveries, so a receiver can drop repeats.
+	req.Header.Set(standardwebhooks.HeaderWebhookID, e.ID)
+	req.Header.Set(standardwebhooks.HeaderWebhookTimestamp, strconv.FormatInt(now.Unix(), 10))
+	if t.sign != nil {
+		sig, err := t.sign.Sign(e.ID, now, body)
+		if err != nil {
+			return core.Attempt{}, fmt.Errorf("sign: %w", err)
+		}
+		req.Header.Set(standardwebhooks.HeaderWebhookSignature, sig)
+	}
+	start := time.Now()
+	resp, err := s.cfg.Client.Do(req)
+	if err != nil {
+		return core.Attempt{LatencyMS: time.Since(start).Milliseconds()}, err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswer))
+	_ = resp.Body.Close()
+	a := core.Attempt{StatusCode: resp.StatusCode, LatencyMS: time.Since(start).Milliseconds()}
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		return a, nil
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		return a, fmt.Errorf("redirect to %q not followed", resp.Header.Get("Location"))
+	}
+	return a, fmt.Errorf("answered %d", resp.StatusCode)
+}
+
+// target returns the destination's url and signer, from the cache.
+func (s *Service) target(ctx context.Context, id string) (*target, error) {
+	s.mu.Lock()
+	t := s.targets[id]
+	s.mu.Unlock()
+	if t != nil {
+		return t, nil
+	}
+	d, err := s.cfg.Store.GetDestination(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	sealed, err := s.cfg.Store.DestinationSecret(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	t = &target{url: d.URL}
+	if len(sealed) > 0 {
+		plain, err := s.cfg.Sealer.Open(sealed, []byte(id))
+		if err != nil {
+			return nil, fmt.Errorf("open the secret of %s: %w", id, err)
+		}
+		if t.sign, err = signer(string(plain)); err != nil {
+			return nil, err
+		}
+	}
+	s.mu.Lock()
+	s.targets[id] = t
+	s.mu.Unlock()
+	return t, nil
+}

@@ -16,12 +16,14 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/harness"
+	"github.com/switchboardhq/switchboard/core/mcpbridge"
 	"github.com/switchboardhq/switchboard/core/models"
 	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/sessions"
 	"github.com/switchboardhq/switchboard/sessions/live"
 	"github.com/switchboardhq/switchboard/sessions/metrics"
 	"github.com/switchboardhq/switchboard/sessions/runtime"
+	"github.com/switchboardhq/switchboard/sessions/vaults"
 )
 
 const defaultSystem = "You are a helpful agent working with a team in their chat, issue tracker and code host. Be concise. Use the say tool for progress updates on long work, and the ask tool when you cannot continue without an answer."
@@ -155,7 +157,15 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 	if err != nil {
 		return err
 	}
-	var base core.Store = db
+	mcp := mcpbridge.New(mcpbridge.Config{
+		Credentials: &vaults.Resolver{Store: db, Sealer: cfg.sealer, Logger: log},
+		Logger:      log,
+		ClientInfo:  mcpbridge.ClientInfo{Name: "switchboard", Version: version},
+	})
+	defer mcp.Shutdown()
+	archiving := archivingStore{Store: db, log: log, release: []func(context.Context, string) error{
+		func(_ context.Context, id string) error { mcp.Close(id); return nil },
+	}}
 	model := core.Model(models.FromEnv(getenv, log))
 	if sb != nil {
 		defer func() {
@@ -165,10 +175,11 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 				log.Warn("close sandbox backend", "err", err)
 			}
 		}()
-		base = archivingStore{Store: db, sb: sb, log: log}
+		archiving.release = append(archiving.release, sb.Remove)
 	} else {
 		model = noteModel{Model: model, note: noSandboxNote}
 	}
+	var base core.Store = archiving
 	store := &live.Store{Store: base, Hub: live.NewHub()}
 	// Appends go through wh's wrapper so that each one wakes the delivery
 	// of the webhooks it queued.
@@ -182,10 +193,12 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 	}
 
 	rt := runtime.New(runtime.Config{
-		Store:           testStore(wh.Wrap(store), getenv),
-		Harness:         &harness.Default{Observer: m},
-		Model:           model,
-		Tools:           toolsetFor(getenv, handsTools(sb, cfg.sandbox)),
+		Store:   testStore(wh.Wrap(store), getenv),
+		Harness: &harness.Default{Observer: m},
+		Model:   model,
+		Tools:   toolsetFor(getenv, handsTools(sb, cfg.sandbox), mcp, log),
+		// Idle sessions let go of their MCP connections after a while.
+		AfterCycle:      mcp.Idle,
 		Workers:         cfg.workers,
 		Limits:          cfg.limits,
 		ContextWindow:   cfg.contextWindowFor,

@@ -2,31 +2,23 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/harness"
+	"github.com/switchboardhq/switchboard/core/mcpbridge"
 	"github.com/switchboardhq/switchboard/core/toolset"
-	"github.com/switchboardhq/switchboard/sandbox"
-	"github.com/switchboardhq/switchboard/sandbox/hands"
 	"github.com/switchboardhq/switchboard/sessions/runtime"
 )
 
-// toolset builds each session's tools: the conversation tools, the hands
-// tools when there is a sandbox, the agent's custom tools under their
-// policies, and, in builds with the switchboard_testtools tag, the test
-// tools of testtools.go.
-func toolsetFor(getenv func(string) string, handsTools []core.Tool) runtime.Toolset {
+// toolsetFor builds each session's tools: the conversation tools, the
+// hands tools when there is a sandbox, the agent's custom tools under their
+// policies, the tools of the agent's MCP servers, and, in builds with the
+// switchboard_testtools tag, the test tools of testtools.go.
+func toolsetFor(getenv func(string) string, handsTools []core.Tool, mcp *mcpbridge.Pool, log *slog.Logger) runtime.Toolset {
 	base := append(append(harness.Conversation(), handsTools...), testTools(getenv)...)
-	return func(_ context.Context, _ *core.Session, a *core.Agent) (*toolset.Registry, error) {
+	return func(ctx context.Context, s *core.Session, a *core.Agent) (*toolset.Registry, error) {
 		reg, err := toolset.New(base...)
 		if err != nil {
 			return nil, err
@@ -40,130 +32,26 @@ func toolsetFor(getenv func(string) string, handsTools []core.Tool) runtime.Tool
 				return nil, fmt.Errorf("agent %s: %w", a.ID, err)
 			}
 		}
+		if len(a.MCPServers) == 0 {
+			return reg, nil
+		}
+		servers := make([]mcpbridge.Server, 0, len(a.MCPServers))
+		for _, spec := range a.MCPServers {
+			servers = append(servers, mcpbridge.External(spec))
+		}
+		// A server that is down is left out here and its calls fail as tool
+		// errors: it never fails the cycle.
+		entries, err := mcp.Tools(ctx, s.ID, servers)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if err := reg.Add(e.Tool, e.Policy); err != nil {
+				log.Warn("MCP tool not offered", "session_id", s.ID, "tool", e.Tool.Def().Name, "err", err)
+			}
+		}
 		return reg, nil
 	}
-}
-
-// sandboxConfig is the validated SWITCHBOARD_SANDBOX_* settings.
-type sandboxConfig struct {
-	mode           string // "docker", "none", or "" (docker when an engine answers)
-	image          string
-	idle, command  time.Duration
-	limits         sandbox.Limits
-	deploymentFile string
-}
-
-func loadSandboxConfig(s settings, dataDir string) (sandboxConfig, error) {
-	c := sandboxConfig{mode: s["SWITCHBOARD_SANDBOX"], image: s["SWITCHBOARD_SANDBOX_IMAGE"], deploymentFile: filepath.Join(dataDir, "deployment-id")}
-	switch c.mode {
-	case "", "docker", "none":
-	default:
-		return c, fmt.Errorf("SWITCHBOARD_SANDBOX=%q: want docker or none", c.mode)
-	}
-	if c.image == "" && c.mode != "none" {
-		return c, errors.New(`SWITCHBOARD_SANDBOX_IMAGE="": want an image name`)
-	}
-	var err error
-	if c.idle, err = s.duration("SWITCHBOARD_SANDBOX_IDLE_SECONDS"); err != nil {
-		return c, err
-	}
-	if c.command, err = s.duration("SWITCHBOARD_SANDBOX_COMMAND_SECONDS"); err != nil {
-		return c, err
-	}
-	mem, err := s.int("SWITCHBOARD_SANDBOX_MEMORY_MB", 16)
-	if err != nil {
-		return c, err
-	}
-	pids, err := s.int("SWITCHBOARD_SANDBOX_PIDS", 16)
-	if err != nil {
-		return c, err
-	}
-	cpus, err := s.float("SWITCHBOARD_SANDBOX_CPUS", 0.01, 1024)
-	if err != nil {
-		return c, err
-	}
-	c.limits = sandbox.Limits{MemoryBytes: int64(mem) << 20, Pids: int64(pids), NanoCPUs: int64(cpus * 1e9)}
-	return c, nil
-}
-
-// noSandboxNote is added to the system prompt when sessions have no
-// sandbox, so that the model does not promise work it cannot do.
-const noSandboxNote = "Note: this gateway runs without a code sandbox. The bash, read, write, edit, ls, glob and grep tools are not available: you cannot run commands, or read or change files. Say so if a request needs them."
-
-// openSandbox connects the Docker backend as configured and reaps what a
-// previous process left. It returns nil when sessions run without a
-// sandbox: SWITCHBOARD_SANDBOX=none, or no engine (or image) in auto mode.
-func openSandbox(ctx context.Context, c sandboxConfig, store core.SessionStore, log *slog.Logger) (*sandbox.Docker, error) {
-	if c.mode == "none" {
-		log.Info("sandbox off (SWITCHBOARD_SANDBOX=none): no hands tools")
-		return nil, nil
-	}
-	deployment, err := deploymentID(c.deploymentFile)
-	if err != nil {
-		return nil, err
-	}
-	d, err := sandbox.Connect(ctx, sandbox.Config{
-		Image:          c.image,
-		Deployment:     deployment,
-		IdleTimeout:    c.idle,
-		Limits:         c.limits,
-		CommandTimeout: min(2*time.Minute, c.command),
-		Logger:         log,
-	})
-	switch {
-	case err == nil:
-	case c.mode == "" && errors.Is(err, core.ErrSandboxUnavailable):
-		log.Warn("sandbox off: no hands tools (set SWITCHBOARD_SANDBOX=docker to make this an error)", "err", err)
-		return nil, nil
-	case errors.Is(err, sandbox.ErrNoImage):
-		return nil, fmt.Errorf("SWITCHBOARD_SANDBOX_IMAGE=%s: %w", c.image, err)
-	default:
-		return nil, fmt.Errorf("SWITCHBOARD_SANDBOX=docker: %w", err)
-	}
-	res, err := d.Reap(ctx, func(ctx context.Context, id string) (core.Status, error) {
-		s, err := store.GetSession(ctx, id)
-		if err != nil {
-			return "", err
-		}
-		return s.Status, nil
-	})
-	if err != nil {
-		// Leftovers cost disk, not correctness: the next start tries again.
-		log.Warn("reap sandboxes", "removed", res.Removed, "adopted", res.Adopted, "err", err)
-	}
-	log.Info("sandbox on", "image", c.image, "deployment", deployment, "idle_timeout", c.idle.String())
-	return d, nil
-}
-
-// handsTools are the tools over sb; none without a sandbox.
-func handsTools(sb *sandbox.Docker, c sandboxConfig) []core.Tool {
-	if sb == nil {
-		return nil
-	}
-	return hands.Tools(sb, hands.Options{MaxTimeout: c.command})
-}
-
-// deploymentID reads the id that names this gateway's Docker objects,
-// generating it on first start: it survives restarts, so that a restarted
-// gateway finds its sandboxes, and differs between data directories, so
-// that gateways sharing an engine leave each other's alone.
-func deploymentID(path string) (string, error) {
-	raw, err := os.ReadFile(path)
-	if err == nil {
-		return strings.TrimSpace(string(raw)), nil
-	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("SWITCHBOARD_DATA_DIR: %w", err)
-	}
-	b := make([]byte, 5)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	id := hex.EncodeToString(b)
-	if err := os.WriteFile(path, []byte(id+"\n"), 0o600); err != nil {
-		return "", fmt.Errorf("SWITCHBOARD_DATA_DIR: %w", err)
-	}
-	return id, nil
 }
 
 // noteModel adds a note to the system prompt of every request.
@@ -181,11 +69,12 @@ func (m noteModel) Generate(ctx context.Context, req core.ModelRequest) (*core.M
 	return m.Model.Generate(ctx, req)
 }
 
-// archivingStore removes a session's sandbox when the session is archived.
+// archivingStore releases what a session holds outside the store (its
+// sandbox, its MCP connections) when the session is archived.
 type archivingStore struct {
 	core.Store
-	sb  *sandbox.Docker
-	log *slog.Logger
+	release []func(ctx context.Context, sessionID string) error
+	log     *slog.Logger
 }
 
 func (a archivingStore) Archive(ctx context.Context, sessionID string) (*core.Session, error) {
@@ -193,9 +82,11 @@ func (a archivingStore) Archive(ctx context.Context, sessionID string) (*core.Se
 	if err != nil {
 		return s, err
 	}
-	if err := a.sb.Remove(ctx, sessionID); err != nil {
-		// The reaper removes it at the next start.
-		a.log.Warn("remove the sandbox of an archived session", "session_id", sessionID, "err", err)
+	for _, release := range a.release {
+		if err := release(ctx, sessionID); err != nil {
+			// Leftovers are reaped at the next start.
+			a.log.Warn("release an archived session's resources", "session_id", sessionID, "err", err)
+		}
 	}
 	return s, nil
 }

@@ -65,18 +65,32 @@ func classify(err error) *Error {
 		return we
 	case errors.As(err, &mbe):
 		return Errorf(http.StatusRequestEntityTooLarge, "payload_too_large", "request body is larger than %d bytes", mbe.Limit)
-	case errors.Is(err, core.ErrUnauthorized):
-		return Errorf(http.StatusUnauthorized, "unauthorized", "%s", err.Error())
-	case errors.Is(err, core.ErrForbidden):
-		return Errorf(http.StatusForbidden, "forbidden", "%s", err.Error())
-	case errors.Is(err, core.ErrNotFound):
-		return Errorf(http.StatusNotFound, "not_found", "%s", err.Error())
-	case errors.Is(err, core.ErrConflict), errors.Is(err, core.ErrArchived):
-		return Errorf(http.StatusConflict, "conflict", "%s", err.Error())
-	case errors.Is(err, core.ErrInvalid):
-		return Errorf(http.StatusBadRequest, "invalid_request", "%s", err.Error())
+	}
+	for _, m := range sentinels {
+		if errors.Is(err, m.err) {
+			msg := err.Error()
+			if m.err == core.ErrInvalid {
+				// "invalid request" only repeats the type.
+				msg = strings.TrimSuffix(msg, ": "+m.err.Error())
+			}
+			return Errorf(m.status, m.typ, "%s", msg)
+		}
 	}
 	return Errorf(http.StatusInternalServerError, "internal", "internal error")
+}
+
+// sentinels map core's errors to statuses, most specific first.
+var sentinels = []struct {
+	err    error
+	status int
+	typ    string
+}{
+	{core.ErrUnauthorized, http.StatusUnauthorized, "unauthorized"},
+	{core.ErrForbidden, http.StatusForbidden, "forbidden"},
+	{core.ErrNotFound, http.StatusNotFound, "not_found"},
+	{core.ErrConflict, http.StatusConflict, "conflict"},
+	{core.ErrArchived, http.StatusConflict, "conflict"},
+	{core.ErrInvalid, http.StatusBadRequest, "invalid_request"},
 }
 
 // WriteJSON writes v with the given status.

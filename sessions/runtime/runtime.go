@@ -45,6 +45,10 @@ type Config struct {
 	// LogCacheEvents bounds the decoded log events kept in memory across
 	// cycles (default 200,000; negative disables the cache).
 	LogCacheEvents int
+	// AfterCycle, when set, is told when the runtime lets go of a session
+	// (nothing left to run): resources kept for its turns can start their
+	// idle timers.
+	AfterCycle func(sessionID string)
 	// RetryAfter is how long a cycle that failed on the store waits.
 	RetryAfter time.Duration
 	Holder     string // this process; default a fresh id
@@ -272,6 +276,9 @@ func (r *Runtime) runSession(ctx context.Context, id string, a *activeTurn) {
 		}
 		delete(r.running, id)
 		r.mu.Unlock()
+		if r.cfg.AfterCycle != nil {
+			r.cfg.AfterCycle(id)
+		}
 		return
 	}
 }

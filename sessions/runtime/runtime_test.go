@@ -237,3 +237,30 @@ func TestIdleHoldsNothing(t *testing.T) {
 		t.Fatalf("goroutines grew from %d to %d", before, n)
 	}
 }
+
+// TestAfterCycleWhenLetGo: the hook hears of a session once the runtime
+// has nothing left to run for it, so its resources can start idling.
+func TestAfterCycleWhenLetGo(t *testing.T) {
+	model := fakemodel.New(fakemodel.Step{Text: "one"})
+	f := start(t, model, 1)
+	_ = f.rt.Stop(context.Background())
+	let := make(chan string, 4)
+	f.rt = runtime.New(runtime.Config{Store: f.store, Model: f.model, Workers: 1, AfterCycle: func(id string) { let <- id }})
+	if err := f.rt.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.rt.Stop(context.Background()) })
+	id := f.session(t)
+	f.send(t, id, core.TypeUserMessage, "hi")
+	select {
+	case got := <-let:
+		if got != id {
+			t.Fatalf("AfterCycle(%s), want %s", got, id)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("AfterCycle never called")
+	}
+	if s := f.waitStatus(t, id, core.StatusIdle); s.StopReason != core.ReasonCompleted {
+		t.Fatalf("stop reason %s", s.StopReason)
+	}
+}

@@ -71,7 +71,7 @@ func BenchmarkColdStart(b *testing.B) {
 	d := newDocker(b)
 	tools := hands.Tools(d, hands.Options{})
 	ctx := context.Background()
-	// The deployment's network is made once, at its very first command.
+	// A first sandbox, so that the image is warm in the engine's caches.
 	warm := newSession()
 	tool(b, tools, warm, "bash", map[string]any{"command": "true"})
 	network := d.cfg.networkName()

@@ -26,8 +26,10 @@ type box struct {
 	mu       sync.Mutex
 	id       string
 	running  bool
-	oomKills uint64 // the cgroup's oom_kill count last seen
-	pidsMax  uint64 // the cgroup's count of forks refused at pids.max
+	oomKills uint64        // the cgroup's oom_kill count last seen
+	pidsMax  uint64        // the cgroup's count of forks refused at pids.max
+	limits   Limits        // the container's, for the reasons given to the model
+	idle     time.Duration // its environment's idle timeout (guarded by Docker.mu)
 
 	// Guarded by Docker.mu.
 	inflight int
@@ -67,11 +69,15 @@ func (d *Docker) release(b *box) {
 // armLocked (re)starts b's idle timer; a timer costs no goroutine until it
 // fires.
 func (d *Docker) armLocked(b *box) {
+	idle := b.idle
+	if idle <= 0 {
+		idle = d.cfg.IdleTimeout
+	}
 	if b.timer == nil {
-		b.timer = time.AfterFunc(d.cfg.IdleTimeout, func() { d.hibernate(b) })
+		b.timer = time.AfterFunc(idle, func() { d.hibernate(b) })
 		return
 	}
-	b.timer.Reset(d.cfg.IdleTimeout)
+	b.timer.Reset(idle)
 }
 
 // hibernate stops b's container when it is still unused, and forgets b.
@@ -130,30 +136,50 @@ func (d *Docker) kill(ctx context.Context, b *box) error {
 }
 
 // ensure returns the id of b's running container, creating or starting it
-// as needed; b.mu is held.
+// as needed; b.mu is held. A stopped container made for another spec
+// than its environment's now (the environment changed) is made again,
+// its workspace kept; a running one keeps its spec until it hibernates.
 func (d *Docker) ensure(ctx context.Context, b *box) (string, error) {
 	if b.running {
 		return b.id, nil
 	}
 	name := d.cfg.containerName(b.session)
 	info, err := d.cli.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
+	if err != nil && !cerrdefs.IsNotFound(err) {
+		return "", fmt.Errorf("inspect sandbox of %s: %w", b.session, err)
+	}
+	if err == nil {
+		b.id = info.Container.ID
+		if info.Container.State != nil && info.Container.State.Running {
+			b.running = true
+			b.limits = d.limitsOf(info.Container.HostConfig)
+			d.setIdle(b, d.idleOf(labelsOf(info.Container.Config)))
+			return b.id, nil
+		}
+	}
+	sp, serr := d.specFor(ctx, b.session)
 	switch {
-	case cerrdefs.IsNotFound(err):
-		id, err := d.create(ctx, b.session)
+	case serr != nil:
+		// Even a container that is there does not start on a guess when
+		// its environment cannot be resolved (deleted, its image gone).
+		return "", serr
+	case err == nil && labelsOf(info.Container.Config)[LabelSpec] != sp.hash:
+		if _, err := d.cli.ContainerRemove(ctx, b.id, client.ContainerRemoveOptions{Force: true}); ignoreNotFound(err) != nil {
+			return "", fmt.Errorf("remove the outdated sandbox of %s: %w", b.session, err)
+		}
+		d.log.Info("sandbox made again for its environment's new definition", "session_id", b.session)
+		err = cerrdefs.ErrNotFound
+	}
+	if err != nil { // not found, or just removed
+		id, err := d.create(ctx, b.session, sp)
 		if err != nil {
 			return "", err
 		}
 		b.id = id
-		d.log.Info("sandbox created", "session_id", b.session, "container_id", short(id))
-	case err != nil:
-		return "", fmt.Errorf("inspect sandbox of %s: %w", b.session, err)
-	default:
-		b.id = info.Container.ID
-		if info.Container.State != nil && info.Container.State.Running {
-			b.running = true
-			return b.id, nil
-		}
+		d.log.Info("sandbox created", "session_id", b.session, "container_id", short(id), "image", sp.image)
 	}
+	b.limits = sp.limits
+	d.setIdle(b, sp.idle)
 	if _, err := d.cli.ContainerStart(ctx, b.id, client.ContainerStartOptions{}); err != nil {
 		return "", fmt.Errorf("start sandbox of %s: %w", b.session, err)
 	}
@@ -163,31 +189,31 @@ func (d *Docker) ensure(ctx context.Context, b *box) (string, error) {
 }
 
 // create makes the session's workspace volume and container.
-func (d *Docker) create(ctx context.Context, sessionID string) (string, error) {
-	network, err := d.ensureNetwork(ctx)
-	if err != nil {
-		return "", err
-	}
+func (d *Docker) create(ctx context.Context, sessionID string, sp spec) (string, error) {
+	network := d.net.name
 	vol := d.cfg.volumeName(sessionID)
 	if _, err := d.cli.VolumeCreate(ctx, client.VolumeCreateOptions{Name: vol, Labels: d.cfg.labels(sessionID, "workspace")}); err != nil {
 		return "", fmt.Errorf("create workspace volume %s: %w", vol, err)
 	}
 	uid, gid, _ := strings.Cut(d.cfg.User, ":")
 	stopAfter := 2
-	pids := d.cfg.Limits.Pids
+	pids := sp.limits.Pids
+	labels := d.cfg.labels(sessionID, "sandbox")
+	labels[LabelSpec] = sp.hash
+	labels[LabelIdle] = strconv.Itoa(int(sp.idle / time.Second))
 	res, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Name: d.cfg.containerName(sessionID),
 		Config: &container.Config{
-			Image:    d.cfg.Image,
+			Image:    sp.image,
 			Hostname: "sandbox",
 			// The init and its sleep run as InitUser, out of reach of the
 			// command user's kill -1.
 			User:        d.cfg.InitUser,
 			Entrypoint:  []string{"sleep"},
 			Cmd:         []string{"infinity"},
-			Env:         append([]string{"LANG=C.UTF-8"}, d.cfg.Env...),
+			Env:         sp.env,
 			WorkingDir:  core.SandboxWorkspace,
-			Labels:      d.cfg.labels(sessionID, "sandbox"),
+			Labels:      labels,
 			StopTimeout: &stopAfter,
 		},
 		HostConfig: &container.HostConfig{
@@ -198,14 +224,14 @@ func (d *Docker) create(ctx context.Context, sessionID string) (string, error) {
 			Init:           new(true),
 			IpcMode:        container.IPCModePrivate,
 			Tmpfs: map[string]string{
-				"/tmp":     "rw,nosuid,nodev,size=" + strconv.FormatInt(d.cfg.Limits.MemoryBytes, 10),
-				d.cfg.Home: fmt.Sprintf("rw,nosuid,nodev,size=%d,uid=%s,gid=%s,mode=0700", d.cfg.Limits.MemoryBytes, uid, gid),
+				"/tmp":     "rw,nosuid,nodev,size=" + sp.tmpfsBytes(),
+				d.cfg.Home: fmt.Sprintf("rw,nosuid,nodev,size=%s,uid=%s,gid=%s,mode=0700", sp.tmpfsBytes(), uid, gid),
 			},
 			Mounts: []mount.Mount{{Type: mount.TypeVolume, Source: vol, Target: core.SandboxWorkspace}},
 			Resources: container.Resources{
-				Memory:     d.cfg.Limits.MemoryBytes,
-				MemorySwap: d.cfg.Limits.MemoryBytes, // no swap
-				NanoCPUs:   d.cfg.Limits.NanoCPUs,
+				Memory:     sp.limits.MemoryBytes,
+				MemorySwap: sp.limits.MemoryBytes, // no swap
+				NanoCPUs:   sp.limits.NanoCPUs,
 				PidsLimit:  &pids,
 			},
 		},

@@ -2,12 +2,14 @@ package sandbox
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"log/slog"
 	"regexp"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sandbox/egress"
 )
 
 // Labels put on every Docker object the backend creates.
@@ -15,6 +17,15 @@ const (
 	LabelDeployment = "switchboard.deployment"
 	LabelSession    = "switchboard.session"
 	LabelRole       = "switchboard.role"
+	// LabelSpec is the hash of what a sandbox container was created with
+	// (image, environment variables, limits): one whose hash differs from
+	// its session's environment now is created again at its next start.
+	LabelSpec = "switchboard.spec"
+	// LabelIdle is the container's idle timeout in seconds, so that a
+	// running container found at start-up keeps its environment's.
+	LabelIdle = "switchboard.idle_seconds"
+	// LabelRecipe is the hash of a prepared image's recipe.
+	LabelRecipe = "switchboard.recipe"
 )
 
 // Limits bound each sandbox container.
@@ -53,13 +64,20 @@ type Config struct {
 	User, InitUser string
 	// Home is the command user's $HOME, a tmpfs (default /home/agent).
 	Home string
-	// Network is the Docker network sandboxes join. Empty: the deployment's
-	// own internal network, created at first use, from which nothing is
-	// reachable. The egress proxy's network goes here.
+	// Network is a Docker network for sandboxes to join instead of the
+	// deployment's own (see doc.go); not with Egress, which needs the
+	// deployment's own.
 	Network string
-	// Env is added to every command's environment: where the egress proxy
-	// sets HTTP_PROXY and HTTPS_PROXY. Never put a secret here.
+	// Env is added to every sandbox's environment. Never put a secret here.
 	Env []string
+	// Environments resolves a session's environment; nil (or a nil
+	// environment) means the defaults above, no packages, no network.
+	Environments EnvironmentSource
+	// Egress, when set, runs the egress proxy: the one address sandboxes
+	// reach. Without it they reach nothing and cannot install packages.
+	Egress *EgressConfig
+	// BuildTimeout bounds building one prepared image (default 15 minutes).
+	BuildTimeout time.Duration
 	// Host is the engine's address; empty means DOCKER_HOST or the default
 	// socket.
 	Host   string
@@ -70,6 +88,49 @@ var (
 	deploymentPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
 	userPattern       = regexp.MustCompile(`^[0-9]+:[0-9]+$`)
 )
+
+// EnvironmentSource finds the environment a session's sandbox is made of.
+type EnvironmentSource interface {
+	// SessionEnvironment returns the session's environment, or nil for
+	// the default one; an environment the session names that does not
+	// exist is an error.
+	SessionEnvironment(ctx context.Context, sessionID string) (*core.Environment, error)
+}
+
+// EgressConfig sets up the egress proxy.
+type EgressConfig struct {
+	// Port is where the proxy listens, on the deployment network's gateway
+	// address only (default 3128). Sandboxes keep it in their environment,
+	// so changing it recreates them (workspaces kept).
+	Port int
+	// CA signs the certificates of hosts whose TLS the proxy terminates;
+	// its certificate is baked into every prepared image.
+	CA *egress.CA
+	// Credentials resolves the vault credentials environments list.
+	Credentials core.CredentialSource
+	// RootCAs verify upstreams (nil: the system's roots).
+	RootCAs *x509.CertPool
+	// AllowPrivate lets upstreams be loopback, private or link-local.
+	AllowPrivate bool
+	// Record receives each egress decision made for a session.
+	Record func(ctx context.Context, sessionID string, body core.EgressBody)
+	// PackageHosts are reachable while an image is built, by package
+	// manager, beside the environment's allowlist (default
+	// DefaultPackageHosts).
+	PackageHosts map[string][]string
+}
+
+// DefaultPackageHosts are the registries each package manager reaches
+// while a prepared image is built. An image whose apt sources name another
+// mirror needs it on its environment's allowlist.
+var DefaultPackageHosts = map[string][]string{
+	"apt":   {"deb.debian.org", "security.debian.org"},
+	"pip":   {"pypi.org", "files.pythonhosted.org"},
+	"npm":   {"registry.npmjs.org"},
+	"go":    {"proxy.golang.org", "sum.golang.org"},
+	"cargo": {"crates.io", "index.crates.io", "static.crates.io"},
+	"gem":   {"rubygems.org", "index.rubygems.org"},
+}
 
 // withDefaults validates c and fills its zero fields.
 func (c Config) withDefaults() (Config, error) {
@@ -115,6 +176,27 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.BuildTimeout <= 0 {
+		c.BuildTimeout = 15 * time.Minute
+	}
+	if c.Egress != nil {
+		e := *c.Egress
+		switch {
+		case c.Network != "":
+			return c, fmt.Errorf("the egress proxy needs the deployment's own network, not %q: %w", c.Network, core.ErrInvalid)
+		case e.CA == nil:
+			return c, fmt.Errorf("the egress proxy needs a CA: %w", core.ErrInvalid)
+		case e.Port < 0 || e.Port > 65535:
+			return c, fmt.Errorf("egress port %d: want 1 to 65535: %w", e.Port, core.ErrInvalid)
+		}
+		if e.Port == 0 {
+			e.Port = 3128
+		}
+		if e.PackageHosts == nil {
+			e.PackageHosts = DefaultPackageHosts
+		}
+		c.Egress = &e
+	}
 	return c, nil
 }
 
@@ -128,6 +210,10 @@ func (c Config) containerName(sessionID string) string {
 func (c Config) volumeName(sessionID string) string {
 	return "switchboard-" + c.Deployment + "-" + sessionID + "-workspace"
 }
+
+// buildName names the container that prepares the image of recipe hash h;
+// the double dash keeps it apart from every session's container.
+func (c Config) buildName(h string) string { return "switchboard-" + c.Deployment + "--build-" + h }
 
 func (c Config) labels(sessionID, role string) map[string]string {
 	l := map[string]string{LabelDeployment: c.Deployment, LabelRole: role}

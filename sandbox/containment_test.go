@@ -21,11 +21,12 @@ import (
 
 var testLimits = Limits{MemoryBytes: 128 << 20, Pids: 128, NanoCPUs: 1e9}
 
-// TestContainment: limits and hardening are real inside the container, and
+// TestContainment: limits and hardening are real inside the container,
 // runaway commands end as tool errors with a reason while other sessions
-// keep working.
+// keep working, and with the egress proxy in place the proxy's port is
+// the only thing of the host a sandbox reaches.
 func TestContainment(t *testing.T) {
-	d := newDocker(t, func(c *Config) { c.Limits = testLimits })
+	d, _ := newEgressDocker(t, func(c *Config, _ *egressSetup) { c.Limits = testLimits })
 	tools := hands.Tools(d, hands.Options{})
 	a, b := newSession(), newSession()
 
@@ -117,8 +118,10 @@ grep -c docker.sock /proc/mounts; true`)
 }
 
 // testUnreachable shows that what the host reaches (its listeners on the
-// Docker bridge and on loopback, the Debian mirror, a neighbouring
-// sandbox) the sandbox does not.
+// Docker bridge, on loopback and on the sandbox network's gateway address,
+// the Debian mirror, a neighbouring sandbox) the sandbox does not, except
+// the egress proxy's port; and that through the proxy, a session without
+// an allowlist gets 403s.
 func testUnreachable(t *testing.T, d *Docker, a, b string) {
 	ctx := context.Background()
 	bridgeIP := dockerBridgeIP(t, d.cli)
@@ -134,11 +137,11 @@ func testUnreachable(t *testing.T, d *Docker, a, b string) {
 		return port
 	}
 	onBridge, onLoopback, onAll := serve(bridgeIP+":0"), serve("127.0.0.1:0"), serve("0.0.0.0:0")
-	net, err := d.cli.NetworkInspect(ctx, d.cfg.networkName(), client.NetworkInspectOptions{})
+	sbNet, err := d.cli.NetworkInspect(ctx, d.cfg.networkName(), client.NetworkInspectOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gateway := net.Network.IPAM.Config[0].Gateway.String()
+	gateway := sbNet.Network.IPAM.Config[0].Gateway.String()
 	mirrorIP := ""
 	if ips, err := (&netResolver{}).lookup("deb.debian.org"); err == nil {
 		mirrorIP = ips[0]
@@ -182,7 +185,7 @@ func testUnreachable(t *testing.T, d *Docker, a, b string) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		// 52/56: connected, then the daemon hung up on HTTP. 7: not yet up.
-		r := sh(t, d, b, "curl -sS -m 2 -o /dev/null http://"+neighbour+":9418/ 2>/dev/null; echo $?")
+		r := sh(t, d, b, "curl --noproxy '*' -sS -m 2 -o /dev/null http://"+neighbour+":9418/ 2>/dev/null; echo $?")
 		if s := strings.TrimSpace(string(r.Stdout)); s == "52" || s == "56" {
 			break
 		}
@@ -192,16 +195,43 @@ func testUnreachable(t *testing.T, d *Docker, a, b string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	targets["gateway"] = "http://" + gateway + ":" + onAll + "/"
+	targets["gateway-ssh"] = "http://" + gateway + ":22/"
 	targets["neighbour"] = "http://" + neighbour + ":9418/"
 	targets["mirror-by-name"] = "http://deb.debian.org/debian/"
 
+	// Control: the proxy itself answers on the gateway address, directly.
+	proxy := d.egress.url
+	if !strings.HasPrefix(proxy, "http://"+gateway+":") {
+		t.Fatalf("the proxy listens at %s, not on the gateway %s", proxy, gateway)
+	}
+	r := sh(t, d, a, "curl --noproxy '*' -sS -o /dev/null -m 3 -w '%{http_code}' "+proxy+"/")
+	if string(r.Stdout) != "400" {
+		t.Fatalf("control: the sandbox does not reach the proxy at %s directly: %q %q", proxy, r.Stdout, r.Stderr)
+	}
+	// Through the proxy, without an allowlist: 403 for the mirror and the
+	// host's listener alike.
+	for _, u := range []string{"http://deb.debian.org/debian/", "http://" + bridgeIP + ":" + onBridge + "/", "https://deb.debian.org/"} {
+		r := sh(t, d, a, "curl -sS -o /dev/null -m 5 -w '%{http_code}/%{http_connect}' "+u+" 2>/dev/null; true")
+		if got := string(r.Stdout); got != "403/000" && got != "000/403" {
+			t.Errorf("through the proxy, %s answered %q, want a 403", u, got)
+		}
+	}
+	// The proxy listens on the sandbox network only: not on the host's
+	// other addresses, so a container of the default bridge does not
+	// reach it.
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(proxy, "http://"))
+	if code, out := runOnce(t, d.cli, d.cfg.Image, "bridge", []string{"curl", "--noproxy", "*", "-sS", "-m", "3", "http://" + bridgeIP + ":" + port + "/"}); code == 0 {
+		t.Errorf("a default-bridge container reached the proxy's port on the host: %q", out)
+	}
+
 	var script strings.Builder
-	script.WriteString("probe() { n=$1; shift; curl -sS -o /dev/null -m 3 \"$@\" 2>/dev/null; echo \"$n $?\"; }\n")
+	// --noproxy: each probe tries the target itself, not through the proxy.
+	script.WriteString("probe() { n=$1; shift; curl --noproxy '*' -sS -o /dev/null -m 3 \"$@\" 2>/dev/null; echo \"$n $?\"; }\n")
 	for name, url := range targets {
 		fmt.Fprintf(&script, "probe %s %q &\n", name, url)
 	}
 	script.WriteString("wait\n")
-	r := sh(t, d, a, script.String())
+	r = sh(t, d, a, script.String())
 	// 6: no name, 7: refused or unreachable, 28: timed out.
 	for line := range strings.Lines(string(r.Stdout)) {
 		name, code, _ := strings.Cut(strings.TrimSpace(line), " ")
@@ -211,6 +241,17 @@ func testUnreachable(t *testing.T, d *Docker, a, b string) {
 	}
 	if n := strings.Count(string(r.Stdout), "\n"); n != len(targets) {
 		t.Fatalf("%d probes answered of %d: %q %q", n, len(targets), r.Stdout, r.Stderr)
+	}
+
+	// Control: it is the firewall that keeps the host's listeners on the
+	// gateway address out of reach; without its jump, the sandbox gets in.
+	deleteJumps(ctx, "iptables", d.egress.fw.chain, "")
+	r = sh(t, d, a, "curl --noproxy '*' -sS -m 3 "+targets["gateway"]+" 2>&1")
+	if err := d.egress.fw.install(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if string(r.Stdout) != "host" {
+		t.Fatalf("control: without the firewall the sandbox should reach %s: %q", targets["gateway"], r.Stdout)
 	}
 }
 

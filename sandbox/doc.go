@@ -1,25 +1,40 @@
 // Package sandbox owns the Docker backend of the hands: one container per
 // session, reached through the Docker Engine API (github.com/moby/moby/client,
-// negotiating down to the engine's API version).
+// negotiating down to the engine's API version); the environments those
+// containers are made of; and, in sandbox/egress, the proxy that is their
+// only way out.
 //
 // Lifecycle. A session's container is created at its first command, named
 // and labelled after the deployment and the session so that a restarted
 // gateway finds it again. Its workspace (/workspace) is a named volume that
-// outlives the container's stops. After the idle timeout the container is
-// stopped (the session hibernates; a time.AfterFunc timer per warm session,
-// nothing at all per hibernated one) and the next command starts it again.
-// Archiving a session removes its container and volume; Reap, at start-up,
-// removes those whose session is gone or archived.
+// outlives the container's stops. After the idle timeout (its
+// environment's, else the default) the container is stopped (the session
+// hibernates; a time.AfterFunc timer per warm session, nothing at all per
+// hibernated one) and the next command starts it again. Archiving a session
+// removes its container and volume; Reap, at start-up, removes those whose
+// session is gone or archived.
+//
+// Environments. A session's environment (Config.Environments) gives its
+// image, packages, variables, resources and idle timeout, and to the proxy
+// its allowlist and vault credentials. With the proxy on, every container
+// runs a prepared image (prepare.go): the base image with the deployment's
+// CA trusted and the packages installed, built once per recipe hash by a
+// container on the sandbox network and ContainerCommit. A container is
+// labelled with the hash of what it was made with (spec.go), and a stopped
+// one whose environment changed is made again, its workspace kept.
 //
 // Hardening. Commands run as a non-root user (uid 1000) in a container with
 // every capability dropped, no-new-privileges, a read-only root filesystem
 // (writable: the workspace volume, and tmpfs /tmp and $HOME), pids, memory
 // and CPU limits, Docker's init reaping zombies, no bind mount of any kind
 // (so never the Docker socket) and no host network: containers sit on an
-// internal bridge network of the deployment, with inter-container traffic
-// dropped and no IPv4 address on the host side, so they reach nothing. The
-// egress proxy (a later issue) plugs in through Config.Network and
-// Config.Env (HTTP_PROXY and friends).
+// internal bridge network of the deployment with inter-container traffic
+// dropped. Without the egress proxy the host has no address on it, so they
+// reach nothing. With it, the host holds the network's gateway address,
+// where the proxy listens, and an iptables chain (firewall.go) accepts TCP
+// to the proxy's port from the bridge and drops everything else, so the
+// proxy is the one thing they reach; the proxy tells sessions apart by
+// their containers' addresses.
 //
 // The container's main process (Docker's init and sleep) runs as another
 // unprivileged user than commands do, so a command that runs past its

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sandbox/egress"
 )
 
 // Errors of Connect; each also wraps core.ErrSandboxUnavailable.
@@ -22,12 +25,17 @@ var (
 
 // Docker runs sessions' sandboxes as containers of one Docker engine.
 type Docker struct {
-	cfg Config
-	cli *client.Client
-	log *slog.Logger
+	cfg    Config
+	cli    *client.Client
+	log    *slog.Logger
+	net    netInfo      // set up by Connect
+	egress *egressState // nil without the egress proxy
 
-	netMu sync.Mutex // serialises creating the deployment's network
-	netOK bool
+	flights       singleflight.Group // prepared image builds, by recipe hash
+	buildMu       sync.Mutex
+	buildPolicies map[string]egress.Policy // running builds, by container name
+	failed        map[string]failedBuild   // recent failed builds, by recipe hash
+	builds        atomic.Int64             // prepared images built by this process
 
 	mu     sync.Mutex
 	boxes  map[string]*box // warm sessions only: hibernated ones have no entry
@@ -37,9 +45,11 @@ type Docker struct {
 var _ core.Sandbox = (*Docker)(nil)
 
 // Connect reaches the engine (DOCKER_HOST or the default socket unless
-// cfg.Host says otherwise) and checks that cfg.Image is there. Errors wrap
-// core.ErrSandboxUnavailable when the engine does not answer or lacks the
-// image.
+// cfg.Host says otherwise), checks that cfg.Image is there and sets up the
+// deployment's network; with cfg.Egress it starts the egress proxy and
+// checks that a sandbox reaches it. Errors wrap core.ErrSandboxUnavailable
+// when the engine does not answer or lacks the image, and ErrEgress when
+// the proxy cannot serve.
 func Connect(ctx context.Context, cfg Config) (*Docker, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -60,7 +70,38 @@ func Connect(ctx context.Context, cfg Config) (*Docker, error) {
 		}
 		return nil, fmt.Errorf("inspect image %s: %w", cfg.Image, err)
 	}
-	return &Docker{cfg: cfg, cli: cli, log: cfg.Logger, boxes: map[string]*box{}}, nil
+	if cfg.Egress != nil {
+		// Before the network changes kind: without the rights to confine
+		// it, nothing is touched.
+		if err := iptables(ctx, "iptables", "-S", "INPUT"); err != nil {
+			cli.Close()
+			return nil, fmt.Errorf("%w (the egress proxy needs root, or CAP_NET_ADMIN, and iptables): %w", ErrFirewall, err)
+		}
+	}
+	d := &Docker{cfg: cfg, cli: cli, log: cfg.Logger, boxes: map[string]*box{}, buildPolicies: map[string]egress.Policy{}, failed: map[string]failedBuild{}}
+	if d.net, err = d.setupNetwork(ctx); err != nil {
+		cli.Close()
+		return nil, err
+	}
+	if cfg.Egress != nil {
+		if err := d.startEgress(ctx, d.net); err != nil {
+			cli.Close()
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// CheckImage tells whether ref is in the engine (nothing is pulled).
+func (d *Docker) CheckImage(ctx context.Context, ref string) error {
+	_, err := d.cli.ImageInspect(ctx, ref)
+	if cerrdefs.IsNotFound(err) {
+		return fmt.Errorf("image %q is not in the Docker engine (nothing is pulled)", ref)
+	}
+	if err != nil {
+		return fmt.Errorf("inspect image %s: %w", ref, err)
+	}
+	return nil
 }
 
 // NewClient returns an engine client for host (empty: DOCKER_HOST or the
@@ -118,49 +159,14 @@ func (d *Docker) Close(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	// After the sandboxes: a command still running kept its proxy.
+	d.stopEgress(ctx)
 	return d.cli.Close()
 }
 
-// ensureNetwork creates the deployment's internal network unless a network
-// was configured or it exists.
-func (d *Docker) ensureNetwork(ctx context.Context) (string, error) {
-	if d.cfg.Network != "" {
-		return d.cfg.Network, nil
-	}
-	name := d.cfg.networkName()
-	d.netMu.Lock()
-	defer d.netMu.Unlock()
-	if d.netOK {
-		return name, nil
-	}
-	_, err := d.cli.NetworkInspect(ctx, name, client.NetworkInspectOptions{})
-	if cerrdefs.IsNotFound(err) {
-		_, err = d.cli.NetworkCreate(ctx, name, client.NetworkCreateOptions{
-			Driver: "bridge",
-			// Internal: no route out of the network.
-			Internal: true,
-			Options: map[string]string{
-				// No traffic between sandboxes of the network.
-				"com.docker.network.bridge.enable_icc": "false",
-				// No IPv4 address on the host's end of the bridge, so the
-				// host's own listeners are not reachable through it either.
-				"com.docker.network.bridge.inhibit_ipv4": "true",
-			},
-			Labels: d.cfg.labels("", "network"),
-		})
-		if cerrdefs.IsConflict(err) {
-			err = nil // another gateway of the deployment made it first
-		}
-	}
-	if err != nil {
-		return "", fmt.Errorf("sandbox network %s: %w", name, err)
-	}
-	d.netOK = true
-	return name, nil
-}
-
-// Purge removes every container, volume and the network of the
-// deployment: for tests, and for taking a deployment down for good.
+// Purge removes every container, volume, prepared image and the network
+// of the deployment, and its firewall chain: for tests, and for taking a
+// deployment down for good.
 func (d *Docker) Purge(ctx context.Context) error {
 	d.mu.Lock()
 	for id, b := range d.boxes {
@@ -170,10 +176,12 @@ func (d *Docker) Purge(ctx context.Context) error {
 		delete(d.boxes, id)
 	}
 	d.mu.Unlock()
+	d.stopEgress(ctx)
 	return Purge(ctx, d.cli, d.cfg.Deployment)
 }
 
-// Purge removes every Docker object labelled with deployment.
+// Purge removes every Docker object labelled with deployment, and the
+// deployment's firewall chain.
 func Purge(ctx context.Context, cli *client.Client, deployment string) error {
 	f := client.Filters{}.Add("label", LabelDeployment+"="+deployment)
 	var errs []error
@@ -194,6 +202,17 @@ func Purge(ctx context.Context, cli *client.Client, deployment string) error {
 	for _, n := range ns.Items {
 		_, err := cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{})
 		errs = append(errs, ignoreNotFound(err))
+	}
+	errs = append(errs, removeFirewall(ctx, firewallChain(deployment)))
+	// Prepared images last: no container of the deployment uses them now.
+	// One in use by another deployment's container stays.
+	is, err := cli.ImageList(ctx, client.ImageListOptions{Filters: f})
+	errs = append(errs, err)
+	for _, im := range is.Items {
+		_, err := cli.ImageRemove(ctx, im.ID, client.ImageRemoveOptions{PruneChildren: true})
+		if err != nil && !cerrdefs.IsConflict(err) {
+			errs = append(errs, ignoreNotFound(err))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("purge deployment %s: %w", deployment, err)

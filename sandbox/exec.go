@@ -120,17 +120,18 @@ func (d *Docker) run(ctx context.Context, b *box, id string, req core.ExecReques
 		bytes.Contains(res.Stderr, []byte("fork: Resource temporarily unavailable"))
 	if code == 137 || forkRefused || bytes.Contains(res.Stderr, []byte("Resource temporarily unavailable")) || bytes.Contains(res.Stderr, []byte("Cannot allocate memory")) {
 		oom, pidsMax, ok := d.limitEvents(ctx, b, id)
+		limits := d.limits(b)
 		if code == 137 && oom {
-			res.Killed = fmt.Sprintf("out of memory: the sandbox's memory limit is %d MiB", d.cfg.Limits.MemoryBytes>>20)
+			res.Killed = fmt.Sprintf("out of memory: the sandbox's memory limit is %d MiB", limits.MemoryBytes>>20)
 		}
 		if pidsMax || forkRefused || !ok {
 			switch full, _ := d.pidsFull(ctx, id); {
 			case full || !ok:
 				// Processes the command left behind hold every pid (a fork
 				// bomb whose first process exited): nothing else can run.
-				res.Limit = fmt.Sprintf("the sandbox's process limit (%d) was reached and is still held by processes the command left; %s", d.cfg.Limits.Pids, d.reclaim(ctx, b, id))
+				res.Limit = fmt.Sprintf("the sandbox's process limit (%d) was reached and is still held by processes the command left; %s", limits.Pids, d.reclaim(ctx, b, id))
 			default:
-				res.Limit = fmt.Sprintf("the sandbox's process limit (%d) was reached: new processes were refused", d.cfg.Limits.Pids)
+				res.Limit = fmt.Sprintf("the sandbox's process limit (%d) was reached: new processes were refused", limits.Pids)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
@@ -72,7 +73,7 @@ func (d *Docker) Reap(ctx context.Context, status SessionStatus) (ReapResult, er
 		default:
 			for _, c := range objs.containers {
 				if c.State == container.StateRunning {
-					d.adopt(ctx, id, c.ID)
+					d.adopt(ctx, id, c.ID, d.idleOf(c.Labels))
 					out.Adopted++
 				}
 			}
@@ -103,13 +104,13 @@ func (d *Docker) removeAll(ctx context.Context, containers []container.Summary, 
 // timer. The commands still running there belonged to the process that
 // died: their calls end "interrupted by restart" and are not waited for,
 // so they are killed rather than left to run unbounded.
-func (d *Docker) adopt(ctx context.Context, sessionID, containerID string) {
+func (d *Docker) adopt(ctx context.Context, sessionID, containerID string, idle time.Duration) {
 	d.mu.Lock()
 	if d.boxes[sessionID] != nil || d.closed {
 		d.mu.Unlock()
 		return
 	}
-	b := &box{session: sessionID, id: containerID, running: true}
+	b := &box{session: sessionID, id: containerID, running: true, idle: idle}
 	d.boxes[sessionID] = b
 	b.inflight++ // the reclaim below is a use
 	d.mu.Unlock()

@@ -2,8 +2,10 @@
 // stored in it: agents and their versions, sessions, their event logs and
 // queued inputs, dedupe and idempotency keys, the wake queue and turn
 // leases, the vaults of credentials (sealed), and webhook destinations
-// with their outbox of deliveries. Store implements core.Store,
-// core.VaultStore, core.DestinationStore and core.Outbox.
+// with their outbox of deliveries, platform installations and their sealed
+// tokens, single-use keys, and the positions of the providers' output
+// sinks. Store implements core.Store, core.VaultStore,
+// core.DestinationStore and core.Outbox.
 //
 // Every write is an fsync'd bbolt transaction that has committed before the
 // method returns (NoSync is never set). The hot writes (CreateSession,
@@ -119,4 +121,47 @@
 // CountByStatus, the wake queue and OpenTurns read only status_counts,
 // wakes and leases, never the sessions, so start-up and metrics cost the
 // same with a hundred thousand idle sessions as with none.
+//
+// Sandbox environments (Store also implements core.EnvironmentStore):
+//
+//	environments       environment id ("env_" + 26 base32 digits) → JSON
+//	                   of core.Environment (no secret: its credentials
+//	                   are vault credential ids)
+//	environment_names  environment name → environment id (names are
+//	                   unique and may not look like ids)
+//
+// An environment's record and its name entry are written and deleted in
+// one transaction. Deleting an environment leaves the sessions and agents
+// that name it as they are.
+//
+// Platform installations, single-use keys and output sinks (Store also
+// implements core.InstallationStore, core.OnceStore and core.SinkStore):
+//
+//	installations        installation id → JSON of core.Installation (no
+//	                     token is ever in it; has_token and
+//	                     token_expires_at describe the sealed tokens)
+//	installation_keys    provider ‖ 0x00 ‖ external id (e.g.
+//	                     "slack" ‖ 0x00 ‖ "T0123") → installation id: one
+//	                     installation per provider and tenant
+//	installation_tokens  installation id → the sealed tokens: the
+//	                     core.Sealer's output over the provider's token
+//	                     JSON (oauth.TokenSet), with
+//	                     core.InstallationAAD(provider, external id),
+//	                     "installation:<provider>:<external id>", as aad
+//	once                 key (e.g. "oauth:state:<nonce>") → 8-byte
+//	                     big-endian uint64 expiry in unix nanoseconds
+//	once_times           8-byte big-endian uint64 expiry in unix
+//	                     nanoseconds ‖ the once key → empty value; Once
+//	                     deletes the expired keys it walks to first
+//	sink_positions       sink name ‖ 0x00 ‖ session id → JSON of
+//	                     core.SinkPosition: {"seq": the last event the
+//	                     provider's output sink rendered, "state": the
+//	                     sink's own JSON (omitted when empty)}
+//	sink_active          sink name ‖ 0x00 ‖ session id → empty value: the
+//	                     sessions a sink may be behind on (marked before a
+//	                     turn starts, unmarked once the sink has rendered
+//	                     the turn's end), resumed at start
+//
+// An installation's three entries are written and deleted in one
+// transaction. Sink names and providers never contain 0x00.
 package sessions

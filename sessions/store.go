@@ -50,6 +50,9 @@ var allBuckets = []string{
 	bucketDestinations, bucketDestinationSecrets, bucketDestinationFilters,
 	bucketOutbox, bucketOutboxDue, bucketOutboxStreams,
 	bucketDeliveries, bucketDeliveriesByDest, bucketDeliveriesBySess,
+	bucketEnvironments, bucketEnvironmentNames,
+	bucketInstallations, bucketInstallationKeys, bucketInstallationTokens,
+	bucketOnce, bucketOnceTimes, bucketSinkPositions, bucketSinkActive,
 }
 
 // Options tune Open. The zero value is ready to use.

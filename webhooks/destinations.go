@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/netguard"
 	"github.com/switchboardhq/switchboard/core/web"
 )
 
@@ -50,7 +51,7 @@ func (s *Service) checkURL(field, raw string) (string, error) {
 		return "", web.Invalid("field %q: a URL fragment is never sent; remove it", field)
 	}
 	if ip, err := netip.ParseAddr(u.Hostname()); err == nil && !s.cfg.AllowPrivate {
-		if err := CheckAddr(ip); err != nil {
+		if err := netguard.CheckAddr(ip); err != nil {
 			return "", web.Invalid("field %q: %v (private destinations are not allowed on this server)", field, err)
 		}
 	}

@@ -1,6 +1,6 @@
 // Package webhooks owns switchboard's webhooks in both directions. Inbound
-// (raw-body limits, HMAC verification and replay windows for the platform
-// providers) is not built yet. Outbound, it delivers session events to
+// (inbound.go), it gives the platform providers raw-body limits, HMAC
+// verification and replay windows. Outbound, it delivers session events to
 // registered destinations, signed with Standard Webhooks, at least once:
 //
 //   - destinations: per session or global (optionally per agent), each

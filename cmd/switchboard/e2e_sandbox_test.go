@@ -233,12 +233,15 @@ func TestSandboxHoldsNoSecret(t *testing.T) {
 		"ANTHROPIC_API_KEY":     "sk-ant-planted-" + randomToken(t),
 		"OPENAI_API_KEY":        "sk-openai-planted-" + randomToken(t),
 		"SLACK_SIGNING_SECRET":  "slack-planted-" + randomToken(t),
+		"SLACK_CLIENT_SECRET":   "slack-client-planted-" + randomToken(t),
 		"GITHUB_WEBHOOK_SECRET": "github-planted-" + randomToken(t),
 		"LINEAR_WEBHOOK_SECRET": "linear-planted-" + randomToken(t),
 	}
 	for k, v := range planted {
 		env[k] = v
 	}
+	// Slack is enabled (OAuth mode) only so that its secrets are loaded.
+	env["SLACK_CLIENT_ID"] = "1234.5678"
 	ms.APIKey = planted["ANTHROPIC_API_KEY"]
 	srv := startServer(t, dataDir, env)
 	cli, dep := deploymentOf(t, dataDir)

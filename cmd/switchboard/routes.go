@@ -17,17 +17,23 @@ import (
 
 // routes mounts every package's handlers: the API and the session page
 // behind authentication, health and metrics in the open.
-func routes(cfg *serveConfig, store *live.Store, vaultStore core.VaultStore, rt *runtime.Runtime, m *metrics.Metrics, wh *webhooks.Service, log *slog.Logger) http.Handler {
+func routes(cfg *serveConfig, store *live.Store, vaultStore core.VaultStore, rt *runtime.Runtime, m *metrics.Metrics, wh *webhooks.Service, gw *gateway, sr sandboxRoutes, log *slog.Logger) http.Handler {
 	a := &api.Auth{AdminToken: cfg.adminToken, Sessions: store, Logger: log}
 	v1 := http.NewServeMux()
-	(&api.Handler{Store: wh.Wrap(store), Runtime: rt, Hub: store.Hub, Logger: log, MaxBody: cfg.maxBody, Heartbeat: cfg.heartbeat, OnSSE: m.SSE}).Register(v1)
+	(&api.Handler{Store: checkEnvironments(wh.Wrap(store), sr.envs), Runtime: rt, Hub: store.Hub, Logger: log, MaxBody: cfg.maxBody, Heartbeat: cfg.heartbeat, OnSSE: m.SSE}).Register(v1)
+	sr.register(v1, vaultStore, cfg.maxBody, log)
 	(&vaults.Handler{Store: vaultStore, Sealer: cfg.sealer, Logger: log, MaxBody: cfg.maxBody}).Register(v1)
 	(&webhooks.Handler{Service: wh, Logger: log, MaxBody: cfg.maxBody}).Register(v1)
+	mux := http.NewServeMux()
+	// The providers' webhooks and install flows are public (signed by the
+	// platform, or tied to a signed state); /v1/installations is not.
+	if err := gw.register(mux, v1, cfg, store); err != nil {
+		log.Error("mount providers", "err", err)
+	}
 	v1.Handle("/", web.Wrap(log, func(w http.ResponseWriter, r *http.Request) error {
 		return web.Errorf(http.StatusNotFound, "not_found", "no endpoint %s %s", r.Method, r.URL.Path)
 	}))
 
-	mux := http.NewServeMux()
 	mux.Handle("/v1/", a.Wrap(v1))
 	(&page.Handler{Store: store, Auth: a, Logger: log}).Register(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {

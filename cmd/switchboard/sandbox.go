@@ -3,31 +3,46 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/sandbox"
+	"github.com/switchboardhq/switchboard/sandbox/egress"
+	"github.com/switchboardhq/switchboard/sandbox/environments"
 	"github.com/switchboardhq/switchboard/sandbox/hands"
+	"github.com/switchboardhq/switchboard/sessions/vaults"
 )
 
-// sandboxConfig is the validated SWITCHBOARD_SANDBOX_* settings.
+// sandboxConfig is the validated SWITCHBOARD_SANDBOX_* and
+// SWITCHBOARD_EGRESS_* settings.
 type sandboxConfig struct {
 	mode           string // "docker", "none", or "" (docker when an engine answers)
 	image          string
 	idle, command  time.Duration
+	build          time.Duration
 	limits         sandbox.Limits
 	deploymentFile string
+	dataDir        string
+
+	egress       string // "on", "off", or "" (on when the gateway may set firewall rules)
+	egressPort   int
+	allowPrivate bool
+	roots        *x509.CertPool // nil: the system's
 }
 
 func loadSandboxConfig(s settings, dataDir string) (sandboxConfig, error) {
-	c := sandboxConfig{mode: s["SWITCHBOARD_SANDBOX"], image: s["SWITCHBOARD_SANDBOX_IMAGE"], deploymentFile: filepath.Join(dataDir, "deployment-id")}
+	c := sandboxConfig{mode: s["SWITCHBOARD_SANDBOX"], image: s["SWITCHBOARD_SANDBOX_IMAGE"], deploymentFile: filepath.Join(dataDir, "deployment-id"), dataDir: dataDir}
 	switch c.mode {
 	case "", "docker", "none":
 	default:
@@ -43,6 +58,9 @@ func loadSandboxConfig(s settings, dataDir string) (sandboxConfig, error) {
 	if c.command, err = s.duration("SWITCHBOARD_SANDBOX_COMMAND_SECONDS"); err != nil {
 		return c, err
 	}
+	if c.build, err = s.duration("SWITCHBOARD_SANDBOX_BUILD_SECONDS"); err != nil {
+		return c, err
+	}
 	mem, err := s.int("SWITCHBOARD_SANDBOX_MEMORY_MB", 16)
 	if err != nil {
 		return c, err
@@ -56,42 +74,109 @@ func loadSandboxConfig(s settings, dataDir string) (sandboxConfig, error) {
 		return c, err
 	}
 	c.limits = sandbox.Limits{MemoryBytes: int64(mem) << 20, Pids: int64(pids), NanoCPUs: int64(cpus * 1e9)}
-	return c, nil
+	return c, loadEgressConfig(s, &c)
+}
+
+func loadEgressConfig(s settings, c *sandboxConfig) error {
+	switch c.egress = s["SWITCHBOARD_EGRESS"]; c.egress {
+	case "", "on", "off":
+	default:
+		return fmt.Errorf("SWITCHBOARD_EGRESS=%q: want on or off", c.egress)
+	}
+	if port, err := strconv.Atoi(s["SWITCHBOARD_EGRESS_PORT"]); err != nil || port < 1 || port > 65535 {
+		return fmt.Errorf("SWITCHBOARD_EGRESS_PORT=%q: want a port from 1 to 65535", s["SWITCHBOARD_EGRESS_PORT"])
+	} else {
+		c.egressPort = port
+	}
+	name := "SWITCHBOARD_EGRESS_ALLOW_PRIVATE"
+	var err error
+	if c.allowPrivate, err = strconv.ParseBool(s[name]); err != nil {
+		return fmt.Errorf("%s=%q: want true or false", name, s[name])
+	}
+	if file := s["SWITCHBOARD_EGRESS_CA_FILE"]; file != "" {
+		pem, err := os.ReadFile(file)
+		if err != nil {
+			return fmt.Errorf("SWITCHBOARD_EGRESS_CA_FILE: %w", err)
+		}
+		if c.roots, err = x509.SystemCertPool(); err != nil || c.roots == nil {
+			c.roots = x509.NewCertPool()
+		}
+		if !c.roots.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("SWITCHBOARD_EGRESS_CA_FILE=%s: no PEM certificate in it", file)
+		}
+	}
+	return nil
 }
 
 // noSandboxNote is added to the system prompt when sessions have no
 // sandbox, so that the model does not promise work it cannot do.
 const noSandboxNote = "Note: this gateway runs without a code sandbox. The bash, read, write, edit, ls, glob and grep tools are not available: you cannot run commands, or read or change files. Say so if a request needs them."
 
-// openSandbox connects the Docker backend as configured and reaps what a
-// previous process left. It returns nil when sessions run without a
-// sandbox: SWITCHBOARD_SANDBOX=none, or no engine (or image) in auto mode.
-func openSandbox(ctx context.Context, c sandboxConfig, store core.SessionStore, log *slog.Logger) (*sandbox.Docker, error) {
+// sandboxStore is what the sandbox wiring reads: sessions and their
+// agents (which environment), environments, vault credentials.
+type sandboxStore interface {
+	core.SessionStore
+	core.AgentStore
+	core.EnvironmentStore
+	core.VaultStore
+}
+
+// openSandbox connects the Docker backend as configured (with the egress
+// proxy unless it is off) and reaps what a previous process left. It
+// returns nil when sessions run without a sandbox: SWITCHBOARD_SANDBOX=none,
+// or no engine (or image) in auto mode. The returned egressEvents logs
+// the proxy's decisions once attached to the store appends go through.
+func openSandbox(ctx context.Context, c sandboxConfig, store sandboxStore, sealer core.Sealer, log *slog.Logger) (*sandbox.Docker, *egressEvents, error) {
+	events := &egressEvents{log: log}
 	if c.mode == "none" {
 		log.Info("sandbox off (SWITCHBOARD_SANDBOX=none): no hands tools")
-		return nil, nil
+		return nil, events, nil
 	}
 	deployment, err := deploymentID(c.deploymentFile)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	d, err := sandbox.Connect(ctx, sandbox.Config{
+	cfg := sandbox.Config{
 		Image:          c.image,
 		Deployment:     deployment,
 		IdleTimeout:    c.idle,
 		Limits:         c.limits,
 		CommandTimeout: min(2*time.Minute, c.command),
+		BuildTimeout:   c.build,
+		Environments:   sessionEnvironments{store},
 		Logger:         log,
-	})
+	}
+	if c.egress != "off" {
+		ca, err := egress.LoadOrCreateCA(c.dataDir)
+		if err != nil {
+			return nil, nil, fmt.Errorf("SWITCHBOARD_DATA_DIR: %w", err)
+		}
+		cfg.Egress = &sandbox.EgressConfig{
+			Port:         c.egressPort,
+			CA:           ca,
+			Credentials:  &vaults.Resolver{Store: store, Sealer: sealer, Logger: log},
+			RootCAs:      c.roots,
+			AllowPrivate: c.allowPrivate,
+			Record:       events.record,
+		}
+	}
+	d, err := sandbox.Connect(ctx, cfg)
+	if c.egress == "" && errors.Is(err, sandbox.ErrFirewall) {
+		log.Warn("egress proxy off: sandboxes reach nothing and cannot install packages (run as root, or set SWITCHBOARD_EGRESS=off to silence this)", "err", err)
+		cfg.Egress = nil
+		d, err = sandbox.Connect(ctx, cfg)
+	}
 	switch {
 	case err == nil:
 	case c.mode == "" && errors.Is(err, core.ErrSandboxUnavailable):
 		log.Warn("sandbox off: no hands tools (set SWITCHBOARD_SANDBOX=docker to make this an error)", "err", err)
-		return nil, nil
+		return nil, events, nil
 	case errors.Is(err, sandbox.ErrNoImage):
-		return nil, fmt.Errorf("SWITCHBOARD_SANDBOX_IMAGE=%s: %w", c.image, err)
+		return nil, nil, fmt.Errorf("SWITCHBOARD_SANDBOX_IMAGE=%s: %w", c.image, err)
+	case errors.Is(err, sandbox.ErrFirewall), errors.Is(err, sandbox.ErrEgress):
+		return nil, nil, fmt.Errorf("SWITCHBOARD_EGRESS=%s: %s", c.egress, oneLine(err))
 	default:
-		return nil, fmt.Errorf("SWITCHBOARD_SANDBOX=docker: %w", err)
+		return nil, nil, fmt.Errorf("SWITCHBOARD_SANDBOX=docker: %s", oneLine(err))
 	}
 	res, err := d.Reap(ctx, func(ctx context.Context, id string) (core.Status, error) {
 		s, err := store.GetSession(ctx, id)
@@ -104,8 +189,14 @@ func openSandbox(ctx context.Context, c sandboxConfig, store core.SessionStore, 
 		// Leftovers cost disk, not correctness: the next start tries again.
 		log.Warn("reap sandboxes", "removed", res.Removed, "adopted", res.Adopted, "err", err)
 	}
-	log.Info("sandbox on", "image", c.image, "deployment", deployment, "idle_timeout", c.idle.String())
-	return d, nil
+	log.Info("sandbox on", "image", c.image, "deployment", deployment, "idle_timeout", c.idle.String(), "egress", cfg.Egress != nil)
+	return d, events, nil
+}
+
+// oneLine keeps a start-up error to one line (engine and iptables
+// messages can span several).
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
 // handsTools are the tools over sb; none without a sandbox.
@@ -114,6 +205,161 @@ func handsTools(sb *sandbox.Docker, c sandboxConfig) []core.Tool {
 		return nil
 	}
 	return hands.Tools(sb, hands.Options{MaxTimeout: c.command})
+}
+
+// sessionEnvironments resolves the environment a session's sandbox is made
+// of: the session's own, else its agent version's, else none.
+type sessionEnvironments struct{ store sandboxStore }
+
+func (s sessionEnvironments) SessionEnvironment(ctx context.Context, sessionID string) (*core.Environment, error) {
+	sess, err := s.store.GetSession(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	name := sess.Environment
+	if name == "" {
+		a, err := s.store.GetAgentVersion(ctx, sess.Agent.ID, sess.Agent.Version)
+		if err != nil {
+			return nil, err
+		}
+		name = a.Environment
+	}
+	if name == "" {
+		return nil, nil
+	}
+	env, err := s.store.GetEnvironment(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("environment %q, named by the session or its agent: %w", name, err)
+	}
+	return env, nil
+}
+
+// egressEvents appends the proxy's decisions to the sessions' logs as
+// internal sandbox.egress events. The store is attached once it exists
+// (the live store, through the webhooks' wrapper, so that followers and
+// destinations see them); decisions before that are only logged.
+type egressEvents struct {
+	mu    sync.Mutex
+	store core.SessionStore
+	log   *slog.Logger
+}
+
+func (e *egressEvents) attach(store core.SessionStore) {
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	e.store = store
+	e.mu.Unlock()
+}
+
+func (e *egressEvents) record(ctx context.Context, sessionID string, body core.EgressBody) {
+	e.mu.Lock()
+	store := e.store
+	e.mu.Unlock()
+	if store == nil {
+		return
+	}
+	ev := core.NewEvent(core.TypeSandboxEgress, core.LevelInternal, core.ActorSystem, body)
+	if _, err := store.Append(ctx, sessionID, core.AppendRequest{Events: []core.Event{ev}}); err != nil && !errors.Is(err, core.ErrArchived) {
+		e.log.Warn("log an egress decision", "session_id", sessionID, "host", body.Host, "decision", body.Decision, "err", err)
+	}
+}
+
+// envChecked refuses sessions and agents that name an environment that
+// does not exist, with a 400, before anything is stored.
+type envChecked struct {
+	core.Store
+	envs core.EnvironmentStore
+}
+
+func (s envChecked) check(ctx context.Context, name string) error {
+	if name == "" {
+		return nil
+	}
+	if _, err := s.envs.GetEnvironment(ctx, name); err != nil {
+		if errors.Is(err, core.ErrNotFound) {
+			return fmt.Errorf("field \"environment\": no environment %q: %w", name, core.ErrInvalid)
+		}
+		return err
+	}
+	return nil
+}
+
+func (s envChecked) CreateSession(ctx context.Context, req core.NewSession) (*core.CreateResult, error) {
+	if err := s.check(ctx, req.Session.Environment); err != nil {
+		return nil, err
+	}
+	return s.Store.CreateSession(ctx, req)
+}
+
+func (s envChecked) CreateAgent(ctx context.Context, a *core.Agent) (*core.Agent, error) {
+	if err := s.check(ctx, a.Environment); err != nil {
+		return nil, err
+	}
+	return s.Store.CreateAgent(ctx, a)
+}
+
+// UpdateAgent runs update on a copy first: the environment is looked up
+// outside the store's write transaction.
+func (s envChecked) UpdateAgent(ctx context.Context, id string, expect int, update func(*core.Agent) error) (*core.Agent, error) {
+	if cur, err := s.Store.GetAgent(ctx, id); err == nil {
+		next := *cur
+		if err := update(&next); err == nil && next.Environment != cur.Environment {
+			if err := s.check(ctx, next.Environment); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return s.Store.UpdateAgent(ctx, id, expect, update)
+}
+
+// sessionCreator is the optional create-with-destinations capability the
+// sessions API looks for.
+type sessionCreator interface {
+	core.Store
+	core.SessionDestinationCreator
+}
+
+// envCheckedCreator keeps that capability visible through the check.
+type envCheckedCreator struct {
+	envChecked
+	creator core.SessionDestinationCreator
+}
+
+func (s envCheckedCreator) PrepareDestinations(ctx context.Context, sessionID string, specs []core.DestinationSpec) ([]core.NewDestination, []core.CreatedDestination, error) {
+	return s.creator.PrepareDestinations(ctx, sessionID, specs)
+}
+
+func (s envCheckedCreator) CreateSessionAndDestinations(ctx context.Context, req core.NewSession, dests []core.NewDestination) (*core.CreateResult, error) {
+	if err := s.check(ctx, req.Session.Environment); err != nil {
+		return nil, err
+	}
+	return s.creator.CreateSessionAndDestinations(ctx, req, dests)
+}
+
+// checkEnvironments wraps the API's store with the environment check.
+func checkEnvironments(st core.Store, envs core.EnvironmentStore) core.Store {
+	c := envChecked{Store: st, envs: envs}
+	if sc, ok := st.(sessionCreator); ok {
+		return envCheckedCreator{envChecked: c, creator: sc}
+	}
+	return c
+}
+
+// sandboxRoutes is what /v1/environments needs: the environments, and the
+// backend (nil without a sandbox) that checks their images.
+type sandboxRoutes struct {
+	backend *sandbox.Docker
+	envs    core.EnvironmentStore
+}
+
+func (r sandboxRoutes) register(mux *http.ServeMux, creds core.VaultStore, maxBody int64, log *slog.Logger) {
+	h := &environments.Handler{Store: r.envs, Credentials: creds, Logger: log, MaxBody: maxBody}
+	if r.backend != nil {
+		h.Images = r.backend
+	}
+	h.Register(mux)
 }
 
 // deploymentID reads the id that names this gateway's Docker objects,

@@ -19,6 +19,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/mcpbridge"
 	"github.com/switchboardhq/switchboard/core/models"
 	"github.com/switchboardhq/switchboard/oauth"
+	"github.com/switchboardhq/switchboard/providers/outbox"
 	"github.com/switchboardhq/switchboard/sessions"
 	"github.com/switchboardhq/switchboard/sessions/live"
 	"github.com/switchboardhq/switchboard/sessions/metrics"
@@ -42,13 +43,14 @@ type serveConfig struct {
 	heartbeat                   time.Duration
 	sandbox                     sandboxConfig
 	webhooks                    webhookConfig
+	slack                       slackConfig
 	log                         *slog.Logger
 	sealer                      *oauth.Sealer
 	adminTokenNew, masterKeyNew bool
 }
 
 func loadServeConfig(args []string, getenv func(string) string, stderr *os.File) (*serveConfig, error) {
-	s, _, err := parseSettings("serve", serveOptions, args, getenv)
+	s, _, err := parseSettings("serve", append(serveOptions[:len(serveOptions):len(serveOptions)], slackOptions...), args, getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -107,6 +109,9 @@ func loadServeConfig(args []string, getenv func(string) string, stderr *os.File)
 	if c.webhooks, err = loadWebhookConfig(s); err != nil {
 		return nil, err
 	}
+	if c.slack, err = loadSlackConfig(s); err != nil {
+		return nil, err
+	}
 	c.adminToken = s["SWITCHBOARD_ADMIN_TOKEN"]
 	if c.adminToken == "" {
 		if c.adminToken, c.adminTokenNew, err = secretFile(filepath.Join(c.dataDir, "admin-token")); err != nil {
@@ -144,6 +149,9 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 		return err
 	}
 	log := cfg.log
+	if err := checkSlackToken(cfg.slack); err != nil {
+		return err
+	}
 	db, err := sessions.Open(filepath.Join(cfg.dataDir, "switchboard.db"), sessions.Options{Logger: log})
 	if err != nil {
 		if errors.Is(err, core.ErrLocked) {
@@ -153,7 +161,7 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 	}
 	defer db.Close()
 	ctx := context.Background()
-	sb, err := openSandbox(ctx, cfg.sandbox, db, log)
+	sb, egressLog, err := openSandbox(ctx, cfg.sandbox, db, cfg.sealer, log)
 	if err != nil {
 		return err
 	}
@@ -184,19 +192,28 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 	// Appends go through wh's wrapper so that each one wakes the delivery
 	// of the webhooks it queued.
 	wh := newWebhooks(cfg, db, log)
+	egressLog.attach(wh.Wrap(store))
 	m := metrics.New(store, log)
 	if err := ensureDefaultAgent(ctx, store, cfg.model, log); err != nil {
 		return err
 	}
+	lrt := &lateRuntime{}
+	gw, err := buildProviders(cfg, store, db, lrt, getenv, log)
+	if err != nil {
+		return err
+	}
+	// The runtime's appends also reach the providers' output sinks, which
+	// mark a turn before it starts so a crash cannot lose its output.
+	runStore := outbox.Wrap(wh.Wrap(store), gw.sinks...)
 	if cfg.adminTokenNew {
 		fmt.Fprintf(stdout, "admin token (saved in %s, shown once): %s\n", filepath.Join(cfg.dataDir, "admin-token"), cfg.adminToken)
 	}
 
 	rt := runtime.New(runtime.Config{
-		Store:   testStore(wh.Wrap(store), getenv),
+		Store:   testStore(runStore, getenv),
 		Harness: &harness.Default{Observer: m},
 		Model:   model,
-		Tools:   toolsetFor(getenv, handsTools(sb, cfg.sandbox), mcp, log),
+		Tools:   toolsetFor(getenv, handsTools(sb, cfg.sandbox), mcp, gw, runStore, log),
 		// Idle sessions let go of their MCP connections after a while.
 		AfterCycle:      mcp.Idle,
 		Workers:         cfg.workers,
@@ -205,7 +222,12 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 		CompactFraction: cfg.compactFraction,
 		Logger:          log,
 	})
+	lrt.rt = rt
+	if err := gw.start(ctx); err != nil {
+		return err
+	}
 	if err := rt.Start(ctx); err != nil {
+		gw.stop(ctx)
 		return err
 	}
 
@@ -215,7 +237,7 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 		return fmt.Errorf("SWITCHBOARD_ADDR=%s: %w", cfg.addr, err)
 	}
 	srv := &http.Server{
-		Handler:           routes(cfg, store, db, rt, m, wh, log),
+		Handler:           routes(cfg, store, db, rt, m, wh, gw, sandboxRoutes{sb, db}, log),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
@@ -244,6 +266,7 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 	if err := rt.Stop(sctx); err != nil {
 		log.Warn("runtime stop", "err", err)
 	}
+	gw.stop(sctx)
 	// Attempts cut short stay due and are made again at the next start.
 	if err := wh.Stop(sctx); err != nil {
 		log.Warn("webhooks stop", "err", err)

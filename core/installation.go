@@ -1,0 +1,132 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"time"
+)
+
+// PrefixInstallation is the id prefix of installations.
+const PrefixInstallation = "ins"
+
+// AccessPolicy says who may trigger an installation's agent. An empty list
+// allows everyone: Channels restricts where, Users restricts who.
+type AccessPolicy struct {
+	Channels []string `json:"channels"`
+	Users    []string `json:"users"`
+}
+
+// MarshalJSON writes empty lists as [], not null: "everyone".
+func (p AccessPolicy) MarshalJSON() ([]byte, error) {
+	type plain AccessPolicy
+	q := plain(p)
+	if q.Channels == nil {
+		q.Channels = []string{}
+	}
+	if q.Users == nil {
+		q.Users = []string{}
+	}
+	return json.Marshal(q)
+}
+
+// Allows reports whether user may trigger the agent in channel.
+func (p AccessPolicy) Allows(channel, user string) bool {
+	return (len(p.Channels) == 0 || slices.Contains(p.Channels, channel)) &&
+		(len(p.Users) == 0 || slices.Contains(p.Users, user))
+}
+
+// Installation is the gateway installed into one tenant of a platform: a
+// Slack workspace (or an Enterprise Grid organization), a GitHub App
+// installation, a Linear organization. Its tokens are stored sealed apart
+// from it and never appear in it.
+type Installation struct {
+	ID       string `json:"id"`
+	Provider string `json:"provider"` // "slack", "github", "linear"
+	// ExternalID names the tenant on the platform (a Slack team id, or the
+	// enterprise id of an organization-wide install); one installation per
+	// provider and external id.
+	ExternalID string `json:"external_id"`
+	Name       string `json:"name,omitempty"`
+	// Agent is the id of the agent its new sessions run; empty means the
+	// agent named default.
+	Agent  string       `json:"agent,omitempty"`
+	Policy AccessPolicy `json:"policy"`
+	Scopes []string     `json:"scopes,omitempty"`
+	// Metadata holds what the provider learned at install time that is not
+	// secret (a Slack bot user id, the workspace URL).
+	Metadata map[string]string `json:"metadata,omitempty"`
+	// HasToken is false once the tokens were revoked or forgotten.
+	HasToken       bool  `json:"has_token"`
+	TokenExpiresAt *Time `json:"token_expires_at,omitempty"`
+	CreatedAt      Time  `json:"created_at"`
+	UpdatedAt      Time  `json:"updated_at"`
+}
+
+// InstallationAAD is the aad an installation's tokens are sealed with: the
+// provider and external id, which a record keeps across reinstalls, so
+// tokens can be sealed before the store has assigned an id.
+func InstallationAAD(provider, externalID string) []byte {
+	return []byte("installation:" + provider + ":" + externalID)
+}
+
+// InstallationQuery selects installations in a list (id order).
+type InstallationQuery struct {
+	Provider string
+	After    string
+	Limit    int
+}
+
+// InstallationStore keeps installations and their sealed tokens.
+type InstallationStore interface {
+	// SaveInstallation creates the installation of in's provider and
+	// external id, or updates the one that exists: name, scopes and
+	// metadata are replaced, its id, agent, policy and creation time kept.
+	// sealed, when not nil, replaces its tokens (sealed with
+	// InstallationAAD), and tokenExpiresAt with them.
+	SaveInstallation(ctx context.Context, in *Installation, sealed []byte, tokenExpiresAt *Time) (*Installation, error)
+	GetInstallation(ctx context.Context, id string) (*Installation, error)
+	// FindInstallation returns the installation of a provider's tenant.
+	FindInstallation(ctx context.Context, provider, externalID string) (*Installation, error)
+	ListInstallations(ctx context.Context, q InstallationQuery) ([]*Installation, bool, error)
+	// UpdateInstallation applies fn to the record (agent, policy); the
+	// store keeps id, provider, external id, tokens and times.
+	UpdateInstallation(ctx context.Context, id string, fn func(*Installation) error) (*Installation, error)
+	// InstallationTokens returns the sealed tokens (ErrNotFound when none).
+	InstallationTokens(ctx context.Context, id string) ([]byte, error)
+	// PutInstallationTokens replaces the sealed tokens (a refresh).
+	PutInstallationTokens(ctx context.Context, id string, sealed []byte, expiresAt *Time) error
+	// ForgetInstallationTokens deletes the tokens and keeps the record
+	// (the app was uninstalled; a reinstall finds its binding and policy).
+	ForgetInstallationTokens(ctx context.Context, id string) error
+	// DeleteInstallation deletes the record and its tokens.
+	DeleteInstallation(ctx context.Context, id string) error
+}
+
+// OnceStore remembers keys for a while: OAuth states that may be redeemed
+// once, notices a person should get once.
+type OnceStore interface {
+	// Once records key until the given time and reports whether it is new;
+	// a key recorded before and not yet expired reports false.
+	Once(ctx context.Context, key string, until time.Time) (bool, error)
+}
+
+// SinkPosition is how far a provider's output sink has rendered a
+// session's log, with the sink's own state (a status message to edit, a
+// post it announced but has not confirmed).
+type SinkPosition struct {
+	Seq   uint64          `json:"seq"`
+	State json.RawMessage `json:"state,omitempty"`
+}
+
+// SinkStore keeps output sinks' positions, and which sessions each sink
+// may still be behind on, so a restart resumes exactly those.
+type SinkStore interface {
+	// SinkPosition returns the position (zero when none was saved).
+	SinkPosition(ctx context.Context, sink, sessionID string) (SinkPosition, error)
+	SaveSinkPosition(ctx context.Context, sink, sessionID string, p SinkPosition) error
+	// SetSinkActive marks or unmarks a session the sink may be behind on.
+	SetSinkActive(ctx context.Context, sink, sessionID string, active bool) error
+	// ActiveSinkSessions lists the marked sessions of a sink.
+	ActiveSinkSessions(ctx context.Context, sink string) ([]string, error)
+}

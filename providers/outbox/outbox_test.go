@@ -1,0 +1,226 @@
+package outbox_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/providers/outbox"
+	"github.com/switchboardhq/switchboard/sessions"
+)
+
+// recorder is a hand-written Renderer that records what it rendered.
+type recorder struct {
+	mu       sync.Mutex
+	rendered []string       // "seq:type"
+	received []string       // input ids
+	fail     map[uint64]int // seq → transient failures left
+	perm     map[uint64]bool
+	block    chan struct{} // when set, Render of agent.message waits on it
+}
+
+func (r *recorder) Received(_ context.Context, _ *core.Session, in []core.Event) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range in {
+		r.received = append(r.received, e.ID)
+	}
+	return nil
+}
+
+func (r *recorder) Render(ctx context.Context, t *outbox.Thread, e core.Event) (bool, error) {
+	if e.Type == core.TypeAgentMessage && r.block != nil {
+		select {
+		case <-r.block:
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fail[e.Seq] > 0 {
+		r.fail[e.Seq]--
+		return false, errors.New("platform is down")
+	}
+	if r.perm[e.Seq] {
+		return false, outbox.Permanent(errors.New("channel_not_found"))
+	}
+	r.rendered = append(r.rendered, fmt.Sprintf("%d:%s", e.Seq, e.Type))
+	t.State = []byte(fmt.Sprintf(`{"last":%d}`, e.Seq))
+	return e.Type == core.TypeAgentMessage, nil
+}
+
+func (r *recorder) got() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.rendered)
+}
+
+func openStore(t *testing.T, dir string) *sessions.Store {
+	t.Helper()
+	s, err := sessions.Open(filepath.Join(dir, "switchboard.db"), sessions.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func newSession(t *testing.T, st core.Store, provider string) string {
+	t.Helper()
+	res, err := st.CreateSession(t.Context(), core.NewSession{
+		Session: core.Session{Agent: core.AgentRef{ID: "agt_x", Version: 1}, Origin: &core.Origin{Provider: provider}},
+		Inputs:  []core.Event{core.NewInput(core.TypeUserMessage, []byte(`{"text":"hi"}`))},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Session.ID
+}
+
+// turn appends a whole turn through w, as the harness does.
+func turn(t *testing.T, w core.Store, id string) {
+	t.Helper()
+	ctx := t.Context()
+	tid := core.NewID(core.PrefixTurn)
+	steps := []core.AppendRequest{
+		{TakeInputs: true, TurnID: tid, Holder: "h", Events: []core.Event{
+			core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusRunning}),
+			core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
+		}},
+		{TurnID: tid, Events: []core.Event{core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: "answer"})}},
+		{TurnID: tid, Events: []core.Event{
+			core.NewEvent(core.TypeTurnCompleted, core.LevelInternal, core.ActorSystem, core.TurnCompletedBody{YieldReason: core.ReasonCompleted}),
+			core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusIdle, StopReason: core.ReasonCompleted}),
+		}},
+	}
+	for _, req := range steps {
+		if _, err := w.Append(ctx, id, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+var wantTurn = []string{"1:user.message", "2:session.status_changed", "3:turn.started", "4:agent.message", "5:turn.completed", "6:session.status_changed"}
+
+func TestSinkRendersATurnAndLetsGo(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	rec := &recorder{fail: map[uint64]int{4: 2}}
+	sink := outbox.New(outbox.Config{Name: "test", Store: st, Renderer: rec, RetryMin: time.Millisecond})
+	if err := sink.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Stop(context.Background())
+	w := outbox.Wrap(st, sink)
+	id := newSession(t, st, "test")
+	other := newSession(t, st, "elsewhere")
+	sink.Activate(id)
+	waitUntil(t, "the input acknowledged", func() bool { rec.mu.Lock(); defer rec.mu.Unlock(); return len(rec.received) == 1 })
+	turn(t, w, id)
+	turn(t, w, other) // another provider's session: not rendered
+	waitUntil(t, "the turn rendered", func() bool { return len(rec.got()) == len(wantTurn) })
+	if got := rec.got(); !slices.Equal(got, wantTurn) {
+		t.Fatalf("rendered %v", got)
+	}
+	waitUntil(t, "the sink to let go", func() bool { return sink.Following() == 0 })
+	active, err := st.ActiveSinkSessions(t.Context(), "test")
+	if err != nil || len(active) != 0 {
+		t.Fatalf("still marked: %v %v", active, err)
+	}
+	pos, err := st.SinkPosition(t.Context(), "test", id)
+	if err != nil || pos.Seq != 6 || string(pos.State) != `{"last":6}` {
+		t.Fatalf("position %+v (%s), %v", pos, pos.State, err)
+	}
+	if _, err := st.SinkPosition(t.Context(), "test", other); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSinkResumesAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	rec := &recorder{block: make(chan struct{})}
+	sink := outbox.New(outbox.Config{Name: "test", Store: st, Renderer: rec, RetryMin: time.Millisecond})
+	if err := sink.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	id := newSession(t, st, "test")
+	turn(t, outbox.Wrap(st, sink), id)
+	waitUntil(t, "rendering up to the answer", func() bool { return len(rec.got()) == 3 })
+	// The process stops while the answer is being rendered.
+	if err := sink.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rec2 := &recorder{}
+	sink2 := outbox.New(outbox.Config{Name: "test", Store: st, Renderer: rec2, RetryMin: time.Millisecond})
+	if err := sink2.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer sink2.Stop(context.Background())
+	waitUntil(t, "the rest rendered", func() bool { return sink2.Following() == 0 && len(rec2.got()) > 0 })
+	// Events without a platform call before the stop are rendered again
+	// (their position was not saved); the answer and what follows once.
+	got := append(rec.got(), rec2.got()...)
+	if n := slices.Index(got, "4:agent.message"); n < 0 || slices.Index(got[n+1:], "4:agent.message") >= 0 || got[len(got)-1] != "6:session.status_changed" {
+		t.Fatalf("rendered %v then %v", rec.got(), rec2.got())
+	}
+}
+
+func TestSinkSkipsPermanentFailures(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	rec := &recorder{perm: map[uint64]bool{4: true}}
+	sink := outbox.New(outbox.Config{Name: "test", Store: st, Renderer: rec, RetryMin: time.Millisecond})
+	if err := sink.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Stop(context.Background())
+	id := newSession(t, st, "test")
+	turn(t, outbox.Wrap(st, sink), id)
+	waitUntil(t, "the sink to let go", func() bool { return sink.Following() == 0 && len(rec.got()) == 5 })
+	if got := rec.got(); slices.Contains(got, "4:agent.message") || got[4] != "6:session.status_changed" {
+		t.Fatalf("rendered %v", got)
+	}
+}
+
+// TestSinkLetsGoOfASessionArchivedMidTurn: an archived session's turn
+// never completes; the sink lets go of it anyway.
+func TestSinkLetsGoOfASessionArchivedMidTurn(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	rec := &recorder{}
+	sink := outbox.New(outbox.Config{Name: "test", Store: st, Renderer: rec, RetryMin: time.Millisecond, Recheck: 10 * time.Millisecond})
+	if err := sink.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Stop(context.Background())
+	id := newSession(t, st, "test")
+	if _, err := outbox.Wrap(st, sink).Append(t.Context(), id, core.AppendRequest{TakeInputs: true, TurnID: "turn_1", Holder: "h",
+		Events: []core.Event{core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{})}}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the turn start rendered", func() bool { return len(rec.got()) == 2 })
+	if sink.Following() != 1 {
+		t.Fatal("the sink let go of a running turn")
+	}
+	if _, err := st.Archive(t.Context(), id); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the sink to let go", func() bool { return sink.Following() == 0 })
+	if active, _ := st.ActiveSinkSessions(t.Context(), "test"); len(active) != 0 {
+		t.Fatalf("still marked: %v", active)
+	}
+}

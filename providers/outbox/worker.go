@@ -1,0 +1,176 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// work follows one session: it acknowledges queued inputs, renders the
+// log from the saved position, and lets go once the session has no open
+// turn and everything is rendered.
+func (s *Sink) work(ctx context.Context, id string, e *entry) {
+	defer s.wg.Done()
+	log := s.log.With("session_id", id)
+	wait := s.cfg.RetryMin
+	for {
+		e.mu.Lock()
+		e.poked = false
+		inputs := e.inputs
+		e.inputs = false
+		e.mu.Unlock()
+		sess, err := s.cfg.Store.GetSession(ctx, id)
+		if errors.Is(err, core.ErrNotFound) {
+			log.Warn("session gone; nothing to render")
+			if s.retire(ctx, id, e, true) {
+				s.drop(id, e)
+			}
+			return
+		}
+		if err == nil && inputs {
+			s.received(ctx, sess)
+		}
+		if err == nil {
+			err = s.drain(ctx, sess)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			log.Warn("render output; retrying", "retry_in", wait, "err", err)
+			if !sleep(ctx, wait) {
+				return
+			}
+			wait = min(wait*2, s.cfg.RetryMax)
+			continue
+		}
+		wait = s.cfg.RetryMin
+		if s.retire(ctx, id, e, false) {
+			s.drop(id, e)
+			return
+		}
+		// Wait for the next append; look again now and then, for a turn
+		// that ends without one (its session archived mid-turn).
+		t := time.NewTimer(s.cfg.Recheck)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-e.signal:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// received hands the session's pending inputs to the renderer.
+func (s *Sink) received(ctx context.Context, sess *core.Session) {
+	pending, err := s.cfg.Store.Pending(ctx, sess.ID)
+	if err == nil && len(pending) > 0 {
+		err = s.cfg.Renderer.Received(ctx, sess, pending)
+	}
+	if err != nil && ctx.Err() == nil {
+		s.log.Warn("acknowledge inputs", "session_id", sess.ID, "err", err)
+	}
+}
+
+// drain renders every logged event after the saved position.
+func (s *Sink) drain(ctx context.Context, sess *core.Session) error {
+	pos, err := s.cfg.Store.SinkPosition(ctx, s.cfg.Name, sess.ID)
+	if err != nil {
+		return err
+	}
+	saved := pos.Seq
+	t := &Thread{Session: sess, State: pos.State, seq: pos.Seq}
+	t.save = func(ctx context.Context, p core.SinkPosition) error {
+		return s.cfg.Store.SaveSinkPosition(ctx, s.cfg.Name, sess.ID, p)
+	}
+	for {
+		evs, err := s.cfg.Store.Events(ctx, sess.ID, t.seq, s.cfg.Batch)
+		if err != nil || len(evs) == 0 {
+			if err == nil && t.seq != saved {
+				err = t.Save(ctx)
+			}
+			return err
+		}
+		for _, ev := range evs {
+			acted, err := s.render(ctx, t, ev)
+			if err != nil {
+				return err
+			}
+			t.seq = ev.Seq
+			if acted {
+				if err := t.Save(ctx); err != nil {
+					return err
+				}
+				saved = t.seq
+			}
+		}
+	}
+}
+
+// render renders one event, retrying failures with backoff until it
+// succeeds, fails permanently or ctx ends.
+func (s *Sink) render(ctx context.Context, t *Thread, ev core.Event) (bool, error) {
+	wait := s.cfg.RetryMin
+	for {
+		acted, err := s.cfg.Renderer.Render(ctx, t, ev)
+		switch {
+		case err == nil:
+			return acted, nil
+		case ctx.Err() != nil:
+			return false, ctx.Err()
+		case IsPermanent(err):
+			s.log.Warn("output not rendered: giving up on this event", "session_id", t.Session.ID, "seq", ev.Seq, "type", ev.Type, "err", err)
+			return true, nil
+		}
+		s.log.Warn("render failed; retrying", "session_id", t.Session.ID, "seq", ev.Seq, "type", ev.Type, "retry_in", wait, "err", err)
+		if !sleep(ctx, wait) {
+			return false, ctx.Err()
+		}
+		wait = min(wait*2, s.cfg.RetryMax)
+	}
+}
+
+// retire lets go of the session when nothing is left to render: no turn
+// open or starting, no poke since the worker looked, and the saved
+// position at the end of the log. It unmarks the session in the store
+// first. force lets go regardless (the session is gone).
+func (s *Sink) retire(ctx context.Context, id string, e *entry, force bool) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !force {
+		if e.writers > 0 || e.poked || e.inputs {
+			return false
+		}
+		sess, err := s.cfg.Store.GetSession(ctx, id)
+		if err != nil || (sess.TurnID != "" && sess.Status != core.StatusArchived) {
+			return false
+		}
+		pos, err := s.cfg.Store.SinkPosition(ctx, s.cfg.Name, id)
+		if err != nil || pos.Seq < sess.LastSeq {
+			return false
+		}
+	}
+	if e.marked {
+		if err := s.cfg.Store.SetSinkActive(ctx, s.cfg.Name, id, false); err != nil {
+			s.log.Warn("unmark session", "session_id", id, "err", err)
+			return false
+		}
+	}
+	e.retired = true
+	return true
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,86 @@
+// Package providers is the contract every platform provider meets: a
+// small base interface (Provider) and the optional capabilities a provider
+// may add (webhook intake, install flow, output sink, MCP tools, thread
+// context, token revocation, background work), each checked at compile
+// time with `var _ providers.X = (*T)(nil)`.
+//
+// Each platform is a package of its own under providers/ (slack, github,
+// linear); none imports another. cmd/switchboard builds the explicit list
+// of providers from the configuration and wires each capability it finds:
+// no init() registration. Shared machinery lives beside them: the output
+// sink that renders a session's log onto a platform with a recorded
+// position (providers/outbox) and the /v1/installations handlers
+// (providers/installations); inbound webhook checks live in webhooks/,
+// install state, token sealing and refresh in oauth/.
+package providers
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/oauth"
+	"github.com/switchboardhq/switchboard/providers/outbox"
+)
+
+// Provider is a platform. Its name is the provider of the sessions it
+// starts (core.Origin.Provider), of its installations, the path segment of
+// its endpoints and the name of its MCP server (mcp_<name>_<tool>).
+type Provider interface {
+	Name() string
+}
+
+// WebhookIntake receives the platform's webhooks (POST /webhooks/<name>…).
+type WebhookIntake interface {
+	Provider
+	RegisterWebhooks(mux *http.ServeMux)
+}
+
+// InstallFlow installs the gateway into a tenant of the platform through
+// OAuth; cmd mounts it with oauth.Flow at /oauth/<name>/install and
+// /oauth/<name>/callback.
+type InstallFlow interface {
+	Provider
+	Installer() oauth.Installer
+}
+
+// OutputSink renders the logs of sessions that came from the platform
+// onto it (replies, progress, questions); cmd runs it in an outbox.Sink.
+type OutputSink interface {
+	Provider
+	Renderer() outbox.Renderer
+}
+
+// ToolServer offers the platform's abilities to the model as an
+// in-process MCP server scoped to the session's installation and thread.
+// It returns nil when it has nothing for the session. A provider returns
+// the same server for the same session while it keeps it, since the MCP
+// bridge reconnects when the pointer changes.
+type ToolServer interface {
+	Provider
+	ToolServer(ctx context.Context, s *core.Session) (*server.MCPServer, error)
+}
+
+// ContextPrimer gives the model the platform context a session started
+// in (the thread's messages before the mention): events to log before the
+// session's first turn.
+type ContextPrimer interface {
+	Provider
+	Prime(ctx context.Context, s *core.Session) ([]core.Event, error)
+}
+
+// Revoker revokes an installation's tokens at the platform before the
+// gateway forgets them (DELETE /v1/installations/{id}).
+type Revoker interface {
+	Provider
+	Revoke(ctx context.Context, in *core.Installation) error
+}
+
+// Starter has work that runs with the gateway (a single-workspace token
+// checked at start, background notices); Stop ends it.
+type Starter interface {
+	Provider
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+}

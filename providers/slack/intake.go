@@ -1,0 +1,238 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	slackapi "github.com/slack-go/slack"
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/web"
+	"github.com/switchboardhq/switchboard/webhooks"
+)
+
+// RegisterWebhooks mounts POST /webhooks/slack (Events API) and POST
+// /webhooks/slack/interactivity (buttons). Both verify Slack's signature
+// over the raw body before anything else.
+func (p *Provider) RegisterWebhooks(mux *http.ServeMux) {
+	mux.Handle("POST /webhooks/slack", &webhooks.Inbound{MaxBody: p.cfg.MaxBody, Verify: p.verify, Handle: p.handleEvent, Logger: p.log})
+	mux.Handle("POST /webhooks/slack/interactivity", &webhooks.Inbound{MaxBody: p.cfg.MaxBody, Verify: p.verify, Handle: p.handleInteraction, Logger: p.log})
+}
+
+// verify checks the v0 signature (slack-go's verifier) and the replay
+// window (webhooks.CheckTimestamp): a request more than five minutes old
+// or ahead is refused even when correctly signed.
+func (p *Provider) verify(h http.Header, body []byte) error {
+	if err := webhooks.CheckTimestamp(h.Get("X-Slack-Request-Timestamp"), time.Now(), webhooks.DefaultReplayWindow); err != nil {
+		return err
+	}
+	sv, err := slackapi.NewSecretsVerifier(h, p.cfg.SigningSecret)
+	if err != nil {
+		return fmt.Errorf("%w (%v)", webhooks.ErrBadSignature, err)
+	}
+	if _, err := sv.Write(body); err != nil {
+		return fmt.Errorf("%w (%v)", webhooks.ErrBadSignature, err)
+	}
+	if err := sv.Ensure(); err != nil {
+		return webhooks.ErrBadSignature
+	}
+	return nil
+}
+
+// handleEvent decides an event and stores what it asks for before
+// answering; Slack API calls (👀, history) happen after, in the sink.
+func (p *Provider) handleEvent(w http.ResponseWriter, r *http.Request, body []byte) error {
+	env, err := Decode(body)
+	if err != nil {
+		return err
+	}
+	switch env.Type {
+	case "url_verification":
+		web.WriteJSON(w, http.StatusOK, map[string]string{"challenge": env.Challenge})
+		return nil
+	case "event_callback":
+	default:
+		w.WriteHeader(http.StatusOK)
+		return nil
+	}
+	log := p.log.With("event_id", env.EventID, "event_type", env.InnerType, "team_id", env.TeamID)
+	if retry := r.Header.Get("X-Slack-Retry-Num"); retry != "" {
+		log = log.With("retry", retry, "retry_reason", r.Header.Get("X-Slack-Retry-Reason"))
+	}
+	if err := p.handleCallback(r.Context(), env, log); err != nil {
+		return err // a 500: Slack retries, and the dedupe keys make that safe
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (p *Provider) handleCallback(ctx context.Context, env *Envelope, log *slog.Logger) error {
+	tenant := env.tenant()
+	if p.single != "" && tenant != p.single && env.TeamID != p.single {
+		log.Debug("event of another team ignored (single-workspace mode)")
+		return nil
+	}
+	in, err := p.installation(ctx, tenant)
+	if errors.Is(err, core.ErrNotFound) {
+		log.Info("event from a workspace that has not installed the app; ignored", "tenant", tenant)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	d := decide(env, p.identityOf(in, env))
+	switch {
+	case d.act == actIgnore:
+		log.Debug("event ignored", "why", d.why)
+		return nil
+	case d.act == actForget:
+		log.Info("slack app uninstalled or its token revoked: forgetting the tokens", "installation_id", in.ID)
+		return p.forget(ctx, in)
+	case !in.HasToken:
+		log.Info("event for an installation without a token; ignored", "installation_id", in.ID)
+		return nil
+	case !in.Policy.Allows(d.msg.Channel, d.msg.User):
+		log.Info("trigger refused by the access policy", "installation_id", in.ID, "user", d.msg.User, "channel", d.msg.Channel)
+		p.tellDenied(in, d)
+		return nil
+	}
+	sessionID, err := p.store(ctx, in, d)
+	if err != nil || sessionID == "" {
+		return err
+	}
+	log.Info("slack input queued", "act", d.act.String(), "session_id", sessionID, "key", d.key)
+	if d.act == actInterrupt {
+		p.cfg.Runtime.Interrupt(sessionID)
+	} else {
+		p.cfg.Runtime.Wake(sessionID)
+	}
+	if p.queued != nil {
+		p.queued(sessionID)
+	}
+	return nil
+}
+
+// store queues the decision's input with its dedupe keys in one durable
+// transaction. It returns "" when there was nothing to queue: a repeat, a
+// thread without a session, an archived session.
+func (p *Provider) store(ctx context.Context, in *core.Installation, d decision) (string, error) {
+	var input core.Event
+	if d.act == actInterrupt {
+		input = core.NewInput(core.TypeUserInterrupt, nil)
+	} else {
+		ref := d.msg
+		body, err := json.Marshal(inputBody{Text: d.text, Slack: &ref})
+		if err != nil {
+			return "", err
+		}
+		input = core.NewInput(core.TypeUserMessage, body)
+	}
+	if d.act != actStart {
+		s, err := p.cfg.Sessions.SessionByKey(ctx, d.key)
+		if errors.Is(err, core.ErrNotFound) {
+			return "", nil // a thread the agent is not in
+		}
+		if err != nil {
+			return "", err
+		}
+		res, err := p.cfg.Sessions.QueueInputs(ctx, s.ID, core.QueueRequest{Inputs: []core.Event{input}, Dedupe: d.dedupe})
+		if errors.Is(err, core.ErrArchived) {
+			return "", nil
+		}
+		if err != nil || res.Duplicate {
+			return "", err
+		}
+		return s.ID, nil
+	}
+	agent, err := p.agentFor(ctx, in)
+	if err != nil {
+		if errors.Is(err, core.ErrNotFound) {
+			p.log.Warn("no agent to answer a slack mention: set SWITCHBOARD_MODEL or bind the installation to an agent", "installation_id", in.ID, "err", err)
+			p.tellThread(in, d, "I can't answer yet: no agent is configured for this workspace. An admin can set `SWITCHBOARD_MODEL` or bind an agent with `/v1/installations`.")
+			return "", nil
+		}
+		return "", err
+	}
+	origin := &core.Origin{Provider: Name, Key: d.key, Tenant: in.ExternalID, URL: permalink(in, d.msg.Channel, d.thread)}
+	res, err := p.cfg.Sessions.CreateSession(ctx, core.NewSession{
+		Session:     core.Session{Agent: core.AgentRef{ID: agent.ID, Version: agent.Version}, Origin: origin},
+		Inputs:      []core.Event{input},
+		ExternalKey: d.key,
+		Dedupe:      d.dedupe,
+	})
+	if errors.Is(err, core.ErrArchived) {
+		p.log.Info("mention in the thread of an archived session; ignored", "key", d.key)
+		return "", nil
+	}
+	if err != nil || res.Duplicate {
+		return "", err
+	}
+	return res.Session.ID, nil
+}
+
+// agentFor is the agent an installation's new sessions run: the bound
+// one, else the agent named default (its latest version).
+func (p *Provider) agentFor(ctx context.Context, in *core.Installation) (*core.Agent, error) {
+	ref := in.Agent
+	if ref == "" {
+		ref = "default"
+	}
+	return p.cfg.Sessions.GetAgent(ctx, ref)
+}
+
+// permalink links to the thread when the workspace URL is known (learned
+// at install); it costs no API call.
+func permalink(in *core.Installation, channel, thread string) string {
+	base := in.Metadata["url"]
+	if base == "" {
+		return ""
+	}
+	return strings.TrimSuffix(base, "/") + "/archives/" + channel + "/p" + strings.Replace(thread, ".", "", 1)
+}
+
+// tellDenied tells a person outside the access policy, once, that the
+// agent will not answer them (an ephemeral message only they see).
+func (p *Provider) tellDenied(in *core.Installation, d decision) {
+	if d.msg.User == "" {
+		return
+	}
+	p.background(func(ctx context.Context) {
+		first, err := p.cfg.Installations.Once(ctx, "slack:denied:"+in.ExternalID+":"+d.msg.User, time.Now().Add(30*24*time.Hour))
+		if err != nil || !first {
+			return
+		}
+		a, err := p.client(ctx, in)
+		if err != nil {
+			return
+		}
+		opts := []slackapi.MsgOption{slackapi.MsgOptionText("Sorry, I only answer the people and channels an admin has allowed, and you are not among them here. (You won't hear this again.)", false)}
+		if d.thread != "" {
+			opts = append(opts, slackapi.MsgOptionTS(d.thread))
+		}
+		err = a.do(ctx, "chat.postEphemeral", func(ctx context.Context) error {
+			_, err := a.c.PostEphemeralContext(ctx, d.msg.Channel, d.msg.User, opts...)
+			return err
+		})
+		if err != nil {
+			p.log.Warn("tell a refused user", "user", d.msg.User, "err", err)
+		}
+	})
+}
+
+// tellThread posts a note into the event's thread after the ack.
+func (p *Provider) tellThread(in *core.Installation, d decision, text string) {
+	p.background(func(ctx context.Context) {
+		a, err := p.client(ctx, in)
+		if err == nil {
+			_, err = a.post(ctx, d.msg.Channel, slackapi.MsgOptionText(text, false), slackapi.MsgOptionTS(d.thread))
+		}
+		if err != nil {
+			p.log.Warn("post a note into a thread", "channel", d.msg.Channel, "err", err)
+		}
+	})
+}

@@ -1,0 +1,108 @@
+package slack
+
+import (
+	"context"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// startProgress shows that a turn runs: the assistant thread status where
+// the workspace allows it, else a status message with a Stop button.
+func (rc *render) startProgress(ctx context.Context) error {
+	st := rc.st
+	if st.Mode != "message" {
+		err := rc.a.setStatus(ctx, rc.channel, rc.thread, "is thinking…")
+		if err == nil {
+			st.Mode = "status"
+			return nil
+		}
+		if slackError(err) == "" {
+			return err // not an answer from Slack: try again
+		}
+		rc.p.log.Info("assistant thread status unavailable; using a status message", "session_id", rc.session, "slack_error", slackError(err))
+		st.Mode = "message"
+	}
+	ts, err := rc.postOnce(ctx, rc.key(0), statusMsg("⏳ Working on it…", rc.session, true), false)
+	if err == nil {
+		st.StatusTS = ts
+	}
+	return err
+}
+
+// progress updates the status, at most once per StatusEvery.
+func (rc *render) progress(ctx context.Context, status, line string) (bool, error) {
+	st := rc.st
+	now := time.Now().UnixMilli()
+	if now-st.StatusAt < rc.p.cfg.StatusEvery.Milliseconds() {
+		return false, nil
+	}
+	st.StatusAt = now
+	switch {
+	case st.Mode == "status":
+		return true, rc.a.setStatus(ctx, rc.channel, rc.thread, status)
+	case st.StatusTS != "":
+		return true, rc.a.update(ctx, rc.channel, st.StatusTS, statusMsg("⏳ Working on it… "+line, rc.session, true).options()...)
+	}
+	return false, nil
+}
+
+// finish ends a turn's progress and explains how it ended when a person
+// should know: limits, a stop, tool calls waiting for an allow or deny.
+func (rc *render) finish(ctx context.Context, b core.TurnCompletedBody) error {
+	st := rc.st
+	final, note := outcome(b.YieldReason)
+	switch {
+	case st.Mode == "status":
+		if err := rc.a.setStatus(ctx, rc.channel, rc.thread, ""); err != nil && slackError(err) == "" {
+			return err
+		}
+		if b.YieldReason == core.ReasonCanceled {
+			note = final
+		}
+	case st.StatusTS != "":
+		if err := rc.a.update(ctx, rc.channel, st.StatusTS, statusMsg(final, rc.session, false).options()...); err != nil && slackError(err) == "" {
+			return err
+		}
+	}
+	var msgs []outMsg
+	if note != "" {
+		msgs = append(msgs, outMsg{texts: []string{note}})
+	}
+	for _, id := range b.PendingToolUseIDs {
+		t, ok := st.Tools[id]
+		switch {
+		case !ok:
+			continue
+		case t.Custom:
+			msgs = append(msgs, outMsg{texts: []string{"⏸ Waiting for the application to return the result of `" + escapeText(t.Name) + "`."}})
+		default:
+			msgs = append(msgs, confirmMsg(rc.session, id, t))
+		}
+	}
+	return rc.postParts(ctx, msgs, false)
+}
+
+// outcome is the status message's last words for a turn's yield reason,
+// and a note for the thread when the reason needs one.
+func outcome(r core.Reason) (final, note string) {
+	switch r {
+	case core.ReasonCompleted:
+		return "✅ Done", ""
+	case core.ReasonNeedsInput:
+		return "❓ Waiting for your answer", ""
+	case core.ReasonRequiresAction:
+		return "⏸ Waiting for a decision", ""
+	case core.ReasonCanceled:
+		return "⏹ Stopped", ""
+	case core.ReasonMaxSteps:
+		return "⚠️ Stopped: step limit", "⚠️ I stopped because I reached my limit of steps for one turn. Reply in this thread to let me continue."
+	case core.ReasonDeadlineExceeded:
+		return "⚠️ Stopped: time limit", "⚠️ I stopped because this turn ran out of time. Reply in this thread to let me continue."
+	case core.ReasonBudgetExceeded:
+		return "⚠️ Stopped: token budget", "⚠️ I stopped because this turn used up its token budget. Reply in this thread to let me continue."
+	case core.ReasonError:
+		return "⚠️ Failed", ""
+	}
+	return "Stopped (" + string(r) + ")", ""
+}

@@ -1,0 +1,237 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/providers/outbox"
+)
+
+// renderer is the Slack part of the output sink (providers/outbox drives
+// it from the log, one event at a time, and saves its state).
+//
+// Exactly once: a post is not idempotent, so before each one the renderer
+// saves an intent (a key unique to the session, event and part) and
+// posts with that key in the message's metadata. After a crash, an intent
+// found unconfirmed is looked up in the thread (conversations.replies with
+// metadata) before anything is posted again: found, it counts as done;
+// not found, it is posted. Reactions (already_reacted), status updates and
+// edits are idempotent and are simply done again.
+type renderer struct{ p *Provider }
+
+// sinkState is the renderer's part of the sink position.
+type sinkState struct {
+	// Mode is how progress shows: "status" (assistant.threads.setStatus)
+	// or "message" (a status message edited in place), decided at the
+	// first turn by whether the workspace allows the status.
+	Mode     string `json:"mode,omitempty"`
+	StatusTS string `json:"status_ts,omitempty"` // this turn's status message
+	// StatusAt (unix ms) throttles progress updates.
+	StatusAt int64   `json:"status_at,omitempty"`
+	Intent   *intent `json:"intent,omitempty"`
+	// PartSeq and Parts: of the event at PartSeq, Parts messages are
+	// posted (a long answer is several).
+	PartSeq uint64             `json:"part_seq,omitempty"`
+	Parts   int                `json:"parts,omitempty"`
+	Tools   map[string]toolRef `json:"tools,omitempty"` // this turn's calls
+}
+
+// intent is a post announced and not yet known to have happened.
+type intent struct {
+	Key string `json:"key"`
+	At  int64  `json:"at"` // unix seconds
+}
+
+// toolRef is what the sink remembers of a tool call until the turn ends.
+type toolRef struct {
+	Name   string `json:"name"`
+	Input  string `json:"input,omitempty"`
+	Custom bool   `json:"custom,omitempty"`
+}
+
+// metadataType marks the gateway's posts, so a post whose confirmation a
+// crash lost can be found again.
+const metadataType = "switchboard_output"
+
+const eyes = "eyes"
+
+// render is one Render call's context.
+type render struct {
+	p       *Provider
+	t       *outbox.Thread
+	st      *sinkState
+	a       *api
+	session string
+	channel string
+	thread  string
+	seq     uint64
+}
+
+// Received reacts 👀 to inputs that came from Slack, ahead of the turn.
+func (r *renderer) Received(ctx context.Context, s *core.Session, inputs []core.Event) error {
+	var todo []msgRef
+	for _, e := range inputs {
+		if ref := slackRef(e); ref != nil && r.p.firstReaction(e.ID) {
+			todo = append(todo, *ref)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	in, err := r.p.sessionInstallation(ctx, s)
+	if err != nil {
+		return err
+	}
+	a, err := r.p.client(ctx, in)
+	if err != nil {
+		return err
+	}
+	for _, ref := range todo {
+		if err := a.react(ctx, ref.Channel, ref.TS, eyes); err != nil {
+			for _, e := range inputs {
+				r.p.forgetReaction(e.ID) // the log's copy will try again
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *Provider) forgetReaction(id string) {
+	p.mu.Lock()
+	delete(p.reacted, id)
+	p.mu.Unlock()
+}
+
+// firstReaction reports whether this process has not reacted to an input
+// yet; the set is bounded, and forgetting only costs an already_reacted.
+func (p *Provider) firstReaction(id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.reacted[id] {
+		return false
+	}
+	if len(p.reacted) > 10_000 {
+		p.reacted = map[string]bool{}
+	}
+	p.reacted[id] = true
+	return true
+}
+
+func slackRef(e core.Event) *msgRef {
+	if e.Type != core.TypeUserMessage {
+		return nil
+	}
+	var b inputBody
+	if e.Decode(&b) != nil || b.Slack == nil || b.Slack.TS == "" {
+		return nil
+	}
+	return b.Slack
+}
+
+// rendered are the event types the renderer acts on.
+var rendered = map[string]bool{
+	core.TypeUserMessage: true, core.TypeTurnStarted: true, core.TypeAgentToolUse: true, core.TypeAgentCustomToolUse: true,
+	core.TypeAgentMessage: true, core.TypeError: true, core.TypeTurnCompleted: true,
+}
+
+// Render renders one logged event into the session's thread.
+func (r *renderer) Render(ctx context.Context, t *outbox.Thread, e core.Event) (bool, error) {
+	if !rendered[e.Type] || t.Session.Origin == nil {
+		return false, nil
+	}
+	if e.Type == core.TypeUserMessage && slackRef(e) == nil {
+		return false, nil
+	}
+	var st sinkState
+	if len(t.State) > 0 {
+		_ = json.Unmarshal(t.State, &st) // a state that does not decode starts afresh
+	}
+	_, channel, thread, err := parseKey(t.Session.Origin.Key)
+	if err != nil {
+		return false, outbox.Permanent(err)
+	}
+	in, err := r.p.sessionInstallation(ctx, t.Session)
+	if errors.Is(err, core.ErrNotFound) {
+		return false, outbox.Permanent(err)
+	}
+	if err != nil {
+		return false, err
+	}
+	a, err := r.p.client(ctx, in)
+	if err != nil {
+		return false, classify(err)
+	}
+	rc := &render{p: r.p, t: t, st: &st, a: a, session: t.Session.ID, channel: channel, thread: thread, seq: e.Seq}
+	acted, err := rc.event(ctx, e)
+	if raw, merr := json.Marshal(st); merr == nil {
+		t.State = raw
+	}
+	return acted, classify(err)
+}
+
+func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
+	st := rc.st
+	switch e.Type {
+	case core.TypeUserMessage:
+		ref := slackRef(e)
+		if !rc.p.firstReaction(e.ID) {
+			return false, nil
+		}
+		err := rc.a.react(ctx, ref.Channel, ref.TS, eyes)
+		if err != nil {
+			rc.p.forgetReaction(e.ID)
+		}
+		return true, err
+	case core.TypeTurnStarted:
+		st.Tools, st.StatusTS, st.StatusAt = nil, "", time.Now().UnixMilli()
+		return true, rc.startProgress(ctx)
+	case core.TypeAgentToolUse, core.TypeAgentCustomToolUse:
+		var b core.ToolUseBody
+		if err := e.Decode(&b); err != nil {
+			return false, outbox.Permanent(err)
+		}
+		if st.Tools == nil {
+			st.Tools = map[string]toolRef{}
+		}
+		st.Tools[b.ToolUseID] = toolRef{Name: b.Name, Input: clip(string(b.Input), 500), Custom: e.Type == core.TypeAgentCustomToolUse}
+		return rc.progress(ctx, "is running "+b.Name+"…", "Running `"+escapeText(b.Name)+"`…")
+	case core.TypeAgentMessage:
+		var b core.MessageBody
+		if err := e.Decode(&b); err != nil {
+			return false, outbox.Permanent(err)
+		}
+		if e.Level != core.LevelUser {
+			return rc.progress(ctx, "is working…", "💭 "+escapeText(clip(b.Text, 200)))
+		}
+		var msgs []outMsg
+		for _, part := range replies(toMrkdwn(b.Text)) {
+			msgs = append(msgs, outMsg{texts: part})
+		}
+		if t, ok := st.Tools[b.ToolUseID]; ok && b.ToolUseID != "" && t.Name == "ask" && len(msgs) > 0 {
+			last := &msgs[len(msgs)-1]
+			last.extra = askBlocks(rc.session, askOptions(b.Text))
+		}
+		return true, rc.postParts(ctx, msgs, true)
+	case core.TypeError:
+		var b core.ErrorBody
+		if err := e.Decode(&b); err != nil {
+			return false, outbox.Permanent(err)
+		}
+		return true, rc.postParts(ctx, []outMsg{{texts: []string{"⚠️ I ran into an error: " + escapeText(clip(b.Message, 2000))}}}, false)
+	case core.TypeTurnCompleted:
+		var b core.TurnCompletedBody
+		if err := e.Decode(&b); err != nil {
+			return false, outbox.Permanent(err)
+		}
+		err := rc.finish(ctx, b)
+		if err == nil {
+			st.Tools, st.StatusTS = nil, ""
+		}
+		return true, err
+	}
+	return false, nil
+}

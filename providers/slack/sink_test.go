@@ -1,0 +1,251 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/fixtures/fakeslack"
+	"github.com/switchboardhq/switchboard/providers/outbox"
+)
+
+// thread starts a session for a mention in the fake and returns it with
+// the mention.
+func (r *rig) thread(channel string) (*core.Session, fakeslack.Message) {
+	r.t.Helper()
+	m := r.fake.Human(r.team.ID, channel, "U1", "<@"+r.team.BotUserID+"> go", "")
+	if code := r.event(fakeslack.Mention(m)); code != 200 {
+		r.t.Fatalf("mention: %d", code)
+	}
+	s, err := r.store.SessionByKey(r.t.Context(), "slack:"+r.team.ID+":"+channel+":"+m.TS)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return s, m
+}
+
+// turn appends a turn holding evs, as the harness would, through the
+// sink's store wrapper.
+func (r *rig) turn(id string, reason core.Reason, pending []string, evs ...core.Event) {
+	r.t.Helper()
+	w := outbox.Wrap(r.store, r.sink)
+	tid := core.NewID(core.PrefixTurn)
+	reqs := []core.AppendRequest{{TakeInputs: true, TurnID: tid, Holder: "h", Events: []core.Event{
+		core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusRunning}),
+		core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
+	}}}
+	for _, e := range evs {
+		reqs = append(reqs, core.AppendRequest{TurnID: tid, Events: []core.Event{e}})
+	}
+	reqs = append(reqs, core.AppendRequest{TurnID: tid, Events: []core.Event{
+		core.NewEvent(core.TypeTurnCompleted, core.LevelInternal, core.ActorSystem, core.TurnCompletedBody{YieldReason: reason, PendingToolUseIDs: pending}),
+		core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusAfter(reason), StopReason: reason}),
+	}})
+	for _, req := range reqs {
+		if _, err := w.Append(r.t.Context(), id, req); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+}
+
+func (r *rig) settled() {
+	r.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for r.sink.Following() > 0 {
+		if time.Now().After(deadline) {
+			r.t.Fatal("the sink did not finish")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (r *rig) botPosts(channel, thread string) []fakeslack.Message {
+	var out []fakeslack.Message
+	for _, m := range r.fake.Thread(channel, thread) {
+		if m.User == r.team.BotUserID {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func answer(text string) core.Event {
+	return core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: text})
+}
+
+func TestSinkSplitsLongAnswers(t *testing.T) {
+	r := newRig(t, fakeslack.Team{ID: "T0LG", Name: "Long"}, true)
+	r.startSink()
+	s, m := r.thread("C0LG")
+	long := strings.Repeat(strings.Repeat("lorem ipsum ", 200)+"\n\n", 40) // ~96,000 characters
+	r.turn(s.ID, core.ReasonCompleted, nil, answer(long))
+	r.settled()
+	posts := r.botPosts("C0LG", m.TS)
+	if len(posts) < 3 {
+		t.Fatalf("%d posts for a long answer", len(posts))
+	}
+	words := 0
+	for _, p := range posts {
+		if utf8.RuneCountInString(p.Text) > messageLimit {
+			t.Fatalf("a post of %d characters", utf8.RuneCountInString(p.Text))
+		}
+		var blocks []struct {
+			Text struct{ Text string } `json:"text"`
+		}
+		if err := json.Unmarshal(p.Blocks, &blocks); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range blocks {
+			if utf8.RuneCountInString(b.Text.Text) > sectionLimit {
+				t.Fatalf("a section of %d characters", utf8.RuneCountInString(b.Text.Text))
+			}
+		}
+		words += strings.Count(p.Text, "lorem")
+	}
+	if words != 200*40 {
+		t.Fatalf("%d of %d words posted", words, 200*40)
+	}
+}
+
+func TestSinkExplainsHowTurnsEnd(t *testing.T) {
+	r := newRig(t, fakeslack.Team{ID: "T0EN", Name: "Ends", StatusError: "not_allowed_token_type"}, true)
+	r.startSink()
+	tests := []struct {
+		name    string
+		reason  core.Reason
+		evs     []core.Event
+		pending []string
+		want    []string // texts expected among the turn's posts
+		status  string
+	}{
+		{name: "step limit", reason: core.ReasonMaxSteps, want: []string{"limit of steps"}, status: "step limit"},
+		{name: "time limit", reason: core.ReasonDeadlineExceeded, want: []string{"ran out of time"}, status: "time limit"},
+		{name: "model error", reason: core.ReasonError, evs: []core.Event{core.NewEvent(core.TypeError, core.LevelUser, core.ActorSystem, core.ErrorBody{Message: "model rejected the key"})},
+			want: []string{"I ran into an error: model rejected the key"}, status: "Failed"},
+		{name: "ask-first tool", reason: core.ReasonRequiresAction, pending: []string{"toolu_1"},
+			evs:  []core.Event{core.NewEvent(core.TypeAgentToolUse, core.LevelProgress, core.ActorAgent, core.ToolUseBody{ToolUseID: "toolu_1", Name: "mcp_github_merge", Input: json.RawMessage(`{"pr":7}`)})},
+			want: []string{"wants to run `mcp_github_merge`"}, status: "Waiting for a decision"},
+		{name: "custom tool", reason: core.ReasonRequiresAction, pending: []string{"toolu_2"},
+			evs:  []core.Event{core.NewEvent(core.TypeAgentCustomToolUse, core.LevelProgress, core.ActorAgent, core.ToolUseBody{ToolUseID: "toolu_2", Name: "lookup", Input: json.RawMessage(`{}`)})},
+			want: []string{"Waiting for the application"}, status: "Waiting for a decision"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, m := r.thread("C0" + strings.ToUpper(strings.ReplaceAll(tc.name, " ", "")[:4]))
+			r.turn(s.ID, tc.reason, tc.pending, tc.evs...)
+			r.settled()
+			var all []string
+			for _, p := range r.botPosts(m.Channel, m.TS) {
+				all = append(all, p.Text)
+			}
+			joined := strings.Join(all, "\n")
+			for _, w := range tc.want {
+				if !strings.Contains(joined, w) {
+					t.Fatalf("posts %q lack %q", all, w)
+				}
+			}
+			if !strings.Contains(joined, tc.status) {
+				t.Fatalf("status message %q lacks %q", all, tc.status)
+			}
+		})
+	}
+	t.Run("allow button confirms the call", func(t *testing.T) {
+		s, m := r.thread("C0ALLOW")
+		r.turn(s.ID, core.ReasonRequiresAction, []string{"toolu_9"},
+			core.NewEvent(core.TypeAgentToolUse, core.LevelProgress, core.ActorAgent, core.ToolUseBody{ToolUseID: "toolu_9", Name: "deploy", Input: json.RawMessage(`{}`)}))
+		r.settled()
+		var q fakeslack.Message
+		for _, p := range r.botPosts(m.Channel, m.TS) {
+			if strings.Contains(p.Text, "Allow this?") {
+				q = p
+			}
+		}
+		if q.TS == "" {
+			t.Fatal("no confirmation posted")
+		}
+		v := actionValue{Session: s.ID, ToolUse: "toolu_9"}.String()
+		if !strings.Contains(string(q.Blocks), `"action_id":"sb_allow"`) || !strings.Contains(string(q.Blocks), `"action_id":"sb_deny"`) {
+			t.Fatalf("confirmation without its buttons: %s", q.Blocks)
+		}
+		code := r.send("/webhooks/slack/interactivity", "application/x-www-form-urlencoded",
+			fakeslack.InteractionBody(fakeslack.BlockAction(r.team, "U1", q, actionAllow, v)))
+		if code != 200 {
+			t.Fatalf("click: %d", code)
+		}
+		pending, _ := r.store.Pending(t.Context(), s.ID)
+		var b core.ToolConfirmationBody
+		if len(pending) != 1 || pending[0].Type != core.TypeUserToolConfirmation || pending[0].Decode(&b) != nil || b.Result != "allow" || b.ToolUseID != "toolu_9" {
+			t.Fatalf("pending %+v", pending)
+		}
+	})
+}
+
+// TestSinkFindsAPostACrashDidNotRecord: the sink saved an intent and
+// posted, then the process died before it saved the position; the next
+// sink finds the post in the thread by its metadata and does not post
+// again.
+func TestSinkFindsAPostACrashDidNotRecord(t *testing.T) {
+	r := newRig(t, fakeslack.Team{ID: "T0CR", Name: "Crash"}, true)
+	parked, release := make(chan struct{}), make(chan struct{})
+	r.p.cfg.Hooks = &Hooks{AfterPost: func() { close(parked); <-release }}
+	// The first "process": its sink parks right after the post, and is
+	// only let go (with its context cancelled, so it records nothing)
+	// when the test ends.
+	r.sink = outbox.New(outbox.Config{Name: Name, Store: r.store, Renderer: r.p.Renderer(), RetryMin: 10 * time.Millisecond})
+	if err := r.sink.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+		defer cancel()
+		_ = r.sink.Stop(ctx)
+		close(release)
+	})
+	s, m := r.thread("C0CR")
+	go r.turn(s.ID, core.ReasonCompleted, nil, answer("posted exactly once"))
+	select {
+	case <-parked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the reply was not posted")
+	}
+	// A new process: a fresh provider and sink over the same store.
+	fresh := *r
+	p2, err := New(r.p.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2.cfg.Hooks = nil
+	if err := p2.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	fresh.p = p2
+	fresh.startSink()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		active, _ := r.store.ActiveSinkSessions(t.Context(), Name)
+		pos, _ := r.store.SinkPosition(t.Context(), Name, s.ID)
+		if got, _ := r.store.GetSession(t.Context(), s.ID); len(active) == 0 && got.TurnID == "" && pos.Seq == got.LastSeq {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the restarted sink did not finish")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	n := 0
+	for _, p := range r.botPosts("C0CR", m.TS) {
+		if strings.Contains(p.Text, "posted exactly once") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("posted %d times", n)
+	}
+	if len(r.fake.Calls("conversations.replies")) == 0 {
+		t.Fatal("the restarted sink did not look for its earlier post")
+	}
+}

@@ -1,0 +1,306 @@
+package egress
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/netguard"
+)
+
+// Policy is where one client may go and with which credentials.
+type Policy struct {
+	// Hosts are host, host:port or *.domain[:port] patterns; none means
+	// nowhere.
+	Hosts []string
+	// Credentials are vault credential ids, tried in order for each host:
+	// the first bound to it is injected.
+	Credentials []string
+}
+
+// Client is who a connection comes from.
+type Client struct {
+	// Session is the session whose sandbox it is; empty for a client that
+	// is not one (an image build), whose decisions are only logged.
+	Session string
+	// Name says who it is in log lines.
+	Name   string
+	Policy Policy
+}
+
+// Clients identifies a connection by its source address.
+type Clients interface {
+	Client(ctx context.Context, addr netip.Addr) (Client, error)
+}
+
+// Config sets up a Proxy.
+type Config struct {
+	CA      *CA
+	Clients Clients
+	// Credentials resolves vault credentials; nil injects none.
+	Credentials core.CredentialSource
+	// RootCAs verify upstream servers; nil means the system's roots.
+	RootCAs *x509.CertPool
+	// AllowPrivate lets upstreams be loopback, private or link-local
+	// addresses (an operator's choice; the tests use it).
+	AllowPrivate bool
+	// Record receives each decision made for a session, at most once per
+	// key and few seconds (see recorder); it runs on one goroutine of its
+	// own, never on a request's.
+	Record func(ctx context.Context, sessionID string, body core.EgressBody)
+	// DialTimeout bounds connecting upstream (default 10 s).
+	DialTimeout time.Duration
+	Logger      *slog.Logger
+}
+
+// Proxy is the egress proxy. Serve it on a listener the sandboxes reach.
+type Proxy struct {
+	cfg       Config
+	log       *slog.Logger
+	dialer    *net.Dialer
+	transport *http.Transport
+	srv       *http.Server
+	rec       *recorder
+
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{} // hijacked: tunnels and terminated TLS
+	checks map[string]chan struct{}
+	closed bool
+}
+
+// New builds a proxy; nothing listens until Serve.
+func New(cfg Config) (*Proxy, error) {
+	if cfg.CA == nil || cfg.Clients == nil {
+		return nil, errors.New("egress proxy: a CA and a client table are required")
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = 10 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	d := &net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second}
+	if !cfg.AllowPrivate {
+		d.Control = netguard.DialControl
+	}
+	p := &Proxy{
+		cfg:    cfg,
+		log:    cfg.Logger,
+		dialer: d,
+		conns:  map[net.Conn]struct{}{},
+		checks: map[string]chan struct{}{},
+		transport: &http.Transport{
+			Proxy:                 nil, // the proxy's own upstreams are reached directly
+			DialContext:           d.DialContext,
+			TLSClientConfig:       &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12},
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          256,
+			MaxIdleConnsPerHost:   16,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   cfg.DialTimeout,
+			ExpectContinueTimeout: time.Second,
+		},
+	}
+	p.rec = newRecorder(cfg.Record, p.log)
+	p.srv = &http.Server{
+		Handler:           p,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(p.log.Handler(), slog.LevelDebug),
+	}
+	return p, nil
+}
+
+// Serve answers connections on ln until Close.
+func (p *Proxy) Serve(ln net.Listener) error {
+	err := p.srv.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Close stops the listener, cuts every connection (tunnels included) and
+// flushes the decisions not yet recorded.
+func (p *Proxy) Close() error {
+	err := p.srv.Close()
+	p.mu.Lock()
+	p.closed = true
+	for c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.rec.close()
+	p.transport.CloseIdleConnections()
+	return err
+}
+
+// CheckPath is where a direct (non-proxy) request proves that a sandbox
+// reaches the proxy: CheckPath + a token from ExpectCheck.
+const CheckPath = "/.well-known/switchboard-egress-check/"
+
+// ExpectCheck returns a token and a channel closed when a request for
+// CheckPath+token arrives, and a function that forgets the token.
+func (p *Proxy) ExpectCheck() (token string, seen <-chan struct{}, done func()) {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	token = hex.EncodeToString(b)
+	ch := make(chan struct{})
+	p.mu.Lock()
+	p.checks[token] = ch
+	p.mu.Unlock()
+	return token, ch, func() {
+		p.mu.Lock()
+		delete(p.checks, token)
+		p.mu.Unlock()
+	}
+}
+
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodConnect && !r.URL.IsAbs() {
+		p.serveDirect(w, r)
+		return
+	}
+	ctx := r.Context()
+	client, err := p.identify(ctx, r.RemoteAddr)
+	if err != nil {
+		p.log.Warn("egress from an unknown client refused", "remote_addr", r.RemoteAddr, "err", err)
+		http.Error(w, "switchboard egress: this address is not a sandbox of this gateway", http.StatusForbidden)
+		return
+	}
+	host, port, err := target(r)
+	if err != nil {
+		http.Error(w, "switchboard egress: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if !core.HostAllowed(client.Policy.Hosts, host, port) {
+		p.decide(client, core.EgressBody{Host: host, Port: port, Method: r.Method, Decision: core.EgressDenied, Reason: "not on the environment's allowlist"})
+		http.Error(w, fmt.Sprintf("switchboard egress: %s is not on this sandbox's allowlist", net.JoinHostPort(host, strconv.Itoa(port))), http.StatusForbidden)
+		return
+	}
+	if r.Method == http.MethodConnect {
+		p.connect(w, r, client, host, port)
+		return
+	}
+	p.forward(w, r, client, host, port)
+}
+
+// serveDirect answers requests made to the proxy itself: the reachability
+// check, and a hint for anything else.
+func (p *Proxy) serveDirect(w http.ResponseWriter, r *http.Request) {
+	if token, ok := strings.CutPrefix(r.URL.Path, CheckPath); ok {
+		p.mu.Lock()
+		ch := p.checks[token]
+		delete(p.checks, token)
+		p.mu.Unlock()
+		if ch != nil {
+			close(ch)
+			io.WriteString(w, "ok\n")
+			return
+		}
+	}
+	http.Error(w, "switchboard egress proxy: send proxy requests (absolute URLs or CONNECT)", http.StatusBadRequest)
+}
+
+func (p *Proxy) identify(ctx context.Context, remote string) (Client, error) {
+	ap, err := netip.ParseAddrPort(remote)
+	if err != nil {
+		return Client{}, fmt.Errorf("remote address %q: %w", remote, err)
+	}
+	return p.cfg.Clients.Client(ctx, ap.Addr().Unmap())
+}
+
+// target is the host (lower case, no brackets) and port a proxy request
+// is for.
+func target(r *http.Request) (string, int, error) {
+	hostport := r.Host
+	defPort := "80"
+	if r.Method != http.MethodConnect {
+		hostport = r.URL.Host
+		if r.URL.Scheme == "https" {
+			defPort = "443"
+		} else if r.URL.Scheme != "http" {
+			return "", 0, fmt.Errorf("scheme %q: want http, or CONNECT for anything else", r.URL.Scheme)
+		}
+	}
+	host, portStr, err := net.SplitHostPort(hostport)
+	if err != nil {
+		if r.Method == http.MethodConnect {
+			return "", 0, fmt.Errorf("CONNECT %q: want host:port", hostport)
+		}
+		host, portStr = strings.Trim(hostport, "[]"), defPort
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil || port < 1 || port > 65535 || host == "" {
+		return "", 0, fmt.Errorf("target %q: want host:port", hostport)
+	}
+	return strings.TrimSuffix(strings.ToLower(host), "."), port, nil
+}
+
+// decide records a decision and logs it.
+func (p *Proxy) decide(c Client, b core.EgressBody) {
+	p.log.Debug("egress", "client", c.Name, "session_id", c.Session, "host", b.Host, "port", b.Port, "method", b.Method, "decision", b.Decision, "reason", b.Reason, "credential_id", b.CredentialID)
+	if c.Session != "" {
+		p.rec.add(c.Session, b)
+	}
+}
+
+// credentialFor returns the first of the client's credentials bound to
+// host:port, or "".
+func (p *Proxy) credentialFor(ctx context.Context, c Client, hostport string) string {
+	if p.cfg.Credentials == nil {
+		return ""
+	}
+	for _, id := range c.Policy.Credentials {
+		_, _, err := p.cfg.Credentials.Header(ctx, id, hostport)
+		if err == nil {
+			return id
+		}
+		if !errors.Is(err, core.ErrForbidden) {
+			// Deleted, or unreadable: the request goes on without it.
+			p.log.Warn("egress credential unusable", "client", c.Name, "credential_id", id, "err", err)
+		}
+	}
+	return ""
+}
+
+// upstreamFailed answers a dial or round-trip failure: 403 for a refused
+// address (a decision), 502 for anything else.
+func (p *Proxy) upstreamFailed(w http.ResponseWriter, c Client, b core.EgressBody, err error) {
+	if errors.Is(err, netguard.ErrRefusedAddress) {
+		b.Decision, b.Reason = core.EgressDenied, "refused upstream address: "+refusedWhy(err)
+		p.decide(c, b)
+		http.Error(w, "switchboard egress: "+b.Reason, http.StatusForbidden)
+		return
+	}
+	b.Decision, b.Reason = core.EgressAllowed, "upstream unreachable"
+	p.decide(c, b)
+	p.log.Info("egress upstream unreachable", "client", c.Name, "host", b.Host, "port", b.Port, "err", err)
+	http.Error(w, "switchboard egress: upstream unreachable", http.StatusBadGateway)
+}
+
+// refusedWhy keeps the guard's own words ("10.0.0.1 is a private address").
+func refusedWhy(err error) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "+netguard.ErrRefusedAddress.Error()); i >= 0 {
+		msg = msg[:i]
+	}
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		msg = msg[i+2:]
+	}
+	return msg
+}

@@ -1,0 +1,22 @@
+package sessions
+
+import (
+	"testing"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/storetest"
+)
+
+func TestInstallationConformance(t *testing.T) {
+	storetest.RunInstallations(t, func(t *testing.T) storetest.InstallationStore {
+		s, _ := openTemp(t, Options{})
+		return s
+	})
+}
+
+func TestSinkConformance(t *testing.T) {
+	storetest.RunSinks(t, func(t *testing.T) core.SinkStore {
+		s, _ := openTemp(t, Options{})
+		return s
+	})
+}

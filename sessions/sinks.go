@@ -1,0 +1,127 @@
+package sessions
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/switchboardhq/switchboard/core"
+	bolt "go.etcd.io/bbolt"
+)
+
+var _ core.SinkStore = (*Store)(nil)
+
+// Sink bucket names; doc.go describes what each holds.
+const (
+	bucketSinkPositions = "sink_positions"
+	bucketSinkActive    = "sink_active"
+)
+
+// sinkKey is sink ‖ 0x00 ‖ session id; sink names never contain 0x00, so
+// a prefix scan on sink ‖ 0x00 lists one sink's sessions.
+func sinkKey(sink, sessionID string) []byte {
+	k := make([]byte, 0, len(sink)+1+len(sessionID))
+	return append(append(append(k, sink...), 0), sessionID...)
+}
+
+func validSink(sink, sessionID string) error {
+	if sink == "" || strings.ContainsRune(sink, 0) || sessionID == "" {
+		return fmt.Errorf("sink %q, session %q: %w", sink, sessionID, core.ErrInvalid)
+	}
+	return nil
+}
+
+// SinkPosition returns a sink's position in a session's log; zero when
+// none was saved.
+func (s *Store) SinkPosition(ctx context.Context, sink, sessionID string) (core.SinkPosition, error) {
+	var p core.SinkPosition
+	if err := ctxErr(ctx); err != nil {
+		return p, err
+	}
+	if err := validSink(sink, sessionID); err != nil {
+		return p, err
+	}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := bkt(tx, bucketSinkPositions).Get(sinkKey(sink, sessionID))
+		if v == nil {
+			return nil
+		}
+		return json.Unmarshal(v, &p)
+	})
+	if err != nil {
+		return core.SinkPosition{}, fmt.Errorf("sink position: %w", err)
+	}
+	return p, nil
+}
+
+// SaveSinkPosition stores a sink's position (fsync'd before it returns).
+func (s *Store) SaveSinkPosition(ctx context.Context, sink, sessionID string, p core.SinkPosition) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	if err := validSink(sink, sessionID); err != nil {
+		return err
+	}
+	if len(p.State) > 0 {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, p.State); err != nil {
+			return fmt.Errorf("sink state is not json: %v: %w", err, core.ErrInvalid)
+		}
+		p.State = buf.Bytes()
+	}
+	v, err := encode(p)
+	if err != nil {
+		return fmt.Errorf("encode sink position: %w", err)
+	}
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		return bkt(tx, bucketSinkPositions).Put(sinkKey(sink, sessionID), v)
+	})
+	if err != nil {
+		return fmt.Errorf("save sink position: %w", err)
+	}
+	return nil
+}
+
+// SetSinkActive marks or unmarks a session a sink may be behind on.
+func (s *Store) SetSinkActive(ctx context.Context, sink, sessionID string, active bool) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	if err := validSink(sink, sessionID); err != nil {
+		return err
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := bkt(tx, bucketSinkActive)
+		if active {
+			return b.Put(sinkKey(sink, sessionID), nil)
+		}
+		return b.Delete(sinkKey(sink, sessionID))
+	})
+	if err != nil {
+		return fmt.Errorf("set sink active: %w", err)
+	}
+	return nil
+}
+
+// ActiveSinkSessions lists the sessions a sink is marked active on, in id
+// order.
+func (s *Store) ActiveSinkSessions(ctx context.Context, sink string) ([]string, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	out := []string{}
+	prefix := sinkKey(sink, "")
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := bkt(tx, bucketSinkActive).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			out = append(out, string(k[len(prefix):]))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("active sink sessions: %w", err)
+	}
+	return out, nil
+}

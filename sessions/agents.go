@@ -188,33 +188,9 @@ func (s *Store) GetAgentVersion(ctx context.Context, id string, version int) (*c
 
 // ListAgents pages through the latest versions in id order.
 func (s *Store) ListAgents(ctx context.Context, after string, limit int) ([]*core.Agent, bool, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, false, err
-	}
-	limit = clampLimit(limit)
-	out := []*core.Agent{}
-	more := false
-	err := s.db.View(func(tx *bolt.Tx) error {
-		c := bkt(tx, bucketAgents).Cursor()
-		k, v := c.Seek([]byte(after))
-		if k != nil && after != "" && string(k) == after {
-			k, v = c.Next()
-		}
-		for ; k != nil; k, v = c.Next() {
-			if len(out) == limit {
-				more = true
-				return nil
-			}
-			a, err := decodeAgent(v)
-			if err != nil {
-				return err
-			}
-			out = append(out, a)
-		}
-		return nil
-	})
+	list, more, err := listPage(ctx, s, bucketAgents, after, limit, decodeAgent)
 	if err != nil {
 		return nil, false, fmt.Errorf("list agents: %w", err)
 	}
-	return out, more, nil
+	return list, more, nil
 }

@@ -115,35 +115,11 @@ func (s *Store) GetEnvironment(ctx context.Context, idOrName string) (*core.Envi
 // ListEnvironments pages through environments in id order (creation
 // order, to the millisecond).
 func (s *Store) ListEnvironments(ctx context.Context, after string, limit int) ([]*core.Environment, bool, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, false, err
-	}
-	limit = clampLimit(limit)
-	out := []*core.Environment{}
-	more := false
-	err := s.db.View(func(tx *bolt.Tx) error {
-		c := bkt(tx, bucketEnvironments).Cursor()
-		k, v := c.Seek([]byte(after))
-		if k != nil && after != "" && string(k) == after {
-			k, v = c.Next()
-		}
-		for ; k != nil; k, v = c.Next() {
-			if len(out) == limit {
-				more = true
-				return nil
-			}
-			e, err := decodeEnvironment(v)
-			if err != nil {
-				return err
-			}
-			out = append(out, e)
-		}
-		return nil
-	})
+	list, more, err := listPage(ctx, s, bucketEnvironments, after, limit, decodeEnvironment)
 	if err != nil {
 		return nil, false, fmt.Errorf("list environments: %w", err)
 	}
-	return out, more, nil
+	return list, more, nil
 }
 
 // UpdateEnvironment applies update inside the write transaction, so no

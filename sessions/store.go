@@ -184,3 +184,34 @@ func clampLimit(limit int) int {
 	}
 	return limit
 }
+
+// listPage reads one page of a bucket keyed by id, in id order, starting
+// after the cursor id: the shape of every list of the API.
+func listPage[T any](ctx context.Context, s *Store, bucket, after string, limit int, decode func([]byte) (T, error)) ([]T, bool, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, false, err
+	}
+	limit = clampLimit(limit)
+	out := []T{}
+	more := false
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := bkt(tx, bucket).Cursor()
+		k, v := c.Seek([]byte(after))
+		if k != nil && after != "" && string(k) == after {
+			k, v = c.Next()
+		}
+		for ; k != nil; k, v = c.Next() {
+			if len(out) == limit {
+				more = true
+				return nil
+			}
+			item, err := decode(v)
+			if err != nil {
+				return err
+			}
+			out = append(out, item)
+		}
+		return nil
+	})
+	return out, more, err
+}

@@ -108,35 +108,11 @@ func (s *Store) GetVault(ctx context.Context, id string) (*core.Vault, error) {
 // ListVaults pages through vaults in id order (creation order, to the
 // millisecond).
 func (s *Store) ListVaults(ctx context.Context, after string, limit int) ([]*core.Vault, bool, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, false, err
-	}
-	limit = clampLimit(limit)
-	out := []*core.Vault{}
-	more := false
-	err := s.db.View(func(tx *bolt.Tx) error {
-		c := bkt(tx, bucketVaults).Cursor()
-		k, v := c.Seek([]byte(after))
-		if k != nil && after != "" && string(k) == after {
-			k, v = c.Next()
-		}
-		for ; k != nil; k, v = c.Next() {
-			if len(out) == limit {
-				more = true
-				return nil
-			}
-			vault, err := decodeVault(v)
-			if err != nil {
-				return err
-			}
-			out = append(out, vault)
-		}
-		return nil
-	})
+	list, more, err := listPage(ctx, s, bucketVaults, after, limit, decodeVault)
 	if err != nil {
 		return nil, false, fmt.Errorf("list vaults: %w", err)
 	}
-	return out, more, nil
+	return list, more, nil
 }
 
 // vaultCredentialIDs returns the ids of a vault's credentials in id order.

@@ -340,7 +340,13 @@ func (p HostPattern) Matches(target HostPattern) bool {
 // HostAllowed reports whether host:port is on the list of patterns;
 // anything unparsable is refused.
 func HostAllowed(patterns []string, host string, port int) bool {
-	target, err := ParseHostPattern(net.JoinHostPort(host, strconv.Itoa(port)), false)
+	return MatchHost(patterns, net.JoinHostPort(host, strconv.Itoa(port)))
+}
+
+// MatchHost reports whether host (host or host:port, as in a URL) is on
+// the list of patterns; anything unparsable is refused.
+func MatchHost(patterns []string, host string) bool {
+	target, err := ParseHostPattern(host, false)
 	if err != nil {
 		return false
 	}
@@ -350,6 +356,21 @@ func HostAllowed(patterns []string, host string, port int) bool {
 		}
 	}
 	return false
+}
+
+// String is the pattern's canonical form.
+func (p HostPattern) String() string {
+	h := p.Host
+	if p.Wildcard {
+		h = "*." + h
+	}
+	if strings.Contains(h, ":") { // IPv6
+		h = "[" + h + "]"
+	}
+	if p.Port != "" {
+		return h + ":" + p.Port
+	}
+	return h
 }
 
 // validDNSName checks lower-case LDH labels of 1–63 bytes, 253 in all.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/web"
 )
 
@@ -49,7 +50,7 @@ func checkHosts(hosts []string) ([]string, error) {
 	}
 	out := make([]string, 0, len(hosts))
 	for i, s := range hosts {
-		p, err := parseHost(s, true)
+		p, err := core.ParseHostPattern(s, true)
 		if err != nil {
 			return nil, web.Invalid("field \"hosts\" entry %d (%q) %v", i, s, err)
 		}

@@ -69,7 +69,7 @@ func (r *Resolver) Header(ctx context.Context, id, host string) (string, string,
 	if err != nil {
 		return "", "", err
 	}
-	if !hostAllowed(c.Hosts, host) {
+	if !core.MatchHost(c.Hosts, host) {
 		return "", "", fmt.Errorf("credential %s is not bound to host %q: %w", id, host, core.ErrForbidden)
 	}
 	v, err := r.secret(ctx, c, sec)

@@ -1,6 +1,10 @@
-package vaults
+package core_test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/switchboardhq/switchboard/core"
+)
 
 func TestParseHost(t *testing.T) {
 	tests := []struct {
@@ -36,7 +40,7 @@ func TestParseHost(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
-			p, err := parseHost(tc.in, true)
+			p, err := core.ParseHostPattern(tc.in, true)
 			if tc.want == "" {
 				if err == nil {
 					t.Fatalf("accepted as %q", p.String())
@@ -85,8 +89,8 @@ func TestHostAllowed(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.host, func(t *testing.T) {
-			if got := hostAllowed(hosts, tc.host); got != tc.want {
-				t.Fatalf("hostAllowed(%q) = %v, want %v", tc.host, got, tc.want)
+			if got := core.MatchHost(hosts, tc.host); got != tc.want {
+				t.Fatalf("MatchHost(%q) = %v, want %v", tc.host, got, tc.want)
 			}
 		})
 	}

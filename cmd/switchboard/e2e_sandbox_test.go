@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
+	"github.com/switchboardhq/switchboard/fixtures/fakegithub"
 	"github.com/switchboardhq/switchboard/fixtures/modelserver"
 	"github.com/switchboardhq/switchboard/fixtures/sandboximage"
 	"github.com/switchboardhq/switchboard/sandbox"
@@ -240,8 +242,14 @@ func TestSandboxHoldsNoSecret(t *testing.T) {
 	for k, v := range planted {
 		env[k] = v
 	}
-	// Slack is enabled (OAuth mode) only so that its secrets are loaded.
+	// Slack (OAuth mode) and GitHub are enabled only so that their secrets
+	// are loaded.
 	env["SLACK_CLIENT_ID"] = "1234.5678"
+	gh := fakegithub.Start(t)
+	env["GITHUB_APP_ID"] = strconv.FormatInt(gh.AppID, 10)
+	env["GITHUB_APP_PRIVATE_KEY"] = string(gh.KeyPEM)
+	env["GITHUB_APP_SLUG"] = gh.Slug
+	env["GITHUB_API_URL"] = gh.APIURL()
 	ms.APIKey = planted["ANTHROPIC_API_KEY"]
 	srv := startServer(t, dataDir, env)
 	cli, dep := deploymentOf(t, dataDir)

@@ -63,6 +63,13 @@ func buildProviders(cfg *serveConfig, store core.Store, db *sessions.Store, rt *
 		}
 		g.list = append(g.list, p)
 	}
+	if cfg.github.enabled {
+		p, err := newGitHub(cfg.github, store, db, cfg, rt, githubHooks(getenv), log.With("component", "github"))
+		if err != nil {
+			return nil, err
+		}
+		g.list = append(g.list, p)
+	}
 	for _, p := range g.list {
 		o, ok := p.(providers.OutputSink)
 		if !ok {

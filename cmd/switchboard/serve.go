@@ -44,13 +44,14 @@ type serveConfig struct {
 	sandbox                     sandboxConfig
 	webhooks                    webhookConfig
 	slack                       slackConfig
+	github                      githubConfig
 	log                         *slog.Logger
 	sealer                      *oauth.Sealer
 	adminTokenNew, masterKeyNew bool
 }
 
 func loadServeConfig(args []string, getenv func(string) string, stderr *os.File) (*serveConfig, error) {
-	s, _, err := parseSettings("serve", append(serveOptions[:len(serveOptions):len(serveOptions)], slackOptions...), args, getenv)
+	s, _, err := parseSettings("serve", append(append(serveOptions[:len(serveOptions):len(serveOptions)], slackOptions...), githubOptions...), args, getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -110,6 +111,9 @@ func loadServeConfig(args []string, getenv func(string) string, stderr *os.File)
 		return nil, err
 	}
 	if c.slack, err = loadSlackConfig(s); err != nil {
+		return nil, err
+	}
+	if c.github, err = loadGitHubConfig(s); err != nil {
 		return nil, err
 	}
 	c.adminToken = s["SWITCHBOARD_ADMIN_TOKEN"]

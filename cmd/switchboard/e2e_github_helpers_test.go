@@ -1,0 +1,165 @@
+package main_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/fixtures/fakegithub"
+	"github.com/switchboardhq/switchboard/fixtures/modelserver"
+)
+
+const githubSecret = "gh-webhook-secret-test"
+
+// githubWorld is a serve child wired to a fake GitHub and the scripted
+// model.
+type githubWorld struct {
+	t    *testing.T
+	ms   *modelserver.Server
+	fake *fakegithub.Server
+	srv  *server
+	env  map[string]string
+}
+
+var deliverySeq atomic.Int64
+
+func startGitHub(t *testing.T, extra map[string]string) *githubWorld {
+	t.Helper()
+	ms, hs := modelserver.Start(t)
+	fake := fakegithub.Start(t)
+	env := modelEnv(hs.URL, modelserver.FormatAnthropic)
+	env["GITHUB_APP_ID"] = strconv.FormatInt(fake.AppID, 10)
+	env["GITHUB_APP_PRIVATE_KEY"] = string(fake.KeyPEM)
+	env["GITHUB_WEBHOOK_SECRET"] = githubSecret
+	env["GITHUB_APP_SLUG"] = fake.Slug
+	env["GITHUB_API_URL"] = fake.APIURL()
+	for k, v := range extra {
+		if v == "" {
+			delete(env, k)
+		} else {
+			env[k] = v
+		}
+	}
+	w := &githubWorld{t: t, ms: ms, fake: fake, env: env}
+	w.srv = startServer(t, t.TempDir(), env)
+	return w
+}
+
+// deliver sends a signed webhook and returns the status; delivery "" is
+// a fresh id.
+func (w *githubWorld) deliver(event, delivery string, payload any, secret string) int {
+	w.t.Helper()
+	if delivery == "" {
+		delivery = "d-" + strconv.FormatInt(deliverySeq.Add(1), 10) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	}
+	body, err := json.Marshal(payload)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(fakegithub.SignedRequest(w.srv.url+"/webhooks/github", secret, event, delivery, body))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func (w *githubWorld) sessionsFor(key string) []sessionState {
+	w.t.Helper()
+	code, raw := w.srv.do("GET", "/v1/sessions?origin_key="+url.QueryEscape(key), nil)
+	if code != 200 {
+		w.t.Fatalf("list sessions: %d %s", code, raw)
+	}
+	var page struct {
+		Data []sessionState `json:"data"`
+	}
+	mustJSON(w.t, raw, &page)
+	return page.Data
+}
+
+// session waits for the one session of an issue or PR.
+func (w *githubWorld) session(key string) string {
+	w.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if list := w.sessionsFor(key); len(list) == 1 {
+			return list[0].ID
+		} else if len(list) > 1 {
+			w.t.Fatalf("%d sessions for %s", len(list), key)
+		}
+		if time.Now().After(deadline) {
+			w.t.Fatalf("no session for %s", key)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// botComments are the app's comments on an issue or PR.
+func (w *githubWorld) botComments(repo string, number int) []fakegithub.Comment {
+	var out []fakegithub.Comment
+	for _, c := range w.fake.Comments(repo, number) {
+		if c.User == w.fake.Slug+"[bot]" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Payload builders: the fields the gateway reads, shaped as GitHub sends
+// them (checked against the real examples in providers/github's tests).
+
+const installationID = 777
+
+func ghUser(login string) map[string]any {
+	return map[string]any{"login": login, "id": 1, "type": "User"}
+}
+
+func ghRepo() map[string]any {
+	return map[string]any{"id": 1, "name": "widgets", "full_name": "acme/widgets", "owner": ghUser("acme")}
+}
+
+func ghIssue(number int, pr bool) map[string]any {
+	m := map[string]any{"number": number, "title": "Widgets break on Mondays", "body": "Steps: run it on a Monday.", "user": ghUser("carol")}
+	if pr {
+		m["pull_request"] = map[string]any{"url": "https://api.github.com/repos/acme/widgets/pulls/" + strconv.Itoa(number)}
+	}
+	return m
+}
+
+func ghPR(number int, sha string) map[string]any {
+	return map[string]any{"number": number, "title": "Fix Mondays", "body": "This fixes Mondays.", "head": map[string]any{"sha": sha, "ref": "fix"}, "user": ghUser("carol")}
+}
+
+func issueComment(number int, pr bool, commentID int64, login, body string) map[string]any {
+	return map[string]any{"action": "created", "issue": ghIssue(number, pr), "repository": ghRepo(), "sender": ghUser(login),
+		"installation": map[string]any{"id": installationID},
+		"comment":      map[string]any{"id": commentID, "body": body, "user": ghUser(login)}}
+}
+
+func reviewComment(number int, sha string, commentID, reviewID int64, login, body string) map[string]any {
+	return map[string]any{"action": "created", "pull_request": ghPR(number, sha), "repository": ghRepo(), "sender": ghUser(login),
+		"installation": map[string]any{"id": installationID},
+		"comment": map[string]any{"id": commentID, "pull_request_review_id": reviewID, "body": body, "user": ghUser(login),
+			"path": "widget.go", "line": 42, "diff_hunk": "@@ -40,3 +40,3 @@\n-if day == Monday {\n+if day == Monday && !fixed {"}}
+}
+
+func review(number int, sha string, reviewID int64, login, body string) map[string]any {
+	return map[string]any{"action": "submitted", "pull_request": ghPR(number, sha), "repository": ghRepo(), "sender": ghUser(login),
+		"installation": map[string]any{"id": installationID},
+		"review":       map[string]any{"id": reviewID, "body": body, "state": "commented", "user": ghUser(login)}}
+}
+
+func labeled(number int, pr bool, sha, login, label string) (string, map[string]any) {
+	m := map[string]any{"action": "labeled", "repository": ghRepo(), "sender": ghUser(login),
+		"installation": map[string]any{"id": installationID}, "label": map[string]any{"name": label}}
+	if pr {
+		m["pull_request"] = ghPR(number, sha)
+		return "pull_request", m
+	}
+	m["issue"] = ghIssue(number, false)
+	return "issues", m
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard/providers/github"
+)
+
+// githubOptions are the GitHub App settings; serve's option list includes
+// them.
+var githubOptions = []option{
+	{"GITHUB_APP_ID", "github-app-id", "", "GitHub App id (enables GitHub with the private key, webhook secret and slug)"},
+	{"GITHUB_APP_PRIVATE_KEY", "github-app-private-key", "", "GitHub App private key (PEM)"},
+	{"GITHUB_APP_PRIVATE_KEY_FILE", "github-app-private-key-file", "", "file holding the GitHub App private key (PEM), instead of GITHUB_APP_PRIVATE_KEY"},
+	{"GITHUB_WEBHOOK_SECRET", "github-webhook-secret", "", "GitHub App webhook secret (X-Hub-Signature-256)"},
+	{"GITHUB_APP_SLUG", "github-app-slug", "", "GitHub App slug: @<slug> mentions trigger the agent"},
+	{"GITHUB_API_URL", "github-api-url", github.DefaultAPIURL, "GitHub REST API base (GitHub Enterprise Server: https://<host>/api/v3/)"},
+	{"GITHUB_WEB_URL", "github-web-url", github.DefaultWebURL, "GitHub web and git host"},
+	{"GITHUB_TRIGGER_LABEL", "github-trigger-label", "", "label that starts a session when added to an issue or PR (default: the app slug)"},
+	{"GITHUB_PERMISSION_CACHE_SECONDS", "github-permission-cache-seconds", "60", "how long a commenter's write access, once checked, is trusted"},
+}
+
+// githubConfig is the validated GitHub settings; enabled is false when no
+// GitHub App variable is set.
+type githubConfig struct {
+	enabled bool
+	cfg     github.Config
+}
+
+func loadGitHubConfig(s settings) (githubConfig, error) {
+	var c githubConfig
+	id, key, keyFile, secret, slug := s["GITHUB_APP_ID"], s["GITHUB_APP_PRIVATE_KEY"], s["GITHUB_APP_PRIVATE_KEY_FILE"], s["GITHUB_WEBHOOK_SECRET"], s["GITHUB_APP_SLUG"]
+	if id == "" && key == "" && keyFile == "" && secret == "" && slug == "" {
+		return c, nil
+	}
+	appID, err := strconv.ParseInt(id, 10, 64)
+	switch {
+	case id == "":
+		return c, errors.New("GITHUB_APP_ID is required when another GITHUB_APP_* or GITHUB_WEBHOOK_SECRET is set")
+	case err != nil || appID <= 0:
+		return c, fmt.Errorf("GITHUB_APP_ID=%q: want a positive number", id)
+	case key != "" && keyFile != "":
+		return c, errors.New("GITHUB_APP_PRIVATE_KEY and GITHUB_APP_PRIVATE_KEY_FILE are both set: want one")
+	case key == "" && keyFile == "":
+		return c, errors.New("GITHUB_APP_PRIVATE_KEY or GITHUB_APP_PRIVATE_KEY_FILE is required with GITHUB_APP_ID")
+	case secret == "":
+		return c, errors.New("GITHUB_WEBHOOK_SECRET is required with GITHUB_APP_ID")
+	case slug == "":
+		return c, errors.New("GITHUB_APP_SLUG is required with GITHUB_APP_ID")
+	}
+	pem, name := []byte(key), "GITHUB_APP_PRIVATE_KEY"
+	if keyFile != "" {
+		name = "GITHUB_APP_PRIVATE_KEY_FILE"
+		if pem, err = os.ReadFile(keyFile); err != nil {
+			return c, fmt.Errorf("GITHUB_APP_PRIVATE_KEY_FILE: %w", err)
+		}
+	}
+	for _, v := range []string{"GITHUB_API_URL", "GITHUB_WEB_URL"} {
+		if u, err := url.Parse(s[v]); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return c, fmt.Errorf("%s=%q: want an http(s) URL", v, s[v])
+		}
+	}
+	ttl, err := s.int("GITHUB_PERMISSION_CACHE_SECONDS", 1)
+	if err != nil {
+		return c, err
+	}
+	c.enabled = true
+	c.cfg = github.Config{AppID: appID, PrivateKey: pem, WebhookSecret: secret, Slug: slug,
+		TriggerLabel: strings.TrimSpace(s["GITHUB_TRIGGER_LABEL"]), APIURL: s["GITHUB_API_URL"], WebURL: s["GITHUB_WEB_URL"],
+		PermissionTTL: time.Duration(ttl) * time.Second}
+	// The key is checked here so a wrong one is one line naming its
+	// variable, not an error at the first event.
+	if _, err := github.New(c.cfg); err != nil {
+		return c, fmt.Errorf("%s: %w", name, err)
+	}
+	return c, nil
+}
+
+// newGitHub builds the GitHub provider from its settings and the
+// gateway's stores.
+func newGitHub(c githubConfig, sessions github.Sessions, installs github.Installations, cfg *serveConfig, rt github.Runtime, hooks *github.Hooks, log *slog.Logger) (*github.Provider, error) {
+	gc := c.cfg
+	gc.Sessions, gc.Installations, gc.Runtime = sessions, installs, rt
+	gc.MaxBody, gc.Hooks, gc.Logger = cfg.maxBody, hooks, log
+	p, err := github.New(gc)
+	if err != nil {
+		return nil, fmt.Errorf("GITHUB_APP_ID: %w", err)
+	}
+	return p, nil
+}

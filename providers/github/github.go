@@ -1,0 +1,256 @@
+// Package github is the GitHub App provider: it puts the gateway's agents
+// into issues and pull requests.
+//
+//   - Intake (POST /webhooks/github): X-Hub-Signature-256 over the raw
+//     body, then the event decoded (go-github's types), the trigger rules
+//     applied (rules.go: an @<slug> mention in a comment, review or review
+//     comment, or the trigger label added), the commenter's write access
+//     checked (a cached API call), and the input stored with the delivery
+//     id (and the review id, so a review and its comments make one turn)
+//     as dedupe keys in one durable transaction before the 2xx.
+//     Installations are recorded lazily from any event that names one.
+//   - Output sink (Renderer): 👀 on the triggering comment, progress as a
+//     check run on the PR head (Stop as a requested action) or one status
+//     comment edited in place on issues, answers in the review comment's
+//     thread or as issue comments; driven from the log by
+//     providers/outbox, exactly once (an intent and a marker in the body).
+//
+// Tokens: the App's JWT and installation tokens are made and renewed by
+// ghinstallation from the App's private key; none is stored.
+package github
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bradleyfalzon/ghinstallation/v2"
+	gh "github.com/google/go-github/v62/github"
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/providers"
+	"github.com/switchboardhq/switchboard/providers/outbox"
+)
+
+// Name is the provider's name: the origin provider of its sessions.
+const Name = "github"
+
+// Defaults of the REST base and the web host.
+const (
+	DefaultAPIURL = "https://api.github.com/"
+	DefaultWebURL = "https://github.com"
+)
+
+// Sessions is what the provider needs of the session store.
+type Sessions interface {
+	GetAgent(ctx context.Context, idOrName string) (*core.Agent, error)
+	CreateSession(ctx context.Context, req core.NewSession) (*core.CreateResult, error)
+	SessionByKey(ctx context.Context, key string) (*core.Session, error)
+	QueueInputs(ctx context.Context, sessionID string, req core.QueueRequest) (*core.QueueResult, error)
+}
+
+// Installations is what the provider needs of the installation store.
+type Installations interface {
+	core.InstallationStore
+	core.OnceStore
+}
+
+// Runtime runs sessions.
+type Runtime interface {
+	Wake(sessionID string)
+	Interrupt(sessionID string)
+}
+
+// Config configures the provider.
+type Config struct {
+	AppID         int64
+	PrivateKey    []byte // PEM
+	WebhookSecret string
+	Slug          string
+	// TriggerLabel starts a session when added (default: the slug).
+	TriggerLabel string
+	APIURL       string // default DefaultAPIURL
+	WebURL       string // default DefaultWebURL
+	// PermissionTTL is how long a permission answer is trusted (default
+	// 1 min).
+	PermissionTTL time.Duration
+	MaxBody       int64
+	Sessions      Sessions
+	Installations Installations
+	Runtime       Runtime
+	Transport     http.RoundTripper // default http.DefaultTransport
+	Logger        *slog.Logger
+	// Hooks are test failpoints around the posting of answers; nil in
+	// production.
+	Hooks *Hooks
+}
+
+// Hooks are called around the post of an answer.
+type Hooks struct {
+	BeforePost, AfterPost func()
+}
+
+// Provider is the GitHub provider.
+type Provider struct {
+	cfg    Config
+	log    *slog.Logger
+	apps   *ghinstallation.AppsTransport
+	queued func(sessionID string)
+
+	mu      sync.Mutex
+	clients map[int64]*gh.Client // per installation; ghinstallation renews its token
+	perms   map[string]permEntry
+	bg      sync.WaitGroup
+}
+
+type permEntry struct {
+	write bool
+	until time.Time
+}
+
+var (
+	_ providers.Provider      = (*Provider)(nil)
+	_ providers.WebhookIntake = (*Provider)(nil)
+	_ providers.OutputSink    = (*Provider)(nil)
+	_ providers.Starter       = (*Provider)(nil)
+)
+
+// New returns the provider.
+func New(cfg Config) (*Provider, error) {
+	switch {
+	case cfg.AppID <= 0:
+		return nil, errors.New("github: an app id is required")
+	case cfg.WebhookSecret == "":
+		return nil, errors.New("github: a webhook secret is required")
+	case cfg.Slug == "":
+		return nil, errors.New("github: the app slug is required")
+	}
+	if err := checkKey(cfg.PrivateKey); err != nil {
+		return nil, err
+	}
+	if cfg.APIURL == "" {
+		cfg.APIURL = DefaultAPIURL
+	}
+	if !strings.HasSuffix(cfg.APIURL, "/") {
+		cfg.APIURL += "/"
+	}
+	if cfg.WebURL == "" {
+		cfg.WebURL = DefaultWebURL
+	}
+	cfg.WebURL = strings.TrimSuffix(cfg.WebURL, "/")
+	if cfg.TriggerLabel == "" {
+		cfg.TriggerLabel = cfg.Slug
+	}
+	if cfg.PermissionTTL <= 0 {
+		cfg.PermissionTTL = time.Minute
+	}
+	if cfg.Transport == nil {
+		cfg.Transport = http.DefaultTransport
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	apps, err := ghinstallation.NewAppsTransport(cfg.Transport, cfg.AppID, cfg.PrivateKey)
+	if err != nil {
+		return nil, fmt.Errorf("github: private key: %w", err)
+	}
+	apps.BaseURL = strings.TrimSuffix(cfg.APIURL, "/")
+	return &Provider{cfg: cfg, log: cfg.Logger.With("provider", Name), apps: apps,
+		clients: map[int64]*gh.Client{}, perms: map[string]permEntry{}}, nil
+}
+
+// checkKey refuses a private key that is not an RSA PEM key, so a wrong
+// one fails at start, not at the first event.
+func checkKey(key []byte) error {
+	b, _ := pem.Decode(key)
+	if b == nil {
+		return errors.New("github: the private key is not PEM")
+	}
+	if _, err := x509.ParsePKCS1PrivateKey(b.Bytes); err == nil {
+		return nil
+	}
+	if _, err := x509.ParsePKCS8PrivateKey(b.Bytes); err != nil {
+		return fmt.Errorf("github: the private key does not parse: %w", err)
+	}
+	return nil
+}
+
+// Name is "github".
+func (p *Provider) Name() string { return Name }
+
+// OnQueued sets what is told of sessions that got inputs (the sink's
+// Activate, for 👀 ahead of the turn).
+func (p *Provider) OnQueued(fn func(sessionID string)) { p.queued = fn }
+
+// Renderer is the output sink's GitHub part.
+func (p *Provider) Renderer() outbox.Renderer { return &renderer{p: p} }
+
+// Start has nothing to do: installations are learned from events.
+func (p *Provider) Start(context.Context) error { return nil }
+
+// Stop waits for background notices.
+func (p *Provider) Stop(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { p.bg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// background runs fn after the webhook that asked for it was answered.
+func (p *Provider) background(fn func(ctx context.Context)) {
+	p.bg.Add(1)
+	go func() {
+		defer p.bg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		fn(ctx)
+	}()
+}
+
+// newClient is a go-github client over rt against the configured base.
+func (p *Provider) newClient(rt http.RoundTripper) *gh.Client {
+	c := gh.NewClient(&http.Client{Transport: rt, Timeout: 30 * time.Second})
+	u, _ := url.Parse(p.cfg.APIURL) // checked by config
+	c.BaseURL = u
+	return c
+}
+
+// client is a REST client acting as the installation; ghinstallation
+// renews the installation token before it expires.
+func (p *Provider) client(installation int64) *gh.Client {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.clients[installation]; ok {
+		return c
+	}
+	c := p.newClient(ghinstallation.NewFromAppsTransport(p.apps, installation))
+	p.clients[installation] = c
+	return c
+}
+
+// appClient is a REST client acting as the App (JWT).
+func (p *Provider) appClient() *gh.Client { return p.newClient(p.apps) }
+
+// sessionInstallation is the GitHub installation id of a session.
+func sessionInstallation(s *core.Session) (int64, error) {
+	if s.Origin == nil || s.Origin.Provider != Name {
+		return 0, fmt.Errorf("session %s is not from github: %w", s.ID, core.ErrInvalid)
+	}
+	id, err := strconv.ParseInt(s.Origin.Tenant, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("session %s: installation %q: %w", s.ID, s.Origin.Tenant, core.ErrInvalid)
+	}
+	return id, nil
+}

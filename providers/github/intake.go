@@ -1,0 +1,253 @@
+package github
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	gh "github.com/google/go-github/v62/github"
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/webhooks"
+)
+
+// RegisterWebhooks mounts POST /webhooks/github; the signature is checked
+// over the raw body before anything is decoded.
+func (p *Provider) RegisterWebhooks(mux *http.ServeMux) {
+	mux.Handle("POST /webhooks/github", &webhooks.Inbound{MaxBody: p.cfg.MaxBody, Verify: p.verify, Handle: p.handle, Logger: p.log})
+}
+
+// verify checks X-Hub-Signature-256 (sha256=<hex HMAC of the body>).
+// GitHub signs no timestamp, so replays are stopped by the delivery id's
+// durable dedupe instead of a window.
+func (p *Provider) verify(h http.Header, body []byte) error {
+	got, ok := strings.CutPrefix(h.Get("X-Hub-Signature-256"), "sha256=")
+	if !ok || !webhooks.EqualSignature(got, webhooks.HMACHex(p.cfg.WebhookSecret, body)) {
+		return webhooks.ErrBadSignature
+	}
+	return nil
+}
+
+// handle decides an event and stores what it asks for before the 2xx.
+func (p *Provider) handle(w http.ResponseWriter, r *http.Request, body []byte) error {
+	event, delivery := r.Header.Get("X-GitHub-Event"), r.Header.Get("X-GitHub-Delivery")
+	ev, err := Decode(event, body)
+	if err != nil {
+		return err
+	}
+	log := p.log.With("event", event, "delivery", delivery)
+	if ev != nil {
+		if err := p.handleEvent(r.Context(), ev, delivery, log); err != nil {
+			return err // a 5xx; GitHub's redelivery is then safe (dedupe)
+		}
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (p *Provider) handleEvent(ctx context.Context, ev any, delivery string, log *slog.Logger) error {
+	d := decide(ev, identity{slug: p.cfg.Slug, label: p.cfg.TriggerLabel})
+	if d.installation != 0 {
+		if err := p.recordInstallation(ctx, d.installation, d.account); err != nil {
+			return err
+		}
+	}
+	switch d.act {
+	case actIgnore, actInstall:
+		log.Debug("github event needs no session", "act", d.act.String(), "why", d.why)
+		return nil
+	case actInterrupt:
+		return p.interrupt(ctx, d, delivery, log)
+	}
+	write, err := p.canWrite(ctx, d.ref)
+	if err != nil {
+		return err
+	}
+	if !write {
+		log.Info("trigger refused: the commenter has no write access", "login", d.ref.Login, "key", d.key)
+		p.tellRefused(d, delivery)
+		return nil
+	}
+	sessionID, err := p.store(ctx, d, delivery)
+	if err != nil || sessionID == "" {
+		return err
+	}
+	log.Info("github input queued", "kind", d.ref.Kind, "session_id", sessionID, "key", d.key)
+	p.cfg.Runtime.Wake(sessionID)
+	if p.queued != nil {
+		p.queued(sessionID)
+	}
+	return nil
+}
+
+// dedupeKeys are the delivery id and, for a review and its comments, the
+// review: they arrive as separate deliveries and make one turn.
+func dedupeKeys(d decision, delivery string) []string {
+	var keys []string
+	if delivery != "" {
+		keys = append(keys, "github:delivery:"+delivery)
+	}
+	if d.group != "" {
+		keys = append(keys, d.group)
+	}
+	return keys
+}
+
+// store starts or continues the session of the issue or PR with the
+// input and its dedupe keys in one durable transaction.
+func (p *Provider) store(ctx context.Context, d decision, delivery string) (string, error) {
+	r := d.ref
+	body, err := json.Marshal(inputBody{Text: d.text, GitHub: &r})
+	if err != nil {
+		return "", err
+	}
+	input := core.NewInput(core.TypeUserMessage, body)
+	in, err := p.cfg.Installations.FindInstallation(ctx, Name, strconv.FormatInt(d.installation, 10))
+	if err != nil {
+		return "", err
+	}
+	ref := in.Agent
+	if ref == "" {
+		ref = "default"
+	}
+	agent, err := p.cfg.Sessions.GetAgent(ctx, ref)
+	if errors.Is(err, core.ErrNotFound) {
+		p.log.Warn("no agent to answer a github mention: set SWITCHBOARD_MODEL or bind the installation to an agent", "installation_id", in.ID, "err", err)
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	kind := "issues"
+	if r.PR {
+		kind = "pull"
+	}
+	origin := &core.Origin{Provider: Name, Key: d.key, Tenant: strconv.FormatInt(d.installation, 10),
+		URL: p.cfg.WebURL + "/" + r.Owner + "/" + r.Repo + "/" + kind + "/" + strconv.Itoa(r.Number)}
+	res, err := p.cfg.Sessions.CreateSession(ctx, core.NewSession{
+		Session:     core.Session{Agent: core.AgentRef{ID: agent.ID, Version: agent.Version}, Origin: origin},
+		Inputs:      []core.Event{input},
+		ExternalKey: d.key,
+		Dedupe:      dedupeKeys(d, delivery),
+	})
+	if errors.Is(err, core.ErrArchived) {
+		p.log.Info("mention on an issue whose session is archived; ignored", "key", d.key)
+		return "", nil
+	}
+	if err != nil || res.Duplicate {
+		return "", err
+	}
+	return res.Session.ID, nil
+}
+
+// interrupt is the check run's Stop button, from someone with write
+// access.
+func (p *Provider) interrupt(ctx context.Context, d decision, delivery string, log *slog.Logger) error {
+	owner, repo, _, _ := parseKey(d.key)
+	d.ref.Owner, d.ref.Repo = owner, repo
+	if ok, err := p.canWrite(ctx, d.ref); err != nil || !ok {
+		return err
+	}
+	s, err := p.cfg.Sessions.SessionByKey(ctx, d.key)
+	if errors.Is(err, core.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	res, err := p.cfg.Sessions.QueueInputs(ctx, s.ID, core.QueueRequest{Inputs: []core.Event{core.NewInput(core.TypeUserInterrupt, nil)}, Dedupe: dedupeKeys(d, delivery)})
+	if errors.Is(err, core.ErrArchived) {
+		return nil
+	}
+	if err != nil || res.Duplicate {
+		return err
+	}
+	log.Info("stop requested from the check run", "session_id", s.ID, "login", d.ref.Login)
+	p.cfg.Runtime.Interrupt(s.ID)
+	return nil
+}
+
+// recordInstallation records an installation the first time an event
+// names it (an app installed while the gateway was down is accepted).
+func (p *Provider) recordInstallation(ctx context.Context, id int64, account string) error {
+	ext := strconv.FormatInt(id, 10)
+	in, err := p.cfg.Installations.FindInstallation(ctx, Name, ext)
+	if err == nil && (account == "" || in.Name == account) {
+		return nil
+	}
+	if err != nil && !errors.Is(err, core.ErrNotFound) {
+		return err
+	}
+	rec := &core.Installation{Provider: Name, ExternalID: ext, Name: account, Metadata: map[string]string{"slug": p.cfg.Slug}}
+	if in != nil && account == "" {
+		rec.Name = in.Name
+	}
+	_, err = p.cfg.Installations.SaveInstallation(ctx, rec, nil, nil)
+	return err
+}
+
+// canWrite asks GitHub whether the user may write to the repository
+// (admin, maintain or write), trusting an answer for PermissionTTL.
+func (p *Provider) canWrite(ctx context.Context, r ref) (bool, error) {
+	if r.Login == "" {
+		return false, nil
+	}
+	key := strings.ToLower(r.Owner + "/" + r.Repo + "/" + r.Login)
+	p.mu.Lock()
+	e, ok := p.perms[key]
+	p.mu.Unlock()
+	if ok && time.Now().Before(e.until) {
+		return e.write, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 8*time.Second) // GitHub waits 10 s for the 2xx
+	defer cancel()
+	lvl, resp, err := p.client(r.Installation).Repositories.GetPermissionLevel(ctx, r.Owner, r.Repo, r.Login)
+	if resp != nil && resp.StatusCode == http.StatusNotFound {
+		lvl, err = &gh.RepositoryPermissionLevel{Permission: gh.String("none")}, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	// The legacy permission field folds maintain into write and triage
+	// into read, which is the line we want.
+	perm := lvl.GetPermission()
+	write := perm == "admin" || perm == "write"
+	p.mu.Lock()
+	if len(p.perms) > 10_000 {
+		p.perms = map[string]permEntry{}
+	}
+	p.perms[key] = permEntry{write: write, until: time.Now().Add(p.cfg.PermissionTTL)}
+	p.mu.Unlock()
+	return write, nil
+}
+
+// tellRefused answers a trigger from someone without write access, once
+// per delivery, after the ack.
+func (p *Provider) tellRefused(d decision, delivery string) {
+	p.background(func(ctx context.Context) {
+		first, err := p.cfg.Installations.Once(ctx, "github:refused:"+delivery+":"+d.key, time.Now().Add(8*24*time.Hour))
+		if err != nil || !first {
+			return
+		}
+		text := "Sorry @" + d.ref.Login + ", I only take requests from people with write access to this repository."
+		if err := p.reply(ctx, d.ref, text); err != nil {
+			p.log.Warn("tell a refused commenter", "login", d.ref.Login, "err", err)
+		}
+	})
+}
+
+// reply answers where the trigger was: a review comment in its thread,
+// anything else as an issue comment.
+func (p *Provider) reply(ctx context.Context, r ref, text string) error {
+	c := p.client(r.Installation)
+	if r.Kind == kindReviewComment && r.CommentID != 0 {
+		_, _, err := c.PullRequests.CreateCommentInReplyTo(ctx, r.Owner, r.Repo, r.Number, text, r.CommentID)
+		return err
+	}
+	_, _, err := c.Issues.CreateComment(ctx, r.Owner, r.Repo, r.Number, &gh.IssueComment{Body: gh.String(text)})
+	return err
+}

@@ -1,0 +1,242 @@
+package github
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	gh "github.com/google/go-github/v62/github"
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// act is what an event asks of the gateway.
+type act int
+
+const (
+	actIgnore    act = iota
+	actTrigger       // start or continue the issue's or PR's session
+	actInstall       // record (or update) the installation
+	actInterrupt     // the check run's Stop button
+)
+
+func (a act) String() string {
+	return [...]string{"ignore", "trigger", "install", "interrupt"}[a]
+}
+
+// Kinds of trigger, as recorded in the input.
+const (
+	kindIssueComment  = "issue_comment"
+	kindReviewComment = "review_comment"
+	kindReview        = "review"
+	kindLabel         = "label"
+)
+
+// ref names what triggered an input; it rides in the input so the sink
+// knows where to react and answer.
+type ref struct {
+	Kind         string `json:"kind"`
+	Installation int64  `json:"installation"`
+	Owner        string `json:"owner"`
+	Repo         string `json:"repo"`
+	Number       int    `json:"number"`
+	PR           bool   `json:"pr,omitempty"`
+	HeadSHA      string `json:"head_sha,omitempty"`
+	CommentID    int64  `json:"comment_id,omitempty"` // issue or review comment
+	ReviewID     int64  `json:"review_id,omitempty"`
+	Login        string `json:"login,omitempty"`
+}
+
+// inputBody is a user.message from GitHub.
+type inputBody struct {
+	Text   string `json:"text"`
+	GitHub *ref   `json:"github,omitempty"`
+}
+
+// decision is the outcome of the trigger rules for one event.
+type decision struct {
+	act          act
+	why          string // for the log, when ignored
+	installation int64
+	account      string // the installation's account login
+	key          string // github:<owner>/<repo>#<number>
+	ref          ref
+	text         string // the model's input
+	// group names deliveries that make one turn together (a review and
+	// its review comments), used as an extra dedupe key.
+	group string
+}
+
+// identity is what the rules know of the app.
+type identity struct {
+	slug  string
+	label string
+}
+
+// sessionKey is the external key of an issue's or PR's session (DESIGN §4).
+func sessionKey(owner, repo string, number int) string {
+	return "github:" + owner + "/" + repo + "#" + strconv.Itoa(number)
+}
+
+// parseKey splits a session key into owner, repo and number.
+func parseKey(key string) (owner, repo string, number int, err error) {
+	rest, ok := strings.CutPrefix(key, "github:")
+	slash, hash := strings.Index(rest, "/"), strings.LastIndex(rest, "#")
+	if ok && slash > 0 && hash > slash+1 {
+		if n, err := strconv.Atoi(rest[hash+1:]); err == nil && n > 0 {
+			return rest[:slash], rest[slash+1 : hash], n, nil
+		}
+	}
+	return "", "", 0, fmt.Errorf("session key %q: want github:<owner>/<repo>#<number>: %w", key, core.ErrInvalid)
+}
+
+// mentions reports whether text mentions @slug as a whole word (not
+// @slug-other or someone@slug.example).
+func mentions(text, slug string) bool {
+	re := regexp.MustCompile(`(?i)(^|[^\w@.-])@` + regexp.QuoteMeta(slug) + `(\[bot\])?($|[^\w-])`)
+	return re.MatchString(text)
+}
+
+// botLogin is the login the app acts as.
+func (id identity) botLogin() string { return id.slug + "[bot]" }
+
+// own reports whether a user is the app itself (loop guard).
+func (id identity) own(u *gh.User) bool {
+	return u != nil && strings.EqualFold(u.GetLogin(), id.botLogin())
+}
+
+// decide applies the trigger rules of DESIGN §4 to a decoded event. It is
+// pure: permission checks and storage are the caller's.
+func decide(ev any, id identity) decision {
+	switch e := ev.(type) {
+	case *gh.PingEvent:
+		return decision{why: "ping"}
+	case *gh.InstallationEvent:
+		d := decision{act: actInstall, installation: e.GetInstallation().GetID(), account: e.GetInstallation().GetAccount().GetLogin()}
+		if e.GetAction() == "deleted" || e.GetAction() == "suspend" {
+			d.act, d.why = actIgnore, "installation "+e.GetAction()
+		}
+		return d
+	case *gh.InstallationRepositoriesEvent:
+		return decision{act: actInstall, installation: e.GetInstallation().GetID(), account: e.GetInstallation().GetAccount().GetLogin()}
+	case *gh.IssueCommentEvent:
+		if e.GetAction() != "created" {
+			return decision{why: "comment " + e.GetAction()}
+		}
+		if id.own(e.GetComment().GetUser()) || id.own(e.GetSender()) {
+			return decision{why: "own comment"}
+		}
+		body := e.GetComment().GetBody()
+		if !mentions(body, id.slug) {
+			return decision{why: "no mention"}
+		}
+		is := e.GetIssue()
+		r := baseRef(kindIssueComment, e.GetInstallation(), e.GetRepo(), is.GetNumber(), is.IsPullRequest(), e.GetSender())
+		r.CommentID = e.GetComment().GetID()
+		return trigger(r, describe(is.GetTitle(), is.GetBody(), is.IsPullRequest(), "@"+r.Login+" commented:\n"+body))
+	case *gh.PullRequestReviewCommentEvent:
+		if e.GetAction() != "created" {
+			return decision{why: "review comment " + e.GetAction()}
+		}
+		c := e.GetComment()
+		if id.own(c.GetUser()) || id.own(e.GetSender()) {
+			return decision{why: "own comment"}
+		}
+		if !mentions(c.GetBody(), id.slug) {
+			return decision{why: "no mention"}
+		}
+		pr := e.GetPullRequest()
+		r := baseRef(kindReviewComment, e.GetInstallation(), e.GetRepo(), pr.GetNumber(), true, e.GetSender())
+		r.CommentID, r.ReviewID, r.HeadSHA = c.GetID(), c.GetPullRequestReviewID(), pr.GetHead().GetSHA()
+		line := c.GetLine()
+		if line == 0 {
+			line = c.GetOriginalLine()
+		}
+		text := fmt.Sprintf("@%s commented on %s line %d:\n%s\n\nDiff hunk:\n```diff\n%s\n```", r.Login, c.GetPath(), line, c.GetBody(), c.GetDiffHunk())
+		d := trigger(r, describe(pr.GetTitle(), pr.GetBody(), true, text))
+		if r.ReviewID != 0 {
+			d.group = "github:review:" + strconv.FormatInt(r.ReviewID, 10)
+		}
+		return d
+	case *gh.PullRequestReviewEvent:
+		if e.GetAction() != "submitted" {
+			return decision{why: "review " + e.GetAction()}
+		}
+		rv := e.GetReview()
+		if id.own(rv.GetUser()) || id.own(e.GetSender()) {
+			return decision{why: "own review"}
+		}
+		if !mentions(rv.GetBody(), id.slug) {
+			return decision{why: "no mention"}
+		}
+		pr := e.GetPullRequest()
+		r := baseRef(kindReview, e.GetInstallation(), e.GetRepo(), pr.GetNumber(), true, e.GetSender())
+		r.ReviewID, r.HeadSHA = rv.GetID(), pr.GetHead().GetSHA()
+		text := fmt.Sprintf("@%s reviewed (%s):\n%s", r.Login, strings.ToLower(rv.GetState()), rv.GetBody())
+		d := trigger(r, describe(pr.GetTitle(), pr.GetBody(), true, text))
+		d.group = "github:review:" + strconv.FormatInt(r.ReviewID, 10)
+		return d
+	case *gh.IssuesEvent:
+		if e.GetAction() != "labeled" || !strings.EqualFold(e.GetLabel().GetName(), id.label) {
+			return decision{why: "issues " + e.GetAction()}
+		}
+		if id.own(e.GetSender()) {
+			return decision{why: "own label"}
+		}
+		is := e.GetIssue()
+		r := baseRef(kindLabel, e.GetInstallation(), e.GetRepo(), is.GetNumber(), is.IsPullRequest(), e.GetSender())
+		return trigger(r, describe(is.GetTitle(), is.GetBody(), is.IsPullRequest(), "@"+r.Login+" added the label "+e.GetLabel().GetName()+"."))
+	case *gh.PullRequestEvent:
+		if e.GetAction() != "labeled" || !strings.EqualFold(e.GetLabel().GetName(), id.label) {
+			return decision{why: "pull_request " + e.GetAction()}
+		}
+		if id.own(e.GetSender()) {
+			return decision{why: "own label"}
+		}
+		pr := e.GetPullRequest()
+		r := baseRef(kindLabel, e.GetInstallation(), e.GetRepo(), pr.GetNumber(), true, e.GetSender())
+		r.HeadSHA = pr.GetHead().GetSHA()
+		return trigger(r, describe(pr.GetTitle(), pr.GetBody(), true, "@"+r.Login+" added the label "+e.GetLabel().GetName()+"."))
+	case *gh.CheckRunEvent:
+		if e.GetAction() != "requested_action" || e.GetRequestedAction().Identifier != stopAction {
+			return decision{why: "check_run " + e.GetAction()}
+		}
+		if e.GetCheckRun().GetApp().GetSlug() != "" && !strings.EqualFold(e.GetCheckRun().GetApp().GetSlug(), id.slug) {
+			return decision{why: "another app's check run"}
+		}
+		key := e.GetCheckRun().GetExternalID()
+		if _, _, _, err := parseKey(key); err != nil {
+			return decision{why: "check run without a session key"}
+		}
+		return decision{act: actInterrupt, installation: e.GetInstallation().GetID(), key: key,
+			ref: ref{Login: e.GetSender().GetLogin(), Installation: e.GetInstallation().GetID()}}
+	}
+	return decision{why: "event not handled"}
+}
+
+func baseRef(kind string, in *gh.Installation, repo *gh.Repository, number int, pr bool, sender *gh.User) ref {
+	return ref{Kind: kind, Installation: in.GetID(), Owner: repo.GetOwner().GetLogin(), Repo: repo.GetName(),
+		Number: number, PR: pr, Login: sender.GetLogin()}
+}
+
+func trigger(r ref, text string) decision {
+	d := decision{act: actTrigger, installation: r.Installation, key: sessionKey(r.Owner, r.Repo, r.Number), ref: r, text: text}
+	if r.Installation == 0 || r.Owner == "" || r.Repo == "" || r.Number == 0 {
+		return decision{why: "event without installation, repository or number"}
+	}
+	return d
+}
+
+// describe is the model's input: the issue or PR it is in, then what
+// happened. The title and body ride along every time, since the gateway
+// does not know at intake whether the session is new.
+func describe(title, body string, pr bool, what string) string {
+	kind := "Issue"
+	if pr {
+		kind = "Pull request"
+	}
+	if len(body) > 4000 {
+		body = body[:4000] + "…"
+	}
+	return fmt.Sprintf("%s: %s\n\n%s\n\n---\n%s", kind, title, strings.TrimSpace(body), what)
+}

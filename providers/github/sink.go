@@ -1,0 +1,352 @@
+package github
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	gh "github.com/google/go-github/v62/github"
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/providers/outbox"
+)
+
+// stopAction is the check run's Stop button.
+const stopAction = "stop"
+
+// renderer is the GitHub part of the output sink (providers/outbox drives
+// it from the log, one event at a time, and saves its state).
+//
+// Exactly once: a comment is not idempotent, so before each one the
+// renderer saves an intent and posts with the intent's key in a hidden
+// marker. After a crash an unconfirmed intent is looked for among the
+// comments before anything is posted again. Reactions (GitHub answers an
+// existing one with 200), check run updates and comment edits are
+// idempotent and are simply done again.
+type renderer struct {
+	p       *Provider
+	mu      sync.Mutex
+	reacted map[string]bool // input ids given 👀 in this process
+}
+
+// sinkState is the renderer's part of the sink position.
+type sinkState struct {
+	Reply         *ref    `json:"reply,omitempty"` // the latest trigger: where answers go
+	CheckRun      int64   `json:"check_run,omitempty"`
+	StatusComment int64   `json:"status_comment,omitempty"`
+	Intent        *intent `json:"intent,omitempty"`
+	Tools         int     `json:"tools,omitempty"` // tool calls this turn
+}
+
+type intent struct {
+	Key string `json:"key"`
+	At  int64  `json:"at"` // unix seconds
+}
+
+func githubRef(e core.Event) *ref {
+	if e.Type != core.TypeUserMessage {
+		return nil
+	}
+	var b inputBody
+	if e.Decode(&b) != nil || b.GitHub == nil {
+		return nil
+	}
+	return b.GitHub
+}
+
+// first reports whether this process has not reacted to an input yet.
+func (r *renderer) first(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.reacted == nil || len(r.reacted) > 10_000 {
+		r.reacted = map[string]bool{}
+	}
+	if r.reacted[id] {
+		return false
+	}
+	r.reacted[id] = true
+	return true
+}
+
+func (r *renderer) forget(id string) {
+	r.mu.Lock()
+	delete(r.reacted, id)
+	r.mu.Unlock()
+}
+
+// Received reacts 👀 to inputs ahead of the turn.
+func (r *renderer) Received(ctx context.Context, s *core.Session, inputs []core.Event) error {
+	for _, e := range inputs {
+		if g := githubRef(e); g != nil && r.first(e.ID) {
+			if err := r.p.react(ctx, g); err != nil {
+				r.forget(e.ID)
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// react puts 👀 on the triggering comment; reviews and labels have none.
+func (p *Provider) react(ctx context.Context, g *ref) error {
+	c := p.client(g.Installation)
+	var err error
+	switch g.Kind {
+	case kindIssueComment:
+		_, _, err = c.Reactions.CreateIssueCommentReaction(ctx, g.Owner, g.Repo, g.CommentID, "eyes")
+	case kindReviewComment:
+		_, _, err = c.Reactions.CreatePullRequestCommentReaction(ctx, g.Owner, g.Repo, g.CommentID, "eyes")
+	}
+	return err
+}
+
+var rendered = map[string]bool{
+	core.TypeUserMessage: true, core.TypeTurnStarted: true, core.TypeAgentToolUse: true,
+	core.TypeAgentMessage: true, core.TypeError: true, core.TypeTurnCompleted: true,
+}
+
+// Render renders one logged event onto the issue or PR.
+func (r *renderer) Render(ctx context.Context, t *outbox.Thread, e core.Event) (bool, error) {
+	if !rendered[e.Type] || t.Session.Origin == nil {
+		return false, nil
+	}
+	var st sinkState
+	if len(t.State) > 0 {
+		_ = json.Unmarshal(t.State, &st) // a state that does not decode starts afresh
+	}
+	acted, err := r.event(ctx, t, &st, e)
+	if raw, merr := json.Marshal(st); merr == nil {
+		t.State = raw
+	}
+	return acted, classify(err)
+}
+
+func (r *renderer) event(ctx context.Context, t *outbox.Thread, st *sinkState, e core.Event) (bool, error) {
+	p := r.p
+	switch e.Type {
+	case core.TypeUserMessage:
+		g := githubRef(e)
+		if g == nil {
+			return false, nil
+		}
+		st.Reply = g
+		if r.first(e.ID) {
+			if err := p.react(ctx, g); err != nil {
+				r.forget(e.ID)
+				return true, err
+			}
+		}
+		if g.PR && st.CheckRun == 0 {
+			return true, p.createCheckRun(ctx, t.Session, st)
+		}
+		return true, nil
+	case core.TypeTurnStarted:
+		st.Tools = 0
+		if st.Reply == nil {
+			return false, nil
+		}
+		if st.Reply.PR {
+			if st.CheckRun == 0 {
+				if err := p.createCheckRun(ctx, t.Session, st); err != nil {
+					return true, err
+				}
+			}
+			return true, p.updateCheckRun(ctx, st, gh.UpdateCheckRunOptions{Status: gh.String("in_progress"),
+				Output: &gh.CheckRunOutput{Title: gh.String("Working"), Summary: gh.String("The agent is working on it.")}})
+		}
+		if st.StatusComment == 0 {
+			c, _, err := p.client(st.Reply.Installation).Issues.CreateComment(ctx, st.Reply.Owner, st.Reply.Repo, st.Reply.Number,
+				&gh.IssueComment{Body: gh.String("⏳ Working on it…")})
+			if err != nil {
+				return true, err
+			}
+			st.StatusComment = c.GetID()
+		}
+		return true, nil
+	case core.TypeAgentToolUse:
+		var b core.ToolUseBody
+		if e.Decode(&b) != nil || st.Reply == nil || st.CheckRun == 0 {
+			return false, nil
+		}
+		st.Tools++
+		return true, p.updateCheckRun(ctx, st, gh.UpdateCheckRunOptions{
+			Output: &gh.CheckRunOutput{Title: gh.String("Working"), Summary: gh.String(fmt.Sprintf("Running `%s` (%d tool calls so far).", b.Name, st.Tools))}})
+	case core.TypeAgentMessage:
+		var b core.MessageBody
+		if err := e.Decode(&b); err != nil || e.Level != core.LevelUser || st.Reply == nil {
+			return false, nil
+		}
+		return true, r.post(ctx, t, st, e.Seq, b.Text)
+	case core.TypeError:
+		var b core.ErrorBody
+		if err := e.Decode(&b); err != nil || st.Reply == nil {
+			return false, nil
+		}
+		return true, r.post(ctx, t, st, e.Seq, "⚠️ I ran into an error: "+clip(b.Message, 2000))
+	case core.TypeTurnCompleted:
+		var b core.TurnCompletedBody
+		if err := e.Decode(&b); err != nil || st.Reply == nil {
+			return false, nil
+		}
+		summary := "Done (" + string(b.YieldReason) + ")."
+		if st.CheckRun != 0 {
+			conclusion := "success"
+			if b.YieldReason != "end_turn" && b.YieldReason != "" {
+				conclusion = "neutral"
+			}
+			err := p.updateCheckRun(ctx, st, gh.UpdateCheckRunOptions{Status: gh.String("completed"), Conclusion: gh.String(conclusion),
+				Output: &gh.CheckRunOutput{Title: gh.String("Done"), Summary: gh.String(summary)}})
+			if err != nil {
+				return true, err
+			}
+			st.CheckRun = 0
+		}
+		if st.StatusComment != 0 {
+			_, _, err := p.client(st.Reply.Installation).Issues.EditComment(ctx, st.Reply.Owner, st.Reply.Repo, st.StatusComment,
+				&gh.IssueComment{Body: gh.String("✅ " + summary)})
+			if err != nil {
+				return true, err
+			}
+			st.StatusComment = 0
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// createCheckRun shows a queued check run named after the app on the PR
+// head, keyed by the session so the Stop button finds it.
+func (p *Provider) createCheckRun(ctx context.Context, s *core.Session, st *sinkState) error {
+	g := st.Reply
+	c := p.client(g.Installation)
+	sha := g.HeadSHA
+	if sha == "" {
+		pr, _, err := c.PullRequests.Get(ctx, g.Owner, g.Repo, g.Number)
+		if err != nil {
+			return err
+		}
+		sha = pr.GetHead().GetSHA()
+	}
+	run, _, err := c.Checks.CreateCheckRun(ctx, g.Owner, g.Repo, gh.CreateCheckRunOptions{
+		Name: p.cfg.Slug, HeadSHA: sha, Status: gh.String("queued"), ExternalID: gh.String(s.Origin.Key),
+		DetailsURL: nil,
+		Output:     &gh.CheckRunOutput{Title: gh.String("Queued"), Summary: gh.String("The agent will start shortly.")},
+		Actions:    []*gh.CheckRunAction{{Label: "Stop", Description: "Stop the agent", Identifier: stopAction}},
+	})
+	if err != nil {
+		return err
+	}
+	st.CheckRun = run.GetID()
+	return nil
+}
+
+func (p *Provider) updateCheckRun(ctx context.Context, st *sinkState, opts gh.UpdateCheckRunOptions) error {
+	opts.Name = p.cfg.Slug
+	if opts.Status == nil || *opts.Status != "completed" {
+		opts.Actions = []*gh.CheckRunAction{{Label: "Stop", Description: "Stop the agent", Identifier: stopAction}}
+	}
+	_, _, err := p.client(st.Reply.Installation).Checks.UpdateCheckRun(ctx, st.Reply.Owner, st.Reply.Repo, st.CheckRun, opts)
+	return err
+}
+
+// post posts an answer exactly once: intent saved, marker in the body,
+// and an unconfirmed intent looked for before posting again.
+func (r *renderer) post(ctx context.Context, t *outbox.Thread, st *sinkState, seq uint64, text string) error {
+	p, g := r.p, st.Reply
+	key := t.Session.ID + ":" + strconv.FormatUint(seq, 10)
+	marker := "<!-- switchboard:" + key + " -->"
+	if st.Intent != nil && st.Intent.Key == key {
+		found, err := p.posted(ctx, g, marker, time.Unix(st.Intent.At, 0))
+		if err != nil {
+			return err
+		}
+		if found {
+			st.Intent = nil
+			return nil
+		}
+	}
+	st.Intent = &intent{Key: key, At: time.Now().Add(-time.Minute).Unix()}
+	if raw, err := json.Marshal(st); err == nil {
+		t.State = raw
+	}
+	if err := t.Save(ctx); err != nil {
+		return err
+	}
+	if h := p.cfg.Hooks; h != nil && h.BeforePost != nil {
+		h.BeforePost()
+	}
+	if err := p.reply(ctx, *g, clip(text, 60000)+"\n\n"+marker); err != nil {
+		return err
+	}
+	if h := p.cfg.Hooks; h != nil && h.AfterPost != nil {
+		h.AfterPost()
+	}
+	st.Intent = nil
+	return nil
+}
+
+// posted looks for a marker among the comments made since an intent.
+func (p *Provider) posted(ctx context.Context, g *ref, marker string, since time.Time) (bool, error) {
+	c := p.client(g.Installation)
+	if g.Kind == kindReviewComment {
+		cs, _, err := c.PullRequests.ListComments(ctx, g.Owner, g.Repo, g.Number, &gh.PullRequestListCommentsOptions{Since: since, ListOptions: gh.ListOptions{PerPage: 100}})
+		if err != nil {
+			return false, err
+		}
+		for _, cm := range cs {
+			if strings.Contains(cm.GetBody(), marker) {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	cs, _, err := c.Issues.ListComments(ctx, g.Owner, g.Repo, g.Number, &gh.IssueListCommentsOptions{Since: &since, ListOptions: gh.ListOptions{PerPage: 100}})
+	if err != nil {
+		return false, err
+	}
+	for _, cm := range cs {
+		if strings.Contains(cm.GetBody(), marker) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// classify waits out GitHub's secondary rate limits (retried after) and
+// marks errors no retry can fix as permanent.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var abuse *gh.AbuseRateLimitError
+	if errors.As(err, &abuse) {
+		if d := abuse.GetRetryAfter(); d > 0 && d < time.Minute {
+			time.Sleep(d) // the sink retries after its own backoff as well
+		}
+		return err
+	}
+	var rl *gh.RateLimitError
+	if errors.As(err, &rl) {
+		return err
+	}
+	var er *gh.ErrorResponse
+	if errors.As(err, &er) && er.Response != nil {
+		switch er.Response.StatusCode {
+		case http.StatusNotFound, http.StatusGone, http.StatusUnprocessableEntity, http.StatusUnauthorized:
+			return outbox.Permanent(err)
+		}
+	}
+	return err
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -243,18 +243,7 @@ func (s *Store) PutInstallationTokens(ctx context.Context, id string, sealed []b
 	if len(sealed) == 0 {
 		return fmt.Errorf("put installation tokens: empty: %w", core.ErrInvalid)
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		rec, err := getInstallation(tx, id)
-		if err != nil {
-			return err
-		}
-		if err := bkt(tx, bucketInstallationTokens).Put([]byte(id), sealed); err != nil {
-			return err
-		}
-		rec.HasToken, rec.TokenExpiresAt, rec.UpdatedAt = true, expiresAt, s.clock()
-		return putInstallation(tx, rec)
-	})
-	if err != nil {
+	if err := s.setInstallationTokens(id, sealed, expiresAt); err != nil {
 		return fmt.Errorf("put installation tokens: %w", err)
 	}
 	return nil
@@ -265,21 +254,33 @@ func (s *Store) ForgetInstallationTokens(ctx context.Context, id string) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	if err := s.setInstallationTokens(id, nil, nil); err != nil {
+		return fmt.Errorf("forget installation tokens: %w", err)
+	}
+	return nil
+}
+
+// setInstallationTokens stores sealed tokens on an installation, or
+// deletes them when sealed is nil, keeping the record's token fields in
+// step in the same transaction.
+func (s *Store) setInstallationTokens(id string, sealed []byte, expiresAt *core.Time) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
 		rec, err := getInstallation(tx, id)
 		if err != nil {
 			return err
 		}
-		if err := bkt(tx, bucketInstallationTokens).Delete([]byte(id)); err != nil {
+		tokens := bkt(tx, bucketInstallationTokens)
+		if sealed == nil {
+			err = tokens.Delete([]byte(id))
+		} else {
+			err = tokens.Put([]byte(id), sealed)
+		}
+		if err != nil {
 			return err
 		}
-		rec.HasToken, rec.TokenExpiresAt, rec.UpdatedAt = false, nil, s.clock()
+		rec.HasToken, rec.TokenExpiresAt, rec.UpdatedAt = sealed != nil, expiresAt, s.clock()
 		return putInstallation(tx, rec)
 	})
-	if err != nil {
-		return fmt.Errorf("forget installation tokens: %w", err)
-	}
-	return nil
 }
 
 // DeleteInstallation deletes the record, its index entry and its tokens in

@@ -80,6 +80,18 @@ func (s *Store) setStatus(tx *bolt.Tx, sess *core.Session, st core.Status) error
 // CreateSession creates a session or finds the one serving ExternalKey, and
 // queues the inputs on it, all in one group-committed transaction.
 func (s *Store) CreateSession(ctx context.Context, req core.NewSession) (*core.CreateResult, error) {
+	return s.createWith(ctx, req, nil)
+}
+
+// CreateSessionAndDestinations creates a session as CreateSession does and,
+// when it is new, its destinations in the same transaction.
+func (s *Store) CreateSessionAndDestinations(ctx context.Context, req core.NewSession, dests []core.NewDestination) (*core.CreateResult, error) {
+	return s.createWith(ctx, req, dests)
+}
+
+// createWith is CreateSession that also inserts dests, in the same
+// transaction, when the session is new.
+func (s *Store) createWith(ctx context.Context, req core.NewSession, dests []core.NewDestination) (*core.CreateResult, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
@@ -93,6 +105,14 @@ func (s *Store) CreateSession(ctx context.Context, req core.NewSession) (*core.C
 	id := req.Session.ID
 	if id == "" {
 		id = core.NewID(core.PrefixSession)
+	}
+	for i := range dests {
+		if dests[i].Destination.SessionID != id {
+			return nil, fmt.Errorf("create session: destination %d names session %q, not %q: %w", i, dests[i].Destination.SessionID, id, core.ErrInvalid)
+		}
+		if err := checkDestination(&dests[i].Destination); err != nil {
+			return nil, fmt.Errorf("create session: %w", err)
+		}
 	}
 	// A read transaction answers replays, duplicates and refusals without
 	// an fsync and without failing a shared batch.
@@ -109,10 +129,20 @@ func (s *Store) CreateSession(ctx context.Context, req core.NewSession) (*core.C
 		return res, nil
 	}
 	err = s.commit.do(func(tx *bolt.Tx) error {
-		res = nil // bbolt may run this more than once
+		res = nil // the committer may run this more than once
 		r, err := s.createSession(tx, req, id, inputs, true)
+		if err != nil || !r.Created {
+			res = r
+			return err
+		}
+		now := s.clock()
+		for _, nd := range dests {
+			if _, err := s.insertDestination(tx, nd, now); err != nil {
+				return err
+			}
+		}
 		res = r
-		return err
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create session: %w", err)

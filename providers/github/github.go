@@ -108,7 +108,7 @@ type Provider struct {
 	mu      sync.Mutex
 	clients map[int64]*gh.Client // per installation; ghinstallation renews its token
 	perms   map[string]permEntry
-	bg      sync.WaitGroup
+	bg      providers.Background
 }
 
 type permEntry struct {
@@ -198,25 +198,7 @@ func (p *Provider) Start(context.Context) error { return nil }
 
 // Stop waits for background notices.
 func (p *Provider) Stop(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() { p.bg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// background runs fn after the webhook that asked for it was answered.
-func (p *Provider) background(fn func(ctx context.Context)) {
-	p.bg.Add(1)
-	go func() {
-		defer p.bg.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		fn(ctx)
-	}()
+	return p.bg.Wait(ctx)
 }
 
 // newClient is a go-github client over rt against the configured base.

@@ -228,7 +228,7 @@ func (p *Provider) canWrite(ctx context.Context, r ref) (bool, error) {
 // tellRefused answers a trigger from someone without write access, once
 // per delivery, after the ack.
 func (p *Provider) tellRefused(d decision, delivery string) {
-	p.background(func(ctx context.Context) {
+	p.bg.Go(func(ctx context.Context) {
 		first, err := p.cfg.Installations.Once(ctx, "github:refused:"+delivery+":"+d.key, time.Now().Add(8*24*time.Hour))
 		if err != nil || !first {
 			return

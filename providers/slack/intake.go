@@ -201,7 +201,7 @@ func (p *Provider) tellDenied(in *core.Installation, d decision) {
 	if d.msg.User == "" {
 		return
 	}
-	p.background(func(ctx context.Context) {
+	p.bg.Go(func(ctx context.Context) {
 		first, err := p.cfg.Installations.Once(ctx, "slack:denied:"+in.ExternalID+":"+d.msg.User, time.Now().Add(30*24*time.Hour))
 		if err != nil || !first {
 			return
@@ -226,7 +226,7 @@ func (p *Provider) tellDenied(in *core.Installation, d decision) {
 
 // tellThread posts a note into the event's thread after the ack.
 func (p *Provider) tellThread(in *core.Installation, d decision, text string) {
-	p.background(func(ctx context.Context) {
+	p.bg.Go(func(ctx context.Context) {
 		a, err := p.client(ctx, in)
 		if err == nil {
 			_, err = a.post(ctx, d.msg.Channel, slackapi.MsgOptionText(text, false), slackapi.MsgOptionTS(d.thread))

@@ -156,7 +156,7 @@ func (p *Provider) handleAction(ctx context.Context, ic *slackapi.InteractionCal
 
 // settle replaces a question's buttons with who answered, after the ack.
 func (p *Provider) settle(in *core.Installation, channel, ts, text, note string) {
-	p.background(func(ctx context.Context) {
+	p.bg.Go(func(ctx context.Context) {
 		a, err := p.client(ctx, in)
 		if err == nil {
 			blocks := append(sections(text), slackapi.NewContextBlock("", slackapi.NewTextBlockObject(slackapi.MarkdownType, note, false, false)))

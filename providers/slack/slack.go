@@ -127,7 +127,7 @@ type Provider struct {
 	mu      sync.Mutex
 	reacted map[string]bool // input ids given 👀 in this process
 	tools   *toolCache
-	bg      sync.WaitGroup
+	bg      providers.Background
 }
 
 var (
@@ -187,26 +187,7 @@ func (p *Provider) Renderer() outbox.Renderer { return &renderer{p: p} }
 
 // Stop waits for background notices.
 func (p *Provider) Stop(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() { p.bg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// background runs fn after the request that asked for it was answered
-// (Slack calls never delay an ack).
-func (p *Provider) background(fn func(ctx context.Context)) {
-	p.bg.Add(1)
-	go func() {
-		defer p.bg.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		fn(ctx)
-	}()
+	return p.bg.Wait(ctx)
 }
 
 // installation finds the installation of a tenant.

@@ -1,0 +1,33 @@
+package providers
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Background runs the work a provider starts after answering a webhook
+// (platform calls never delay an ack), each piece bounded to a minute, and
+// lets the provider's Stop wait for it.
+type Background struct{ wg sync.WaitGroup }
+
+// Go runs fn in the background with its own bounded context.
+func (b *Background) Go(fn func(ctx context.Context)) {
+	b.wg.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		fn(ctx)
+	})
+}
+
+// Wait waits for the work started so far, or for ctx's end.
+func (b *Background) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { b.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

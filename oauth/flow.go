@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -20,6 +21,17 @@ type Installer interface {
 	// Complete exchanges the callback's code for tokens and records the
 	// installation (tokens sealed).
 	Complete(ctx context.Context, code, redirectURI string) (*core.Installation, error)
+}
+
+// CallbackInstaller is an Installer whose platform comes back to the
+// callback with something other than an OAuth code: a GitHub App install
+// returns an installation id and a setup action. Once the state is
+// redeemed, Flow hands it the callback's query instead of requiring a
+// code. An error wrapping core.ErrInvalid or core.ErrNotFound is the
+// person's (400); any other is the platform's (502).
+type CallbackInstaller interface {
+	Installer
+	CompleteCallback(ctx context.Context, query url.Values, redirectURI string) (*core.Installation, error)
 }
 
 // Flow serves GET /oauth/<provider>/install (a 302 to the platform with a
@@ -74,15 +86,8 @@ func (f *Flow) callback(w http.ResponseWriter, r *http.Request) {
 		page(w, status, "Install failed", "This install link is invalid, expired or was already used. Start again from /oauth/"+f.Provider+"/install.")
 		return
 	}
-	code := q.Get("code")
-	if code == "" {
-		page(w, http.StatusBadRequest, "Install failed", "The callback carries no code.")
-		return
-	}
-	in, err := f.Installer.Complete(r.Context(), code, f.RedirectURI())
-	if err != nil {
-		f.Logger.Warn("install failed", "provider", f.Provider, "err", err)
-		page(w, http.StatusBadGateway, "Install failed", fmt.Sprintf("Exchanging the code with %s failed: %v", f.Provider, err))
+	in, ok := f.complete(w, r, q)
+	if !ok {
 		return
 	}
 	f.Logger.Info("installed", "provider", f.Provider, "installation_id", in.ID, "external_id", in.ExternalID)
@@ -91,6 +96,37 @@ func (f *Flow) callback(w http.ResponseWriter, r *http.Request) {
 		name = in.ExternalID
 	}
 	page(w, http.StatusOK, "Installed", fmt.Sprintf("switchboard is installed into %s (%s). You can close this page.", name, in.ID))
+}
+
+// complete finishes an install whose state was redeemed: the code
+// exchanged, or the query handed to a CallbackInstaller. On failure it
+// has written the error page.
+func (f *Flow) complete(w http.ResponseWriter, r *http.Request, q url.Values) (*core.Installation, bool) {
+	if ci, ok := f.Installer.(CallbackInstaller); ok {
+		in, err := ci.CompleteCallback(r.Context(), q, f.RedirectURI())
+		if err == nil {
+			return in, true
+		}
+		f.Logger.Warn("install failed", "provider", f.Provider, "err", err)
+		if errors.Is(err, core.ErrInvalid) || errors.Is(err, core.ErrNotFound) {
+			page(w, http.StatusBadRequest, "Install failed", fmt.Sprintf("The install could not be completed: %v", err))
+		} else {
+			page(w, http.StatusBadGateway, "Install failed", fmt.Sprintf("Completing the install with %s failed: %v", f.Provider, err))
+		}
+		return nil, false
+	}
+	code := q.Get("code")
+	if code == "" {
+		page(w, http.StatusBadRequest, "Install failed", "The callback carries no code.")
+		return nil, false
+	}
+	in, err := f.Installer.Complete(r.Context(), code, f.RedirectURI())
+	if err != nil {
+		f.Logger.Warn("install failed", "provider", f.Provider, "err", err)
+		page(w, http.StatusBadGateway, "Install failed", fmt.Sprintf("Exchanging the code with %s failed: %v", f.Provider, err))
+		return nil, false
+	}
+	return in, true
 }
 
 var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>

@@ -97,6 +97,15 @@ type EnvironmentSource interface {
 	SessionEnvironment(ctx context.Context, sessionID string) (*core.Environment, error)
 }
 
+// GrantSource tells what a session may reach because of where it came
+// from, not what its environment allows: a GitHub session's repository on
+// the GitHub host, with a credential id Credentials resolves.
+type GrantSource interface {
+	// SessionGrant returns the hosts and credential ids added for the
+	// session; a zero Policy when it has none.
+	SessionGrant(ctx context.Context, sessionID string) (egress.Policy, error)
+}
+
 // EgressConfig sets up the egress proxy.
 type EgressConfig struct {
 	// Port is where the proxy listens, on the deployment network's gateway
@@ -106,8 +115,13 @@ type EgressConfig struct {
 	// CA signs the certificates of hosts whose TLS the proxy terminates;
 	// its certificate is baked into every prepared image.
 	CA *egress.CA
-	// Credentials resolves the vault credentials environments list.
+	// Credentials resolves the vault credentials environments list, and
+	// those Grants name.
 	Credentials core.CredentialSource
+	// Grants adds to a session's egress what its origin needs beyond its
+	// environment (a platform's git host, with the installation's token);
+	// nil adds nothing.
+	Grants GrantSource
 	// RootCAs verify upstreams (nil: the system's roots).
 	RootCAs *x509.CertPool
 	// AllowPrivate lets upstreams be loopback, private or link-local.

@@ -16,6 +16,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/fixtures/sandboximage"
 	"github.com/switchboardhq/switchboard/sandbox/hands"
 )
 
@@ -124,7 +125,7 @@ grep -c docker.sock /proc/mounts; true`)
 // an allowlist gets 403s.
 func testUnreachable(t *testing.T, d *Docker, a, b string) {
 	ctx := context.Background()
-	bridgeIP := dockerBridgeIP(t, d.cli)
+	bridgeIP := sandboximage.HostBridgeAddress(t)
 	serve := func(addr string) string {
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
@@ -253,32 +254,6 @@ func testUnreachable(t *testing.T, d *Docker, a, b string) {
 	if string(r.Stdout) != "host" {
 		t.Fatalf("control: without the firewall the sandbox should reach %s: %q", targets["gateway"], r.Stdout)
 	}
-}
-
-// dockerBridgeIP is the host's address on Docker's default bridge.
-func dockerBridgeIP(t *testing.T, cli *client.Client) string {
-	t.Helper()
-	n, err := cli.NetworkInspect(context.Background(), "bridge", client.NetworkInspectOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if name := n.Network.Options["com.docker.network.bridge.name"]; name != "" {
-		if ifc, err := net.InterfaceByName(name); err == nil {
-			addrs, _ := ifc.Addrs()
-			for _, a := range addrs {
-				if ip, ok := a.(*net.IPNet); ok && ip.IP.To4() != nil {
-					return ip.IP.String()
-				}
-			}
-		}
-	}
-	for _, c := range n.Network.IPAM.Config {
-		if c.Gateway.IsValid() {
-			return c.Gateway.String()
-		}
-	}
-	t.Fatal("no address of the host on Docker's bridge")
-	return ""
 }
 
 type netResolver struct{}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -230,7 +231,18 @@ func (t clientTable) Client(ctx context.Context, ip netip.Addr) (egress.Client, 
 	if err != nil {
 		return egress.Client{}, err
 	}
-	return egress.Client{Session: rest, Name: rest, Policy: policyOf(env)}, nil
+	policy := policyOf(env)
+	if g := d.cfg.Egress.Grants; g != nil {
+		extra, err := g.SessionGrant(ctx, rest)
+		if err != nil {
+			return egress.Client{}, fmt.Errorf("session %s: egress grant: %w", rest, err)
+		}
+		policy.Hosts = append(slices.Clip(policy.Hosts), extra.Hosts...)
+		// The grant's credentials come first: for its host, the
+		// platform's token is the one that works.
+		policy.Credentials = append(slices.Clip(extra.Credentials), policy.Credentials...)
+	}
+	return egress.Client{Session: rest, Name: rest, Policy: policy}, nil
 }
 
 // policyOf is what an environment allows; no environment allows nothing.

@@ -206,7 +206,7 @@ func TestEgress(t *testing.T) {
 	d, s := newEgressDocker(t)
 	// The host's address on Docker's default bridge: reachable by the
 	// gateway, not (directly) by the sandbox.
-	hostIP := dockerBridgeIP(t, d.cli)
+	hostIP := sandboximage.HostBridgeAddress(t)
 	credPort, _, credCert := tlsUpstream(t, hostIP)
 	tunnelPort, tunnelPEM, tunnelCert := tlsUpstream(t, hostIP)
 	offPort, _, _ := tlsUpstream(t, hostIP)
@@ -264,4 +264,46 @@ curl -sS -m 10 -o /dev/null -w 'off: %%{http_connect}\n' %s 2>/dev/null; true`,
 	if strings.TrimSpace(string(found.Stdout)) != "1" {
 		t.Fatalf("want the CA certificate once in the bundle and its key nowhere; got %q", found.Stdout)
 	}
+}
+
+// grantTable is a GrantSource over fixed policies.
+type grantTable map[string]egress.Policy
+
+func (g grantTable) SessionGrant(_ context.Context, session string) (egress.Policy, error) {
+	return g[session], nil
+}
+
+// TestEgressGrant: a session with no environment reaches the host its
+// grant names, with the grant's credential injected, and nothing else; a
+// session without a grant reaches nothing.
+func TestEgressGrant(t *testing.T) {
+	grants := grantTable{}
+	d, s := newEgressDocker(t, func(c *Config, _ *egressSetup) { c.Egress.Grants = grants })
+	hostIP := sandboximage.HostBridgeAddress(t)
+	port, _, cert := tlsUpstream(t, hostIP)
+	otherPort, _, _ := tlsUpstream(t, hostIP)
+	s.roots.AddCert(cert)
+	hostport := hostIP + ":" + strconv.Itoa(port)
+	credID := "grant-" + randomHex(4)
+	s.creds[credID] = fakeCredential{hosts: []string{hostport}, name: "Authorization", value: "Basic granted-" + randomHex(4)}
+	granted, plain := newSession(), newSession()
+	grants[granted] = egress.Policy{Hosts: []string{hostport}, Credentials: []string{credID}}
+
+	script := fmt.Sprintf(`echo "in: $(curl -sS -m 10 https://%s/repo.git 2>&1)"
+curl -sS -m 10 -o /dev/null -w 'other: %%{http_connect}\n' https://%s:%d/ 2>/dev/null; true`, hostport, hostIP, otherPort)
+	for session, want := range map[string][]string{
+		granted: {fmt.Sprintf("in: auth=%q path=/repo.git\n", s.creds[credID].value), "other: 403\n"},
+		plain:   {"in: curl: (56)", "other: 403\n"},
+	} {
+		res, err := d.Exec(context.Background(), session, core.ExecRequest{Cmd: []string{script}, Shell: true, Timeout: 30 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !strings.Contains(string(res.Stdout), w) {
+				t.Errorf("session %s:\n%s\nwant %q", session, res.Stdout, w)
+			}
+		}
+	}
+	s.dec.waitFor(t, granted, core.EgressBody{Host: hostIP, Port: port, Method: "GET", Decision: core.EgressInjected, CredentialID: credID})
 }

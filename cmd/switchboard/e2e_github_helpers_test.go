@@ -29,8 +29,16 @@ var deliverySeq atomic.Int64
 
 func startGitHub(t *testing.T, extra map[string]string) *githubWorld {
 	t.Helper()
+	return startGitHubWith(t, func(*fakegithub.Server) map[string]string { return extra })
+}
+
+// startGitHubWith is startGitHub with settings that depend on the fake
+// (servers of its own started first).
+func startGitHubWith(t *testing.T, settings func(*fakegithub.Server) map[string]string) *githubWorld {
+	t.Helper()
 	ms, hs := modelserver.Start(t)
 	fake := fakegithub.Start(t)
+	extra := settings(fake)
 	env := modelEnv(hs.URL, modelserver.FormatAnthropic)
 	env["GITHUB_APP_ID"] = strconv.FormatInt(fake.AppID, 10)
 	env["GITHUB_APP_PRIVATE_KEY"] = string(fake.KeyPEM)

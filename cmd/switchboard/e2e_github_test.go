@@ -86,14 +86,14 @@ func TestGitHubTriggers(t *testing.T) {
 			if tc.pr {
 				w.fake.WaitFor(t, 10*time.Second, "the check run completed", func() bool {
 					for _, cr := range w.fake.CheckRuns() {
-						if cr.ExternalID == key && cr.Status == "completed" {
+						if strings.HasPrefix(cr.ExternalID, key+"@") && cr.Status == "completed" {
 							return true
 						}
 					}
 					return false
 				})
 				for _, cr := range w.fake.CheckRuns() {
-					if cr.ExternalID == key && (strings.Join(cr.Statuses, ",") != "queued,in_progress,completed" || cr.HeadSHA != sha || cr.Name != "sb-agent" || len(cr.Actions) == 0) {
+					if strings.HasPrefix(cr.ExternalID, key+"@") && (strings.Join(cr.Statuses, ",") != "queued,in_progress,completed" || cr.HeadSHA != sha || cr.Name != "sb-agent" || len(cr.Actions) == 0) {
 						t.Fatalf("check run %+v", cr)
 					}
 				}

@@ -21,7 +21,6 @@ import (
 	"github.com/switchboardhq/switchboard/sandbox/egress"
 	"github.com/switchboardhq/switchboard/sandbox/environments"
 	"github.com/switchboardhq/switchboard/sandbox/hands"
-	"github.com/switchboardhq/switchboard/sessions/vaults"
 )
 
 // sandboxConfig is the validated SWITCHBOARD_SANDBOX_* and
@@ -126,7 +125,7 @@ type sandboxStore interface {
 // returns nil when sessions run without a sandbox: SWITCHBOARD_SANDBOX=none,
 // or no engine (or image) in auto mode. The returned egressEvents logs
 // the proxy's decisions once attached to the store appends go through.
-func openSandbox(ctx context.Context, c sandboxConfig, store sandboxStore, sealer core.Sealer, log *slog.Logger) (*sandbox.Docker, *egressEvents, error) {
+func openSandbox(ctx context.Context, c sandboxConfig, store sandboxStore, grants *platformGrants, log *slog.Logger) (*sandbox.Docker, *egressEvents, error) {
 	events := &egressEvents{log: log}
 	if c.mode == "none" {
 		log.Info("sandbox off (SWITCHBOARD_SANDBOX=none): no hands tools")
@@ -154,7 +153,8 @@ func openSandbox(ctx context.Context, c sandboxConfig, store sandboxStore, seale
 		cfg.Egress = &sandbox.EgressConfig{
 			Port:         c.egressPort,
 			CA:           ca,
-			Credentials:  &vaults.Resolver{Store: store, Sealer: sealer, Logger: log},
+			Credentials:  grants,
+			Grants:       grants,
 			RootCAs:      c.roots,
 			AllowPrivate: c.allowPrivate,
 			Record:       events.record,

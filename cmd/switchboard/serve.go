@@ -165,7 +165,8 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 	}
 	defer db.Close()
 	ctx := context.Background()
-	sb, egressLog, err := openSandbox(ctx, cfg.sandbox, db, cfg.sealer, log)
+	grants := &platformGrants{sessions: db, vault: &vaults.Resolver{Store: db, Sealer: cfg.sealer, Logger: log}}
+	sb, egressLog, err := openSandbox(ctx, cfg.sandbox, db, grants, log)
 	if err != nil {
 		return err
 	}
@@ -206,6 +207,7 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 	if err != nil {
 		return err
 	}
+	grants.bind(gw)
 	// The runtime's appends also reach the providers' output sinks, which
 	// mark a turn before it starts so a crash cannot lose its output.
 	runStore := outbox.Wrap(wh.Wrap(store), gw.sinks...)

@@ -8,7 +8,15 @@
 //     checked (a cached API call), and the input stored with the delivery
 //     id (and the review id, so a review and its comments make one turn)
 //     as dedupe keys in one durable transaction before the 2xx.
-//     Installations are recorded lazily from any event that names one.
+//     Installations are recorded lazily from any event that names one,
+//     and tracked from installation events (installation.go): their
+//     repositories, and whether they are active, suspended or deleted
+//     (the events of the last two are ignored).
+//   - Install (install.go): /oauth/github/install sends the person to
+//     the App's install page with a signed state; the callback verifies
+//     the installation with the App's JWT and records it.
+//   - Context (Prime): the issue's or PR's title and body reach the model
+//     once, before the session's first turn.
 //   - Output sink (Renderer): 👀 on the triggering comment, progress as a
 //     check run on the PR head (Stop as a requested action) or one status
 //     comment edited in place on issues, answers in the review comment's
@@ -55,6 +63,7 @@ type Sessions interface {
 	CreateSession(ctx context.Context, req core.NewSession) (*core.CreateResult, error)
 	SessionByKey(ctx context.Context, key string) (*core.Session, error)
 	QueueInputs(ctx context.Context, sessionID string, req core.QueueRequest) (*core.QueueResult, error)
+	Pending(ctx context.Context, sessionID string) ([]core.Event, error)
 }
 
 // Installations is what the provider needs of the installation store.
@@ -93,9 +102,11 @@ type Config struct {
 	Hooks *Hooks
 }
 
-// Hooks are called around the post of an answer.
+// Hooks are called around the post of an answer, and after a check run
+// is created (before the sink records it).
 type Hooks struct {
 	BeforePost, AfterPost func()
+	AfterCheckRun         func()
 }
 
 // Provider is the GitHub provider.
@@ -105,10 +116,15 @@ type Provider struct {
 	apps   *ghinstallation.AppsTransport
 	queued func(sessionID string)
 
+	instMu sync.Mutex // serialises changes to installation records
+
 	mu      sync.Mutex
 	clients map[int64]*gh.Client // per installation; ghinstallation renews its token
 	perms   map[string]permEntry
+	git     gitTokens
 	bg      providers.Background
+
+	tools toolCache // the sessions' MCP servers (tools.go)
 }
 
 type permEntry struct {
@@ -121,6 +137,8 @@ var (
 	_ providers.WebhookIntake = (*Provider)(nil)
 	_ providers.OutputSink    = (*Provider)(nil)
 	_ providers.Starter       = (*Provider)(nil)
+	_ providers.ContextPrimer = (*Provider)(nil)
+	_ providers.ToolServer    = (*Provider)(nil)
 )
 
 // New returns the provider.

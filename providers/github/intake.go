@@ -51,9 +51,21 @@ func (p *Provider) handle(w http.ResponseWriter, r *http.Request, body []byte) e
 
 func (p *Provider) handleEvent(ctx context.Context, ev any, delivery string, log *slog.Logger) error {
 	d := decide(ev, identity{slug: p.cfg.Slug, label: p.cfg.TriggerLabel})
+	if d.change != nil {
+		if d.installation == 0 {
+			return nil
+		}
+		_, err := p.trackInstallation(ctx, d.installation, *d.change, log)
+		return err
+	}
 	if d.installation != 0 {
-		if err := p.recordInstallation(ctx, d.installation, d.account); err != nil {
+		active, err := p.recordInstallation(ctx, d.installation, d.account)
+		if err != nil {
 			return err
+		}
+		if !active {
+			log.Info("event of a deleted or suspended github installation ignored", "installation", d.installation, "act", d.act.String())
+			return nil
 		}
 	}
 	switch d.act {
@@ -101,7 +113,17 @@ func dedupeKeys(d decision, delivery string) []string {
 // input and its dedupe keys in one durable transaction.
 func (p *Provider) store(ctx context.Context, d decision, delivery string) (string, error) {
 	r := d.ref
-	body, err := json.Marshal(inputBody{Text: d.text, GitHub: &r})
+	b := inputBody{Text: d.text, GitHub: &r}
+	// The issue's title and body ride only on the input that starts the
+	// session (a race of two first mentions carries them twice; Prime
+	// takes one).
+	switch _, err := p.cfg.Sessions.SessionByKey(ctx, d.key); {
+	case errors.Is(err, core.ErrNotFound):
+		b.Context = &d.context
+	case err != nil:
+		return "", err
+	}
+	body, err := json.Marshal(b)
 	if err != nil {
 		return "", err
 	}
@@ -144,6 +166,30 @@ func (p *Provider) store(ctx context.Context, d decision, delivery string) (stri
 	return res.Session.ID, nil
 }
 
+// Prime gives a new session the issue or PR it was called on (title and
+// body), from the input that started it: one user.message (level
+// internal, actor system) logged before the first turn. Later turns get
+// only what happened (the new comment, and a review comment's file, line
+// and hunk, which are new each time).
+func (p *Provider) Prime(ctx context.Context, s *core.Session) ([]core.Event, error) {
+	if s.Origin == nil || s.Origin.Provider != Name || s.LastSeq != 0 {
+		return nil, nil
+	}
+	pending, err := p.cfg.Sessions.Pending(ctx, s.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range pending {
+		var b inputBody
+		if e.Type != core.TypeUserMessage || e.Decode(&b) != nil || b.GitHub == nil || b.Context == nil {
+			continue
+		}
+		text := contextText(*b.GitHub, *b.Context) + "\n\n" + p.cloneHint(*b.GitHub)
+		return []core.Event{core.NewEvent(core.TypeUserMessage, core.LevelInternal, core.ActorSystem, core.MessageBody{Text: text})}, nil
+	}
+	return nil, nil
+}
+
 // interrupt is the check run's Stop button, from someone with write
 // access.
 func (p *Provider) interrupt(ctx context.Context, d decision, delivery string, log *slog.Logger) error {
@@ -169,25 +215,6 @@ func (p *Provider) interrupt(ctx context.Context, d decision, delivery string, l
 	log.Info("stop requested from the check run", "session_id", s.ID, "login", d.ref.Login)
 	p.cfg.Runtime.Interrupt(s.ID)
 	return nil
-}
-
-// recordInstallation records an installation the first time an event
-// names it (an app installed while the gateway was down is accepted).
-func (p *Provider) recordInstallation(ctx context.Context, id int64, account string) error {
-	ext := strconv.FormatInt(id, 10)
-	in, err := p.cfg.Installations.FindInstallation(ctx, Name, ext)
-	if err == nil && (account == "" || in.Name == account) {
-		return nil
-	}
-	if err != nil && !errors.Is(err, core.ErrNotFound) {
-		return err
-	}
-	rec := &core.Installation{Provider: Name, ExternalID: ext, Name: account, Metadata: map[string]string{"slug": p.cfg.Slug}}
-	if in != nil && account == "" {
-		rec.Name = in.Name
-	}
-	_, err = p.cfg.Installations.SaveInstallation(ctx, rec, nil, nil)
-	return err
 }
 
 // canWrite asks GitHub whether the user may write to the repository

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	gh "github.com/google/go-github/v62/github"
 	"github.com/switchboardhq/switchboard/core"
@@ -51,6 +52,15 @@ type ref struct {
 type inputBody struct {
 	Text   string `json:"text"`
 	GitHub *ref   `json:"github,omitempty"`
+	// Context rides on the input that starts a session; the model gets it
+	// once, before the first turn (Prime).
+	Context *issueContext `json:"context,omitempty"`
+}
+
+// issueContext is the issue or PR a trigger happened on.
+type issueContext struct {
+	Title string `json:"title"`
+	Body  string `json:"body,omitempty"`
 }
 
 // decision is the outcome of the trigger rules for one event.
@@ -61,10 +71,13 @@ type decision struct {
 	account      string // the installation's account login
 	key          string // github:<owner>/<repo>#<number>
 	ref          ref
-	text         string // the model's input
+	text         string // the model's input: what happened
+	context      issueContext
 	// group names deliveries that make one turn together (a review and
 	// its review comments), used as an extra dedupe key.
 	group string
+	// change is what an installation event says of its installation.
+	change *installChange
 }
 
 // identity is what the rules know of the app.
@@ -112,13 +125,11 @@ func decide(ev any, id identity) decision {
 	case *gh.PingEvent:
 		return decision{why: "ping"}
 	case *gh.InstallationEvent:
-		d := decision{act: actInstall, installation: e.GetInstallation().GetID(), account: e.GetInstallation().GetAccount().GetLogin()}
-		if e.GetAction() == "deleted" || e.GetAction() == "suspend" {
-			d.act, d.why = actIgnore, "installation "+e.GetAction()
-		}
-		return d
+		return decision{act: actInstall, installation: e.GetInstallation().GetID(), account: e.GetInstallation().GetAccount().GetLogin(),
+			change: installChangeOf(e)}
 	case *gh.InstallationRepositoriesEvent:
-		return decision{act: actInstall, installation: e.GetInstallation().GetID(), account: e.GetInstallation().GetAccount().GetLogin()}
+		return decision{act: actInstall, installation: e.GetInstallation().GetID(), account: e.GetInstallation().GetAccount().GetLogin(),
+			change: installChangeOf(e)}
 	case *gh.IssueCommentEvent:
 		if e.GetAction() != "created" {
 			return decision{why: "comment " + e.GetAction()}
@@ -133,7 +144,7 @@ func decide(ev any, id identity) decision {
 		is := e.GetIssue()
 		r := baseRef(kindIssueComment, e.GetInstallation(), e.GetRepo(), is.GetNumber(), is.IsPullRequest(), e.GetSender())
 		r.CommentID = e.GetComment().GetID()
-		return trigger(r, describe(is.GetTitle(), is.GetBody(), is.IsPullRequest(), "@"+r.Login+" commented:\n"+body))
+		return trigger(r, "@"+r.Login+" commented:\n"+body, is.GetTitle(), is.GetBody())
 	case *gh.PullRequestReviewCommentEvent:
 		if e.GetAction() != "created" {
 			return decision{why: "review comment " + e.GetAction()}
@@ -153,7 +164,7 @@ func decide(ev any, id identity) decision {
 			line = c.GetOriginalLine()
 		}
 		text := fmt.Sprintf("@%s commented on %s line %d:\n%s\n\nDiff hunk:\n```diff\n%s\n```", r.Login, c.GetPath(), line, c.GetBody(), c.GetDiffHunk())
-		d := trigger(r, describe(pr.GetTitle(), pr.GetBody(), true, text))
+		d := trigger(r, text, pr.GetTitle(), pr.GetBody())
 		if r.ReviewID != 0 {
 			d.group = "github:review:" + strconv.FormatInt(r.ReviewID, 10)
 		}
@@ -173,7 +184,7 @@ func decide(ev any, id identity) decision {
 		r := baseRef(kindReview, e.GetInstallation(), e.GetRepo(), pr.GetNumber(), true, e.GetSender())
 		r.ReviewID, r.HeadSHA = rv.GetID(), pr.GetHead().GetSHA()
 		text := fmt.Sprintf("@%s reviewed (%s):\n%s", r.Login, strings.ToLower(rv.GetState()), rv.GetBody())
-		d := trigger(r, describe(pr.GetTitle(), pr.GetBody(), true, text))
+		d := trigger(r, text, pr.GetTitle(), pr.GetBody())
 		d.group = "github:review:" + strconv.FormatInt(r.ReviewID, 10)
 		return d
 	case *gh.IssuesEvent:
@@ -185,7 +196,7 @@ func decide(ev any, id identity) decision {
 		}
 		is := e.GetIssue()
 		r := baseRef(kindLabel, e.GetInstallation(), e.GetRepo(), is.GetNumber(), is.IsPullRequest(), e.GetSender())
-		return trigger(r, describe(is.GetTitle(), is.GetBody(), is.IsPullRequest(), "@"+r.Login+" added the label "+e.GetLabel().GetName()+"."))
+		return trigger(r, "@"+r.Login+" added the label "+e.GetLabel().GetName()+".", is.GetTitle(), is.GetBody())
 	case *gh.PullRequestEvent:
 		if e.GetAction() != "labeled" || !strings.EqualFold(e.GetLabel().GetName(), id.label) {
 			return decision{why: "pull_request " + e.GetAction()}
@@ -196,15 +207,15 @@ func decide(ev any, id identity) decision {
 		pr := e.GetPullRequest()
 		r := baseRef(kindLabel, e.GetInstallation(), e.GetRepo(), pr.GetNumber(), true, e.GetSender())
 		r.HeadSHA = pr.GetHead().GetSHA()
-		return trigger(r, describe(pr.GetTitle(), pr.GetBody(), true, "@"+r.Login+" added the label "+e.GetLabel().GetName()+"."))
+		return trigger(r, "@"+r.Login+" added the label "+e.GetLabel().GetName()+".", pr.GetTitle(), pr.GetBody())
 	case *gh.CheckRunEvent:
-		if e.GetAction() != "requested_action" || e.GetRequestedAction().Identifier != stopAction {
+		if ra := e.GetRequestedAction(); e.GetAction() != "requested_action" || ra == nil || ra.Identifier != stopAction {
 			return decision{why: "check_run " + e.GetAction()}
 		}
 		if e.GetCheckRun().GetApp().GetSlug() != "" && !strings.EqualFold(e.GetCheckRun().GetApp().GetSlug(), id.slug) {
 			return decision{why: "another app's check run"}
 		}
-		key := e.GetCheckRun().GetExternalID()
+		key := checkRunSession(e.GetCheckRun().GetExternalID())
 		if _, _, _, err := parseKey(key); err != nil {
 			return decision{why: "check run without a session key"}
 		}
@@ -219,24 +230,33 @@ func baseRef(kind string, in *gh.Installation, repo *gh.Repository, number int, 
 		Number: number, PR: pr, Login: sender.GetLogin()}
 }
 
-func trigger(r ref, text string) decision {
-	d := decision{act: actTrigger, installation: r.Installation, key: sessionKey(r.Owner, r.Repo, r.Number), ref: r, text: text}
+func trigger(r ref, text, title, body string) decision {
+	if len(body) > 4000 {
+		cut := 4000
+		for cut > 0 && !utf8.RuneStart(body[cut]) {
+			cut--
+		}
+		body = body[:cut] + "…"
+	}
+	d := decision{act: actTrigger, installation: r.Installation, key: sessionKey(r.Owner, r.Repo, r.Number), ref: r, text: text,
+		context: issueContext{Title: title, Body: strings.TrimSpace(body)}}
 	if r.Installation == 0 || r.Owner == "" || r.Repo == "" || r.Number == 0 {
 		return decision{why: "event without installation, repository or number"}
 	}
 	return d
 }
 
-// describe is the model's input: the issue or PR it is in, then what
-// happened. The title and body ride along every time, since the gateway
-// does not know at intake whether the session is new.
-func describe(title, body string, pr bool, what string) string {
-	kind := "Issue"
-	if pr {
-		kind = "Pull request"
+// contextText is what the model learns of the issue or PR before the
+// session's first turn. Later inputs carry only what happened, so the body
+// is not repeated on every mention.
+func contextText(r ref, c issueContext) string {
+	kind := "issue"
+	if r.PR {
+		kind = "pull request"
 	}
-	if len(body) > 4000 {
-		body = body[:4000] + "…"
+	text := fmt.Sprintf("You were called on the %s %s/%s#%d: %s", kind, r.Owner, r.Repo, r.Number, c.Title)
+	if c.Body != "" {
+		text += "\n\n" + c.Body
 	}
-	return fmt.Sprintf("%s: %s\n\n%s\n\n---\n%s", kind, title, strings.TrimSpace(body), what)
+	return text
 }

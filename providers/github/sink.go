@@ -142,7 +142,7 @@ func (r *renderer) event(ctx context.Context, t *outbox.Thread, st *sinkState, e
 			}
 		}
 		if g.PR && st.CheckRun == 0 {
-			return true, p.createCheckRun(ctx, t.Session, st)
+			return true, p.createCheckRun(ctx, t.Session, st, e.Seq)
 		}
 		return true, nil
 	case core.TypeTurnStarted:
@@ -152,7 +152,7 @@ func (r *renderer) event(ctx context.Context, t *outbox.Thread, st *sinkState, e
 		}
 		if st.Reply.PR {
 			if st.CheckRun == 0 {
-				if err := p.createCheckRun(ctx, t.Session, st); err != nil {
+				if err := p.createCheckRun(ctx, t.Session, st, e.Seq); err != nil {
 					return true, err
 				}
 			}
@@ -220,8 +220,12 @@ func (r *renderer) event(ctx context.Context, t *outbox.Thread, st *sinkState, e
 }
 
 // createCheckRun shows a queued check run named after the app on the PR
-// head, keyed by the session so the Stop button finds it.
-func (p *Provider) createCheckRun(ctx context.Context, s *core.Session, st *sinkState) error {
+// head, exactly once per rendered event: its external id is the intent
+// (the session key, so the Stop button finds the session, and the seq of
+// the event that creates it). The sink records its position only after
+// the create, so after a crash in between the same event comes again and
+// the run made then is found on the head instead of made twice.
+func (p *Provider) createCheckRun(ctx context.Context, s *core.Session, st *sinkState, seq uint64) error {
 	g := st.Reply
 	c := p.client(g.Installation)
 	sha := g.HeadSHA
@@ -232,17 +236,63 @@ func (p *Provider) createCheckRun(ctx context.Context, s *core.Session, st *sink
 		}
 		sha = pr.GetHead().GetSHA()
 	}
+	ext := checkRunExternalID(s.Origin.Key, seq)
+	id, err := p.findCheckRun(ctx, g, sha, ext)
+	if err != nil || id != 0 {
+		st.CheckRun = id
+		return err
+	}
 	run, _, err := c.Checks.CreateCheckRun(ctx, g.Owner, g.Repo, gh.CreateCheckRunOptions{
-		Name: p.cfg.Slug, HeadSHA: sha, Status: gh.String("queued"), ExternalID: gh.String(s.Origin.Key),
-		DetailsURL: nil,
-		Output:     &gh.CheckRunOutput{Title: gh.String("Queued"), Summary: gh.String("The agent will start shortly.")},
-		Actions:    []*gh.CheckRunAction{{Label: "Stop", Description: "Stop the agent", Identifier: stopAction}},
+		Name: p.cfg.Slug, HeadSHA: sha, Status: gh.String("queued"), ExternalID: gh.String(ext),
+		Output:  &gh.CheckRunOutput{Title: gh.String("Queued"), Summary: gh.String("The agent will start shortly.")},
+		Actions: []*gh.CheckRunAction{{Label: "Stop", Description: "Stop the agent", Identifier: stopAction}},
 	})
 	if err != nil {
 		return err
 	}
+	if h := p.cfg.Hooks; h != nil && h.AfterCheckRun != nil {
+		h.AfterCheckRun()
+	}
 	st.CheckRun = run.GetID()
 	return nil
+}
+
+// findCheckRun looks for the app's check run with an external id on a
+// commit (every run, not only the latest per name).
+func (p *Provider) findCheckRun(ctx context.Context, g *ref, sha, ext string) (int64, error) {
+	opts := &gh.ListCheckRunsOptions{CheckName: gh.String(p.cfg.Slug), Filter: gh.String("all"), AppID: gh.Int64(p.cfg.AppID),
+		ListOptions: gh.ListOptions{PerPage: 100}}
+	for {
+		res, resp, err := p.client(g.Installation).Checks.ListCheckRunsForRef(ctx, g.Owner, g.Repo, sha, opts)
+		if err != nil {
+			return 0, err
+		}
+		for _, run := range res.CheckRuns {
+			if run.GetExternalID() == ext {
+				return run.GetID(), nil
+			}
+		}
+		if resp.NextPage == 0 {
+			return 0, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+// checkRunExternalID is a check run's intent key: the session key, then
+// the seq of the event that made it (owner and repository names never
+// hold an @).
+func checkRunExternalID(key string, seq uint64) string {
+	return key + "@" + strconv.FormatUint(seq, 10)
+}
+
+// checkRunSession is the session key in a check run's external id (runs
+// made before intents carry the bare key).
+func checkRunSession(ext string) string {
+	if i := strings.LastIndex(ext, "@"); i >= 0 {
+		return ext[:i]
+	}
+	return ext
 }
 
 func (p *Provider) updateCheckRun(ctx context.Context, st *sinkState, opts gh.UpdateCheckRunOptions) error {

@@ -65,7 +65,7 @@ func (f *Flow) install(w http.ResponseWriter, r *http.Request) {
 	state, err := f.States.Issue(f.Provider)
 	if err != nil {
 		f.Logger.Error("issue install state", "provider", f.Provider, "err", err)
-		page(w, http.StatusInternalServerError, "Install failed", "The gateway could not start the install. See its log.")
+		Page(w, http.StatusInternalServerError, "Install failed", "The gateway could not start the install. See its log.")
 		return
 	}
 	http.Redirect(w, r, f.Installer.AuthorizeURL(state, f.RedirectURI()), http.StatusFound)
@@ -74,7 +74,7 @@ func (f *Flow) install(w http.ResponseWriter, r *http.Request) {
 func (f *Flow) callback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if e := q.Get("error"); e != "" {
-		page(w, http.StatusBadRequest, "Install cancelled", "The platform answered: "+e+".")
+		Page(w, http.StatusBadRequest, "Install cancelled", "The platform answered: "+e+".")
 		return
 	}
 	if err := f.States.Redeem(r.Context(), f.Provider, q.Get("state")); err != nil {
@@ -83,7 +83,7 @@ func (f *Flow) callback(w http.ResponseWriter, r *http.Request) {
 			status = http.StatusInternalServerError
 			f.Logger.Error("redeem install state", "provider", f.Provider, "err", err)
 		}
-		page(w, status, "Install failed", "This install link is invalid, expired or was already used. Start again from /oauth/"+f.Provider+"/install.")
+		Page(w, status, "Install failed", "This install link is invalid, expired or was already used. Start again from /oauth/"+f.Provider+"/install.")
 		return
 	}
 	in, ok := f.complete(w, r, q)
@@ -95,7 +95,7 @@ func (f *Flow) callback(w http.ResponseWriter, r *http.Request) {
 	if name == "" {
 		name = in.ExternalID
 	}
-	page(w, http.StatusOK, "Installed", fmt.Sprintf("switchboard is installed into %s (%s). You can close this page.", name, in.ID))
+	Page(w, http.StatusOK, "Installed", fmt.Sprintf("switchboard is installed into %s (%s). You can close this page.", name, in.ID))
 }
 
 // complete finishes an install whose state was redeemed: the code
@@ -109,21 +109,21 @@ func (f *Flow) complete(w http.ResponseWriter, r *http.Request, q url.Values) (*
 		}
 		f.Logger.Warn("install failed", "provider", f.Provider, "err", err)
 		if errors.Is(err, core.ErrInvalid) || errors.Is(err, core.ErrNotFound) {
-			page(w, http.StatusBadRequest, "Install failed", fmt.Sprintf("The install could not be completed: %v", err))
+			Page(w, http.StatusBadRequest, "Install failed", fmt.Sprintf("The install could not be completed: %v", err))
 		} else {
-			page(w, http.StatusBadGateway, "Install failed", fmt.Sprintf("Completing the install with %s failed: %v", f.Provider, err))
+			Page(w, http.StatusBadGateway, "Install failed", fmt.Sprintf("Completing the install with %s failed: %v", f.Provider, err))
 		}
 		return nil, false
 	}
 	code := q.Get("code")
 	if code == "" {
-		page(w, http.StatusBadRequest, "Install failed", "The callback carries no code.")
+		Page(w, http.StatusBadRequest, "Install failed", "The callback carries no code.")
 		return nil, false
 	}
 	in, err := f.Installer.Complete(r.Context(), code, f.RedirectURI())
 	if err != nil {
 		f.Logger.Warn("install failed", "provider", f.Provider, "err", err)
-		page(w, http.StatusBadGateway, "Install failed", fmt.Sprintf("Exchanging the code with %s failed: %v", f.Provider, err))
+		Page(w, http.StatusBadGateway, "Install failed", fmt.Sprintf("Exchanging the code with %s failed: %v", f.Provider, err))
 		return nil, false
 	}
 	return in, true
@@ -135,8 +135,8 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <h1>{{.Title}}</h1><p>{{.Text}}</p></body></html>
 `))
 
-// page writes a small HTML answer: the callback is opened in a browser.
-func page(w http.ResponseWriter, status int, title, text string) {
+// Page writes a small HTML answer: install pages are opened in a browser.
+func Page(w http.ResponseWriter, status int, title, text string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	_ = pageTemplate.Execute(w, struct{ Title, Text string }{title, text})

@@ -37,6 +37,9 @@ type githubConfig struct {
 func loadGitHubConfig(s settings) (githubConfig, error) {
 	var c githubConfig
 	id, key, keyFile, secret, slug := s["GITHUB_APP_ID"], s["GITHUB_APP_PRIVATE_KEY"], s["GITHUB_APP_PRIVATE_KEY_FILE"], s["GITHUB_WEBHOOK_SECRET"], s["GITHUB_APP_SLUG"]
+	// The hosts are kept without an App too: the manifest flow that
+	// creates one talks to them.
+	c.cfg.APIURL, c.cfg.WebURL = s["GITHUB_API_URL"], s["GITHUB_WEB_URL"]
 	if id == "" && key == "" && keyFile == "" && secret == "" && slug == "" {
 		return c, nil
 	}

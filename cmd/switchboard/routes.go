@@ -30,6 +30,9 @@ func routes(cfg *serveConfig, store *live.Store, vaultStore core.VaultStore, rt 
 	if err := gw.register(mux, v1, cfg, store); err != nil {
 		log.Error("mount providers", "err", err)
 	}
+	if err := registerGitHubManifest(mux, cfg, gw.db, log); err != nil {
+		log.Error("mount the github manifest flow", "err", err)
+	}
 	v1.Handle("/", web.Wrap(log, func(w http.ResponseWriter, r *http.Request) error {
 		return web.Errorf(http.StatusNotFound, "not_found", "no endpoint %s %s", r.Method, r.URL.Path)
 	}))

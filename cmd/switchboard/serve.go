@@ -131,6 +131,11 @@ func loadServeConfig(args []string, getenv func(string) string, stderr *os.File)
 	if c.sealer, err = oauth.NewSealer(c.masterKey); err != nil {
 		return nil, fmt.Errorf("SWITCHBOARD_MASTER_KEY: %w", err)
 	}
+	if !c.github.enabled {
+		if c.github, err = storedGitHubConfig(c.github, s, c.dataDir, c.sealer); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
 }
 

@@ -124,7 +124,7 @@ type Provider struct {
 	git     gitTokens
 	bg      providers.Background
 
-	tools toolCache // the sessions' MCP servers (tools.go)
+	tools providers.ToolCache[int64] // the sessions' MCP servers, by installation (tools.go)
 }
 
 type permEntry struct {

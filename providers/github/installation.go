@@ -197,7 +197,7 @@ func (p *Provider) forget(id int64) {
 	p.perms = map[string]permEntry{}
 	p.mu.Unlock()
 	p.forgetGit(id)
-	p.tools.forgetInstallation(id)
+	p.forgetTools(id)
 }
 
 // recordInstallation records an installation the first time an event

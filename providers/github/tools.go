@@ -51,13 +51,15 @@ func (p *Provider) ToolServer(ctx context.Context, s *core.Session) (*server.MCP
 	if installStatus(in) != statusActive {
 		return nil, nil // uninstalled or suspended: no platform tools
 	}
-	return p.tools.get(s.ID, installation, func() *server.MCPServer {
+	return p.tools.Get(s.ID, installation, func() *server.MCPServer {
 		return (&toolScope{p: p, installation: installation, owner: owner, repo: repo, number: number}).server()
 	}), nil
 }
 
 // forgetTools drops the tool servers of an uninstalled installation.
-func (p *Provider) forgetTools(installation int64) { p.tools.forgetInstallation(installation) }
+func (p *Provider) forgetTools(installation int64) {
+	p.tools.Forget(func(k int64) bool { return k == installation })
+}
 
 const numberDoc = "The issue or pull request number in this repository (default: the one this conversation is on)."
 

@@ -169,7 +169,7 @@ func (p *Provider) Start(ctx context.Context) error {
 
 // forget drops an installation's tokens (app_uninstalled, tokens_revoked).
 func (p *Provider) forget(ctx context.Context, in *core.Installation) error {
-	p.tools.forgetInstallation(in.ID)
+	p.tools.Forget(func(k toolKey) bool { return k.installation == in.ID })
 	return p.cfg.Installations.ForgetInstallationTokens(ctx, in.ID)
 }
 

@@ -126,7 +126,7 @@ type Provider struct {
 
 	mu      sync.Mutex
 	reacted map[string]bool // input ids given 👀 in this process
-	tools   *toolCache
+	tools   providers.ToolCache[toolKey]
 	bg      providers.Background
 }
 
@@ -170,7 +170,7 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Provider{cfg: cfg, log: cfg.Logger.With("provider", Name), reacted: map[string]bool{}, tools: newToolCache(1024)}
+	p := &Provider{cfg: cfg, log: cfg.Logger.With("provider", Name), reacted: map[string]bool{}}
 	p.tokens = &oauth.Tokens{Store: cfg.Installations, Sealer: cfg.Sealer, Refresh: p.refresh, Margin: cfg.RefreshMargin}
 	return p, nil
 }

@@ -1,12 +1,10 @@
 package slack
 
 import (
-	"container/list"
 	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -40,7 +38,7 @@ func (p *Provider) ToolServer(ctx context.Context, s *core.Session) (*server.MCP
 		return nil, nil // uninstalled: no platform tools
 	}
 	search := strings.Contains(","+in.Metadata["user_scopes"]+",", ",search:read,")
-	return p.tools.get(s.ID, in.ID, search, func() *server.MCPServer {
+	return p.tools.Get(s.ID, toolKey{in.ID, search}, func() *server.MCPServer {
 		return (&toolScope{p: p, tenant: s.Origin.Tenant, channel: channel, thread: thread}).server(search)
 	}), nil
 }
@@ -237,58 +235,9 @@ func (sc *toolScope) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	return mcp.NewToolResultText(b.String()), nil
 }
 
-// toolCache keeps the sessions' MCP servers, least recently used out.
-type toolCache struct {
-	mu    sync.Mutex
-	max   int
-	order *list.List // of *toolEntry, most recent first
-	byID  map[string]*list.Element
-}
-
-type toolEntry struct {
-	session, installation string
-	search                bool
-	srv                   *server.MCPServer
-}
-
-func newToolCache(max int) *toolCache {
-	return &toolCache{max: max, order: list.New(), byID: map[string]*list.Element{}}
-}
-
-// get returns the session's server, building it when there is none or
-// when what it offers changed.
-func (c *toolCache) get(session, installation string, search bool, build func() *server.MCPServer) *server.MCPServer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.byID[session]; ok {
-		e := el.Value.(*toolEntry)
-		if e.installation == installation && e.search == search {
-			c.order.MoveToFront(el)
-			return e.srv
-		}
-		c.order.Remove(el)
-		delete(c.byID, session)
-	}
-	e := &toolEntry{session: session, installation: installation, search: search, srv: build()}
-	c.byID[session] = c.order.PushFront(e)
-	for c.order.Len() > c.max {
-		last := c.order.Back()
-		c.order.Remove(last)
-		delete(c.byID, last.Value.(*toolEntry).session)
-	}
-	return e.srv
-}
-
-// forgetInstallation drops the servers of an uninstalled installation.
-func (c *toolCache) forgetInstallation(installation string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for el := c.order.Front(); el != nil; {
-		next := el.Next()
-		if e := el.Value.(*toolEntry); e.installation == installation {
-			c.order.Remove(el)
-			delete(c.byID, e.session)
-		}
-		el = next
-	}
+// toolKey is what a session's tool server was built for: its
+// installation, and whether search is offered.
+type toolKey struct {
+	installation string
+	search       bool
 }

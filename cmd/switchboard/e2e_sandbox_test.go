@@ -238,13 +238,15 @@ func TestSandboxHoldsNoSecret(t *testing.T) {
 		"SLACK_CLIENT_SECRET":   "slack-client-planted-" + randomToken(t),
 		"GITHUB_WEBHOOK_SECRET": "github-planted-" + randomToken(t),
 		"LINEAR_WEBHOOK_SECRET": "linear-planted-" + randomToken(t),
+		"LINEAR_CLIENT_SECRET":  "linear-client-planted-" + randomToken(t),
 	}
 	for k, v := range planted {
 		env[k] = v
 	}
-	// Slack (OAuth mode) and GitHub are enabled only so that their secrets
-	// are loaded.
+	// Slack (OAuth mode), GitHub and Linear are enabled only so that their
+	// secrets are loaded.
 	env["SLACK_CLIENT_ID"] = "1234.5678"
+	env["LINEAR_CLIENT_ID"] = "linear-client-id"
 	gh := fakegithub.Start(t)
 	env["GITHUB_APP_ID"] = strconv.FormatInt(gh.AppID, 10)
 	env["GITHUB_APP_PRIVATE_KEY"] = string(gh.KeyPEM)

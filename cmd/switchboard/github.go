@@ -98,3 +98,9 @@ func newGitHub(c githubConfig, sessions github.Sessions, installs github.Install
 	}
 	return p, nil
 }
+
+// githubHooks are the sink's test failpoints (parkAt); none in production.
+func githubHooks(getenv func(string) string) *github.Hooks {
+	return &github.Hooks{BeforePost: parkAt(getenv, "GITHUB", "before_post"), AfterPost: parkAt(getenv, "GITHUB", "after_post"),
+		AfterCheckRun: parkAt(getenv, "GITHUB", "after_check_run")}
+}

@@ -10,3 +10,5 @@ import (
 func testTools(func(string) string) []core.Tool { return nil }
 
 func testStore(s runtime.Store, _ func(string) string) runtime.Store { return s }
+
+func parkAt(func(string) string, string, string) func() { return nil }

@@ -70,6 +70,13 @@ func buildProviders(cfg *serveConfig, store core.Store, db *sessions.Store, rt *
 		}
 		g.list = append(g.list, p)
 	}
+	if cfg.linear.enabled {
+		p, err := newLinear(cfg.linear, store, db, cfg, rt, linearHooks(getenv), log.With("component", "linear"))
+		if err != nil {
+			return nil, err
+		}
+		g.list = append(g.list, p)
+	}
 	for _, p := range g.list {
 		o, ok := p.(providers.OutputSink)
 		if !ok {

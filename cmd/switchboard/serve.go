@@ -45,13 +45,14 @@ type serveConfig struct {
 	webhooks                    webhookConfig
 	slack                       slackConfig
 	github                      githubConfig
+	linear                      linearConfig
 	log                         *slog.Logger
 	sealer                      *oauth.Sealer
 	adminTokenNew, masterKeyNew bool
 }
 
 func loadServeConfig(args []string, getenv func(string) string, stderr *os.File) (*serveConfig, error) {
-	s, _, err := parseSettings("serve", append(append(serveOptions[:len(serveOptions):len(serveOptions)], slackOptions...), githubOptions...), args, getenv)
+	s, _, err := parseSettings("serve", append(append(append(serveOptions[:len(serveOptions):len(serveOptions)], slackOptions...), githubOptions...), linearOptions...), args, getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -114,6 +115,9 @@ func loadServeConfig(args []string, getenv func(string) string, stderr *os.File)
 		return nil, err
 	}
 	if c.github, err = loadGitHubConfig(s); err != nil {
+		return nil, err
+	}
+	if c.linear, err = loadLinearConfig(s); err != nil {
 		return nil, err
 	}
 	c.adminToken = s["SWITCHBOARD_ADMIN_TOKEN"]

@@ -116,3 +116,8 @@ func checkSlackToken(c slackConfig) error {
 	}
 	return nil
 }
+
+// slackHooks are the sink's test failpoints (parkAt); none in production.
+func slackHooks(getenv func(string) string) *slack.Hooks {
+	return &slack.Hooks{BeforePost: parkAt(getenv, "SLACK", "before_post"), AfterPost: parkAt(getenv, "SLACK", "after_post")}
+}

@@ -62,3 +62,16 @@ func (p parkingStore) Append(ctx context.Context, id string, req core.AppendRequ
 	}
 	return evs, err
 }
+
+// parkAt parks for good at a provider sink's failpoint when
+// SWITCHBOARD_TEST_<PROVIDER>_PARK names it (before_post: the intent is
+// saved, nothing posted; after_post: posted, the position not saved;
+// after_check_run: a GitHub check run created, the position not saved),
+// so a crash test can SIGKILL the process in that window; nil otherwise.
+// Only test builds have it.
+func parkAt(getenv func(string) string, provider, point string) func() {
+	if getenv("SWITCHBOARD_TEST_"+provider+"_PARK") != point {
+		return nil
+	}
+	return func() { select {} }
+}

@@ -1,0 +1,148 @@
+package main_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/fixtures/fakelinear"
+	"github.com/switchboardhq/switchboard/fixtures/modelserver"
+)
+
+// TestLinearRateLimitedOutputIsCoalescedNotLost is acceptance 4 (rate
+// limits): while Linear answers RATELIMITED the turn goes on; afterwards
+// every tool result and the response are there, and the thoughts logged
+// meanwhile arrive as fewer activities than there were thoughts.
+func TestLinearRateLimitedOutputIsCoalescedNotLost(t *testing.T) {
+	w := startLinear(t, nil)
+	list := func(id string) []modelserver.ToolCall {
+		return []modelserver.ToolCall{{ID: id, Name: "mcp_linear_list_teams"}}
+	}
+	w.ms.Push(
+		modelserver.Step{Text: "idea one", ToolCalls: list("tu_1")},
+		modelserver.Step{Text: "idea two", ToolCalls: list("tu_2")},
+		modelserver.Step{Text: "idea three", ToolCalls: list("tu_3")},
+		modelserver.Step{Text: "the answer after the storm"},
+	)
+	w.fake.RateLimitFor(4 * time.Second)
+	as := w.created("as-limited")
+	id := w.session(as)
+	w.waitActivity(as, "response: the answer after the storm", 60*time.Second)
+	w.srv.waitIdle(id)
+	got := w.activities(as)
+	thoughts := 0
+	var text strings.Builder
+	for _, a := range got {
+		if body, ok := strings.CutPrefix(a, "thought: "); ok && !strings.Contains(body, "Looking into it") {
+			thoughts++
+			text.WriteString(body)
+		}
+	}
+	for _, idea := range []string{"idea one", "idea two", "idea three"} {
+		if !strings.Contains(text.String(), idea) {
+			t.Fatalf("thought %q lost: %q", idea, got)
+		}
+	}
+	if thoughts >= 3 {
+		t.Fatalf("%d thought activities for 3 thoughts logged while rate limited: %q", thoughts, got)
+	}
+	if n := countHolding(got, "action: mcp_linear_list_teams → "); n != 3 {
+		t.Fatalf("%d tool results shown: %q", n, got)
+	}
+	limited := 0
+	for _, r := range w.fake.Requests() {
+		if r.RateLimited {
+			limited++
+		}
+	}
+	if limited == 0 {
+		t.Fatal("the fake never answered RATELIMITED")
+	}
+	t.Logf("activities %q; %d calls answered RATELIMITED", got, limited)
+}
+
+// TestLinearResponseOnceAcrossSIGKILL is acceptance 4 (crash): serve is
+// killed after the model answered and before the sink recorded the
+// response; after the restart the response is on the agent session once.
+func TestLinearResponseOnceAcrossSIGKILL(t *testing.T) {
+	for _, park := range []string{"before_post", "after_post"} {
+		t.Run(park, func(t *testing.T) {
+			w := startLinear(t, map[string]string{"SWITCHBOARD_TEST_LINEAR_PARK": park})
+			w.ms.Push(modelserver.Step{Text: "the one and only response"})
+			as := w.created("as-crash-" + park)
+			id := w.session(as)
+			w.srv.waitFor(id, "the answer logged", func(_ sessionState, evs []event) bool { return count(evs, "agent.message") == 1 })
+			responses := func() int { return countHolding(w.activities(as), "response: the one and only response") }
+			if park == "after_post" {
+				w.waitActivity(as, "response: the one and only response", 10*time.Second)
+			} else {
+				time.Sleep(300 * time.Millisecond)
+				if n := responses(); n != 0 {
+					t.Fatalf("posted before the park point: %d", n)
+				}
+			}
+			w.srv.kill()
+			delete(w.env, "SWITCHBOARD_TEST_LINEAR_PARK")
+			w.srv = w.srv.restart()
+			w.waitActivity(as, "response: the one and only response", 10*time.Second)
+			w.srv.waitIdle(id)
+			time.Sleep(500 * time.Millisecond)
+			if n := responses(); n != 1 {
+				t.Fatalf("the response was posted %d times: %q", n, w.activities(as))
+			}
+		})
+	}
+}
+
+// TestLinearTokensRefreshedAndRevoked is acceptance 5: access tokens that
+// expire are renewed with the stored (rotating) refresh token before use,
+// and after Linear refuses one; a revoked app leaves no tokens behind.
+func TestLinearTokensRefreshedAndRevoked(t *testing.T) {
+	w := startLinear(t, map[string]string{"LINEAR_TOKEN_REFRESH_SECONDS": "1"}, fakelinear.WithTokenTTL(3*time.Second))
+	if in := w.installation(); !in.HasToken || in.TokenExpiresAt == nil {
+		t.Fatalf("installation %+v", in)
+	}
+	answer := func(as, text string) {
+		t.Helper()
+		w.ms.Push(modelserver.Step{Text: text})
+		w.created(as)
+		w.waitActivity(as, "response: "+text, 20*time.Second)
+	}
+	answer("as-tok-1", "first answer")
+	time.Sleep(3100 * time.Millisecond) // the access token expires
+	answer("as-tok-2", "second answer")
+	refreshed := 0
+	for _, tok := range w.fake.TokensIssued() {
+		if tok.Grant == "refresh_token" {
+			refreshed++
+		}
+	}
+	if refreshed == 0 {
+		t.Fatalf("no refresh across an expiry: %+v", w.fake.TokensIssued())
+	}
+	for _, r := range w.fake.Requests() {
+		if r.Status == 401 {
+			t.Fatalf("a call with an expired token: %+v", r)
+		}
+	}
+
+	// Linear refuses the token before its expiry: renewed and retried.
+	w.fake.ExpireAccessTokens()
+	answer("as-tok-3", "third answer")
+	refused := 0
+	for _, r := range w.fake.Requests() {
+		if r.Status == 401 {
+			refused++
+		}
+	}
+	if refused == 0 {
+		t.Fatal("the expired token was never refused: the retry path was not taken")
+	}
+
+	if code, _ := w.deliver(w.fake.RevokedEvent(), ""); code != 200 {
+		t.Fatalf("revoked: %d", code)
+	}
+	if in := w.installation(); in.HasToken {
+		t.Fatalf("tokens kept after the app was revoked: %+v", in)
+	}
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"time"
+
+	"github.com/switchboardhq/switchboard/providers/linear"
+)
+
+// linearOptions are the Linear settings; serve's option list includes
+// them.
+var linearOptions = []option{
+	{"LINEAR_CLIENT_ID", "linear-client-id", "", "Linear OAuth app client id (enables Linear with the client secret and webhook secret)"},
+	{"LINEAR_CLIENT_SECRET", "linear-client-secret", "", "Linear OAuth app client secret"},
+	{"LINEAR_WEBHOOK_SECRET", "linear-webhook-secret", "", "Linear webhook signing secret (linear-signature)"},
+	{"LINEAR_API_URL", "linear-api-url", linear.DefaultAPIURL, "Linear API base (/graphql, /oauth/token under it)"},
+	{"LINEAR_AUTHORIZE_URL", "linear-authorize-url", "", "Linear OAuth consent page (default https://linear.app/oauth/authorize, or <LINEAR_API_URL>/oauth/authorize when LINEAR_API_URL is not the default)"},
+	{"LINEAR_REQUESTS_PER_HOUR", "linear-requests-per-hour", "4000", "budget of agent activity calls per Linear organization and hour (Linear allows 5000)"},
+	{"LINEAR_TOKEN_REFRESH_SECONDS", "linear-token-refresh-seconds", "300", "renew a Linear access token this long before it expires"},
+}
+
+// linearConfig is the validated Linear settings; enabled is false when no
+// Linear app variable is set.
+type linearConfig struct {
+	enabled bool
+	cfg     linear.Config
+}
+
+func loadLinearConfig(s settings) (linearConfig, error) {
+	var c linearConfig
+	id, secret, hook := s["LINEAR_CLIENT_ID"], s["LINEAR_CLIENT_SECRET"], s["LINEAR_WEBHOOK_SECRET"]
+	if id == "" && secret == "" && hook == "" {
+		return c, nil
+	}
+	switch {
+	case id == "":
+		return c, errors.New("LINEAR_CLIENT_ID is required when LINEAR_CLIENT_SECRET or LINEAR_WEBHOOK_SECRET is set")
+	case secret == "":
+		return c, errors.New("LINEAR_CLIENT_SECRET is required with LINEAR_CLIENT_ID")
+	case hook == "":
+		return c, errors.New("LINEAR_WEBHOOK_SECRET is required with LINEAR_CLIENT_ID")
+	}
+	for _, v := range []string{"LINEAR_API_URL", "LINEAR_AUTHORIZE_URL"} {
+		if s[v] == "" && v == "LINEAR_AUTHORIZE_URL" {
+			continue
+		}
+		if u, err := url.Parse(s[v]); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return c, fmt.Errorf("%s=%q: want an http(s) URL", v, s[v])
+		}
+	}
+	rate, err := s.int("LINEAR_REQUESTS_PER_HOUR", 1)
+	if err != nil {
+		return c, err
+	}
+	margin, err := s.int("LINEAR_TOKEN_REFRESH_SECONDS", 1)
+	if err != nil {
+		return c, err
+	}
+	c.enabled = true
+	c.cfg = linear.Config{ClientID: id, ClientSecret: secret, WebhookSecret: hook, APIURL: s["LINEAR_API_URL"],
+		AuthorizeURL: s["LINEAR_AUTHORIZE_URL"], RequestsPerHour: rate, RefreshMargin: time.Duration(margin) * time.Second}
+	return c, nil
+}
+
+// newLinear builds the Linear provider from its settings and the
+// gateway's stores.
+func newLinear(c linearConfig, sessions linear.Sessions, installs linear.Installations, cfg *serveConfig, rt linear.Runtime, hooks *linear.Hooks, log *slog.Logger) (*linear.Provider, error) {
+	lc := c.cfg
+	lc.Sessions, lc.Installations, lc.Sealer, lc.Runtime = sessions, installs, cfg.sealer, rt
+	lc.PublicURL, lc.MaxBody, lc.Hooks, lc.Logger = cfg.publicURL, cfg.maxBody, hooks, log
+	p, err := linear.New(lc)
+	if err != nil {
+		return nil, fmt.Errorf("LINEAR_CLIENT_ID: %w", err)
+	}
+	return p, nil
+}
+
+// linearHooks are the sink's test failpoints (parkAt); none in production.
+func linearHooks(getenv func(string) string) *linear.Hooks {
+	return &linear.Hooks{BeforePost: parkAt(getenv, "LINEAR", "before_post"), AfterPost: parkAt(getenv, "LINEAR", "after_post")}
+}

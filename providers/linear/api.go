@@ -1,0 +1,147 @@
+package linear
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/oauth"
+)
+
+// activity is one agent activity to post.
+type activity struct {
+	// ID is the activity's id at Linear (a UUID the gateway derives from
+	// the session and log position): the key that makes a post exactly once.
+	ID           string
+	AgentSession string
+	Content      map[string]any // {"type":"thought","body":…}, …
+	Ephemeral    bool
+}
+
+// kind is the activity's content type.
+func (a activity) kind() string { s, _ := a.Content["type"].(string); return s }
+
+// sessionUpdate changes an agent session; empty fields are left alone.
+type sessionUpdate struct {
+	ExternalURL string
+	Plan        json.RawMessage
+}
+
+// viewer is who an installation's token acts as.
+type viewer struct {
+	AppUserID, AppUserName string
+	OrgID, OrgName, URLKey string
+}
+
+// platform is what the provider calls at Linear for one installation.
+type platform interface {
+	createActivity(ctx context.Context, a activity) error
+	// activityExists reports whether an activity with this id was created.
+	activityExists(ctx context.Context, id string) (bool, error)
+	updateSession(ctx context.Context, agentSession string, u sessionUpdate) error
+	viewer(ctx context.Context) (viewer, error)
+}
+
+// apiError is a Linear answer the sink acts on.
+type apiError struct {
+	// RateLimited: RATELIMITED; Reset is when the budget refills (zero:
+	// unknown).
+	RateLimited bool
+	Reset       time.Time
+	// UserError: Linear refused the input (retrying cannot help).
+	UserError bool
+	// Unauthorized: the token was refused even after a refresh.
+	Unauthorized bool
+	// Exists: an entity with the given id exists already.
+	Exists bool
+	Msg    string
+}
+
+func (e *apiError) Error() string { return "linear: " + e.Msg }
+
+func asAPIError(err error) *apiError {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	return nil
+}
+
+// authTransport authenticates requests as an installation: its access
+// token, renewed before it expires, and renewed and retried once when
+// Linear answers 401 (a token revoked or expired early).
+type authTransport struct {
+	p    *Provider
+	in   *core.Installation
+	base http.RoundTripper
+}
+
+func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ts, err := t.p.tokens.Get(req.Context(), t.in)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := t.send(req, ts.AccessToken)
+	if err != nil || resp.StatusCode != http.StatusUnauthorized || ts.RefreshToken == "" || (req.Body != nil && req.GetBody == nil) {
+		return resp, err
+	}
+	next, rerr := t.p.renew(req.Context(), t.in, ts.AccessToken)
+	if rerr != nil {
+		t.p.log.Warn("linear token refused and could not be renewed", "installation_id", t.in.ID, "err", rerr)
+		return resp, nil
+	}
+	resp.Body.Close()
+	retry := req.Clone(req.Context())
+	if req.GetBody != nil {
+		if retry.Body, err = req.GetBody(); err != nil {
+			return nil, err
+		}
+	}
+	return t.send(retry, next.AccessToken)
+}
+
+func (t *authTransport) send(req *http.Request, token string) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	r.Header.Set("Authorization", "Bearer "+token)
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return base.RoundTrip(r)
+}
+
+// renew refreshes an installation's tokens now, unless another caller
+// already replaced the refused access token; one renewal runs per
+// installation at a time.
+func (p *Provider) renew(ctx context.Context, in *core.Installation, refused string) (oauth.TokenSet, error) {
+	v, err, _ := p.renews.Do(in.ID, func() (any, error) {
+		ctx := context.WithoutCancel(ctx)
+		cur, err := p.tokens.Get(ctx, in)
+		if err != nil {
+			return cur, err
+		}
+		if cur.AccessToken != refused || cur.RefreshToken == "" {
+			return cur, nil
+		}
+		next, err := p.refresh(ctx, in, cur)
+		if err != nil {
+			return cur, fmt.Errorf("refresh tokens of installation %s: %w", in.ID, err)
+		}
+		if next.RefreshToken == "" {
+			next.RefreshToken = cur.RefreshToken
+		}
+		return next, p.tokens.Put(ctx, in, next)
+	})
+	return v.(oauth.TokenSet), err
+}
+
+// httpClient is an HTTP client acting as the installation.
+func (p *Provider) httpClient(in *core.Installation) *http.Client {
+	c := *p.cfg.HTTPClient
+	c.Transport = &authTransport{p: p, in: in, base: p.cfg.HTTPClient.Transport}
+	return &c
+}

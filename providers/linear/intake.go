@@ -1,0 +1,324 @@
+package linear
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/webhooks"
+)
+
+// Metadata keys of a Linear session.
+const (
+	metaAgentSession = "linear_agent_session_id"
+	metaIssueID      = "linear_issue_id"
+	metaIssue        = "linear_issue_identifier"
+)
+
+// inputBody is the body of a user.message that came from Linear: the
+// text the model reads, and where it came from.
+type inputBody struct {
+	Text   string    `json:"text"`
+	Linear *inputRef `json:"linear,omitempty"`
+}
+
+// inputRef is what the sink needs of a Linear input.
+type inputRef struct {
+	Action       string `json:"action"` // created | prompted
+	AgentSession string `json:"agent_session_id"`
+	Activity     string `json:"activity_id,omitempty"`
+}
+
+// RegisterWebhooks mounts POST /webhooks/linear; the signature and the
+// signed timestamp are checked over the raw body before anything else.
+func (p *Provider) RegisterWebhooks(mux *http.ServeMux) {
+	mux.Handle("POST /webhooks/linear", &webhooks.Inbound{MaxBody: p.cfg.MaxBody, Verify: p.verify, Handle: p.handle, Logger: p.log})
+}
+
+// verify checks linear-signature (hex HMAC-SHA256 of the body), then the
+// body's webhookTimestamp: the timestamp is inside the signed body, so it
+// is read only once the signature holds, and a body whose timestamp
+// cannot be read is refused like a stale one.
+func (p *Provider) verify(h http.Header, body []byte) error {
+	if !webhooks.EqualSignature(strings.ToLower(strings.TrimSpace(h.Get("Linear-Signature"))), webhooks.HMACHex(p.cfg.WebhookSecret, body)) {
+		return webhooks.ErrBadSignature
+	}
+	var ts struct {
+		WebhookTimestamp json.Number `json:"webhookTimestamp"`
+	}
+	if err := json.Unmarshal(body, &ts); err != nil {
+		return nil // signed but malformed: the handler answers 400
+	}
+	ms, err := ts.WebhookTimestamp.Float64()
+	if err != nil || math.IsNaN(ms) || math.IsInf(ms, 0) {
+		return fmt.Errorf("linear webhook without a webhookTimestamp: %w", webhooks.ErrStale)
+	}
+	d := p.cfg.Now().Sub(time.UnixMilli(int64(ms)))
+	if d > p.cfg.ReplayWindow || d < -p.cfg.ReplayWindow {
+		return webhooks.ErrStale
+	}
+	return nil
+}
+
+// handle decides a webhook and stores what it asks for before the 200.
+func (p *Provider) handle(w http.ResponseWriter, r *http.Request, body []byte) error {
+	pl, err := Decode(body)
+	if err != nil {
+		return err
+	}
+	delivery := r.Header.Get("Linear-Delivery")
+	log := p.log.With("type", pl.Type, "action", pl.Action, "delivery", delivery, "organization_id", pl.OrganizationID)
+	if err := p.handlePayload(r.Context(), pl, delivery, log); err != nil {
+		return err // a 5xx: Linear retries, and the dedupe key makes that safe
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (p *Provider) handlePayload(ctx context.Context, pl *Payload, delivery string, log *slog.Logger) error {
+	var dedupe []string
+	if delivery != "" {
+		dedupe = []string{"linear:delivery:" + delivery}
+	} else {
+		log.Warn("linear webhook without a Linear-Delivery header: it cannot be deduplicated")
+	}
+	switch {
+	case pl.Type == typeAgentSessionEvent && (pl.Action == actionCreated || pl.Action == actionPrompted):
+		return p.agentSessionEvent(ctx, pl, dedupe, log)
+	case pl.Type == typeOAuthApp && pl.Action == actionRevoked:
+		return p.revoked(ctx, pl, log)
+	case pl.Type == typeIssue && pl.Action == actionUpdate, pl.Type == typeAppNotification && pl.Action == actionUnassigned:
+		return p.delegateRemoved(ctx, pl, dedupe, log)
+	}
+	log.Debug("linear webhook needs nothing")
+	return nil
+}
+
+// agentSessionEvent starts, steers or stops the agent session's session.
+func (p *Provider) agentSessionEvent(ctx context.Context, pl *Payload, dedupe []string, log *slog.Logger) error {
+	in, err := p.knownInstallation(ctx, pl)
+	if err != nil {
+		return err
+	}
+	k := key(pl.OrganizationID, pl.AgentSession.ID)
+	log = log.With("key", k)
+	if pl.Action == actionPrompted && pl.AgentActivity.Signal == signalStop {
+		return p.interrupt(ctx, k, dedupe, log)
+	}
+	text := ""
+	ref := &inputRef{Action: pl.Action, AgentSession: pl.AgentSession.ID}
+	if pl.Action == actionCreated {
+		text = firstPrompt(pl)
+	} else {
+		text = strings.TrimSpace(pl.AgentActivity.Text())
+		ref.Activity = pl.AgentActivity.ID
+		if text == "" {
+			log.Info("prompt without text; ignored")
+			return nil
+		}
+	}
+	raw, err := json.Marshal(inputBody{Text: text, Linear: ref})
+	if err != nil {
+		return err
+	}
+	agent, err := p.agentFor(ctx, in)
+	if errors.Is(err, core.ErrNotFound) {
+		log.Warn("no agent to answer a linear agent session: set SWITCHBOARD_MODEL or bind the installation to an agent", "installation_id", in.ID, "err", err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s := pl.AgentSession
+	meta := map[string]string{metaAgentSession: s.ID}
+	origin := &core.Origin{Provider: Name, Key: k, Tenant: pl.OrganizationID, URL: s.URL}
+	if iss := s.Issue; iss != nil {
+		meta[metaIssueID], meta[metaIssue] = iss.ID, iss.Identifier
+		origin.URL = iss.URL
+	} else if s.IssueID != "" {
+		meta[metaIssueID] = s.IssueID
+	}
+	// A prompt on an agent session the gateway never saw created (it was
+	// down) starts the session as well: CreateSession finds or creates.
+	res, err := p.cfg.Sessions.CreateSession(ctx, core.NewSession{
+		Session:     core.Session{Agent: core.AgentRef{ID: agent.ID, Version: agent.Version}, Origin: origin, Metadata: meta},
+		Inputs:      []core.Event{core.NewInput(core.TypeUserMessage, raw)},
+		ExternalKey: k,
+		Dedupe:      dedupe,
+	})
+	if errors.Is(err, core.ErrArchived) {
+		log.Info("agent session whose session is archived; ignored")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if res.Duplicate {
+		log.Info("repeated linear delivery; nothing stored")
+		return nil
+	}
+	log.Info("linear input queued", "session_id", res.Session.ID, "created", res.Created)
+	p.cfg.Runtime.Wake(res.Session.ID)
+	if p.queued != nil {
+		p.queued(res.Session.ID)
+	}
+	return nil
+}
+
+// knownInstallation is the event's organization's installation; one not
+// seen before (installed while the gateway was down, or its record lost)
+// is recorded lazily without tokens.
+func (p *Provider) knownInstallation(ctx context.Context, pl *Payload) (*core.Installation, error) {
+	in, err := p.installation(ctx, pl.OrganizationID)
+	if err == nil || !errors.Is(err, core.ErrNotFound) {
+		return in, err
+	}
+	p.log.Warn("agent session event from an organization without an installation: recorded; install the app to let the agent answer", "organization_id", pl.OrganizationID)
+	return p.cfg.Installations.SaveInstallation(ctx, &core.Installation{Provider: Name, ExternalID: pl.OrganizationID,
+		Metadata: map[string]string{"app_user_id": pl.AppUserID, "organization_id": pl.OrganizationID}}, nil, nil)
+}
+
+// agentFor is the agent an installation's new sessions run: the bound
+// one, else the agent named default.
+func (p *Provider) agentFor(ctx context.Context, in *core.Installation) (*core.Agent, error) {
+	ref := in.Agent
+	if ref == "" {
+		ref = "default"
+	}
+	return p.cfg.Sessions.GetAgent(ctx, ref)
+}
+
+// interrupt queues a user.interrupt on the session of key, if there is one.
+func (p *Provider) interrupt(ctx context.Context, k string, dedupe []string, log *slog.Logger) error {
+	s, err := p.cfg.Sessions.SessionByKey(ctx, k)
+	if errors.Is(err, core.ErrNotFound) {
+		log.Info("stop for an agent session without a session; ignored")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	res, err := p.cfg.Sessions.QueueInputs(ctx, s.ID, core.QueueRequest{Inputs: []core.Event{core.NewInput(core.TypeUserInterrupt, nil)}, Dedupe: dedupe})
+	if errors.Is(err, core.ErrArchived) {
+		return nil
+	}
+	if err != nil || res.Duplicate {
+		return err
+	}
+	log.Info("linear stop: session interrupted", "session_id", s.ID)
+	p.cfg.Runtime.Interrupt(s.ID)
+	return nil
+}
+
+// activeStatuses are those of sessions a removed delegate may stop.
+var activeStatuses = []core.Status{core.StatusQueued, core.StatusRunning, core.StatusAwaitingInput}
+
+// delegateRemoved interrupts the issue's running sessions when the app
+// was removed as its delegate (an Issue update whose delegate moved away
+// from the app user, or the app user's issueUnassignedFromYou
+// notification). Sessions are keyed by agent session, not by
+// issue, so they are found by the issue id on their metadata; this scans
+// the session records of each active status, which is acceptable for an
+// event this rare.
+func (p *Provider) delegateRemoved(ctx context.Context, pl *Payload, dedupe []string, log *slog.Logger) error {
+	in, err := p.installation(ctx, pl.OrganizationID)
+	if errors.Is(err, core.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	issue, ok := pl.delegateRemoved(in.Metadata["app_user_id"])
+	if !ok {
+		return nil
+	}
+	for _, st := range activeStatuses {
+		after := ""
+		for {
+			list, more, err := p.cfg.Sessions.ListSessions(ctx, core.SessionFilter{Status: st, After: after, Limit: 1000})
+			if err != nil {
+				return err
+			}
+			for _, s := range list {
+				after = s.ID
+				if s.Origin == nil || s.Origin.Provider != Name || s.Origin.Tenant != pl.OrganizationID || s.Metadata[metaIssueID] != issue {
+					continue
+				}
+				keys := make([]string, len(dedupe))
+				for i, d := range dedupe {
+					keys[i] = d + ":" + s.ID
+				}
+				if err := p.interrupt(ctx, s.Origin.Key, keys, log.With("issue_id", issue, "why", "delegate removed")); err != nil {
+					return err
+				}
+			}
+			if !more {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// revoked forgets the organization's tokens when the app is revoked.
+func (p *Provider) revoked(ctx context.Context, pl *Payload, log *slog.Logger) error {
+	if pl.OAuthClientID != "" && pl.OAuthClientID != p.cfg.ClientID {
+		log.Info("revocation of another OAuth app; ignored", "oauth_client_id", pl.OAuthClientID)
+		return nil
+	}
+	in, err := p.installation(ctx, pl.OrganizationID)
+	if errors.Is(err, core.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	log.Info("linear app revoked: forgetting the tokens", "installation_id", in.ID)
+	return p.forget(ctx, in)
+}
+
+// firstPrompt is the first input of a created agent session: Linear's
+// prompt context (issue, comments and guidance, formatted for an agent),
+// the thread's earlier comments and the guidance rules.
+func firstPrompt(pl *Payload) string {
+	var b strings.Builder
+	if c := strings.TrimSpace(pl.PromptContext); c != "" {
+		b.WriteString(c)
+	} else if iss := pl.AgentSession.Issue; iss != nil {
+		fmt.Fprintf(&b, "Issue %s: %s\n\n%s", iss.Identifier, iss.Title, iss.Description)
+		if c := pl.AgentSession.Comment; c != nil && c.Body != "" {
+			fmt.Fprintf(&b, "\n\nComment:\n%s", c.Body)
+		}
+	}
+	if len(pl.PreviousComments) > 0 {
+		b.WriteString("\n\nEarlier comments in the thread:")
+		for _, c := range pl.PreviousComments {
+			who := c.UserID
+			if who == "" {
+				who = "someone"
+			}
+			fmt.Fprintf(&b, "\n- %s: %s", who, strings.TrimSpace(c.Body))
+		}
+	}
+	if len(pl.Guidance) > 0 {
+		b.WriteString("\n\nGuidance for this workspace and team (nearest team first):")
+		for _, g := range pl.Guidance {
+			if w := g.where(); w != "" {
+				fmt.Fprintf(&b, "\n- (%s) %s", w, strings.TrimSpace(g.Body))
+			} else {
+				fmt.Fprintf(&b, "\n- %s", strings.TrimSpace(g.Body))
+			}
+		}
+	}
+	if s := strings.TrimSpace(b.String()); s != "" {
+		return s
+	}
+	return "You were mentioned in Linear (agent session " + pl.AgentSession.ID + ")."
+}

@@ -1,0 +1,177 @@
+package linear
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+func (r *rig) sessionOf(agentSession string) *core.Session {
+	r.t.Helper()
+	s, err := r.store.SessionByKey(r.t.Context(), key(testOrg, agentSession))
+	if err != nil {
+		r.t.Fatalf("no session for %s: %v", agentSession, err)
+	}
+	return s
+}
+
+func (r *rig) pending(id string) []core.Event {
+	r.t.Helper()
+	evs, err := r.store.Pending(r.t.Context(), id)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return evs
+}
+
+func TestIntakeRefusesBeforeStoring(t *testing.T) {
+	r := newRig(t)
+	stale := created("as-stale")
+	stale["webhookTimestamp"] = float64(time.Now().Add(-2 * time.Minute).UnixMilli())
+	noTS := created("as-nots")
+	delete(noTS, "webhookTimestamp")
+	tests := []struct {
+		name   string
+		body   []byte
+		secret string
+		want   int
+	}{
+		{"bad signature", mustJSON(t, created("as-bad")), "wrong-secret", 401},
+		{"two minutes old", mustJSON(t, stale), testSecret, 401},
+		{"no timestamp", mustJSON(t, noTS), testSecret, 401},
+		{"malformed", []byte(`{"type":`), testSecret, 400},
+		{"no type", mustJSON(t, map[string]any{"webhookTimestamp": nowMS()}), testSecret, 400},
+		{"created without a session", mustJSON(t, map[string]any{"type": "AgentSessionEvent", "action": "created", "organizationId": testOrg, "webhookTimestamp": nowMS()}), testSecret, 400},
+		{"unknown type", mustJSON(t, map[string]any{"type": "Reaction", "action": "create", "organizationId": testOrg, "webhookTimestamp": nowMS()}), testSecret, 200},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := r.send(tc.body, tc.secret, "d-"+tc.name); got != tc.want {
+				t.Fatalf("status %d, want %d", got, tc.want)
+			}
+		})
+	}
+	list, _, err := r.store.ListSessions(t.Context(), core.SessionFilter{})
+	if err != nil || len(list) != 0 {
+		t.Fatalf("sessions stored: %d %v", len(list), err)
+	}
+}
+
+func TestIntakeCreatedStartsTheSessionOnce(t *testing.T) {
+	r := newRig(t)
+	body := mustJSON(t, created("as-1"))
+	for range 3 {
+		if code := r.send(body, testSecret, "same-delivery"); code != 200 {
+			t.Fatalf("status %d", code)
+		}
+	}
+	s := r.sessionOf("as-1")
+	if s.Origin.URL != "https://linear.app/acme/issue/ENG-1/widgets-break" || s.Origin.Tenant != testOrg ||
+		s.Metadata[metaIssueID] != "issue-1" || s.Metadata[metaIssue] != "ENG-1" || s.Metadata[metaAgentSession] != "as-1" {
+		t.Fatalf("session %+v origin %+v", s, s.Origin)
+	}
+	in := r.pending(s.ID)
+	if len(in) != 1 {
+		t.Fatalf("%d inputs for one delivery sent three times", len(in))
+	}
+	var b inputBody
+	if err := in[0].Decode(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<title>Widgets break</title>", "It started last week.", "(team Engineering) Answer in English."} {
+		if !strings.Contains(b.Text, want) {
+			t.Fatalf("first input %q lacks %q", b.Text, want)
+		}
+	}
+	// The same webhook (same webhookId) as a new delivery is a new input:
+	// webhookId names the webhook, not the delivery.
+	if code := r.send(mustJSON(t, prompted("as-1", "and Tuesdays", "")), testSecret, "other-delivery"); code != 200 {
+		t.Fatalf("status %d", code)
+	}
+	if n := len(r.pending(s.ID)); n != 2 {
+		t.Fatalf("%d inputs after a prompt", n)
+	}
+}
+
+func TestIntakePromptsSteerAndStop(t *testing.T) {
+	r := newRig(t)
+	if code := r.deliver(created("as-2")); code != 200 {
+		t.Fatalf("created: %d", code)
+	}
+	s := r.sessionOf("as-2")
+	if code := r.deliver(prompted("as-2", "use the staging database", "")); code != 200 {
+		t.Fatalf("prompted: %d", code)
+	}
+	in := r.pending(s.ID)
+	var b inputBody
+	if len(in) != 2 || in[1].Decode(&b) != nil || b.Text != "use the staging database" || b.Linear.Action != actionPrompted {
+		t.Fatalf("inputs %v", in)
+	}
+	if code := r.deliver(prompted("as-2", "stop", signalStop)); code != 200 {
+		t.Fatalf("stop: %d", code)
+	}
+	in = r.pending(s.ID)
+	if len(in) != 3 || in[2].Type != core.TypeUserInterrupt {
+		t.Fatalf("inputs after stop %v", in)
+	}
+	if got := r.rt.stopped(); len(got) != 1 || got[0] != s.ID {
+		t.Fatalf("interrupted %v", got)
+	}
+}
+
+func TestIntakeDelegateRemovedInterrupts(t *testing.T) {
+	tests := []struct {
+		name    string
+		payload map[string]any
+		stops   bool
+	}{
+		{"issue update away from the app", map[string]any{"type": "Issue", "action": "update", "organizationId": testOrg, "webhookTimestamp": nowMS(),
+			"data": map[string]any{"id": "issue-1", "identifier": "ENG-1", "delegateId": nil}, "updatedFrom": map[string]any{"delegateId": testAppUser}}, true},
+		{"app user notification", map[string]any{"type": "AppUserNotification", "action": "issueUnassignedFromYou", "organizationId": testOrg,
+			"appUserId": testAppUser, "webhookTimestamp": nowMS(), "notification": map[string]any{"id": "n-1", "type": "issueUnassignedFromYou", "issueId": "issue-1", "issue": issue()}}, true},
+		{"another delegate changed", map[string]any{"type": "Issue", "action": "update", "organizationId": testOrg, "webhookTimestamp": nowMS(),
+			"data": map[string]any{"id": "issue-1", "delegateId": nil}, "updatedFrom": map[string]any{"delegateId": "someone-else"}}, false},
+		{"title changed", map[string]any{"type": "Issue", "action": "update", "organizationId": testOrg, "webhookTimestamp": nowMS(),
+			"data": map[string]any{"id": "issue-1", "delegateId": testAppUser}, "updatedFrom": map[string]any{"title": "old"}}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t)
+			if code := r.deliver(created("as-3")); code != 200 {
+				t.Fatalf("created: %d", code)
+			}
+			s := r.sessionOf("as-3")
+			if code := r.deliver(tc.payload); code != 200 {
+				t.Fatalf("status %d", code)
+			}
+			stopped := len(r.rt.stopped()) == 1
+			if stopped != tc.stops || (len(r.pending(s.ID)) == 2) != tc.stops {
+				t.Fatalf("interrupted %v, want %v", r.rt.stopped(), tc.stops)
+			}
+		})
+	}
+}
+
+func TestIntakeRevokedForgetsTokens(t *testing.T) {
+	r := newRig(t)
+	other := map[string]any{"type": "OAuthApp", "action": "revoked", "organizationId": testOrg, "oauthClientId": "another-app", "webhookTimestamp": nowMS()}
+	if code := r.deliver(other); code != 200 {
+		t.Fatalf("status %d", code)
+	}
+	if _, err := r.store.InstallationTokens(t.Context(), r.in.ID); err != nil {
+		t.Fatalf("another app's revocation forgot the tokens: %v", err)
+	}
+	ours := map[string]any{"type": "OAuthApp", "action": "revoked", "organizationId": testOrg, "oauthClientId": "client-1", "webhookTimestamp": nowMS()}
+	if code := r.deliver(ours); code != 200 {
+		t.Fatalf("status %d", code)
+	}
+	in, err := r.store.GetInstallation(t.Context(), r.in.ID)
+	if err != nil || in.HasToken {
+		t.Fatalf("installation %+v, %v", in, err)
+	}
+	if _, err := r.store.InstallationTokens(t.Context(), r.in.ID); err == nil {
+		t.Fatal("tokens kept after revocation")
+	}
+}

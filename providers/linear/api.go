@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/oauth"
+	xoauth2 "golang.org/x/oauth2"
 )
 
 // activity is one agent activity to post.
@@ -92,7 +93,13 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	next, rerr := t.p.renew(req.Context(), t.in, ts.AccessToken)
 	if rerr != nil {
 		t.p.log.Warn("linear token refused and could not be renewed", "installation_id", t.in.ID, "err", rerr)
-		return resp, nil
+		if refusedForGood(rerr) {
+			return resp, nil // the 401 stands: the installation is gone
+		}
+		// The token endpoint failed (down, 5xx): an error the caller
+		// retries, not a 401 the sink would give its output up for.
+		resp.Body.Close()
+		return nil, fmt.Errorf("renew a refused linear token: %w", rerr)
 	}
 	resp.Body.Close()
 	retry := req.Clone(req.Context())
@@ -102,6 +109,16 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return t.send(retry, next.AccessToken)
+}
+
+// refusedForGood reports whether a renewal failed because the tokens are
+// gone (none stored, or the refresh token refused), not for a while.
+func refusedForGood(err error) bool {
+	var re *xoauth2.RetrieveError
+	if errors.As(err, &re) {
+		return re.Response == nil || re.Response.StatusCode < http.StatusInternalServerError
+	}
+	return errors.Is(err, oauth.ErrNoToken)
 }
 
 func (t *authTransport) send(req *http.Request, token string) (*http.Response, error) {

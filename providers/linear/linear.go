@@ -143,6 +143,10 @@ type Provider struct {
 	newAPI  func(in *core.Installation) platform
 	budgets *budgets
 	renews  singleflight.Group
+	// rotations serialises refreshes: oauth.Tokens (ahead of expiry) and
+	// renew (after a 401) refresh on their own, and Linear's refresh
+	// tokens are single-use.
+	rotations rotations
 
 	mu    sync.Mutex
 	acked map[string]bool             // inputs given their thought in this process

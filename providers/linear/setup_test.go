@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -62,6 +63,13 @@ type fakePlatform struct {
 	limited    int    // the next n calls are RATELIMITED
 	refuse     string // bodies holding this are refused (userError)
 	block      chan struct{}
+	// failPosts: the next n posts fail as a 502 would (after Linear has
+	// them or not, the caller cannot tell).
+	failPosts int
+	// limitedLookups: the next n lookups are RATELIMITED.
+	limitedLookups int
+	// refuseUpdates: session updates are refused (userError).
+	refuseUpdates bool
 }
 
 func (f *fakePlatform) createActivity(ctx context.Context, a activity) error {
@@ -78,6 +86,10 @@ func (f *fakePlatform) createActivity(ctx context.Context, a activity) error {
 	if f.limited > 0 {
 		f.limited--
 		return &apiError{RateLimited: true, Reset: time.Now().Add(1100 * time.Millisecond), Msg: "RATELIMITED"}
+	}
+	if f.failPosts > 0 {
+		f.failPosts--
+		return errors.New("linear CreateAgentActivity: status 502")
 	}
 	if body, _ := a.Content["body"].(string); f.refuse != "" && bytes.Contains([]byte(body), []byte(f.refuse)) {
 		return &apiError{UserError: true, Msg: "invalid input"}
@@ -97,6 +109,10 @@ func (f *fakePlatform) activityExists(_ context.Context, id string) (bool, error
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
+	if f.limitedLookups > 0 {
+		f.limitedLookups--
+		return false, &apiError{RateLimited: true, Reset: time.Now().Add(1100 * time.Millisecond), Msg: "RATELIMITED"}
+	}
 	return f.ids[id], nil
 }
 
@@ -104,6 +120,9 @@ func (f *fakePlatform) updateSession(_ context.Context, _ string, u sessionUpdat
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
+	if f.refuseUpdates {
+		return &apiError{UserError: true, Msg: "invalid input"}
+	}
 	f.updates = append(f.updates, u)
 	return nil
 }

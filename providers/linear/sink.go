@@ -420,6 +420,13 @@ func (rc *render) updateSession(ctx context.Context, u sessionUpdate) error {
 			return err
 		}
 		err := rc.api.updateSession(ctx, rc.agentSession, u)
+		if ae := asAPIError(err); ae != nil && ae.UserError {
+			// The link is a convenience: an update Linear refuses (a
+			// gateway URL it does not accept) must not hold up the
+			// session's activities behind endless retries.
+			rc.p.log.Warn("linear refused the agent session update; skipping it", "session_id", rc.session, "err", err)
+			return nil
+		}
 		if retry, err := rc.settle(err); !retry {
 			return err
 		}
@@ -431,9 +438,8 @@ func (rc *render) updateSession(ctx context.Context, u sessionUpdate) error {
 func (rc *render) post(ctx context.Context, a activity, p priority, once bool) error {
 	st := rc.st
 	if once && st.Intent == a.ID {
-		found, err := rc.api.activityExists(ctx, a.ID)
+		found, err := rc.lookup(ctx, a.ID, p)
 		if err != nil {
-			_, err = rc.settle(err)
 			return err
 		}
 		if found {
@@ -462,6 +468,26 @@ func (rc *render) post(ctx context.Context, a activity, p priority, once bool) e
 	}
 	st.Intent = ""
 	return nil
+}
+
+// lookup reports whether Linear has the activity an unconfirmed intent
+// announced, within the budget and waiting out RATELIMITED answers: a
+// lookup that fails must not pass for "posted". One Linear refuses as a
+// user error counts as not found: the post that follows carries the same
+// id, which Linear refuses if it has it.
+func (rc *render) lookup(ctx context.Context, id string, p priority) (bool, error) {
+	for {
+		if err := rc.p.budgets.wait(ctx, rc.org, p); err != nil {
+			return false, err
+		}
+		found, err := rc.api.activityExists(ctx, id)
+		if ae := asAPIError(err); ae != nil && ae.UserError {
+			return false, nil
+		}
+		if retry, err := rc.settle(err); !retry {
+			return found && err == nil, err
+		}
+	}
 }
 
 // send creates an activity within the organization's budget, waiting out

@@ -245,6 +245,44 @@ func TestSinkPostsTheResponseOnceAcrossARestart(t *testing.T) {
 	}
 }
 
+// TestSinkKeepsAResponseWhoseLookupIsRateLimited: a post fails without
+// telling whether Linear has it, and the lookup that follows is answered
+// RATELIMITED; the response is still posted, once.
+func TestSinkKeepsAResponseWhoseLookupIsRateLimited(t *testing.T) {
+	r := newRig(t)
+	r.startSink()
+	s := r.start("as-50")
+	r.fake.mu.Lock()
+	r.fake.failPosts, r.fake.limitedLookups = 1, 1
+	r.fake.mu.Unlock()
+	tw := r.turn(s.ID)
+	tw.append(false, answerEv("kept"))
+	tw.end(core.ReasonCompleted)
+	waitUntil(t, "the sink to let go", func() bool { return r.sink.Following() == 0 })
+	n := 0
+	for _, a := range r.fake.shown() {
+		if a == "response: kept" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("response posted %d times: %q", n, r.fake.shown())
+	}
+}
+
+// TestSinkGoesOnWhenTheSessionUpdateIsRefused: Linear refuses the
+// external URL; the session's activities still go out.
+func TestSinkGoesOnWhenTheSessionUpdateIsRefused(t *testing.T) {
+	r := newRig(t)
+	r.fake.refuseUpdates = true
+	r.startSink()
+	s := r.start("as-60")
+	tw := r.turn(s.ID)
+	tw.append(false, answerEv("still shown"))
+	tw.end(core.ReasonCompleted)
+	waitUntil(t, "the response", func() bool { return slices.Contains(r.fake.shown(), "response: still shown") })
+}
+
 func TestActivityIDsAreStableUUIDs(t *testing.T) {
 	a, b := activityID("ses_1", "response", 7), activityID("ses_1", "response", 7)
 	if a != b || a == activityID("ses_1", "response", 8) || a == activityID("ses_2", "response", 7) {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -109,6 +110,13 @@ func (p *Provider) agentSessionEvent(ctx context.Context, pl *Payload, dedupe []
 	}
 	k := key(pl.OrganizationID, pl.AgentSession.ID)
 	log = log.With("key", k)
+	// The delivery header is not signed: the event's own identity (the
+	// agent session's creation, the prompt's activity) is a second key,
+	// so a captured body sent again under another delivery id within the
+	// replay window adds nothing either.
+	if id := eventIdentity(pl); id != "" {
+		dedupe = append(slices.Clip(dedupe), id)
+	}
 	if pl.Action == actionPrompted && pl.AgentActivity.Signal == signalStop {
 		return p.interrupt(ctx, k, dedupe, log)
 	}
@@ -170,6 +178,19 @@ func (p *Provider) agentSessionEvent(ctx context.Context, pl *Payload, dedupe []
 		p.queued(res.Session.ID)
 	}
 	return nil
+}
+
+// eventIdentity is the dedupe key of what an AgentSessionEvent tells:
+// an agent session is created once, a prompt is one activity; "" when the
+// body names neither.
+func eventIdentity(pl *Payload) string {
+	switch {
+	case pl.Action == actionCreated && pl.AgentSession.ID != "":
+		return "linear:created:" + pl.OrganizationID + ":" + pl.AgentSession.ID
+	case pl.Action == actionPrompted && pl.AgentActivity.ID != "":
+		return "linear:activity:" + pl.OrganizationID + ":" + pl.AgentActivity.ID
+	}
+	return ""
 }
 
 // knownInstallation is the event's organization's installation; one not

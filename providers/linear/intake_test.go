@@ -1,6 +1,7 @@
 package linear
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -87,11 +88,22 @@ func TestIntakeCreatedStartsTheSessionOnce(t *testing.T) {
 	}
 	// The same webhook (same webhookId) as a new delivery is a new input:
 	// webhookId names the webhook, not the delivery.
-	if code := r.send(mustJSON(t, prompted("as-1", "and Tuesdays", "")), testSecret, "other-delivery"); code != 200 {
+	prompt := mustJSON(t, prompted("as-1", "and Tuesdays", ""))
+	if code := r.send(prompt, testSecret, "other-delivery"); code != 200 {
 		t.Fatalf("status %d", code)
 	}
 	if n := len(r.pending(s.ID)); n != 2 {
 		t.Fatalf("%d inputs after a prompt", n)
+	}
+	// The delivery header is not signed: the same signed bodies replayed
+	// under fresh delivery ids add nothing.
+	for i, b := range [][]byte{body, prompt} {
+		if code := r.send(b, testSecret, "replayed-"+strconv.Itoa(i)); code != 200 {
+			t.Fatalf("status %d", code)
+		}
+	}
+	if n := len(r.pending(s.ID)); n != 2 {
+		t.Fatalf("%d inputs after replays under new delivery ids", n)
 	}
 }
 

@@ -103,8 +103,14 @@ func dedupeKeys(d decision, delivery string) []string {
 	if delivery != "" {
 		keys = append(keys, "github:delivery:"+delivery)
 	}
-	if d.group != "" {
+	switch {
+	case d.group != "":
 		keys = append(keys, d.group)
+	case d.ref.CommentID != 0:
+		// X-GitHub-Delivery is not signed: the comment is a second key,
+		// so its signed body sent again under another delivery id adds
+		// nothing either.
+		keys = append(keys, "github:comment:"+d.ref.Kind+":"+strconv.FormatInt(d.ref.CommentID, 10))
 	}
 	return keys
 }

@@ -3,7 +3,6 @@ package main_test
 import (
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -76,35 +75,10 @@ func (w *githubWorld) deliver(event, delivery string, payload any, secret string
 	return resp.StatusCode
 }
 
-func (w *githubWorld) sessionsFor(key string) []sessionState {
-	w.t.Helper()
-	code, raw := w.srv.do("GET", "/v1/sessions?origin_key="+url.QueryEscape(key), nil)
-	if code != 200 {
-		w.t.Fatalf("list sessions: %d %s", code, raw)
-	}
-	var page struct {
-		Data []sessionState `json:"data"`
-	}
-	mustJSON(w.t, raw, &page)
-	return page.Data
-}
+func (w *githubWorld) sessionsFor(key string) []sessionState { return w.srv.sessionsByKey(key) }
 
 // session waits for the one session of an issue or PR.
-func (w *githubWorld) session(key string) string {
-	w.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if list := w.sessionsFor(key); len(list) == 1 {
-			return list[0].ID
-		} else if len(list) > 1 {
-			w.t.Fatalf("%d sessions for %s", len(list), key)
-		}
-		if time.Now().After(deadline) {
-			w.t.Fatalf("no session for %s", key)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+func (w *githubWorld) session(key string) string { return w.srv.sessionByKey(key) }
 
 // botComments are the app's comments on an issue or PR.
 func (w *githubWorld) botComments(repo string, number int) []fakegithub.Comment {

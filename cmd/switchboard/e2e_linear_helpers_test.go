@@ -3,7 +3,6 @@ package main_test
 import (
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -111,33 +110,12 @@ func (w *linearWorld) key(agentSession string) string {
 }
 
 func (w *linearWorld) sessionsFor(agentSession string) []sessionState {
-	w.t.Helper()
-	code, raw := w.srv.do("GET", "/v1/sessions?origin_key="+url.QueryEscape(w.key(agentSession)), nil)
-	if code != 200 {
-		w.t.Fatalf("list sessions: %d %s", code, raw)
-	}
-	var page struct {
-		Data []sessionState `json:"data"`
-	}
-	mustJSON(w.t, raw, &page)
-	return page.Data
+	return w.srv.sessionsByKey(w.key(agentSession))
 }
 
 // session waits for the one session of an agent session.
 func (w *linearWorld) session(agentSession string) string {
-	w.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if list := w.sessionsFor(agentSession); len(list) == 1 {
-			return list[0].ID
-		} else if len(list) > 1 {
-			w.t.Fatalf("%d sessions for %s", len(list), agentSession)
-		}
-		if time.Now().After(deadline) {
-			w.t.Fatalf("no session for %s", agentSession)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return w.srv.sessionByKey(w.key(agentSession))
 }
 
 // activities are the agent session's activities as "type: text".

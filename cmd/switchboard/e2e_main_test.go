@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -334,4 +335,35 @@ func execServe(t *testing.T, dir string) *exec.Cmd {
 	cmd := exec.Command(binPath, "serve")
 	cmd.Env = append(os.Environ(), "SWITCHBOARD_ADDR="+freeAddr(t), "SWITCHBOARD_DATA_DIR="+dir, "SWITCHBOARD_ADMIN_TOKEN="+adminToken)
 	return cmd
+}
+
+// sessionsByKey lists the sessions of an origin key.
+func (s *server) sessionsByKey(key string) []sessionState {
+	s.t.Helper()
+	code, raw := s.do("GET", "/v1/sessions?origin_key="+url.QueryEscape(key), nil)
+	if code != 200 {
+		s.t.Fatalf("list sessions: %d %s", code, raw)
+	}
+	var page struct {
+		Data []sessionState `json:"data"`
+	}
+	mustJSON(s.t, raw, &page)
+	return page.Data
+}
+
+// sessionByKey waits for the one session of an origin key.
+func (s *server) sessionByKey(key string) string {
+	s.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if list := s.sessionsByKey(key); len(list) == 1 {
+			return list[0].ID
+		} else if len(list) > 1 {
+			s.t.Fatalf("%d sessions for %s", len(list), key)
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("no session for %s", key)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -115,36 +114,11 @@ func buttonValue(t *testing.T, m fakeslack.Message, actionID string) string {
 	return ""
 }
 
-// sessionsFor lists the sessions of an origin key.
-func (w *slackWorld) sessionsFor(key string) []sessionState {
-	w.t.Helper()
-	code, raw := w.srv.do("GET", "/v1/sessions?origin_key="+url.QueryEscape(key), nil)
-	if code != 200 {
-		w.t.Fatalf("list sessions: %d %s", code, raw)
-	}
-	var page struct {
-		Data []sessionState `json:"data"`
-	}
-	mustJSON(w.t, raw, &page)
-	return page.Data
-}
+func (w *slackWorld) sessionsFor(key string) []sessionState { return w.srv.sessionsByKey(key) }
 
 // session waits for the one session of a thread.
 func (w *slackWorld) session(team, channel, thread string) string {
-	w.t.Helper()
-	key := "slack:" + team + ":" + channel + ":" + thread
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if list := w.sessionsFor(key); len(list) == 1 {
-			return list[0].ID
-		} else if len(list) > 1 {
-			w.t.Fatalf("%d sessions for %s", len(list), key)
-		}
-		if time.Now().After(deadline) {
-			w.t.Fatalf("no session for %s", key)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return w.srv.sessionByKey("slack:" + team + ":" + channel + ":" + thread)
 }
 
 // botReplies are the thread's messages the bot posted whose text holds

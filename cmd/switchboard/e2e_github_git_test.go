@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,7 +24,7 @@ import (
 // certificate comes from a CA only the proxy trusts; the sandbox trusts the
 // proxy's), commits, pushes a branch, and the agent opens a PR with the
 // GitHub tool. The git host saw installation tokens narrowed to the
-// repository; no token is anywhere in the sandbox: not in its processes'
+// repository and its contents; no token is anywhere in the sandbox: not in its processes'
 // environments, the container's config, git's config, the shell history or
 // any file.
 func TestGitHubCodeWork(t *testing.T) {
@@ -100,8 +101,9 @@ echo pushed`, git.URL))}},
 		t.Fatal("the git host saw no token")
 	}
 	for _, tok := range seen {
-		if repos, ok := issued[tok]; !ok || !slices.Equal(repos, []string{"widgets"}) {
-			t.Fatalf("the git host took %q, narrowed to %v (issued: %v)", tok, repos, ok)
+		it, ok := issued[tok]
+		if !ok || !slices.Equal(it.Repositories, []string{"widgets"}) || !maps.Equal(it.Permissions, map[string]string{"contents": "write", "metadata": "read"}) {
+			t.Fatalf("the git host took %q, narrowed to %+v (issued: %v)", tok, it, ok)
 		}
 	}
 

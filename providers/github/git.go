@@ -19,9 +19,10 @@ import (
 // github-git:<installation>:<owner>/<repo>. Vault ids never look like it.
 const gitCredentialPrefix = "github-git:"
 
-// gitTokens are installation tokens narrowed to one repository, for the
-// sandbox's git traffic: a session's sandbox can push to its own
-// repository, not to every repository the App is installed on.
+// gitTokens are installation tokens narrowed to one repository and to
+// its contents, for the sandbox's git traffic: a session's sandbox can
+// push to its own repository, not to every repository the App is
+// installed on, and can do nothing else with the token.
 type gitTokens struct {
 	mu sync.Mutex
 	m  map[string]*ghinstallation.Transport // installation:owner/repo
@@ -90,7 +91,10 @@ func (p *Provider) repoTransport(inst int64, owner, repo string) *ghinstallation
 		return t
 	}
 	t := ghinstallation.NewFromAppsTransport(p.apps, inst)
-	t.InstallationTokenOptions = &gh.InstallationTokenOptions{Repositories: []string{repo}}
+	// Git needs contents (and metadata) only: the token the proxy injects
+	// cannot comment, review or touch issues, whatever else the App may.
+	t.InstallationTokenOptions = &gh.InstallationTokenOptions{Repositories: []string{repo},
+		Permissions: &gh.InstallationPermissions{Contents: gh.String("write"), Metadata: gh.String("read")}}
 	if p.git.m == nil {
 		p.git.m = map[string]*ghinstallation.Transport{}
 	}

@@ -285,12 +285,18 @@ type event struct {
 
 func (s *server) events(id string) []event {
 	s.t.Helper()
-	code, raw := s.do("GET", "/v1/sessions/"+id+"/events?limit=1000", nil)
+	return listData[event](s, "/v1/sessions/"+id+"/events?limit=1000")
+}
+
+// listData is the data of a list page the API answers at path.
+func listData[T any](s *server, path string) []T {
+	s.t.Helper()
+	code, raw := s.do("GET", path, nil)
 	if code != 200 {
-		s.t.Fatalf("list events: %d %s", code, raw)
+		s.t.Fatalf("GET %s: %d %s", path, code, raw)
 	}
 	var page struct {
-		Data []event `json:"data"`
+		Data []T `json:"data"`
 	}
 	mustJSON(s.t, raw, &page)
 	return page.Data
@@ -340,15 +346,7 @@ func execServe(t *testing.T, dir string) *exec.Cmd {
 // sessionsByKey lists the sessions of an origin key.
 func (s *server) sessionsByKey(key string) []sessionState {
 	s.t.Helper()
-	code, raw := s.do("GET", "/v1/sessions?origin_key="+url.QueryEscape(key), nil)
-	if code != 200 {
-		s.t.Fatalf("list sessions: %d %s", code, raw)
-	}
-	var page struct {
-		Data []sessionState `json:"data"`
-	}
-	mustJSON(s.t, raw, &page)
-	return page.Data
+	return listData[sessionState](s, "/v1/sessions?origin_key="+url.QueryEscape(key))
 }
 
 // sessionByKey waits for the one session of an origin key.

@@ -278,7 +278,11 @@ func (p *Provider) tellRefused(d decision, delivery string) {
 func (p *Provider) reply(ctx context.Context, r ref, text string) error {
 	c := p.client(r.Installation)
 	if r.Kind == kindReviewComment && r.CommentID != 0 {
-		_, _, err := c.PullRequests.CreateCommentInReplyTo(ctx, r.Owner, r.Repo, r.Number, text, r.CommentID)
+		to := r.CommentID
+		if r.ThreadID != 0 {
+			to = r.ThreadID
+		}
+		_, _, err := c.PullRequests.CreateCommentInReplyTo(ctx, r.Owner, r.Repo, r.Number, text, to)
 		return err
 	}
 	_, _, err := c.Issues.CreateComment(ctx, r.Owner, r.Repo, r.Number, &gh.IssueComment{Body: gh.String(text)})

@@ -44,8 +44,11 @@ type ref struct {
 	PR           bool   `json:"pr,omitempty"`
 	HeadSHA      string `json:"head_sha,omitempty"`
 	CommentID    int64  `json:"comment_id,omitempty"` // issue or review comment
-	ReviewID     int64  `json:"review_id,omitempty"`
-	Login        string `json:"login,omitempty"`
+	// ThreadID is the review comment that starts the thread CommentID
+	// replies in: GitHub takes replies to a thread's first comment only.
+	ThreadID int64  `json:"thread_id,omitempty"`
+	ReviewID int64  `json:"review_id,omitempty"`
+	Login    string `json:"login,omitempty"`
 }
 
 // inputBody is a user.message from GitHub.
@@ -118,6 +121,14 @@ func (id identity) own(u *gh.User) bool {
 	return u != nil && strings.EqualFold(u.GetLogin(), id.botLogin())
 }
 
+// bot reports whether a user is an App or another bot: they never
+// trigger the agent, whatever they mention. Two Apps that answer each
+// other (a refusal mentions whom it refuses) would otherwise talk
+// forever.
+func bot(u *gh.User) bool {
+	return u != nil && (strings.EqualFold(u.GetType(), "Bot") || strings.HasSuffix(strings.ToLower(u.GetLogin()), "[bot]"))
+}
+
 // decide applies the trigger rules of DESIGN §4 to a decoded event. It is
 // pure: permission checks and storage are the caller's.
 func decide(ev any, id identity) decision {
@@ -137,6 +148,9 @@ func decide(ev any, id identity) decision {
 		if id.own(e.GetComment().GetUser()) || id.own(e.GetSender()) {
 			return decision{why: "own comment"}
 		}
+		if bot(e.GetComment().GetUser()) || bot(e.GetSender()) {
+			return decision{why: "a bot's comment"}
+		}
 		body := e.GetComment().GetBody()
 		if !mentions(body, id.slug) {
 			return decision{why: "no mention"}
@@ -153,12 +167,15 @@ func decide(ev any, id identity) decision {
 		if id.own(c.GetUser()) || id.own(e.GetSender()) {
 			return decision{why: "own comment"}
 		}
+		if bot(c.GetUser()) || bot(e.GetSender()) {
+			return decision{why: "a bot's comment"}
+		}
 		if !mentions(c.GetBody(), id.slug) {
 			return decision{why: "no mention"}
 		}
 		pr := e.GetPullRequest()
 		r := baseRef(kindReviewComment, e.GetInstallation(), e.GetRepo(), pr.GetNumber(), true, e.GetSender())
-		r.CommentID, r.ReviewID, r.HeadSHA = c.GetID(), c.GetPullRequestReviewID(), pr.GetHead().GetSHA()
+		r.CommentID, r.ThreadID, r.ReviewID, r.HeadSHA = c.GetID(), c.GetInReplyTo(), c.GetPullRequestReviewID(), pr.GetHead().GetSHA()
 		line := c.GetLine()
 		if line == 0 {
 			line = c.GetOriginalLine()
@@ -177,6 +194,9 @@ func decide(ev any, id identity) decision {
 		if id.own(rv.GetUser()) || id.own(e.GetSender()) {
 			return decision{why: "own review"}
 		}
+		if bot(rv.GetUser()) || bot(e.GetSender()) {
+			return decision{why: "a bot's review"}
+		}
 		if !mentions(rv.GetBody(), id.slug) {
 			return decision{why: "no mention"}
 		}
@@ -194,6 +214,9 @@ func decide(ev any, id identity) decision {
 		if id.own(e.GetSender()) {
 			return decision{why: "own label"}
 		}
+		if bot(e.GetSender()) {
+			return decision{why: "a bot's label"}
+		}
 		is := e.GetIssue()
 		r := baseRef(kindLabel, e.GetInstallation(), e.GetRepo(), is.GetNumber(), is.IsPullRequest(), e.GetSender())
 		return trigger(r, "@"+r.Login+" added the label "+e.GetLabel().GetName()+".", is.GetTitle(), is.GetBody())
@@ -203,6 +226,9 @@ func decide(ev any, id identity) decision {
 		}
 		if id.own(e.GetSender()) {
 			return decision{why: "own label"}
+		}
+		if bot(e.GetSender()) {
+			return decision{why: "a bot's label"}
 		}
 		pr := e.GetPullRequest()
 		r := baseRef(kindLabel, e.GetInstallation(), e.GetRepo(), pr.GetNumber(), true, e.GetSender())

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bradleyfalzon/ghinstallation/v2"
 	gh "github.com/google/go-github/v62/github"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/providers/outbox"
@@ -120,10 +121,17 @@ func (r *renderer) Render(ctx context.Context, t *outbox.Thread, e core.Event) (
 		_ = json.Unmarshal(t.State, &st) // a state that does not decode starts afresh
 	}
 	acted, err := r.event(ctx, t, &st, e)
+	err = classify(ctx, err)
+	if outbox.IsPermanent(err) && e.Type == core.TypeTurnCompleted {
+		// The run or the status comment is gone (someone deleted the
+		// comment): forgotten, so the next turn makes its own instead of
+		// editing it in vain for good.
+		st.CheckRun, st.StatusComment = 0, 0
+	}
 	if raw, merr := json.Marshal(st); merr == nil {
 		t.State = raw
 	}
-	return acted, classify(err)
+	return acted, err
 }
 
 func (r *renderer) event(ctx context.Context, t *outbox.Thread, st *sinkState, e core.Event) (bool, error) {
@@ -160,12 +168,7 @@ func (r *renderer) event(ctx context.Context, t *outbox.Thread, st *sinkState, e
 				Output: &gh.CheckRunOutput{Title: gh.String("Working"), Summary: gh.String("The agent is working on it.")}})
 		}
 		if st.StatusComment == 0 {
-			c, _, err := p.client(st.Reply.Installation).Issues.CreateComment(ctx, st.Reply.Owner, st.Reply.Repo, st.Reply.Number,
-				&gh.IssueComment{Body: gh.String("⏳ Working on it…")})
-			if err != nil {
-				return true, err
-			}
-			st.StatusComment = c.GetID()
+			return true, r.statusComment(ctx, t, st, e.Seq)
 		}
 		return true, nil
 	case core.TypeAgentToolUse:
@@ -311,20 +314,16 @@ func (r *renderer) post(ctx context.Context, t *outbox.Thread, st *sinkState, se
 	key := t.Session.ID + ":" + strconv.FormatUint(seq, 10)
 	marker := "<!-- switchboard:" + key + " -->"
 	if st.Intent != nil && st.Intent.Key == key {
-		found, err := p.posted(ctx, g, marker, time.Unix(st.Intent.At, 0))
+		id, err := p.marked(ctx, g, g.Kind == kindReviewComment, marker, time.Unix(st.Intent.At, 0))
 		if err != nil {
 			return err
 		}
-		if found {
+		if id != 0 {
 			st.Intent = nil
 			return nil
 		}
 	}
-	st.Intent = &intent{Key: key, At: time.Now().Add(-time.Minute).Unix()}
-	if raw, err := json.Marshal(st); err == nil {
-		t.State = raw
-	}
-	if err := t.Save(ctx); err != nil {
+	if err := r.intend(ctx, t, st, key); err != nil {
 		return err
 	}
 	if h := p.cfg.Hooks; h != nil && h.BeforePost != nil {
@@ -340,43 +339,109 @@ func (r *renderer) post(ctx context.Context, t *outbox.Thread, st *sinkState, se
 	return nil
 }
 
-// posted looks for a marker among the comments made since an intent.
-func (p *Provider) posted(ctx context.Context, g *ref, marker string, since time.Time) (bool, error) {
-	c := p.client(g.Installation)
-	if g.Kind == kindReviewComment {
-		cs, _, err := c.PullRequests.ListComments(ctx, g.Owner, g.Repo, g.Number, &gh.PullRequestListCommentsOptions{Since: since, ListOptions: gh.ListOptions{PerPage: 100}})
+// intend saves an intent before a call that must not be repeated.
+func (r *renderer) intend(ctx context.Context, t *outbox.Thread, st *sinkState, key string) error {
+	st.Intent = &intent{Key: key, At: time.Now().Add(-time.Minute).Unix()}
+	if raw, err := json.Marshal(st); err == nil {
+		t.State = raw
+	}
+	return t.Save(ctx)
+}
+
+// statusComment makes an issue's status comment exactly once, as post
+// does an answer; after a crash between the create and the recorded
+// position the comment made then is adopted, so later edits go to it and
+// no second one appears.
+func (r *renderer) statusComment(ctx context.Context, t *outbox.Thread, st *sinkState, seq uint64) error {
+	p, g := r.p, st.Reply
+	key := t.Session.ID + ":status:" + strconv.FormatUint(seq, 10)
+	marker := "<!-- switchboard:" + key + " -->"
+	if st.Intent != nil && st.Intent.Key == key {
+		id, err := p.marked(ctx, g, false, marker, time.Unix(st.Intent.At, 0))
 		if err != nil {
-			return false, err
+			return err
+		}
+		if id != 0 {
+			st.StatusComment, st.Intent = id, nil
+			return nil
+		}
+	}
+	if err := r.intend(ctx, t, st, key); err != nil {
+		return err
+	}
+	c, _, err := p.client(g.Installation).Issues.CreateComment(ctx, g.Owner, g.Repo, g.Number,
+		&gh.IssueComment{Body: gh.String("⏳ Working on it…\n\n" + marker)})
+	if err != nil {
+		return err
+	}
+	st.StatusComment, st.Intent = c.GetID(), nil
+	return nil
+}
+
+// marked is the id of the comment holding marker among the issue's (or,
+// with review, the pull request's review) comments made since an
+// intent; 0 when there is none.
+func (p *Provider) marked(ctx context.Context, g *ref, review bool, marker string, since time.Time) (int64, error) {
+	c := p.client(g.Installation)
+	if review {
+		opts := &gh.PullRequestListCommentsOptions{Since: since, ListOptions: gh.ListOptions{PerPage: 100}}
+		for {
+			cs, resp, err := c.PullRequests.ListComments(ctx, g.Owner, g.Repo, g.Number, opts)
+			if err != nil {
+				return 0, err
+			}
+			for _, cm := range cs {
+				if strings.Contains(cm.GetBody(), marker) {
+					return cm.GetID(), nil
+				}
+			}
+			if resp.NextPage == 0 {
+				return 0, nil
+			}
+			opts.Page = resp.NextPage
+		}
+	}
+	opts := &gh.IssueListCommentsOptions{Since: &since, ListOptions: gh.ListOptions{PerPage: 100}}
+	for {
+		cs, resp, err := c.Issues.ListComments(ctx, g.Owner, g.Repo, g.Number, opts)
+		if err != nil {
+			return 0, err
 		}
 		for _, cm := range cs {
 			if strings.Contains(cm.GetBody(), marker) {
-				return true, nil
+				return cm.GetID(), nil
 			}
 		}
-		return false, nil
-	}
-	cs, _, err := c.Issues.ListComments(ctx, g.Owner, g.Repo, g.Number, &gh.IssueListCommentsOptions{Since: &since, ListOptions: gh.ListOptions{PerPage: 100}})
-	if err != nil {
-		return false, err
-	}
-	for _, cm := range cs {
-		if strings.Contains(cm.GetBody(), marker) {
-			return true, nil
+		if resp.NextPage == 0 {
+			return 0, nil
 		}
+		opts.Page = resp.NextPage
 	}
-	return false, nil
 }
 
 // classify waits out GitHub's secondary rate limits (retried after) and
-// marks errors no retry can fix as permanent.
-func classify(err error) error {
+// marks errors no retry can fix as permanent: a 4xx other than a rate
+// limit (a 403 "Resource not accessible by integration" stays one however
+// often it is asked), and an installation token GitHub refuses because
+// the installation is gone or suspended. Left retryable, each would hold
+// the session's output on one event for good.
+func classify(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
 	var abuse *gh.AbuseRateLimitError
 	if errors.As(err, &abuse) {
-		if d := abuse.GetRetryAfter(); d > 0 && d < time.Minute {
-			time.Sleep(d) // the sink retries after its own backoff as well
+		d := abuse.GetRetryAfter()
+		if abuse.RetryAfter == nil {
+			d = time.Minute // GitHub: without a Retry-After, wait at least a minute
+		}
+		if d > 0 && d <= time.Minute {
+			t := time.NewTimer(d) // the sink retries after its own backoff as well
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
 		}
 		return err
 	}
@@ -384,14 +449,27 @@ func classify(err error) error {
 	if errors.As(err, &rl) {
 		return err
 	}
+	var resp *http.Response
 	var er *gh.ErrorResponse
-	if errors.As(err, &er) && er.Response != nil {
-		switch er.Response.StatusCode {
-		case http.StatusNotFound, http.StatusGone, http.StatusUnprocessableEntity, http.StatusUnauthorized:
-			return outbox.Permanent(err)
+	var he *ghinstallation.HTTPError
+	switch {
+	case errors.As(err, &er):
+		resp = er.Response
+	case errors.As(err, &he):
+		if he.Response == nil || he.Response.StatusCode != http.StatusNotFound && he.Response.StatusCode != http.StatusForbidden {
+			return err // a 401 there is the App's key or clock, which can be fixed
 		}
+		resp = he.Response
 	}
-	return err
+	if resp == nil || resp.StatusCode < 400 || resp.StatusCode >= 500 {
+		return err
+	}
+	switch {
+	case resp.StatusCode == http.StatusRequestTimeout, resp.StatusCode == http.StatusTooManyRequests,
+		resp.Header.Get("Retry-After") != "", resp.Header.Get("X-RateLimit-Remaining") == "0":
+		return err // a limit by another name: worth waiting for
+	}
+	return outbox.Permanent(err)
 }
 
 func clip(s string, n int) string {

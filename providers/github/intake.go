@@ -84,6 +84,11 @@ func (p *Provider) handleEvent(ctx context.Context, ev any, delivery string, log
 		p.tellRefused(d, delivery)
 		return nil
 	}
+	if d.ref.ReviewID != 0 && d.group != "" {
+		if text, ok := p.wholeReview(ctx, d); ok {
+			d.text = text
+		}
+	}
 	sessionID, err := p.store(ctx, d, delivery)
 	if err != nil || sessionID == "" {
 		return err

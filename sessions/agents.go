@@ -147,19 +147,7 @@ func getAgent(tx *bolt.Tx, idOrName string) (*core.Agent, error) {
 
 // GetAgent returns the latest version of the agent with this id or name.
 func (s *Store) GetAgent(ctx context.Context, idOrName string) (*core.Agent, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	var out *core.Agent
-	err := s.db.View(func(tx *bolt.Tx) error {
-		var err error
-		out, err = getAgent(tx, idOrName)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("get agent: %w", err)
-	}
-	return out, nil
+	return viewOne(ctx, s, "get agent", func(tx *bolt.Tx) (*core.Agent, error) { return getAgent(tx, idOrName) })
 }
 
 // GetAgentVersion returns one immutable version of an agent.

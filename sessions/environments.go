@@ -97,19 +97,7 @@ func (s *Store) CreateEnvironment(ctx context.Context, in *core.Environment) (*c
 
 // GetEnvironment returns the environment with this id or name.
 func (s *Store) GetEnvironment(ctx context.Context, idOrName string) (*core.Environment, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	var out *core.Environment
-	err := s.db.View(func(tx *bolt.Tx) error {
-		var err error
-		out, err = getEnvironment(tx, idOrName)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("get environment: %w", err)
-	}
-	return out, nil
+	return viewOne(ctx, s, "get environment", func(tx *bolt.Tx) (*core.Environment, error) { return getEnvironment(tx, idOrName) })
 }
 
 // ListEnvironments pages through environments in id order (creation

@@ -109,19 +109,7 @@ func (s *Store) SaveInstallation(ctx context.Context, in *core.Installation, sea
 
 // GetInstallation returns one installation.
 func (s *Store) GetInstallation(ctx context.Context, id string) (*core.Installation, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	var out *core.Installation
-	err := s.db.View(func(tx *bolt.Tx) error {
-		var err error
-		out, err = getInstallation(tx, id)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("get installation: %w", err)
-	}
-	return out, nil
+	return viewOne(ctx, s, "get installation", func(tx *bolt.Tx) (*core.Installation, error) { return getInstallation(tx, id) })
 }
 
 // FindInstallation returns the installation of a provider's tenant.

@@ -161,19 +161,7 @@ func (s *Store) CreateDestination(ctx context.Context, nd core.NewDestination) (
 
 // GetDestination returns a destination.
 func (s *Store) GetDestination(ctx context.Context, id string) (*core.Destination, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	var out *core.Destination
-	err := s.db.View(func(tx *bolt.Tx) error {
-		var err error
-		out, err = loadDestination(tx, id)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("get destination: %w", err)
-	}
-	return out, nil
+	return viewOne(ctx, s, "get destination", func(tx *bolt.Tx) (*core.Destination, error) { return loadDestination(tx, id) })
 }
 
 // DestinationSecret returns a destination's sealed secret (nil: none).
@@ -202,8 +190,8 @@ func (s *Store) ListDestinations(ctx context.Context, q core.DestinationQuery) (
 		return nil, false, err
 	}
 	limit := clampLimit(q.Limit)
-	out := []*core.Destination{}
-	more := false
+	var out []*core.Destination
+	var more bool
 	err := s.db.View(func(tx *bolt.Tx) error {
 		var ids func(yield func(string) bool)
 		switch {
@@ -214,29 +202,40 @@ func (s *Store) ListDestinations(ctx context.Context, q core.DestinationQuery) (
 		default:
 			ids = allIDs(bkt(tx, bucketDestinations))
 		}
-		for id := range ids {
-			if id <= q.After {
-				continue
-			}
-			d, err := loadDestination(tx, id)
-			if err != nil {
-				return err
-			}
-			if q.AgentID != "" && d.AgentID != q.AgentID {
-				continue
-			}
-			if len(out) == limit {
-				more = true
-				return nil
-			}
-			out = append(out, d)
-		}
-		return nil
+		var err error
+		out, more, err = idPage(tx, ids, q.After, limit, loadDestination, func(d *core.Destination) bool {
+			return q.AgentID == "" || d.AgentID == q.AgentID
+		})
+		return err
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("list destinations: %w", err)
 	}
 	return out, more, nil
+}
+
+// idPage reads records by the ids yields, in order, from after the
+// cursor, keeping those keep accepts, up to limit; more when one is left.
+func idPage[T any](tx *bolt.Tx, ids func(yield func(string) bool), after string, limit int,
+	load func(*bolt.Tx, string) (T, error), keep func(T) bool) (out []T, more bool, err error) {
+	out = []T{}
+	for id := range ids {
+		if id <= after {
+			continue
+		}
+		rec, err := load(tx, id)
+		if err != nil {
+			return nil, false, err
+		}
+		if !keep(rec) {
+			continue
+		}
+		if len(out) == limit {
+			return out, true, nil
+		}
+		out = append(out, rec)
+	}
+	return out, false, nil
 }
 
 // scopeIDs yields the destination ids of one scope of destination_filters

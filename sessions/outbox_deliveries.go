@@ -12,19 +12,7 @@ import (
 
 // GetDelivery returns a delivery with its attempts.
 func (s *Store) GetDelivery(ctx context.Context, id string) (*core.Delivery, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	var out *core.Delivery
-	err := s.db.View(func(tx *bolt.Tx) error {
-		var err error
-		out, err = loadDelivery(tx, id)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("get delivery: %w", err)
-	}
-	return out, nil
+	return viewOne(ctx, s, "get delivery", func(tx *bolt.Tx) (*core.Delivery, error) { return loadDelivery(tx, id) })
 }
 
 // ListDeliveries pages through deliveries in id order. A destination or
@@ -35,8 +23,8 @@ func (s *Store) ListDeliveries(ctx context.Context, q core.DeliveryQuery) ([]*co
 		return nil, false, err
 	}
 	limit := clampLimit(q.Limit)
-	out := []*core.Delivery{}
-	more := false
+	var out []*core.Delivery
+	var more bool
 	err := s.db.View(func(tx *bolt.Tx) error {
 		var ids func(yield func(string) bool)
 		switch {
@@ -47,24 +35,11 @@ func (s *Store) ListDeliveries(ctx context.Context, q core.DeliveryQuery) ([]*co
 		default:
 			ids = allIDs(bkt(tx, bucketDeliveries))
 		}
-		for id := range ids {
-			if id <= q.After {
-				continue
-			}
-			d, err := loadDelivery(tx, id)
-			if err != nil {
-				return err
-			}
-			if (q.SessionID != "" && d.SessionID != q.SessionID) || (q.State != "" && d.State != q.State) {
-				continue
-			}
-			if len(out) == limit {
-				more = true
-				return nil
-			}
-			out = append(out, d)
-		}
-		return nil
+		var err error
+		out, more, err = idPage(tx, ids, q.After, limit, loadDelivery, func(d *core.Delivery) bool {
+			return (q.SessionID == "" || d.SessionID == q.SessionID) && (q.State == "" || d.State == q.State)
+		})
+		return err
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("list deliveries: %w", err)

@@ -240,19 +240,7 @@ func (s *Store) insertSession(tx *bolt.Tx, req core.NewSession, id string, now c
 
 // GetSession returns the session record.
 func (s *Store) GetSession(ctx context.Context, id string) (*core.Session, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	var out *core.Session
-	err := s.db.View(func(tx *bolt.Tx) error {
-		var err error
-		out, err = loadSession(tx, id)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("get session: %w", err)
-	}
-	return out, nil
+	return viewOne(ctx, s, "get session", func(tx *bolt.Tx) (*core.Session, error) { return loadSession(tx, id) })
 }
 
 // SessionByKey returns the session serving an external key.

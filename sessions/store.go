@@ -185,6 +185,25 @@ func clampLimit(limit int) int {
 	return limit
 }
 
+// viewOne reads one record in a read transaction; what names it in
+// errors ("get session").
+func viewOne[T any](ctx context.Context, s *Store, what string, get func(*bolt.Tx) (T, error)) (T, error) {
+	var out T
+	if err := ctxErr(ctx); err != nil {
+		return out, err
+	}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		out, err = get(tx)
+		return err
+	})
+	if err != nil {
+		var zero T
+		return zero, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
+}
+
 // listPage reads one page of a bucket keyed by id, in id order, starting
 // after the cursor id: the shape of every list of the API.
 func listPage[T any](ctx context.Context, s *Store, bucket, after string, limit int, decode func([]byte) (T, error)) ([]T, bool, error) {

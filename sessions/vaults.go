@@ -90,19 +90,7 @@ func getVault(tx *bolt.Tx, id string) (*core.Vault, error) {
 
 // GetVault returns one vault.
 func (s *Store) GetVault(ctx context.Context, id string) (*core.Vault, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	var out *core.Vault
-	err := s.db.View(func(tx *bolt.Tx) error {
-		var err error
-		out, err = getVault(tx, id)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("get vault: %w", err)
-	}
-	return out, nil
+	return viewOne(ctx, s, "get vault", func(tx *bolt.Tx) (*core.Vault, error) { return getVault(tx, id) })
 }
 
 // ListVaults pages through vaults in id order (creation order, to the

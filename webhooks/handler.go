@@ -1,7 +1,6 @@
 package webhooks
 
 import (
-	"errors"
 	"log/slog"
 	"net/http"
 
@@ -27,7 +26,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	if h.Logger == nil {
 		h.Logger = slog.New(slog.DiscardHandler)
 	}
-	handle := func(pattern string, fn web.Handler) { mux.Handle(pattern, web.Wrap(h.Logger, web.AdminOnly(fn))) }
+	handle := web.AdminRoutes(mux, h.Logger)
 	handle("POST /v1/destinations", h.createDestination)
 	handle("GET /v1/destinations", h.listDestinations)
 	handle("GET /v1/destinations/{id}", h.getDestination)
@@ -38,15 +37,6 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	handle("GET /v1/deliveries", h.listDeliveries)
 	handle("GET /v1/deliveries/{id}", h.getDelivery)
 	handle("POST /v1/deliveries/{id}/redeliver", h.redeliver)
-}
-
-// notFound turns the store's not-found into a message naming the path's
-// record, and passes other errors on.
-func notFound(err error, kind, id string) error {
-	if errors.Is(err, core.ErrNotFound) {
-		return web.Errorf(http.StatusNotFound, "not_found", "%s %q not found", kind, id)
-	}
-	return err
 }
 
 func (h *Handler) store() Store { return h.Service.cfg.Store }
@@ -66,7 +56,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, sessionID strin
 	}
 	d, err := h.store().CreateDestination(r.Context(), nd)
 	if err != nil {
-		return notFound(err, "session", sessionID)
+		return web.NotFound(err, "session", sessionID)
 	}
 	shown.Destination = *d
 	h.Logger.Info("destination created", "destination_id", d.ID, "session_id", d.SessionID, "agent_id", d.AgentID)
@@ -81,7 +71,7 @@ func (h *Handler) createDestination(w http.ResponseWriter, r *http.Request) erro
 func (h *Handler) createSessionDestination(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	if _, err := h.store().GetSession(r.Context(), id); err != nil {
-		return notFound(err, "session", id)
+		return web.NotFound(err, "session", id)
 	}
 	return h.create(w, r, id)
 }
@@ -110,7 +100,7 @@ func (h *Handler) listDestinations(w http.ResponseWriter, r *http.Request) error
 	if agent := r.URL.Query().Get("agent"); agent != "" {
 		a, err := h.store().GetAgent(r.Context(), agent)
 		if err != nil {
-			return notFound(err, "agent", agent)
+			return web.NotFound(err, "agent", agent)
 		}
 		q.AgentID = a.ID
 	}
@@ -123,7 +113,7 @@ func (h *Handler) listDestinations(w http.ResponseWriter, r *http.Request) error
 func (h *Handler) listSessionDestinations(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	if _, err := h.store().GetSession(r.Context(), id); err != nil {
-		return notFound(err, "session", id)
+		return web.NotFound(err, "session", id)
 	}
 	return h.list(w, r, core.DestinationQuery{SessionID: id})
 }
@@ -132,7 +122,7 @@ func (h *Handler) getDestination(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	d, err := h.store().GetDestination(r.Context(), id)
 	if err != nil {
-		return notFound(err, "destination", id)
+		return web.NotFound(err, "destination", id)
 	}
 	web.WriteJSON(w, http.StatusOK, d)
 	return nil
@@ -141,7 +131,7 @@ func (h *Handler) getDestination(w http.ResponseWriter, r *http.Request) error {
 func (h *Handler) deleteDestination(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	if err := h.store().DeleteDestination(r.Context(), id); err != nil {
-		return notFound(err, "destination", id)
+		return web.NotFound(err, "destination", id)
 	}
 	h.Service.forget(id)
 	h.Logger.Info("destination deleted", "destination_id", id)
@@ -153,7 +143,7 @@ func (h *Handler) resumeDestination(w http.ResponseWriter, r *http.Request) erro
 	id := r.PathValue("id")
 	d, err := h.store().ResumeDestination(r.Context(), id)
 	if err != nil {
-		return notFound(err, "destination", id)
+		return web.NotFound(err, "destination", id)
 	}
 	h.Service.Notify()
 	h.Logger.Info("destination resumed", "destination_id", id)
@@ -187,7 +177,7 @@ func (h *Handler) getDelivery(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	d, err := h.store().GetDelivery(r.Context(), id)
 	if err != nil {
-		return notFound(err, "delivery", id)
+		return web.NotFound(err, "delivery", id)
 	}
 	web.WriteJSON(w, http.StatusOK, d)
 	return nil
@@ -197,7 +187,7 @@ func (h *Handler) redeliver(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	d, err := h.store().Redeliver(r.Context(), id)
 	if err != nil {
-		return notFound(err, "delivery", id)
+		return web.NotFound(err, "delivery", id)
 	}
 	h.Service.Notify()
 	h.Logger.Info("delivery redelivered", "delivery_id", id, "destination_id", d.DestinationID)

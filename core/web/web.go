@@ -179,3 +179,18 @@ func AdminOnly(fn Handler) Handler {
 		return fn(w, r)
 	}
 }
+
+// NotFound turns the store's not-found into a 404 naming the path's
+// record ("vault \"vlt_…\" not found"), and passes other errors on.
+func NotFound(err error, kind, id string) error {
+	if errors.Is(err, core.ErrNotFound) {
+		return Errorf(http.StatusNotFound, "not_found", "%s %q not found", kind, id)
+	}
+	return err
+}
+
+// AdminRoutes mounts admin-only handlers on mux, each wrapped to answer
+// its error as JSON.
+func AdminRoutes(mux *http.ServeMux, log *slog.Logger) func(pattern string, fn Handler) {
+	return func(pattern string, fn Handler) { mux.Handle(pattern, Wrap(log, AdminOnly(fn))) }
+}

@@ -46,18 +46,11 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	if h.Logger == nil {
 		h.Logger = slog.New(slog.DiscardHandler)
 	}
-	handle := func(pattern string, fn web.Handler) { mux.Handle(pattern, web.Wrap(h.Logger, web.AdminOnly(fn))) }
+	handle := web.AdminRoutes(mux, h.Logger)
 	handle("GET /v1/installations", h.list)
 	handle("GET /v1/installations/{id}", h.get)
 	handle("POST /v1/installations/{id}", h.update)
 	handle("DELETE /v1/installations/{id}", h.delete)
-}
-
-func notFound(err error, id string) error {
-	if errors.Is(err, core.ErrNotFound) {
-		return web.Errorf(http.StatusNotFound, "not_found", "installation %q not found", id)
-	}
-	return err
 }
 
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
@@ -78,7 +71,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	in, err := h.Store.GetInstallation(r.Context(), id)
 	if err != nil {
-		return notFound(err, id)
+		return web.NotFound(err, "installation", id)
 	}
 	web.WriteJSON(w, http.StatusOK, in)
 	return nil
@@ -125,7 +118,7 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	})
 	if err != nil {
-		return notFound(err, id)
+		return web.NotFound(err, "installation", id)
 	}
 	h.Logger.Info("installation updated", "installation_id", id, "agent_id", in.Agent, "channels", len(in.Policy.Channels), "users", len(in.Policy.Users))
 	web.WriteJSON(w, http.StatusOK, in)
@@ -162,7 +155,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	in, err := h.Store.GetInstallation(r.Context(), id)
 	if err != nil {
-		return notFound(err, id)
+		return web.NotFound(err, "installation", id)
 	}
 	if rv := h.Revokers[in.Provider]; rv != nil && in.HasToken {
 		// The tokens are forgotten whatever the platform answers: an admin
@@ -172,7 +165,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if err := h.Store.DeleteInstallation(r.Context(), id); err != nil {
-		return notFound(err, id)
+		return web.NotFound(err, "installation", id)
 	}
 	h.Logger.Info("installation deleted", "installation_id", id, "provider", in.Provider)
 	w.WriteHeader(http.StatusNoContent)

@@ -9,7 +9,6 @@ package environments
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -48,7 +47,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	if h.Logger == nil {
 		h.Logger = slog.New(slog.DiscardHandler)
 	}
-	handle := func(pattern string, fn web.Handler) { mux.Handle(pattern, web.Wrap(h.Logger, web.AdminOnly(fn))) }
+	handle := web.AdminRoutes(mux, h.Logger)
 	handle("POST /v1/environments", h.create)
 	handle("GET /v1/environments", h.list)
 	handle("GET /v1/environments/{id}", h.get)
@@ -166,7 +165,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	e, err := h.Store.GetEnvironment(r.Context(), id)
 	if err != nil {
-		return notFound(err, id)
+		return web.NotFound(err, "environment", id)
 	}
 	web.WriteJSON(w, http.StatusOK, e)
 	return nil
@@ -185,7 +184,7 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
 	// inside the store's write transaction.
 	cur, err := h.Store.GetEnvironment(r.Context(), id)
 	if err != nil {
-		return notFound(err, id)
+		return web.NotFound(err, "environment", id)
 	}
 	b.apply(cur)
 	if err := h.check(r.Context(), cur); err != nil {
@@ -196,7 +195,7 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	})
 	if err != nil {
-		return notFound(err, id)
+		return web.NotFound(err, "environment", id)
 	}
 	h.Logger.Info("environment updated", "environment_id", e.ID)
 	web.WriteJSON(w, http.StatusOK, e)
@@ -206,18 +205,9 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	if err := h.Store.DeleteEnvironment(r.Context(), id); err != nil {
-		return notFound(err, id)
+		return web.NotFound(err, "environment", id)
 	}
 	h.Logger.Info("environment deleted", "environment_id", id)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
-}
-
-// notFound names the path's environment in a 404, and passes other
-// errors on.
-func notFound(err error, id string) error {
-	if errors.Is(err, core.ErrNotFound) {
-		return web.Errorf(http.StatusNotFound, "not_found", "%s", fmt.Sprintf("environment %q not found", id))
-	}
-	return err
 }

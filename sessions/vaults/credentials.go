@@ -223,7 +223,7 @@ func (h *Handler) createCredential(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	if _, err := h.Store.GetVault(r.Context(), vaultID); err != nil {
-		return notFound(err, "vault", vaultID)
+		return web.NotFound(err, "vault", vaultID)
 	}
 	if b.Kind == nil {
 		return web.Invalid("field \"kind\" is required: static_bearer, header or oauth")
@@ -243,7 +243,7 @@ func (h *Handler) createCredential(w http.ResponseWriter, r *http.Request) error
 	}
 	out, err := h.save(r, c, &sec)
 	if err != nil {
-		return notFound(err, "vault", vaultID)
+		return web.NotFound(err, "vault", vaultID)
 	}
 	h.Logger.Info("credential created", "vault_id", vaultID, "credential_id", out.ID, "kind", string(out.Kind))
 	web.WriteJSON(w, http.StatusCreated, out)
@@ -256,7 +256,7 @@ func (h *Handler) credential(r *http.Request) (*core.Credential, []byte, error) 
 	vaultID, id := r.PathValue("id"), r.PathValue("cid")
 	c, sealed, err := h.Store.GetCredential(r.Context(), id)
 	if err != nil {
-		return nil, nil, notFound(err, "credential", id)
+		return nil, nil, web.NotFound(err, "credential", id)
 	}
 	if c.VaultID != vaultID {
 		return nil, nil, web.Errorf(http.StatusNotFound, "not_found", "credential %q not found in vault %q", id, vaultID)
@@ -292,7 +292,7 @@ func (h *Handler) rotateCredential(w http.ResponseWriter, r *http.Request) error
 	}
 	out, err := h.save(r, c, &sec)
 	if err != nil {
-		return notFound(err, "credential", c.ID)
+		return web.NotFound(err, "credential", c.ID)
 	}
 	h.Logger.Info("credential rotated", "vault_id", c.VaultID, "credential_id", c.ID, "fields", fields)
 	web.WriteJSON(w, http.StatusOK, out)
@@ -318,7 +318,7 @@ func (h *Handler) listCredentials(w http.ResponseWriter, r *http.Request) error 
 	}
 	list, err := h.Store.ListCredentials(r.Context(), vaultID)
 	if err != nil {
-		return notFound(err, "vault", vaultID)
+		return web.NotFound(err, "vault", vaultID)
 	}
 	if after := r.URL.Query().Get("after"); after != "" {
 		list = slices.DeleteFunc(list, func(c *core.Credential) bool { return c.ID <= after })
@@ -337,7 +337,7 @@ func (h *Handler) listCredentials(w http.ResponseWriter, r *http.Request) error 
 func (h *Handler) deleteCredential(w http.ResponseWriter, r *http.Request) error {
 	vaultID, id := r.PathValue("id"), r.PathValue("cid")
 	if err := h.Store.DeleteCredential(r.Context(), vaultID, id); err != nil {
-		return notFound(err, "credential", id)
+		return web.NotFound(err, "credential", id)
 	}
 	h.Logger.Info("credential deleted", "vault_id", vaultID, "credential_id", id)
 	w.WriteHeader(http.StatusNoContent)

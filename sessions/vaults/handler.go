@@ -6,7 +6,6 @@
 package vaults
 
 import (
-	"errors"
 	"log/slog"
 	"net/http"
 	"unicode/utf8"
@@ -33,7 +32,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	if h.Logger == nil {
 		h.Logger = slog.New(slog.DiscardHandler)
 	}
-	handle := func(pattern string, fn web.Handler) { mux.Handle(pattern, web.Wrap(h.Logger, web.AdminOnly(fn))) }
+	handle := web.AdminRoutes(mux, h.Logger)
 	handle("POST /v1/vaults", h.createVault)
 	handle("GET /v1/vaults", h.listVaults)
 	handle("GET /v1/vaults/{id}", h.getVault)
@@ -43,15 +42,6 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	handle("GET /v1/vaults/{id}/credentials/{cid}", h.getCredential)
 	handle("POST /v1/vaults/{id}/credentials/{cid}", h.rotateCredential)
 	handle("DELETE /v1/vaults/{id}/credentials/{cid}", h.deleteCredential)
-}
-
-// notFound turns the store's not-found into a message naming the path's
-// record, and passes other errors on.
-func notFound(err error, kind, id string) error {
-	if errors.Is(err, core.ErrNotFound) {
-		return web.Errorf(http.StatusNotFound, "not_found", "%s %q not found", kind, id)
-	}
-	return err
 }
 
 type vaultBody struct {
@@ -113,7 +103,7 @@ func (h *Handler) getVault(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	v, err := h.Store.GetVault(r.Context(), id)
 	if err != nil {
-		return notFound(err, "vault", id)
+		return web.NotFound(err, "vault", id)
 	}
 	web.WriteJSON(w, http.StatusOK, v)
 	return nil
@@ -122,7 +112,7 @@ func (h *Handler) getVault(w http.ResponseWriter, r *http.Request) error {
 func (h *Handler) deleteVault(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	if err := h.Store.DeleteVault(r.Context(), id); err != nil {
-		return notFound(err, "vault", id)
+		return web.NotFound(err, "vault", id)
 	}
 	h.Logger.Info("vault deleted", "vault_id", id)
 	w.WriteHeader(http.StatusNoContent)

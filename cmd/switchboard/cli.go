@@ -146,6 +146,20 @@ func (c *command) parse(args []string, n int) ([]string, error) {
 	return pos, nil
 }
 
+// start parses the command line (n positional arguments) and makes the
+// API client: the opening of every command that needs nothing between.
+func (c *command) start(args []string, n int) ([]string, *client.Client, error) {
+	pos, err := c.parse(args, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	cl, err := c.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	return pos, cl, nil
+}
+
 // given reports whether the flag was on the command line.
 func (c *command) given(name string) bool {
 	found := false

@@ -203,10 +203,7 @@ func agentList(ctx context.Context, env cliIO, args []string) error {
 	var lp client.ListParams
 	c.fs.StringVar(&lp.After, "after", "", "list agents after this id")
 	c.fs.IntVar(&lp.Limit, "limit", 0, "at most this many (default 100, at most 1000)")
-	if _, err := c.parse(args, 0); err != nil {
-		return err
-	}
-	cl, err := c.client()
+	_, cl, err := c.start(args, 0)
 	if err != nil {
 		return err
 	}
@@ -232,11 +229,7 @@ func agentList(ctx context.Context, env cliIO, args []string) error {
 
 func agentGet(ctx context.Context, env cliIO, args []string) error {
 	c := newCommand(env, "agent get", agentUsage[2])
-	pos, err := c.parse(args, 1)
-	if err != nil {
-		return err
-	}
-	cl, err := c.client()
+	pos, cl, err := c.start(args, 1)
 	if err != nil {
 		return err
 	}

@@ -100,10 +100,7 @@ func sessionList(ctx context.Context, env cliIO, args []string) error {
 	c.fs.StringVar(&f.OriginKey, "origin-key", "", "only the session of this origin key (e.g. slack:T1:C1:1700000000.000100)")
 	c.fs.StringVar(&f.After, "after", "", "list sessions after this id")
 	c.fs.IntVar(&f.Limit, "limit", 0, "at most this many (default 100, at most 1000)")
-	if _, err := c.parse(args, 0); err != nil {
-		return err
-	}
-	cl, err := c.client()
+	_, cl, err := c.start(args, 0)
 	if err != nil {
 		return err
 	}
@@ -174,11 +171,7 @@ func (c *command) showQueued(id string, q *client.QueuedInput) error {
 
 func sessionStatus(ctx context.Context, env cliIO, args []string) error {
 	c := newCommand(env, "session status", sessionUsage[3])
-	pos, err := c.parse(args, 1)
-	if err != nil {
-		return err
-	}
-	cl, err := c.client()
+	pos, cl, err := c.start(args, 1)
 	if err != nil {
 		return err
 	}
@@ -226,11 +219,7 @@ func sessionEvents(ctx context.Context, env cliIO, args []string) error {
 	c.fs.StringVar(&level, "level", "", "threshold: user, progress or internal (default: all)")
 	c.fs.Uint64Var(&after, "after", 0, "start after this seq")
 	c.fs.IntVar(&limit, "limit", 0, "without --follow: at most this many (default: all)")
-	pos, err := c.parse(args, 1)
-	if err != nil {
-		return err
-	}
-	cl, err := c.client()
+	pos, cl, err := c.start(args, 1)
 	if err != nil {
 		return err
 	}
@@ -286,11 +275,7 @@ func (c *command) listEvents(ctx context.Context, cl *client.Client, id string, 
 func sessionAction(ctx context.Context, env cliIO, action string, args []string) error {
 	usage := map[string]string{"wake": sessionUsage[5], "interrupt": sessionUsage[6], "archive": sessionUsage[7]}[action]
 	c := newCommand(env, "session "+action, usage)
-	pos, err := c.parse(args, 1)
-	if err != nil {
-		return err
-	}
-	cl, err := c.client()
+	pos, cl, err := c.start(args, 1)
 	if err != nil {
 		return err
 	}

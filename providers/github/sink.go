@@ -385,25 +385,26 @@ func (p *Provider) marked(ctx context.Context, g *ref, review bool, marker strin
 	c := p.client(g.Installation)
 	if review {
 		opts := &gh.PullRequestListCommentsOptions{Since: since, ListOptions: gh.ListOptions{PerPage: 100}}
-		for {
-			cs, resp, err := c.PullRequests.ListComments(ctx, g.Owner, g.Repo, g.Number, opts)
-			if err != nil {
-				return 0, err
-			}
-			for _, cm := range cs {
-				if strings.Contains(cm.GetBody(), marker) {
-					return cm.GetID(), nil
-				}
-			}
-			if resp.NextPage == 0 {
-				return 0, nil
-			}
-			opts.Page = resp.NextPage
-		}
+		return findMarked(marker, func(page int) ([]*gh.PullRequestComment, *gh.Response, error) {
+			opts.Page = page
+			return c.PullRequests.ListComments(ctx, g.Owner, g.Repo, g.Number, opts)
+		})
 	}
 	opts := &gh.IssueListCommentsOptions{Since: &since, ListOptions: gh.ListOptions{PerPage: 100}}
-	for {
-		cs, resp, err := c.Issues.ListComments(ctx, g.Owner, g.Repo, g.Number, opts)
+	return findMarked(marker, func(page int) ([]*gh.IssueComment, *gh.Response, error) {
+		opts.Page = page
+		return c.Issues.ListComments(ctx, g.Owner, g.Repo, g.Number, opts)
+	})
+}
+
+// findMarked pages through comments until one's body holds marker: its
+// id, or 0.
+func findMarked[C interface {
+	GetBody() string
+	GetID() int64
+}](marker string, list func(page int) ([]C, *gh.Response, error)) (int64, error) {
+	for page := 0; ; {
+		cs, resp, err := list(page)
 		if err != nil {
 			return 0, err
 		}
@@ -415,7 +416,7 @@ func (p *Provider) marked(ctx context.Context, g *ref, review bool, marker strin
 		if resp.NextPage == 0 {
 			return 0, nil
 		}
-		opts.Page = resp.NextPage
+		page = resp.NextPage
 	}
 }
 

@@ -125,8 +125,13 @@ type SinkStore interface {
 	// SinkPosition returns the position (zero when none was saved).
 	SinkPosition(ctx context.Context, sink, sessionID string) (SinkPosition, error)
 	SaveSinkPosition(ctx context.Context, sink, sessionID string, p SinkPosition) error
-	// SetSinkActive marks or unmarks a session the sink may be behind on.
-	SetSinkActive(ctx context.Context, sink, sessionID string, active bool) error
+	// ReleaseSink unmarks a session the sink has rendered up to and
+	// including seq rendered, in one transaction with the check that
+	// nothing was logged after it: a turn that started meanwhile (and
+	// marked the session again, see Append) keeps it marked, and released
+	// is false. The store marks a session for the sink named by its origin
+	// provider in the transaction that logs a turn.started.
+	ReleaseSink(ctx context.Context, sink, sessionID string, rendered uint64) (released bool, err error)
 	// ActiveSinkSessions lists the marked sessions of a sink.
 	ActiveSinkSessions(ctx context.Context, sink string) ([]string, error)
 }

@@ -26,6 +26,13 @@ type NewSession struct {
 	// them was seen, nothing is written and the result is Duplicate.
 	Dedupe      []string
 	Idempotency *Idempotency
+	// OnlyExisting queues Inputs only on the session already serving
+	// ExternalKey (a reply that steers a thread the agent is in): without
+	// one nothing is written and the result has no Session.
+	OnlyExisting bool
+	// StartInputs, when given, are queued instead of Inputs if this call
+	// creates the session (the first turn's context rides on them).
+	StartInputs []Event
 }
 
 // CreateResult tells what CreateSession did.
@@ -134,6 +141,7 @@ type Store interface {
 	AgentStore
 	SessionStore
 	WakeQueue
+	CommitStream
 	// Sweep deletes idempotency and dedupe keys older than before.
 	Sweep(ctx context.Context, before time.Time) (int, error)
 	Close() error

@@ -21,7 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/oauth"
-	"github.com/switchboardhq/switchboard/providers/outbox"
+	"github.com/switchboardhq/switchboard/providers/output"
 )
 
 // Provider is a platform. Its name is the provider of the sessions it
@@ -46,10 +46,10 @@ type InstallFlow interface {
 }
 
 // OutputSink renders the logs of sessions that came from the platform
-// onto it (replies, progress, questions); cmd runs it in an outbox.Sink.
+// onto it (replies, progress, questions); cmd runs it in an output.Sink.
 type OutputSink interface {
 	Provider
-	Renderer() outbox.Renderer
+	Renderer() output.Renderer
 }
 
 // ToolServer offers the platform's abilities to the model as an

@@ -3,6 +3,7 @@ package sessions
 import (
 	"sync"
 
+	"github.com/switchboardhq/switchboard/core"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -14,22 +15,37 @@ const maxGroup = 1000
 // MaxBatchDelay, which a lone write would pay in full): a write that finds
 // no commit in flight starts one at once, and writes arriving while it
 // syncs share the next.
+//
+// It is also where the commit stream starts: once a commit is durable, the
+// changes its writes report are published, in commit order, before any of
+// the writers is answered.
 type committer struct {
-	db    *bolt.DB
-	mu    sync.Mutex
-	queue []*commitCall
-	busy  bool
+	db      *bolt.DB
+	commits *core.Commits
+	mu      sync.Mutex
+	queue   []*commitCall
+	busy    bool
 }
 
+// writeFunc is a write transaction's body; it reports what it changed.
+type writeFunc func(*bolt.Tx) ([]core.Change, error)
+
 type commitCall struct {
-	fn  func(*bolt.Tx) error
-	err chan error
+	fn      writeFunc
+	changes []core.Change
+	err     chan error
 }
 
 // do runs fn in a write transaction shared with concurrent callers and
 // returns once that transaction is durable. fn may run twice (see commit),
 // so it must derive everything from the transaction's state.
 func (c *committer) do(fn func(*bolt.Tx) error) error {
+	return c.write(func(tx *bolt.Tx) ([]core.Change, error) { return nil, fn(tx) })
+}
+
+// write is do for a write that changes sessions: it returns once the
+// transaction is durable and the changes fn reported are published.
+func (c *committer) write(fn writeFunc) error {
 	call := &commitCall{fn: fn, err: make(chan error, 1)}
 	c.mu.Lock()
 	c.queue = append(c.queue, call)
@@ -65,19 +81,32 @@ func (c *committer) run() {
 func (c *committer) commit(calls []*commitCall) {
 	err := c.db.Update(func(tx *bolt.Tx) error {
 		for _, call := range calls {
-			if err := call.fn(tx); err != nil {
+			ch, err := call.fn(tx)
+			if err != nil {
 				return err
 			}
+			call.changes = ch
 		}
 		return nil
 	})
 	if err == nil || len(calls) == 1 {
 		for _, call := range calls {
+			if err == nil {
+				c.commits.Publish(call.changes...)
+			}
 			call.err <- err
 		}
 		return
 	}
 	for _, call := range calls {
-		call.err <- c.db.Update(call.fn)
+		err := c.db.Update(func(tx *bolt.Tx) error {
+			ch, err := call.fn(tx)
+			call.changes = ch
+			return err
+		})
+		if err == nil {
+			c.commits.Publish(call.changes...)
+		}
+		call.err <- err
 	}
 }

@@ -8,7 +8,10 @@
 // core.DestinationStore and core.Outbox.
 //
 // Every write is an fsync'd bbolt transaction that has committed before the
-// method returns (NoSync is never set). The hot writes (CreateSession,
+// method returns (NoSync is never set). The writes that change sessions
+// (CreateSession, QueueInputs, Append, Archive) report what they changed,
+// and once their commit is durable the store publishes it on its commit
+// stream (core.CommitStream, Subscribe) in commit order. The hot writes (CreateSession,
 // QueueInputs, Append) go through a group committer (commit.go): a write
 // that finds no commit in flight commits at once, and writes arriving while
 // it syncs share the next commit and its fsync. When one write of a group
@@ -158,9 +161,11 @@
 //	                     provider's output sink rendered, "state": the
 //	                     sink's own JSON (omitted when empty)}
 //	sink_active          sink name ‖ 0x00 ‖ session id → empty value: the
-//	                     sessions a sink may be behind on (marked before a
-//	                     turn starts, unmarked once the sink has rendered
-//	                     the turn's end), resumed at start
+//	                     sessions a sink may be behind on, resumed at
+//	                     start. Append marks a session for the sink named
+//	                     by its origin provider in the transaction that
+//	                     logs a turn.started; ReleaseSink unmarks it once
+//	                     the sink has rendered the whole log
 //
 // An installation's three entries are written and deleted in one
 // transaction. Sink names and providers never contain 0x00.

@@ -3,7 +3,6 @@ package sessions
 import (
 	"testing"
 
-	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/sessions/storetest"
 )
 
@@ -15,7 +14,7 @@ func TestInstallationConformance(t *testing.T) {
 }
 
 func TestSinkConformance(t *testing.T) {
-	storetest.RunSinks(t, func(t *testing.T) core.SinkStore {
+	storetest.RunSinks(t, func(t *testing.T) storetest.SinkStore {
 		s, _ := openTemp(t, Options{})
 		return s
 	})

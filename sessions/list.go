@@ -84,29 +84,30 @@ func (s *Store) Archive(ctx context.Context, id string) (*core.Session, error) {
 		return cur, nil
 	}
 	var out *core.Session
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err = s.commit.write(func(tx *bolt.Tx) ([]core.Change, error) {
 		sess, err := loadSession(tx, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		out = sess
 		if sess.Status == core.StatusArchived {
-			return nil
+			return nil, nil
 		}
+		before := sess.Status
 		if err := s.setStatus(tx, sess, core.StatusArchived); err != nil {
-			return err
+			return nil, err
 		}
 		sess.UpdatedAt = s.clock()
 		if err := bkt(tx, bucketPending).DeleteBucket([]byte(id)); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
-			return fmt.Errorf("drop pending inputs: %w", err)
+			return nil, fmt.Errorf("drop pending inputs: %w", err)
 		}
 		if err := clearWake(tx, id); err != nil {
-			return err
+			return nil, err
 		}
 		if err := bkt(tx, bucketLeases).Delete([]byte(id)); err != nil {
-			return err
+			return nil, err
 		}
-		return saveSession(tx, sess)
+		return []core.Change{changeOf(sess, before, core.Change{})}, saveSession(tx, sess)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("archive: %w", err)

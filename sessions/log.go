@@ -92,11 +92,11 @@ func (s *Store) Append(ctx context.Context, sessionID string, req core.AppendReq
 		return nil, nil
 	}
 	var out []core.Event
-	err = s.commit.do(func(tx *bolt.Tx) error {
+	err = s.commit.write(func(tx *bolt.Tx) ([]core.Change, error) {
 		out = nil // bbolt may run this more than once
-		r, err := s.appendTx(tx, sessionID, req, events)
+		r, ch, err := s.appendTx(tx, sessionID, req, events)
 		out = r
-		return err
+		return ch, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("append: %w", err)
@@ -142,14 +142,15 @@ func takeInputs(tx *bolt.Tx, sessionID string) ([]core.Event, error) {
 	return out, nil
 }
 
-func (s *Store) appendTx(tx *bolt.Tx, sessionID string, req core.AppendRequest, events []logEvent) ([]core.Event, error) {
+func (s *Store) appendTx(tx *bolt.Tx, sessionID string, req core.AppendRequest, events []logEvent) ([]core.Event, []core.Change, error) {
 	sess, err := loadWritable(tx, sessionID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	before := sess.Status
 	log, err := bkt(tx, bucketLogs).CreateBucketIfNotExists([]byte(sessionID))
 	if err != nil {
-		return nil, fmt.Errorf("log of %s: %w", sessionID, err)
+		return nil, nil, fmt.Errorf("log of %s: %w", sessionID, err)
 	}
 	log.FillPercent = 1 // keys only ever grow; pack the pages
 	now := s.clock()
@@ -167,7 +168,7 @@ func (s *Store) appendTx(tx *bolt.Tx, sessionID string, req core.AppendRequest, 
 	if req.TakeInputs {
 		taken, err := takeInputs(tx, sessionID)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, e := range taken {
 			e.ProcessedAt = now.Ptr()
@@ -175,7 +176,7 @@ func (s *Store) appendTx(tx *bolt.Tx, sessionID string, req core.AppendRequest, 
 				e.TurnID = req.TurnID
 			}
 			if err := put(e); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
@@ -189,23 +190,23 @@ func (s *Store) appendTx(tx *bolt.Tx, sessionID string, req core.AppendRequest, 
 			e.TurnID = req.TurnID
 		}
 		if err := put(e); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := s.project(tx, sess, le, e, req.Holder); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if len(out) == 0 {
-		return nil, nil // another appender took the inputs first
+		return nil, nil, nil // another appender took the inputs first
 	}
 	if err := s.enqueueDeliveries(tx, sess, out, now); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sess.UpdatedAt = now
 	if err := saveSession(tx, sess); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, []core.Change{changeOf(sess, before, core.Change{Events: out})}, nil
 }
 
 // project folds one logged event into the session record.
@@ -217,6 +218,14 @@ func (s *Store) project(tx *bolt.Tx, sess *core.Session, le logEvent, e core.Eve
 	case e.Type == core.TypeTurnStarted:
 		sess.TurnID = e.TurnID
 		sess.PendingAction = nil
+		// The origin's output sink may be behind on this session from now
+		// on: marked in the transaction that opens the turn, so a crash
+		// after it cannot lose the turn's output.
+		if sess.Origin != nil && validSink(sess.Origin.Provider, sess.ID) == nil {
+			if err := bkt(tx, bucketSinkActive).Put(sinkKey(sess.Origin.Provider, sess.ID), nil); err != nil {
+				return err
+			}
+		}
 		return bkt(tx, bucketLeases).Put([]byte(sess.ID), []byte(holder))
 	case le.done != nil:
 		sess.Usage = sess.Usage.Add(le.done.Usage)

@@ -125,7 +125,7 @@ func (s *Store) QueueInputs(ctx context.Context, sessionID string, req core.Queu
 	var res *core.QueueResult
 	err = s.db.View(func(tx *bolt.Tx) error {
 		var err error
-		res, err = s.queueInputs(tx, sessionID, req, nil, false)
+		res, _, err = s.queueInputs(tx, sessionID, req, nil, false)
 		return err
 	})
 	if err != nil {
@@ -134,11 +134,11 @@ func (s *Store) QueueInputs(ctx context.Context, sessionID string, req core.Queu
 	if res != nil {
 		return res, nil
 	}
-	err = s.commit.do(func(tx *bolt.Tx) error {
+	err = s.commit.write(func(tx *bolt.Tx) ([]core.Change, error) {
 		res = nil // bbolt may run this more than once
-		r, err := s.queueInputs(tx, sessionID, req, inputs, true)
+		r, ch, err := s.queueInputs(tx, sessionID, req, inputs, true)
 		res = r
-		return err
+		return ch, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("queue inputs: %w", err)
@@ -148,28 +148,42 @@ func (s *Store) QueueInputs(ctx context.Context, sessionID string, req core.Queu
 
 // queueInputs returns a result only when the request is a replay or a
 // duplicate, or, with write set, once the inputs are queued.
-func (s *Store) queueInputs(tx *bolt.Tx, sessionID string, req core.QueueRequest, inputs []core.Event, write bool) (*core.QueueResult, error) {
+func (s *Store) queueInputs(tx *bolt.Tx, sessionID string, req core.QueueRequest, inputs []core.Event, write bool) (*core.QueueResult, []core.Change, error) {
 	replay, dup, err := checkKeys(tx, req.Idempotency, req.Dedupe)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if replay != nil || dup {
 		sess, _ := loadSession(tx, sessionID) // informative only
-		return &core.QueueResult{Session: sess, Duplicate: dup, Replay: replay}, nil
+		return &core.QueueResult{Session: sess, Duplicate: dup, Replay: replay}, nil, nil
 	}
 	sess, err := loadWritable(tx, sessionID)
 	if err != nil || !write {
-		return nil, err
+		return nil, nil, err
 	}
+	before := sess.Status
 	now := s.clock()
 	queued, err := s.queue(tx, sess, inputs, now)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := recordKeys(tx, req.Idempotency, req.Dedupe, now.Time); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &core.QueueResult{Session: sess, Inputs: queued}, nil
+	return &core.QueueResult{Session: sess, Inputs: queued}, []core.Change{changeOf(sess, before, core.Change{Queued: queued})}, nil
+}
+
+// changeOf completes what a write did to sess for the commit stream; before
+// is the session's status when the write began ("" for a new session).
+func changeOf(sess *core.Session, before core.Status, c core.Change) core.Change {
+	c.SessionID = sess.ID
+	if sess.Origin != nil {
+		c.Provider = sess.Origin.Provider
+	}
+	if sess.Status != before {
+		c.Status = sess.Status
+	}
+	return c
 }
 
 // Pending returns the queued inputs not yet in the log, in queue order.

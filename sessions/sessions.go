@@ -102,6 +102,9 @@ func (s *Store) createWith(ctx context.Context, req core.NewSession, dests []cor
 	if err != nil {
 		return nil, err
 	}
+	if req.StartInputs, err = prepareInputs(req.StartInputs); err != nil {
+		return nil, err
+	}
 	id := req.Session.ID
 	if id == "" {
 		id = core.NewID(core.PrefixSession)
@@ -119,7 +122,7 @@ func (s *Store) createWith(ctx context.Context, req core.NewSession, dests []cor
 	var res *core.CreateResult
 	err = s.db.View(func(tx *bolt.Tx) error {
 		var err error
-		res, err = s.createSession(tx, req, id, nil, false)
+		res, _, err = s.createSession(tx, req, id, nil, false)
 		return err
 	})
 	if err != nil {
@@ -128,21 +131,21 @@ func (s *Store) createWith(ctx context.Context, req core.NewSession, dests []cor
 	if res != nil {
 		return res, nil
 	}
-	err = s.commit.do(func(tx *bolt.Tx) error {
+	err = s.commit.write(func(tx *bolt.Tx) ([]core.Change, error) {
 		res = nil // the committer may run this more than once
-		r, err := s.createSession(tx, req, id, inputs, true)
+		r, ch, err := s.createSession(tx, req, id, inputs, true)
 		if err != nil || !r.Created {
 			res = r
-			return err
+			return ch, err
 		}
 		now := s.clock()
 		for _, nd := range dests {
 			if _, err := s.insertDestination(tx, nd, now); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		res = r
-		return nil
+		return ch, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
@@ -152,49 +155,58 @@ func (s *Store) createWith(ctx context.Context, req core.NewSession, dests []cor
 
 // createSession returns a result only for a replay or a duplicate, or, with
 // write set, once the session is created or found and the inputs queued.
-func (s *Store) createSession(tx *bolt.Tx, req core.NewSession, id string, inputs []core.Event, write bool) (*core.CreateResult, error) {
+func (s *Store) createSession(tx *bolt.Tx, req core.NewSession, id string, inputs []core.Event, write bool) (*core.CreateResult, []core.Change, error) {
 	replay, dup, err := checkKeys(tx, req.Idempotency, req.Dedupe)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if replay != nil {
-		return &core.CreateResult{Replay: replay}, nil
+		return &core.CreateResult{Replay: replay}, nil, nil
 	}
 	var existing *core.Session
 	if req.ExternalKey != "" {
 		if sid := bkt(tx, bucketSessionKeys).Get([]byte(req.ExternalKey)); sid != nil {
 			if existing, err = loadSession(tx, string(sid)); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
 	if dup {
-		return &core.CreateResult{Session: existing, Duplicate: true}, nil
+		return &core.CreateResult{Session: existing, Duplicate: true}, nil, nil
 	}
 	if existing != nil && existing.Status == core.StatusArchived {
-		return nil, fmt.Errorf("session %s for key %q: %w", existing.ID, req.ExternalKey, core.ErrArchived)
+		return nil, nil, fmt.Errorf("session %s for key %q: %w", existing.ID, req.ExternalKey, core.ErrArchived)
+	}
+	if existing == nil && req.OnlyExisting {
+		return &core.CreateResult{}, nil, nil
 	}
 	if !write {
-		return nil, nil
+		return nil, nil, nil
 	}
 	now := s.clock()
 	res := &core.CreateResult{Session: existing}
+	var before core.Status
 	if existing == nil {
 		sess, err := s.insertSession(tx, req, id, now)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		res.Session, res.Created = sess, true
+		if len(req.StartInputs) > 0 {
+			inputs = req.StartInputs
+		}
+	} else {
+		before = existing.Status
 	}
 	if len(inputs) > 0 {
 		if res.Inputs, err = s.queue(tx, res.Session, inputs, now); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if err := recordKeys(tx, req.Idempotency, req.Dedupe, now.Time); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return res, nil
+	return res, []core.Change{changeOf(res.Session, before, core.Change{Queued: res.Inputs})}, nil
 }
 
 // insertSession writes a new, empty session and claims its external key.

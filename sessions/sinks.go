@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -84,25 +85,39 @@ func (s *Store) SaveSinkPosition(ctx context.Context, sink, sessionID string, p 
 	return nil
 }
 
-// SetSinkActive marks or unmarks a session a sink may be behind on.
-func (s *Store) SetSinkActive(ctx context.Context, sink, sessionID string, active bool) error {
+// ReleaseSink unmarks a session the sink has rendered up to rendered,
+// unless something was logged after it.
+func (s *Store) ReleaseSink(ctx context.Context, sink, sessionID string, rendered uint64) (bool, error) {
 	if err := ctxErr(ctx); err != nil {
-		return err
+		return false, err
 	}
 	if err := validSink(sink, sessionID); err != nil {
-		return err
+		return false, err
 	}
+	released := false
 	err := s.db.Update(func(tx *bolt.Tx) error {
+		released = false
 		b := bkt(tx, bucketSinkActive)
-		if active {
-			return b.Put(sinkKey(sink, sessionID), nil)
+		k := sinkKey(sink, sessionID)
+		if b.Get(k) == nil {
+			released = true
+			return nil
 		}
-		return b.Delete(sinkKey(sink, sessionID))
+		sess, err := loadSession(tx, sessionID)
+		switch {
+		case errors.Is(err, core.ErrNotFound):
+		case err != nil:
+			return err
+		case sess.LastSeq > rendered:
+			return nil
+		}
+		released = true
+		return b.Delete(k)
 	})
 	if err != nil {
-		return fmt.Errorf("set sink active: %w", err)
+		return false, fmt.Errorf("release sink: %w", err)
 	}
-	return nil
+	return released, nil
 }
 
 // ActiveSinkSessions lists the sessions a sink is marked active on, in id

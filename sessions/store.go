@@ -69,11 +69,12 @@ type Options struct {
 
 // Store is the bbolt implementation of core.Store.
 type Store struct {
-	db     *bolt.DB
-	commit *committer
-	log    *slog.Logger
-	now    func() time.Time
-	path   string
+	db      *bolt.DB
+	commit  *committer
+	commits *core.Commits
+	log     *slog.Logger
+	now     func() time.Time
+	path    string
 }
 
 var _ core.Store = (*Store)(nil)
@@ -111,7 +112,11 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	opts.Logger.Debug("session store opened", "path", path)
-	return &Store{db: db, commit: &committer{db: db}, log: opts.Logger, now: opts.Now, path: path}, nil
+	commits := core.NewCommits()
+	commits.OnLag = func(name string) {
+		opts.Logger.Warn("commit stream subscriber fell behind; it catches up from the store", "subscriber", name)
+	}
+	return &Store{db: db, commit: &committer{db: db, commits: commits}, commits: commits, log: opts.Logger, now: opts.Now, path: path}, nil
 }
 
 func initBuckets(tx *bolt.Tx) error {
@@ -233,4 +238,10 @@ func listPage[T any](ctx context.Context, s *Store, bucket, after string, limit 
 		return nil
 	})
 	return out, more, err
+}
+
+// Subscribe follows the store's commit stream: what each committed write
+// did to sessions, published once the commit is durable.
+func (s *Store) Subscribe(name string, buf int) *core.Subscription {
+	return s.commits.Subscribe(name, buf)
 }

@@ -303,10 +303,9 @@ func TestFilters(t *testing.T) {
 	}
 	tool := core.NewEvent(core.TypeAgentToolUse, core.LevelProgress, core.ActorAgent, core.ToolUseBody{ToolUseID: "t1", Name: "bash", Input: []byte(`{}`)})
 	started := core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{})
-	wrapped := e.svc.Wrap(e.store)
 	for _, id := range []string{mine.ID, other.Session.ID, forAgent.Session.ID} {
 		msg := core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: "answer"})
-		if _, err := wrapped.Append(t.Context(), id, core.AppendRequest{Events: []core.Event{started, tool, msg}}); err != nil {
+		if _, err := e.store.Append(t.Context(), id, core.AppendRequest{Events: []core.Event{started, tool, msg}}); err != nil {
 			t.Fatal(err)
 		}
 	}

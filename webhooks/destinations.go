@@ -141,36 +141,10 @@ func (s *Service) PrepareDestinations(ctx context.Context, sessionID string, spe
 	return nds, shown, nil
 }
 
-// SessionStore is the session store as the runtime and the session API
-// see it once webhooks are on: every committed append wakes the
-// dispatcher, and a session create may carry destinations.
-type SessionStore struct {
-	core.Store
-	svc *Service
-}
-
-var _ core.SessionDestinationCreator = (*SessionStore)(nil)
-
-// Wrap decorates st (the store Append goes through).
-func (s *Service) Wrap(st core.Store) *SessionStore { return &SessionStore{Store: st, svc: s} }
-
-// Append appends, then wakes the dispatcher: the append may have queued
-// deliveries in its transaction.
-func (w *SessionStore) Append(ctx context.Context, sessionID string, req core.AppendRequest) ([]core.Event, error) {
-	evs, err := w.Store.Append(ctx, sessionID, req)
-	if len(evs) > 0 {
-		w.svc.Notify()
-	}
-	return evs, err
-}
-
-// PrepareDestinations validates and seals a session create's destinations.
-func (w *SessionStore) PrepareDestinations(ctx context.Context, sessionID string, specs []core.DestinationSpec) ([]core.NewDestination, []core.CreatedDestination, error) {
-	return w.svc.PrepareDestinations(ctx, sessionID, specs)
-}
+var _ core.SessionDestinationCreator = (*Service)(nil)
 
 // CreateSessionAndDestinations creates the session and its destinations
-// in one transaction of the underlying store.
-func (w *SessionStore) CreateSessionAndDestinations(ctx context.Context, req core.NewSession, dests []core.NewDestination) (*core.CreateResult, error) {
-	return w.svc.cfg.Store.CreateSessionAndDestinations(ctx, req, dests)
+// in one transaction of the store.
+func (s *Service) CreateSessionAndDestinations(ctx context.Context, req core.NewSession, dests []core.NewDestination) (*core.CreateResult, error) {
+	return s.cfg.Store.CreateSessionAndDestinations(ctx, req, dests)
 }

@@ -34,8 +34,12 @@ const (
 
 // Config wires a Service.
 type Config struct {
-	Store  Store
-	Sealer core.Sealer
+	Store Store
+	// Commits is the store's commit stream: an append queues its
+	// deliveries in its own transaction, and its change wakes the
+	// dispatcher. Without it the dispatcher finds them at its next look.
+	Commits core.CommitStream
+	Sealer  core.Sealer
 	// Client sends deliveries (default NewClient with AllowPrivate).
 	Client *http.Client
 	// AllowPrivate also lets destinations name private IP literals at
@@ -136,6 +140,18 @@ func (s *Service) forget(id string) {
 func (s *Service) Start(ctx context.Context) {
 	ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.done = make(chan struct{})
+	if s.cfg.Commits != nil {
+		sub := s.cfg.Commits.Subscribe("webhooks", 1024)
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			sub.Run(ctx, func(c core.Change) {
+				if len(c.Events) > 0 {
+					s.Notify()
+				}
+			}, s.Notify)
+		}()
+	}
 	go func() {
 		defer close(s.done)
 		s.dispatch(ctx)

@@ -55,7 +55,7 @@ func newEnv(t *testing.T, cfg Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Store, cfg.Sealer = st, fakeSealer{}
+	cfg.Store, cfg.Commits, cfg.Sealer = st, st, fakeSealer{}
 	svc := New(cfg)
 	svc.Start(t.Context())
 	mux := http.NewServeMux()
@@ -136,15 +136,15 @@ func (e *env) destination(path string, body map[string]any) core.CreatedDestinat
 	return out
 }
 
-// say appends agent messages through the wrapped store, as the runtime
-// does, so the dispatcher is woken.
+// say appends agent messages as the runtime does; the commit wakes the
+// dispatcher.
 func (e *env) say(sessionID string, texts ...string) []core.Event {
 	e.t.Helper()
 	evs := make([]core.Event, len(texts))
 	for i, txt := range texts {
 		evs[i] = core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: txt})
 	}
-	out, err := e.svc.Wrap(e.store).Append(e.t.Context(), sessionID, core.AppendRequest{Events: evs})
+	out, err := e.store.Append(e.t.Context(), sessionID, core.AppendRequest{Events: evs})
 	if err != nil {
 		e.t.Fatal(err)
 	}

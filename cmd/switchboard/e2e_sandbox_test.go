@@ -385,8 +385,14 @@ func TestSandboxLifecycle(t *testing.T) {
 	if code, raw := srv.do("POST", "/v1/sessions/"+b+"/archive", nil); code != 200 {
 		t.Fatalf("archive: %d %s", code, raw)
 	}
-	if _, ok := sandboxes(t, cli, dep)[b]; ok {
-		t.Fatal("the archived session's sandbox is still there")
+	// The archive's commit releases the sandbox, after the answer.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, ok := sandboxes(t, cli, dep)[b]; !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the archived session's sandbox is still there")
+		}
 	}
 
 	// A warm sandbox, then SIGKILL; meanwhile a sandbox of a session the

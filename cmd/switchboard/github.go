@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboardhq/switchboard/providers"
 	"github.com/switchboardhq/switchboard/providers/github"
 )
 
@@ -88,19 +89,13 @@ func loadGitHubConfig(s settings) (githubConfig, error) {
 
 // newGitHub builds the GitHub provider from its settings and the
 // gateway's stores.
-func newGitHub(c githubConfig, sessions github.Sessions, installs github.Installations, cfg *serveConfig, rt github.Runtime, hooks *github.Hooks, log *slog.Logger) (*github.Provider, error) {
+func newGitHub(c githubConfig, sessions github.Sessions, installs github.Installations, cfg *serveConfig, router *providers.Router, log *slog.Logger) (*github.Provider, error) {
 	gc := c.cfg
-	gc.Sessions, gc.Installations, gc.Runtime = sessions, installs, rt
-	gc.MaxBody, gc.Hooks, gc.Logger = cfg.maxBody, hooks, log
+	gc.Sessions, gc.Installations, gc.Router = sessions, installs, router
+	gc.MaxBody, gc.Logger = cfg.maxBody, log
 	p, err := github.New(gc)
 	if err != nil {
 		return nil, fmt.Errorf("GITHUB_APP_ID: %w", err)
 	}
 	return p, nil
-}
-
-// githubHooks are the sink's test failpoints (parkAt); none in production.
-func githubHooks(getenv func(string) string) *github.Hooks {
-	return &github.Hooks{BeforePost: parkAt(getenv, "GITHUB", "before_post"), AfterPost: parkAt(getenv, "GITHUB", "after_post"),
-		AfterCheckRun: parkAt(getenv, "GITHUB", "after_check_run")}
 }

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/switchboardhq/switchboard/providers"
 	"github.com/switchboardhq/switchboard/providers/linear"
 )
 
@@ -67,18 +68,13 @@ func loadLinearConfig(s settings) (linearConfig, error) {
 
 // newLinear builds the Linear provider from its settings and the
 // gateway's stores.
-func newLinear(c linearConfig, sessions linear.Sessions, installs linear.Installations, cfg *serveConfig, rt linear.Runtime, hooks *linear.Hooks, log *slog.Logger) (*linear.Provider, error) {
+func newLinear(c linearConfig, sessions linear.Sessions, installs linear.Installations, cfg *serveConfig, router *providers.Router, log *slog.Logger) (*linear.Provider, error) {
 	lc := c.cfg
-	lc.Sessions, lc.Installations, lc.Sealer, lc.Runtime = sessions, installs, cfg.sealer, rt
-	lc.PublicURL, lc.MaxBody, lc.Hooks, lc.Logger = cfg.publicURL, cfg.maxBody, hooks, log
+	lc.Sessions, lc.Installations, lc.Sealer, lc.Router = sessions, installs, cfg.sealer, router
+	lc.PublicURL, lc.MaxBody, lc.Logger = cfg.publicURL, cfg.maxBody, log
 	p, err := linear.New(lc)
 	if err != nil {
 		return nil, fmt.Errorf("LINEAR_CLIENT_ID: %w", err)
 	}
 	return p, nil
-}
-
-// linearHooks are the sink's test failpoints (parkAt); none in production.
-func linearHooks(getenv func(string) string) *linear.Hooks {
-	return &linear.Hooks{BeforePost: parkAt(getenv, "LINEAR", "before_post"), AfterPost: parkAt(getenv, "LINEAR", "after_post")}
 }

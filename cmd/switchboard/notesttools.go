@@ -11,4 +11,4 @@ func testTools(func(string) string) []core.Tool { return nil }
 
 func testStore(s runtime.Store, _ func(string) string) runtime.Store { return s }
 
-func parkAt(func(string) string, string, string) func() { return nil }
+func failpoint(func(string) string, string) func(string) { return nil }

@@ -5,73 +5,42 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/providers"
 	"github.com/switchboardhq/switchboard/providers/installations"
-	"github.com/switchboardhq/switchboard/providers/outbox"
+	"github.com/switchboardhq/switchboard/providers/output"
 	"github.com/switchboardhq/switchboard/sessions"
-	"github.com/switchboardhq/switchboard/sessions/runtime"
 )
 
 // gateway is the explicit list of platform providers the configuration
 // enables, and the output sinks that render their sessions.
 type gateway struct {
 	list  []providers.Provider
-	sinks []*outbox.Sink
+	sinks []*output.Sink
 	db    *sessions.Store // installations, once keys, sink positions
 	log   *slog.Logger
 }
 
-// lateRuntime lets providers wake sessions although the runtime is built
-// after them (its store wraps their sinks).
-type lateRuntime struct{ rt *runtime.Runtime }
-
-func (l *lateRuntime) Wake(id string) {
-	if l.rt != nil {
-		l.rt.Wake(id)
-	}
-}
-
-func (l *lateRuntime) Interrupt(id string) {
-	if l.rt != nil {
-		l.rt.Interrupt(id)
-	}
-}
-
-// sinkStore is what a sink reads: the session store, and the positions in
-// the database.
-type sinkStore struct {
-	core.Store
-	core.SinkStore
-}
-
-// queuedNotifier is a provider whose intake wants the sink told of new
-// inputs (for 👀 ahead of the turn).
-type queuedNotifier interface {
-	OnQueued(func(sessionID string))
-}
-
 // buildProviders makes the providers whose settings are given, and a sink
 // for each that renders output.
-func buildProviders(cfg *serveConfig, store core.Store, db *sessions.Store, rt *lateRuntime, getenv func(string) string, log *slog.Logger) (*gateway, error) {
+func buildProviders(cfg *serveConfig, db *sessions.Store, router *providers.Router, getenv func(string) string, log *slog.Logger) (*gateway, error) {
 	g := &gateway{db: db, log: log}
 	if cfg.slack.enabled {
-		p, err := newSlack(cfg.slack, store, db, cfg, rt, slackHooks(getenv), log.With("component", "slack"))
+		p, err := newSlack(cfg.slack, db, db, cfg, router, log.With("component", "slack"))
 		if err != nil {
 			return nil, err
 		}
 		g.list = append(g.list, p)
 	}
 	if cfg.github.enabled {
-		p, err := newGitHub(cfg.github, store, db, cfg, rt, githubHooks(getenv), log.With("component", "github"))
+		p, err := newGitHub(cfg.github, db, db, cfg, router, log.With("component", "github"))
 		if err != nil {
 			return nil, err
 		}
 		g.list = append(g.list, p)
 	}
 	if cfg.linear.enabled {
-		p, err := newLinear(cfg.linear, store, db, cfg, rt, linearHooks(getenv), log.With("component", "linear"))
+		p, err := newLinear(cfg.linear, db, db, cfg, router, log.With("component", "linear"))
 		if err != nil {
 			return nil, err
 		}
@@ -82,12 +51,8 @@ func buildProviders(cfg *serveConfig, store core.Store, db *sessions.Store, rt *
 		if !ok {
 			continue
 		}
-		sink := outbox.New(outbox.Config{Name: p.Name(), Store: sinkStore{Store: store, SinkStore: db}, Renderer: o.Renderer(),
-			Logger: log.With("component", "outbox")})
-		if q, ok := p.(queuedNotifier); ok {
-			q.OnQueued(sink.Activate)
-		}
-		g.sinks = append(g.sinks, sink)
+		g.sinks = append(g.sinks, output.New(output.Config{Name: p.Name(), Store: db, Renderer: o.Renderer(),
+			Failpoint: failpoint(getenv, p.Name()), Logger: log.With("component", "output")}))
 	}
 	return g, nil
 }

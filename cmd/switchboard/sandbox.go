@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -123,18 +122,17 @@ type sandboxStore interface {
 // openSandbox connects the Docker backend as configured (with the egress
 // proxy unless it is off) and reaps what a previous process left. It
 // returns nil when sessions run without a sandbox: SWITCHBOARD_SANDBOX=none,
-// or no engine (or image) in auto mode. The returned egressEvents logs
-// the proxy's decisions once attached to the store appends go through.
-func openSandbox(ctx context.Context, c sandboxConfig, store sandboxStore, grants *platformGrants, log *slog.Logger) (*sandbox.Docker, *egressEvents, error) {
-	events := &egressEvents{log: log}
+// or no engine (or image) in auto mode.
+func openSandbox(ctx context.Context, c sandboxConfig, store sandboxStore, grants *platformGrants, log *slog.Logger) (*sandbox.Docker, error) {
 	if c.mode == "none" {
 		log.Info("sandbox off (SWITCHBOARD_SANDBOX=none): no hands tools")
-		return nil, events, nil
+		return nil, nil
 	}
 	deployment, err := deploymentID(c.deploymentFile)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	events := egressEvents{store: store, log: log}
 	cfg := sandbox.Config{
 		Image:          c.image,
 		Deployment:     deployment,
@@ -148,7 +146,7 @@ func openSandbox(ctx context.Context, c sandboxConfig, store sandboxStore, grant
 	if c.egress != "off" {
 		ca, err := egress.LoadOrCreateCA(c.dataDir)
 		if err != nil {
-			return nil, nil, fmt.Errorf("SWITCHBOARD_DATA_DIR: %w", err)
+			return nil, fmt.Errorf("SWITCHBOARD_DATA_DIR: %w", err)
 		}
 		cfg.Egress = &sandbox.EgressConfig{
 			Port:         c.egressPort,
@@ -170,13 +168,13 @@ func openSandbox(ctx context.Context, c sandboxConfig, store sandboxStore, grant
 	case err == nil:
 	case c.mode == "" && errors.Is(err, core.ErrSandboxUnavailable):
 		log.Warn("sandbox off: no hands tools (set SWITCHBOARD_SANDBOX=docker to make this an error)", "err", err)
-		return nil, events, nil
+		return nil, nil
 	case errors.Is(err, sandbox.ErrNoImage):
-		return nil, nil, fmt.Errorf("SWITCHBOARD_SANDBOX_IMAGE=%s: %w", c.image, err)
+		return nil, fmt.Errorf("SWITCHBOARD_SANDBOX_IMAGE=%s: %w", c.image, err)
 	case errors.Is(err, sandbox.ErrFirewall), errors.Is(err, sandbox.ErrEgress):
-		return nil, nil, fmt.Errorf("SWITCHBOARD_EGRESS=%s: %s", c.egress, oneLine(err))
+		return nil, fmt.Errorf("SWITCHBOARD_EGRESS=%s: %s", c.egress, oneLine(err))
 	default:
-		return nil, nil, fmt.Errorf("SWITCHBOARD_SANDBOX=docker: %s", oneLine(err))
+		return nil, fmt.Errorf("SWITCHBOARD_SANDBOX=docker: %s", oneLine(err))
 	}
 	res, err := d.Reap(ctx, func(ctx context.Context, id string) (core.Status, error) {
 		s, err := store.GetSession(ctx, id)
@@ -190,7 +188,7 @@ func openSandbox(ctx context.Context, c sandboxConfig, store sandboxStore, grant
 		log.Warn("reap sandboxes", "removed", res.Removed, "adopted", res.Adopted, "err", err)
 	}
 	log.Info("sandbox on", "image", c.image, "deployment", deployment, "idle_timeout", c.idle.String(), "egress", cfg.Egress != nil)
-	return d, events, nil
+	return d, nil
 }
 
 // oneLine keeps a start-up error to one line (engine and iptables
@@ -235,116 +233,18 @@ func (s sessionEnvironments) SessionEnvironment(ctx context.Context, sessionID s
 }
 
 // egressEvents appends the proxy's decisions to the sessions' logs as
-// internal sandbox.egress events. The store is attached once it exists
-// (the live store, through the webhooks' wrapper, so that followers and
-// destinations see them); decisions before that are only logged.
+// internal sandbox.egress events (followers and destinations see them
+// through the commit stream).
 type egressEvents struct {
-	mu    sync.Mutex
 	store core.SessionStore
 	log   *slog.Logger
 }
 
-func (e *egressEvents) attach(store core.SessionStore) {
-	if e == nil {
-		return
-	}
-	e.mu.Lock()
-	e.store = store
-	e.mu.Unlock()
-}
-
-func (e *egressEvents) record(ctx context.Context, sessionID string, body core.EgressBody) {
-	e.mu.Lock()
-	store := e.store
-	e.mu.Unlock()
-	if store == nil {
-		return
-	}
+func (e egressEvents) record(ctx context.Context, sessionID string, body core.EgressBody) {
 	ev := core.NewEvent(core.TypeSandboxEgress, core.LevelInternal, core.ActorSystem, body)
-	if _, err := store.Append(ctx, sessionID, core.AppendRequest{Events: []core.Event{ev}}); err != nil && !errors.Is(err, core.ErrArchived) {
+	if _, err := e.store.Append(ctx, sessionID, core.AppendRequest{Events: []core.Event{ev}}); err != nil && !errors.Is(err, core.ErrArchived) {
 		e.log.Warn("log an egress decision", "session_id", sessionID, "host", body.Host, "decision", body.Decision, "err", err)
 	}
-}
-
-// envChecked refuses sessions and agents that name an environment that
-// does not exist, with a 400, before anything is stored.
-type envChecked struct {
-	core.Store
-	envs core.EnvironmentStore
-}
-
-func (s envChecked) check(ctx context.Context, name string) error {
-	if name == "" {
-		return nil
-	}
-	if _, err := s.envs.GetEnvironment(ctx, name); err != nil {
-		if errors.Is(err, core.ErrNotFound) {
-			return fmt.Errorf("field \"environment\": no environment %q: %w", name, core.ErrInvalid)
-		}
-		return err
-	}
-	return nil
-}
-
-func (s envChecked) CreateSession(ctx context.Context, req core.NewSession) (*core.CreateResult, error) {
-	if err := s.check(ctx, req.Session.Environment); err != nil {
-		return nil, err
-	}
-	return s.Store.CreateSession(ctx, req)
-}
-
-func (s envChecked) CreateAgent(ctx context.Context, a *core.Agent) (*core.Agent, error) {
-	if err := s.check(ctx, a.Environment); err != nil {
-		return nil, err
-	}
-	return s.Store.CreateAgent(ctx, a)
-}
-
-// UpdateAgent runs update on a copy first: the environment is looked up
-// outside the store's write transaction.
-func (s envChecked) UpdateAgent(ctx context.Context, id string, expect int, update func(*core.Agent) error) (*core.Agent, error) {
-	if cur, err := s.Store.GetAgent(ctx, id); err == nil {
-		next := *cur
-		if err := update(&next); err == nil && next.Environment != cur.Environment {
-			if err := s.check(ctx, next.Environment); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return s.Store.UpdateAgent(ctx, id, expect, update)
-}
-
-// sessionCreator is the optional create-with-destinations capability the
-// sessions API looks for.
-type sessionCreator interface {
-	core.Store
-	core.SessionDestinationCreator
-}
-
-// envCheckedCreator keeps that capability visible through the check.
-type envCheckedCreator struct {
-	envChecked
-	creator core.SessionDestinationCreator
-}
-
-func (s envCheckedCreator) PrepareDestinations(ctx context.Context, sessionID string, specs []core.DestinationSpec) ([]core.NewDestination, []core.CreatedDestination, error) {
-	return s.creator.PrepareDestinations(ctx, sessionID, specs)
-}
-
-func (s envCheckedCreator) CreateSessionAndDestinations(ctx context.Context, req core.NewSession, dests []core.NewDestination) (*core.CreateResult, error) {
-	if err := s.check(ctx, req.Session.Environment); err != nil {
-		return nil, err
-	}
-	return s.creator.CreateSessionAndDestinations(ctx, req, dests)
-}
-
-// checkEnvironments wraps the API's store with the environment check.
-func checkEnvironments(st core.Store, envs core.EnvironmentStore) core.Store {
-	c := envChecked{Store: st, envs: envs}
-	if sc, ok := st.(sessionCreator); ok {
-		return envCheckedCreator{envChecked: c, creator: sc}
-	}
-	return c
 }
 
 // sandboxRoutes is what /v1/environments needs: the environments, and the

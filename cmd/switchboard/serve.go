@@ -19,7 +19,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/mcpbridge"
 	"github.com/switchboardhq/switchboard/core/models"
 	"github.com/switchboardhq/switchboard/oauth"
-	"github.com/switchboardhq/switchboard/providers/outbox"
+	"github.com/switchboardhq/switchboard/providers"
 	"github.com/switchboardhq/switchboard/sessions"
 	"github.com/switchboardhq/switchboard/sessions/live"
 	"github.com/switchboardhq/switchboard/sessions/metrics"
@@ -174,8 +174,18 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 	}
 	defer db.Close()
 	ctx := context.Background()
+	model := core.Model(models.FromEnv(getenv, log))
+	if err := ensureDefaultAgent(ctx, db, cfg.model, log); err != nil {
+		return err
+	}
+	router := &providers.Router{Store: db, Logger: log.With("component", "router")}
+	gw, err := buildProviders(cfg, db, router, getenv, log)
+	if err != nil {
+		return err
+	}
 	grants := &platformGrants{sessions: db, vault: &vaults.Resolver{Store: db, Sealer: cfg.sealer, Logger: log}}
-	sb, egressLog, err := openSandbox(ctx, cfg.sandbox, db, grants, log)
+	grants.bind(gw)
+	sb, err := openSandbox(ctx, cfg.sandbox, db, grants, log)
 	if err != nil {
 		return err
 	}
@@ -185,10 +195,11 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 		ClientInfo:  mcpbridge.ClientInfo{Name: "switchboard", Version: version},
 	})
 	defer mcp.Shutdown()
-	archiving := archivingStore{Store: db, log: log, release: []func(context.Context, string) error{
-		func(_ context.Context, id string) error { mcp.Close(id); return nil },
-	}}
-	model := core.Model(models.FromEnv(getenv, log))
+	// Background work that follows the store's commit stream ends with
+	// this context.
+	bg, stopBackground := context.WithCancel(ctx)
+	defer stopBackground()
+	go core.OnArchived(bg, db.Subscribe("mcp", 1024), func(id string) { mcp.Close(id) })
 	if sb != nil {
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.shutdown)
@@ -197,38 +208,30 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 				log.Warn("close sandbox backend", "err", err)
 			}
 		}()
-		archiving.release = append(archiving.release, sb.Remove)
+		go core.OnArchived(bg, db.Subscribe("sandbox", 1024), func(id string) {
+			// Leftovers are reaped at the next start.
+			if err := sb.Remove(bg, id); err != nil {
+				log.Warn("remove an archived session's sandbox", "session_id", id, "err", err)
+			}
+		})
 	} else {
 		model = noteModel{Model: model, note: noSandboxNote}
 	}
-	var base core.Store = archiving
-	store := &live.Store{Store: base, Hub: live.NewHub()}
-	// Appends go through wh's wrapper so that each one wakes the delivery
-	// of the webhooks it queued.
-	wh := newWebhooks(cfg, db, log)
-	egressLog.attach(wh.Wrap(store))
-	m := metrics.New(store, log)
-	if err := ensureDefaultAgent(ctx, store, cfg.model, log); err != nil {
-		return err
-	}
-	lrt := &lateRuntime{}
-	gw, err := buildProviders(cfg, store, db, lrt, getenv, log)
-	if err != nil {
-		return err
-	}
-	grants.bind(gw)
-	// The runtime's appends also reach the providers' output sinks, which
-	// mark a turn before it starts so a crash cannot lose its output.
-	runStore := outbox.Wrap(wh.Wrap(store), gw.sinks...)
+	hub := live.NewHub()
+	go hub.Run(bg, db.Subscribe("sse", 4096))
+	wh := newWebhooks(cfg, db, db, log)
+	m := metrics.New(db, log)
+	go m.Follow(bg, db.Subscribe("metrics", 4096))
 	if cfg.adminTokenNew {
 		fmt.Fprintf(stdout, "admin token (saved in %s, shown once): %s\n", filepath.Join(cfg.dataDir, "admin-token"), cfg.adminToken)
 	}
 
 	rt := runtime.New(runtime.Config{
-		Store:   testStore(runStore, getenv),
+		Store:   testStore(db, getenv),
+		Commits: db,
 		Harness: &harness.Default{Observer: m},
 		Model:   model,
-		Tools:   toolsetFor(getenv, handsTools(sb, cfg.sandbox), mcp, gw, runStore, log),
+		Tools:   toolsetFor(getenv, handsTools(sb, cfg.sandbox), mcp, gw, db, log),
 		// Idle sessions let go of their MCP connections after a while.
 		AfterCycle:      mcp.Idle,
 		Workers:         cfg.workers,
@@ -237,7 +240,6 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 		CompactFraction: cfg.compactFraction,
 		Logger:          log,
 	})
-	lrt.rt = rt
 	if err := gw.start(ctx); err != nil {
 		return err
 	}
@@ -252,7 +254,7 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 		return fmt.Errorf("SWITCHBOARD_ADDR=%s: %w", cfg.addr, err)
 	}
 	srv := &http.Server{
-		Handler:           routes(cfg, store, db, rt, m, wh, gw, sandboxRoutes{sb, db}, log),
+		Handler:           routes(cfg, db, hub, rt, m, wh, gw, sandboxRoutes{sb, db}, log),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}

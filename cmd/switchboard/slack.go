@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboardhq/switchboard/providers"
 	"github.com/switchboardhq/switchboard/providers/slack"
 )
 
@@ -91,10 +92,10 @@ func loadSlackConfig(s settings) (slackConfig, error) {
 
 // newSlack builds the Slack provider from its settings and the gateway's
 // stores.
-func newSlack(c slackConfig, sessions slack.Sessions, installs slack.Installations, cfg *serveConfig, rt slack.Runtime, hooks *slack.Hooks, log *slog.Logger) (*slack.Provider, error) {
+func newSlack(c slackConfig, sessions slack.Sessions, installs slack.Installations, cfg *serveConfig, router *providers.Router, log *slog.Logger) (*slack.Provider, error) {
 	sc := c.cfg
-	sc.Sessions, sc.Installations, sc.Sealer, sc.Runtime = sessions, installs, cfg.sealer, rt
-	sc.MaxBody, sc.Hooks, sc.Logger = cfg.maxBody, hooks, log
+	sc.Sessions, sc.Installations, sc.Sealer, sc.Router = sessions, installs, cfg.sealer, router
+	sc.MaxBody, sc.Logger = cfg.maxBody, log
 	sc.RefreshMargin = c.margin
 	p, err := slack.New(sc)
 	if err != nil {
@@ -115,9 +116,4 @@ func checkSlackToken(c slackConfig) error {
 		return fmt.Errorf("SLACK_BOT_TOKEN: %w", err)
 	}
 	return nil
-}
-
-// slackHooks are the sink's test failpoints (parkAt); none in production.
-func slackHooks(getenv func(string) string) *slack.Hooks {
-	return &slack.Hooks{BeforePost: parkAt(getenv, "SLACK", "before_post"), AfterPost: parkAt(getenv, "SLACK", "after_post")}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/sessions/runtime"
@@ -63,15 +64,20 @@ func (p parkingStore) Append(ctx context.Context, id string, req core.AppendRequ
 	return evs, err
 }
 
-// parkAt parks for good at a provider sink's failpoint when
+// failpoint parks for good at an output sink's failpoint when
 // SWITCHBOARD_TEST_<PROVIDER>_PARK names it (before_post: the intent is
 // saved, nothing posted; after_post: posted, the position not saved;
 // after_check_run: a GitHub check run created, the position not saved),
 // so a crash test can SIGKILL the process in that window; nil otherwise.
 // Only test builds have it.
-func parkAt(getenv func(string) string, provider, point string) func() {
-	if getenv("SWITCHBOARD_TEST_"+provider+"_PARK") != point {
+func failpoint(getenv func(string) string, provider string) func(point string) {
+	want := getenv("SWITCHBOARD_TEST_" + strings.ToUpper(provider) + "_PARK")
+	if want == "" {
 		return nil
 	}
-	return func() { select {} }
+	return func(point string) {
+		if point == want {
+			select {}
+		}
+	}
 }

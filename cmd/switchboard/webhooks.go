@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/webhooks"
 )
 
@@ -57,10 +58,11 @@ func loadWebhookConfig(s settings) (webhookConfig, error) {
 
 // newWebhooks builds the delivery service over the store's outbox;
 // destination secrets are sealed with the master key.
-func newWebhooks(cfg *serveConfig, store webhooks.Store, log *slog.Logger) *webhooks.Service {
+func newWebhooks(cfg *serveConfig, store webhooks.Store, commits core.CommitStream, log *slog.Logger) *webhooks.Service {
 	c := cfg.webhooks
 	return webhooks.New(webhooks.Config{
 		Store:        store,
+		Commits:      commits,
 		Sealer:       cfg.sealer,
 		Client:       webhooks.NewClient(webhooks.ClientOptions{AllowPrivate: c.allowPrivate, Timeout: c.timeout, MaxConnsPerHost: c.workers}),
 		AllowPrivate: c.allowPrivate,

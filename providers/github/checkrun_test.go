@@ -6,7 +6,7 @@ import (
 
 	gh "github.com/google/go-github/v62/github"
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/providers/outbox"
+	"github.com/switchboardhq/switchboard/providers/output"
 )
 
 // TestCheckRunOnce renders the event that creates a check run twice, as
@@ -24,7 +24,7 @@ func TestCheckRunOnce(t *testing.T) {
 		e.Seq = seq
 		return e
 	}
-	stateOf := func(th *outbox.Thread) sinkState {
+	stateOf := func(th *output.Thread) sinkState {
 		var st sinkState
 		if err := json.Unmarshal(th.State, &st); err != nil {
 			t.Fatal(err)
@@ -39,9 +39,16 @@ func TestCheckRunOnce(t *testing.T) {
 		return ids
 	}
 	rd := r.p.Renderer()
+	sink := output.New(output.Config{Name: Name, Store: r.store, Renderer: rd})
 	var made int64
 	for i := range 2 {
-		th := &outbox.Thread{Session: s}
+		// The second render starts from the position the store kept: the
+		// intent saved before the first render's create.
+		pos, err := r.store.SinkPosition(t.Context(), Name, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		th := sink.Thread(s, pos)
 		if _, err := rd.Render(t.Context(), th, input(3)); err != nil {
 			t.Fatalf("render %d: %v", i, err)
 		}
@@ -60,10 +67,17 @@ func TestCheckRunOnce(t *testing.T) {
 	// A turn that starts with no run (the one before completed) makes one
 	// at turn.started, also once.
 	prior, _ := json.Marshal(sinkState{Reply: g})
+	if err := r.store.SaveSinkPosition(t.Context(), Name, s.ID, core.SinkPosition{Seq: 8, State: prior}); err != nil {
+		t.Fatal(err)
+	}
 	started := core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{})
 	started.Seq = 9
 	for i := range 2 {
-		th := &outbox.Thread{Session: s, State: prior}
+		pos, err := r.store.SinkPosition(t.Context(), Name, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		th := sink.Thread(s, pos)
 		if _, err := rd.Render(t.Context(), th, started); err != nil {
 			t.Fatalf("turn.started %d: %v", i, err)
 		}

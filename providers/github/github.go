@@ -45,7 +45,7 @@ import (
 	gh "github.com/google/go-github/v62/github"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/providers"
-	"github.com/switchboardhq/switchboard/providers/outbox"
+	"github.com/switchboardhq/switchboard/providers/output"
 )
 
 // Name is the provider's name: the origin provider of its sessions.
@@ -60,9 +60,6 @@ const (
 // Sessions is what the provider needs of the session store.
 type Sessions interface {
 	GetAgent(ctx context.Context, idOrName string) (*core.Agent, error)
-	CreateSession(ctx context.Context, req core.NewSession) (*core.CreateResult, error)
-	SessionByKey(ctx context.Context, key string) (*core.Session, error)
-	QueueInputs(ctx context.Context, sessionID string, req core.QueueRequest) (*core.QueueResult, error)
 	Pending(ctx context.Context, sessionID string) ([]core.Event, error)
 }
 
@@ -70,12 +67,6 @@ type Sessions interface {
 type Installations interface {
 	core.InstallationStore
 	core.OnceStore
-}
-
-// Runtime runs sessions.
-type Runtime interface {
-	Wake(sessionID string)
-	Interrupt(sessionID string)
 }
 
 // Config configures the provider.
@@ -94,27 +85,17 @@ type Config struct {
 	MaxBody       int64
 	Sessions      Sessions
 	Installations Installations
-	Runtime       Runtime
-	Transport     http.RoundTripper // default http.DefaultTransport
-	Logger        *slog.Logger
-	// Hooks are test failpoints around the posting of answers; nil in
-	// production.
-	Hooks *Hooks
-}
-
-// Hooks are called around the post of an answer, and after a check run
-// is created (before the sink records it).
-type Hooks struct {
-	BeforePost, AfterPost func()
-	AfterCheckRun         func()
+	// Router stores what the intake decided (providers.Router).
+	Router    *providers.Router
+	Transport http.RoundTripper // default http.DefaultTransport
+	Logger    *slog.Logger
 }
 
 // Provider is the GitHub provider.
 type Provider struct {
-	cfg    Config
-	log    *slog.Logger
-	apps   *ghinstallation.AppsTransport
-	queued func(sessionID string)
+	cfg  Config
+	log  *slog.Logger
+	apps *ghinstallation.AppsTransport
 
 	instMu sync.Mutex // serialises changes to installation records
 
@@ -204,12 +185,8 @@ func checkKey(key []byte) error {
 // Name is "github".
 func (p *Provider) Name() string { return Name }
 
-// OnQueued sets what is told of sessions that got inputs (the sink's
-// Activate, for 👀 ahead of the turn).
-func (p *Provider) OnQueued(fn func(sessionID string)) { p.queued = fn }
-
 // Renderer is the output sink's GitHub part.
-func (p *Provider) Renderer() outbox.Renderer { return &renderer{p: p} }
+func (p *Provider) Renderer() output.Renderer { return &renderer{p: p} }
 
 // Start has nothing to do: installations are learned from events.
 func (p *Provider) Start(context.Context) error { return nil }

@@ -15,31 +15,17 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/fixtures/fakegithub"
 	"github.com/switchboardhq/switchboard/oauth"
+	"github.com/switchboardhq/switchboard/providers"
 	"github.com/switchboardhq/switchboard/sessions"
 )
 
 const installTestSecret = "install-test-webhook-secret"
-
-// wakeRecorder is a hand-written Runtime.
-type wakeRecorder struct {
-	mu    sync.Mutex
-	woken []string
-}
-
-func (w *wakeRecorder) Wake(id string) {
-	w.mu.Lock()
-	w.woken = append(w.woken, id)
-	w.mu.Unlock()
-}
-
-func (w *wakeRecorder) Interrupt(string) {}
 
 // installRig is a provider over a real store and a fake GitHub, with its
 // webhooks and install flow served by an httptest server.
@@ -69,7 +55,7 @@ func newInstallRig(t *testing.T, key []byte) *installRig {
 		key = fake.KeyPEM
 	}
 	p, err := New(Config{AppID: fake.AppID, PrivateKey: key, WebhookSecret: installTestSecret, Slug: fake.Slug,
-		APIURL: fake.APIURL(), WebURL: fake.URL, Sessions: store, Installations: store, Runtime: &wakeRecorder{}})
+		APIURL: fake.APIURL(), WebURL: fake.URL, Sessions: store, Installations: store, Router: &providers.Router{Store: store}})
 	if err != nil {
 		t.Fatal(err)
 	}

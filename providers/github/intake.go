@@ -3,7 +3,6 @@ package github
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 
 	gh "github.com/google/go-github/v62/github"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/providers"
 	"github.com/switchboardhq/switchboard/webhooks"
 )
 
@@ -89,16 +89,7 @@ func (p *Provider) handleEvent(ctx context.Context, ev any, delivery string, log
 			d.text = text
 		}
 	}
-	sessionID, err := p.store(ctx, d, delivery)
-	if err != nil || sessionID == "" {
-		return err
-	}
-	log.Info("github input queued", "kind", d.ref.Kind, "session_id", sessionID, "key", d.key)
-	p.cfg.Runtime.Wake(sessionID)
-	if p.queued != nil {
-		p.queued(sessionID)
-	}
-	return nil
+	return p.store(ctx, d, delivery)
 }
 
 // dedupeKeys are the delivery id and, for a review and its comments, the
@@ -122,59 +113,36 @@ func dedupeKeys(d decision, delivery string) []string {
 
 // store starts or continues the session of the issue or PR with the
 // input and its dedupe keys in one durable transaction.
-func (p *Provider) store(ctx context.Context, d decision, delivery string) (string, error) {
+func (p *Provider) store(ctx context.Context, d decision, delivery string) error {
 	r := d.ref
-	b := inputBody{Text: d.text, GitHub: &r}
-	// The issue's title and body ride only on the input that starts the
-	// session (a race of two first mentions carries them twice; Prime
-	// takes one).
-	switch _, err := p.cfg.Sessions.SessionByKey(ctx, d.key); {
-	case errors.Is(err, core.ErrNotFound):
-		b.Context = &d.context
-	case err != nil:
-		return "", err
-	}
-	body, err := json.Marshal(b)
+	body, err := json.Marshal(inputBody{Text: d.text, GitHub: &r})
 	if err != nil {
-		return "", err
+		return err
 	}
-	input := core.NewInput(core.TypeUserMessage, body)
+	// The issue's title and body ride only on the input that starts the
+	// session.
+	withContext, err := json.Marshal(inputBody{Text: d.text, GitHub: &r, Context: &d.context})
+	if err != nil {
+		return err
+	}
 	in, err := p.cfg.Installations.FindInstallation(ctx, Name, strconv.FormatInt(d.installation, 10))
 	if err != nil {
-		return "", err
-	}
-	ref := in.Agent
-	if ref == "" {
-		ref = "default"
-	}
-	agent, err := p.cfg.Sessions.GetAgent(ctx, ref)
-	if errors.Is(err, core.ErrNotFound) {
-		p.log.Warn("no agent to answer a github mention: set SWITCHBOARD_MODEL or bind the installation to an agent", "installation_id", in.ID, "err", err)
-		return "", nil
-	}
-	if err != nil {
-		return "", err
+		return err
 	}
 	kind := "issues"
 	if r.PR {
 		kind = "pull"
 	}
-	origin := &core.Origin{Provider: Name, Key: d.key, Tenant: strconv.FormatInt(d.installation, 10),
-		URL: p.cfg.WebURL + "/" + r.Owner + "/" + r.Repo + "/" + kind + "/" + strconv.Itoa(r.Number)}
-	res, err := p.cfg.Sessions.CreateSession(ctx, core.NewSession{
-		Session:     core.Session{Agent: core.AgentRef{ID: agent.ID, Version: agent.Version}, Origin: origin},
-		Inputs:      []core.Event{input},
-		ExternalKey: d.key,
-		Dedupe:      dedupeKeys(d, delivery),
+	start := core.NewInput(core.TypeUserMessage, withContext)
+	_, err = p.cfg.Router.Route(ctx, providers.Trigger{
+		Installation: in,
+		Origin: core.Origin{Provider: Name, Key: d.key, Tenant: strconv.FormatInt(d.installation, 10),
+			URL: p.cfg.WebURL + "/" + r.Owner + "/" + r.Repo + "/" + kind + "/" + strconv.Itoa(r.Number)},
+		Input:      core.NewInput(core.TypeUserMessage, body),
+		StartInput: &start,
+		Dedupe:     dedupeKeys(d, delivery),
 	})
-	if errors.Is(err, core.ErrArchived) {
-		p.log.Info("mention on an issue whose session is archived; ignored", "key", d.key)
-		return "", nil
-	}
-	if err != nil || res.Duplicate {
-		return "", err
-	}
-	return res.Session.ID, nil
+	return err
 }
 
 // Prime gives a new session the issue or PR it was called on (title and
@@ -209,23 +177,12 @@ func (p *Provider) interrupt(ctx context.Context, d decision, delivery string, l
 	if ok, err := p.canWrite(ctx, d.ref); err != nil || !ok {
 		return err
 	}
-	s, err := p.cfg.Sessions.SessionByKey(ctx, d.key)
-	if errors.Is(err, core.ErrNotFound) {
-		return nil
+	res, err := p.cfg.Router.Route(ctx, providers.Trigger{Origin: core.Origin{Provider: Name, Key: d.key},
+		Input: core.NewInput(core.TypeUserInterrupt, nil), Dedupe: dedupeKeys(d, delivery), Continue: true})
+	if err == nil && res.Outcome == providers.Queued {
+		log.Info("stop requested from the check run", "session_id", res.Session.ID, "login", d.ref.Login)
 	}
-	if err != nil {
-		return err
-	}
-	res, err := p.cfg.Sessions.QueueInputs(ctx, s.ID, core.QueueRequest{Inputs: []core.Event{core.NewInput(core.TypeUserInterrupt, nil)}, Dedupe: dedupeKeys(d, delivery)})
-	if errors.Is(err, core.ErrArchived) {
-		return nil
-	}
-	if err != nil || res.Duplicate {
-		return err
-	}
-	log.Info("stop requested from the check run", "session_id", s.ID, "login", d.ref.Login)
-	p.cfg.Runtime.Interrupt(s.ID)
-	return nil
+	return err
 }
 
 // canWrite asks GitHub whether the user may write to the repository

@@ -14,7 +14,7 @@ import (
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	gh "github.com/google/go-github/v62/github"
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/providers/outbox"
+	"github.com/switchboardhq/switchboard/providers/output"
 )
 
 // stopAction is the check run's Stop button.
@@ -37,16 +37,11 @@ type renderer struct {
 
 // sinkState is the renderer's part of the sink position.
 type sinkState struct {
-	Reply         *ref    `json:"reply,omitempty"` // the latest trigger: where answers go
-	CheckRun      int64   `json:"check_run,omitempty"`
-	StatusComment int64   `json:"status_comment,omitempty"`
-	Intent        *intent `json:"intent,omitempty"`
-	Tools         int     `json:"tools,omitempty"` // tool calls this turn
-}
-
-type intent struct {
-	Key string `json:"key"`
-	At  int64  `json:"at"` // unix seconds
+	Reply         *ref           `json:"reply,omitempty"` // the latest trigger: where answers go
+	CheckRun      int64          `json:"check_run,omitempty"`
+	StatusComment int64          `json:"status_comment,omitempty"`
+	Intent        *output.Intent `json:"intent,omitempty"`
+	Tools         int            `json:"tools,omitempty"` // tool calls this turn
 }
 
 func githubRef(e core.Event) *ref {
@@ -112,7 +107,7 @@ var rendered = map[string]bool{
 }
 
 // Render renders one logged event onto the issue or PR.
-func (r *renderer) Render(ctx context.Context, t *outbox.Thread, e core.Event) (bool, error) {
+func (r *renderer) Render(ctx context.Context, t *output.Thread, e core.Event) (bool, error) {
 	if !rendered[e.Type] || t.Session.Origin == nil {
 		return false, nil
 	}
@@ -122,7 +117,7 @@ func (r *renderer) Render(ctx context.Context, t *outbox.Thread, e core.Event) (
 	}
 	acted, err := r.event(ctx, t, &st, e)
 	err = classify(ctx, err)
-	if outbox.IsPermanent(err) && e.Type == core.TypeTurnCompleted {
+	if output.IsPermanent(err) && e.Type == core.TypeTurnCompleted {
 		// The run or the status comment is gone (someone deleted the
 		// comment): forgotten, so the next turn makes its own instead of
 		// editing it in vain for good.
@@ -134,7 +129,7 @@ func (r *renderer) Render(ctx context.Context, t *outbox.Thread, e core.Event) (
 	return acted, err
 }
 
-func (r *renderer) event(ctx context.Context, t *outbox.Thread, st *sinkState, e core.Event) (bool, error) {
+func (r *renderer) event(ctx context.Context, t *output.Thread, st *sinkState, e core.Event) (bool, error) {
 	p := r.p
 	switch e.Type {
 	case core.TypeUserMessage:
@@ -150,7 +145,7 @@ func (r *renderer) event(ctx context.Context, t *outbox.Thread, st *sinkState, e
 			}
 		}
 		if g.PR && st.CheckRun == 0 {
-			return true, p.createCheckRun(ctx, t.Session, st, e.Seq)
+			return true, p.createCheckRun(ctx, t, st, e.Seq)
 		}
 		return true, nil
 	case core.TypeTurnStarted:
@@ -160,7 +155,7 @@ func (r *renderer) event(ctx context.Context, t *outbox.Thread, st *sinkState, e
 		}
 		if st.Reply.PR {
 			if st.CheckRun == 0 {
-				if err := p.createCheckRun(ctx, t.Session, st, e.Seq); err != nil {
+				if err := p.createCheckRun(ctx, t, st, e.Seq); err != nil {
 					return true, err
 				}
 			}
@@ -223,12 +218,12 @@ func (r *renderer) event(ctx context.Context, t *outbox.Thread, st *sinkState, e
 }
 
 // createCheckRun shows a queued check run named after the app on the PR
-// head, exactly once per rendered event: its external id is the intent
-// (the session key, so the Stop button finds the session, and the seq of
-// the event that creates it). The sink records its position only after
-// the create, so after a crash in between the same event comes again and
-// the run made then is found on the head instead of made twice.
-func (p *Provider) createCheckRun(ctx context.Context, s *core.Session, st *sinkState, seq uint64) error {
+// head, exactly once per rendered event (output.PostOnce): its external id
+// is the intent's key (the session key, so the Stop button finds the
+// session, and the seq of the event that creates it), so after a crash
+// between the create and the recorded position the run made then is found
+// on the head instead of made twice.
+func (p *Provider) createCheckRun(ctx context.Context, t *output.Thread, st *sinkState, seq uint64) error {
 	g := st.Reply
 	c := p.client(g.Installation)
 	sha := g.HeadSHA
@@ -239,25 +234,24 @@ func (p *Provider) createCheckRun(ctx context.Context, s *core.Session, st *sink
 		}
 		sha = pr.GetHead().GetSHA()
 	}
-	ext := checkRunExternalID(s.Origin.Key, seq)
-	id, err := p.findCheckRun(ctx, g, sha, ext)
-	if err != nil || id != 0 {
-		st.CheckRun = id
-		return err
-	}
-	run, _, err := c.Checks.CreateCheckRun(ctx, g.Owner, g.Repo, gh.CreateCheckRunOptions{
-		Name: p.cfg.Slug, HeadSHA: sha, Status: gh.String("queued"), ExternalID: gh.String(ext),
-		Output:  &gh.CheckRunOutput{Title: gh.String("Queued"), Summary: gh.String("The agent will start shortly.")},
-		Actions: []*gh.CheckRunAction{{Label: "Stop", Description: "Stop the agent", Identifier: stopAction}},
+	ext := checkRunExternalID(t.Session.Origin.Key, seq)
+	return t.PostOnce(ctx, st, &st.Intent, output.Post{
+		Key: ext, Point: "check_run",
+		Find: func(ctx context.Context, _ output.Intent) (bool, error) {
+			id, err := p.findCheckRun(ctx, g, sha, ext)
+			st.CheckRun = id
+			return id != 0, err
+		},
+		Do: func(ctx context.Context) error {
+			run, _, err := c.Checks.CreateCheckRun(ctx, g.Owner, g.Repo, gh.CreateCheckRunOptions{
+				Name: p.cfg.Slug, HeadSHA: sha, Status: gh.String("queued"), ExternalID: gh.String(ext),
+				Output:  &gh.CheckRunOutput{Title: gh.String("Queued"), Summary: gh.String("The agent will start shortly.")},
+				Actions: []*gh.CheckRunAction{{Label: "Stop", Description: "Stop the agent", Identifier: stopAction}},
+			})
+			st.CheckRun = run.GetID()
+			return err
+		},
 	})
-	if err != nil {
-		return err
-	}
-	if h := p.cfg.Hooks; h != nil && h.AfterCheckRun != nil {
-		h.AfterCheckRun()
-	}
-	st.CheckRun = run.GetID()
-	return nil
 }
 
 // findCheckRun looks for the app's check run with an external id on a
@@ -307,75 +301,48 @@ func (p *Provider) updateCheckRun(ctx context.Context, st *sinkState, opts gh.Up
 	return err
 }
 
-// post posts an answer exactly once: intent saved, marker in the body,
-// and an unconfirmed intent looked for before posting again.
-func (r *renderer) post(ctx context.Context, t *outbox.Thread, st *sinkState, seq uint64, text string) error {
+// post posts an answer exactly once (output.PostOnce, the intent's key in
+// a hidden marker in the body).
+func (r *renderer) post(ctx context.Context, t *output.Thread, st *sinkState, seq uint64, text string) error {
 	p, g := r.p, st.Reply
 	key := t.Session.ID + ":" + strconv.FormatUint(seq, 10)
 	marker := "<!-- switchboard:" + key + " -->"
-	if st.Intent != nil && st.Intent.Key == key {
-		id, err := p.marked(ctx, g, g.Kind == kindReviewComment, marker, time.Unix(st.Intent.At, 0))
-		if err != nil {
-			return err
-		}
-		if id != 0 {
-			st.Intent = nil
-			return nil
-		}
-	}
-	if err := r.intend(ctx, t, st, key); err != nil {
-		return err
-	}
-	if h := p.cfg.Hooks; h != nil && h.BeforePost != nil {
-		h.BeforePost()
-	}
-	if err := p.reply(ctx, *g, clip(text, 60000)+"\n\n"+marker); err != nil {
-		return err
-	}
-	if h := p.cfg.Hooks; h != nil && h.AfterPost != nil {
-		h.AfterPost()
-	}
-	st.Intent = nil
-	return nil
+	return t.PostOnce(ctx, st, &st.Intent, output.Post{
+		Key: key, Point: "post",
+		Find: func(ctx context.Context, in output.Intent) (bool, error) {
+			id, err := p.marked(ctx, g, g.Kind == kindReviewComment, marker, markedSince(in))
+			return id != 0, err
+		},
+		Do: func(ctx context.Context) error { return p.reply(ctx, *g, clip(text, 60000)+"\n\n"+marker) },
+	})
 }
 
-// intend saves an intent before a call that must not be repeated.
-func (r *renderer) intend(ctx context.Context, t *outbox.Thread, st *sinkState, key string) error {
-	st.Intent = &intent{Key: key, At: time.Now().Add(-time.Minute).Unix()}
-	if raw, err := json.Marshal(st); err == nil {
-		t.State = raw
-	}
-	return t.Save(ctx)
-}
+// markedSince is when to look for a marked comment from: a little before
+// its intent, for clocks that disagree.
+func markedSince(in output.Intent) time.Time { return time.Unix(in.At, 0).Add(-time.Minute) }
 
 // statusComment makes an issue's status comment exactly once, as post
 // does an answer; after a crash between the create and the recorded
 // position the comment made then is adopted, so later edits go to it and
 // no second one appears.
-func (r *renderer) statusComment(ctx context.Context, t *outbox.Thread, st *sinkState, seq uint64) error {
+func (r *renderer) statusComment(ctx context.Context, t *output.Thread, st *sinkState, seq uint64) error {
 	p, g := r.p, st.Reply
 	key := t.Session.ID + ":status:" + strconv.FormatUint(seq, 10)
 	marker := "<!-- switchboard:" + key + " -->"
-	if st.Intent != nil && st.Intent.Key == key {
-		id, err := p.marked(ctx, g, false, marker, time.Unix(st.Intent.At, 0))
-		if err != nil {
+	return t.PostOnce(ctx, st, &st.Intent, output.Post{
+		Key: key,
+		Find: func(ctx context.Context, in output.Intent) (bool, error) {
+			id, err := p.marked(ctx, g, false, marker, markedSince(in))
+			st.StatusComment = id
+			return id != 0, err
+		},
+		Do: func(ctx context.Context) error {
+			c, _, err := p.client(g.Installation).Issues.CreateComment(ctx, g.Owner, g.Repo, g.Number,
+				&gh.IssueComment{Body: gh.String("⏳ Working on it…\n\n" + marker)})
+			st.StatusComment = c.GetID()
 			return err
-		}
-		if id != 0 {
-			st.StatusComment, st.Intent = id, nil
-			return nil
-		}
-	}
-	if err := r.intend(ctx, t, st, key); err != nil {
-		return err
-	}
-	c, _, err := p.client(g.Installation).Issues.CreateComment(ctx, g.Owner, g.Repo, g.Number,
-		&gh.IssueComment{Body: gh.String("⏳ Working on it…\n\n" + marker)})
-	if err != nil {
-		return err
-	}
-	st.StatusComment, st.Intent = c.GetID(), nil
-	return nil
+		},
+	})
 }
 
 // marked is the id of the comment holding marker among the issue's (or,
@@ -470,7 +437,7 @@ func classify(ctx context.Context, err error) error {
 		resp.Header.Get("Retry-After") != "", resp.Header.Get("X-RateLimit-Remaining") == "0":
 		return err // a limit by another name: worth waiting for
 	}
-	return outbox.Permanent(err)
+	return output.Permanent(err)
 }
 
 func clip(s string, n int) string {

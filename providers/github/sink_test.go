@@ -15,7 +15,7 @@ import (
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	gh "github.com/google/go-github/v62/github"
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/providers/outbox"
+	"github.com/switchboardhq/switchboard/providers/output"
 )
 
 // lostAnswer is a transport whose first request matching a method and
@@ -41,11 +41,11 @@ func (l *lostAnswer) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// sinkTurn appends one turn holding evs, as the harness would, through
-// the sink's store wrapper, and waits until the sink let go of it.
-func sinkTurn(t *testing.T, st core.Store, sink *outbox.Sink, id string, evs ...core.Event) {
+// sinkTurn appends one turn holding evs, as the harness would, and waits
+// until the sink rendered it and let go.
+func sinkTurn(t *testing.T, st core.Store, sink *output.Sink, id string, evs ...core.Event) {
 	t.Helper()
-	w := outbox.Wrap(st, sink)
+	w := st
 	tid := core.NewID(core.PrefixTurn)
 	reqs := []core.AppendRequest{{TakeInputs: true, TurnID: tid, Holder: "h", Events: []core.Event{
 		core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusRunning}),
@@ -64,7 +64,7 @@ func sinkTurn(t *testing.T, st core.Store, sink *outbox.Sink, id string, evs ...
 		}
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for sink.Following() > 0 {
+	for !sink.Settled(t.Context()) {
 		if time.Now().After(deadline) {
 			t.Fatal("the sink did not finish")
 		}
@@ -93,7 +93,7 @@ func TestStatusCommentOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink := outbox.New(outbox.Config{Name: Name, Store: r.store, Renderer: p.Renderer(), RetryMin: 10 * time.Millisecond})
+	sink := output.New(output.Config{Name: Name, Store: r.store, Renderer: p.Renderer(), RetryMin: 10 * time.Millisecond})
 	if err := sink.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestClassify(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := classify(t.Context(), tt.err)
-			if err == nil || outbox.IsPermanent(err) != tt.permanent {
+			if err == nil || output.IsPermanent(err) != tt.permanent {
 				t.Fatalf("classify(%v) = %v, want permanent %v", tt.err, err, tt.permanent)
 			}
 		})
@@ -173,7 +173,7 @@ func TestClassify(t *testing.T) {
 	r.fake.SecondaryRateLimit(1)
 	_, _, err := r.p.client(900).Issues.CreateComment(t.Context(), "acme", "widgets", 1, &gh.IssueComment{Body: gh.String("x")})
 	var abuse *gh.AbuseRateLimitError
-	if !errors.As(err, &abuse) || outbox.IsPermanent(classify(t.Context(), err)) {
+	if !errors.As(err, &abuse) || output.IsPermanent(classify(t.Context(), err)) {
 		t.Fatalf("a secondary rate limit came back as %T %v", err, err)
 	}
 }
@@ -215,8 +215,8 @@ func TestDeletedStatusCommentIsForgotten(t *testing.T) {
 	g := &ref{Kind: kindLabel, Installation: 900, Owner: "acme", Repo: "widgets", Number: 8, Login: "alice"}
 	prior, _ := json.Marshal(sinkState{Reply: g, StatusComment: 424242}) // no such comment
 	done := core.NewEvent(core.TypeTurnCompleted, core.LevelInternal, core.ActorSystem, core.TurnCompletedBody{YieldReason: core.ReasonCompleted})
-	th := &outbox.Thread{Session: s, State: prior}
-	if _, err := r.p.Renderer().Render(t.Context(), th, done); !outbox.IsPermanent(err) {
+	th := output.New(output.Config{Name: Name, Store: r.store, Renderer: r.p.Renderer()}).Thread(s, core.SinkPosition{State: prior})
+	if _, err := r.p.Renderer().Render(t.Context(), th, done); !output.IsPermanent(err) {
 		t.Fatalf("editing a deleted comment: %v, want a permanent error", err)
 	}
 	var st sinkState
@@ -235,7 +235,7 @@ func TestSecondaryLimitWithoutRetryAfter(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
 	err := classify(ctx, &gh.AbuseRateLimitError{Response: &http.Response{StatusCode: http.StatusForbidden, Request: &http.Request{URL: &url.URL{}}}})
-	if err == nil || outbox.IsPermanent(err) {
+	if err == nil || output.IsPermanent(err) {
 		t.Fatalf("classify = %v, want a retryable error", err)
 	}
 	if ctx.Err() == nil {

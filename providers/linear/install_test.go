@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/oauth"
-	"github.com/switchboardhq/switchboard/providers/outbox"
+	"github.com/switchboardhq/switchboard/providers/output"
 )
 
 // TestRefreshSpendsARefreshTokenOnce: a 401 makes renew refresh while the
@@ -123,8 +123,8 @@ func TestRefusedTokenWithTheTokenEndpointDown(t *testing.T) {
 				t.Fatal("no error")
 			}
 			_, err = rc.settle(err)
-			if outbox.IsPermanent(err) != tc.permanent {
-				t.Fatalf("permanent %v, want %v: %v", outbox.IsPermanent(err), tc.permanent, err)
+			if output.IsPermanent(err) != tc.permanent {
+				t.Fatalf("permanent %v, want %v: %v", output.IsPermanent(err), tc.permanent, err)
 			}
 		})
 	}

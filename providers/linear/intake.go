@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/providers"
 	"github.com/switchboardhq/switchboard/webhooks"
 )
 
@@ -136,17 +137,9 @@ func (p *Provider) agentSessionEvent(ctx context.Context, pl *Payload, dedupe []
 	if err != nil {
 		return err
 	}
-	agent, err := p.agentFor(ctx, in)
-	if errors.Is(err, core.ErrNotFound) {
-		log.Warn("no agent to answer a linear agent session: set SWITCHBOARD_MODEL or bind the installation to an agent", "installation_id", in.ID, "err", err)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
 	s := pl.AgentSession
 	meta := map[string]string{metaAgentSession: s.ID}
-	origin := &core.Origin{Provider: Name, Key: k, Tenant: pl.OrganizationID, URL: s.URL}
+	origin := core.Origin{Provider: Name, Key: k, Tenant: pl.OrganizationID, URL: s.URL}
 	if iss := s.Issue; iss != nil {
 		meta[metaIssueID], meta[metaIssue] = iss.ID, iss.Identifier
 		origin.URL = iss.URL
@@ -154,30 +147,10 @@ func (p *Provider) agentSessionEvent(ctx context.Context, pl *Payload, dedupe []
 		meta[metaIssueID] = s.IssueID
 	}
 	// A prompt on an agent session the gateway never saw created (it was
-	// down) starts the session as well: CreateSession finds or creates.
-	res, err := p.cfg.Sessions.CreateSession(ctx, core.NewSession{
-		Session:     core.Session{Agent: core.AgentRef{ID: agent.ID, Version: agent.Version}, Origin: origin, Metadata: meta},
-		Inputs:      []core.Event{core.NewInput(core.TypeUserMessage, raw)},
-		ExternalKey: k,
-		Dedupe:      dedupe,
-	})
-	if errors.Is(err, core.ErrArchived) {
-		log.Info("agent session whose session is archived; ignored")
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if res.Duplicate {
-		log.Info("repeated linear delivery; nothing stored")
-		return nil
-	}
-	log.Info("linear input queued", "session_id", res.Session.ID, "created", res.Created)
-	p.cfg.Runtime.Wake(res.Session.ID)
-	if p.queued != nil {
-		p.queued(res.Session.ID)
-	}
-	return nil
+	// down) starts the session as well.
+	_, err = p.cfg.Router.Route(ctx, providers.Trigger{Installation: in, Origin: origin, Metadata: meta,
+		Input: core.NewInput(core.TypeUserMessage, raw), Dedupe: dedupe})
+	return err
 }
 
 // eventIdentity is the dedupe key of what an AgentSessionEvent tells:
@@ -206,36 +179,14 @@ func (p *Provider) knownInstallation(ctx context.Context, pl *Payload) (*core.In
 		Metadata: map[string]string{"app_user_id": pl.AppUserID, "organization_id": pl.OrganizationID}}, nil, nil)
 }
 
-// agentFor is the agent an installation's new sessions run: the bound
-// one, else the agent named default.
-func (p *Provider) agentFor(ctx context.Context, in *core.Installation) (*core.Agent, error) {
-	ref := in.Agent
-	if ref == "" {
-		ref = "default"
-	}
-	return p.cfg.Sessions.GetAgent(ctx, ref)
-}
-
 // interrupt queues a user.interrupt on the session of key, if there is one.
 func (p *Provider) interrupt(ctx context.Context, k string, dedupe []string, log *slog.Logger) error {
-	s, err := p.cfg.Sessions.SessionByKey(ctx, k)
-	if errors.Is(err, core.ErrNotFound) {
-		log.Info("stop for an agent session without a session; ignored")
-		return nil
+	res, err := p.cfg.Router.Route(ctx, providers.Trigger{Origin: core.Origin{Provider: Name, Key: k},
+		Input: core.NewInput(core.TypeUserInterrupt, nil), Dedupe: dedupe, Continue: true})
+	if err == nil && res.Outcome == providers.Queued {
+		log.Info("linear stop: session interrupted", "session_id", res.Session.ID)
 	}
-	if err != nil {
-		return err
-	}
-	res, err := p.cfg.Sessions.QueueInputs(ctx, s.ID, core.QueueRequest{Inputs: []core.Event{core.NewInput(core.TypeUserInterrupt, nil)}, Dedupe: dedupe})
-	if errors.Is(err, core.ErrArchived) {
-		return nil
-	}
-	if err != nil || res.Duplicate {
-		return err
-	}
-	log.Info("linear stop: session interrupted", "session_id", s.ID)
-	p.cfg.Runtime.Interrupt(s.ID)
-	return nil
+	return err
 }
 
 // activeStatuses are those of sessions a removed delegate may stop.

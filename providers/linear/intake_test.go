@@ -128,7 +128,7 @@ func TestIntakePromptsSteerAndStop(t *testing.T) {
 	if len(in) != 3 || in[2].Type != core.TypeUserInterrupt {
 		t.Fatalf("inputs after stop %v", in)
 	}
-	if got := r.rt.stopped(); len(got) != 1 || got[0] != s.ID {
+	if got := r.rt.Stopped(); len(got) != 1 || got[0] != s.ID {
 		t.Fatalf("interrupted %v", got)
 	}
 }
@@ -158,9 +158,9 @@ func TestIntakeDelegateRemovedInterrupts(t *testing.T) {
 			if code := r.deliver(tc.payload); code != 200 {
 				t.Fatalf("status %d", code)
 			}
-			stopped := len(r.rt.stopped()) == 1
+			stopped := len(r.rt.Stopped()) == 1
 			if stopped != tc.stops || (len(r.pending(s.ID)) == 2) != tc.stops {
-				t.Fatalf("interrupted %v, want %v", r.rt.stopped(), tc.stops)
+				t.Fatalf("interrupted %v, want %v", r.rt.Stopped(), tc.stops)
 			}
 		})
 	}

@@ -39,7 +39,7 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/providers"
-	"github.com/switchboardhq/switchboard/providers/outbox"
+	"github.com/switchboardhq/switchboard/providers/output"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -67,12 +67,8 @@ const DefaultRequestsPerHour = 4000
 
 // Sessions is what the provider needs of the session store.
 type Sessions interface {
-	GetAgent(ctx context.Context, idOrName string) (*core.Agent, error)
-	CreateSession(ctx context.Context, req core.NewSession) (*core.CreateResult, error)
-	SessionByKey(ctx context.Context, key string) (*core.Session, error)
 	GetSession(ctx context.Context, id string) (*core.Session, error)
 	ListSessions(ctx context.Context, f core.SessionFilter) ([]*core.Session, bool, error)
-	QueueInputs(ctx context.Context, sessionID string, req core.QueueRequest) (*core.QueueResult, error)
 	Events(ctx context.Context, sessionID string, after uint64, limit int) ([]core.Event, error)
 }
 
@@ -80,12 +76,6 @@ type Sessions interface {
 type Installations interface {
 	core.InstallationStore
 	core.OnceStore
-}
-
-// Runtime runs sessions.
-type Runtime interface {
-	Wake(sessionID string)
-	Interrupt(sessionID string)
 }
 
 // Config configures the provider.
@@ -117,19 +107,12 @@ type Config struct {
 	Sessions        Sessions
 	Installations   Installations
 	Sealer          core.Sealer
-	Runtime         Runtime
-	HTTPClient      *http.Client
-	Logger          *slog.Logger
-	// Hooks are test failpoints around the posting of responses; nil in
-	// production.
-	Hooks *Hooks
+	// Router stores what the intake decided (providers.Router).
+	Router     *providers.Router
+	HTTPClient *http.Client
+	Logger     *slog.Logger
 	// Now is the clock (tests); default time.Now.
 	Now func() time.Time
-}
-
-// Hooks are called around the post of a turn's response.
-type Hooks struct {
-	BeforePost, AfterPost func()
 }
 
 // Provider is the Linear provider.
@@ -137,8 +120,6 @@ type Provider struct {
 	cfg    Config
 	log    *slog.Logger
 	tokens *oauth.Tokens
-	// queued is told of sessions that got inputs (the sink's early thought).
-	queued func(sessionID string)
 	// newAPI makes the Linear client of an installation (a fake in tests).
 	newAPI  func(in *core.Installation) platform
 	budgets *budgets
@@ -212,12 +193,8 @@ func New(cfg Config) (*Provider, error) {
 // Name is "linear".
 func (p *Provider) Name() string { return Name }
 
-// OnQueued sets what is told of sessions that got inputs from Linear (the
-// sink's Activate: the first thought goes out ahead of the turn).
-func (p *Provider) OnQueued(fn func(sessionID string)) { p.queued = fn }
-
 // Renderer is the output sink's Linear part.
-func (p *Provider) Renderer() outbox.Renderer { return &renderer{p: p} }
+func (p *Provider) Renderer() output.Renderer { return &renderer{p: p} }
 
 // installation finds the installation of an organization.
 func (p *Provider) installation(ctx context.Context, org string) (*core.Installation, error) {

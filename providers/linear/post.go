@@ -2,52 +2,32 @@ package linear
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
 	"github.com/switchboardhq/switchboard/oauth"
-	"github.com/switchboardhq/switchboard/providers/outbox"
+	"github.com/switchboardhq/switchboard/providers/output"
 )
 
 // Posting activities: exactly once (intent, lookup), inside the
 // workspace's budget, through Linear's rate limits.
 
-// post posts an activity exactly once: with once, the intent is saved
-// first and an unconfirmed one is looked up before posting again.
+// post posts an activity; with once, exactly once (output.PostOnce: the
+// activity's id is the intent's key). A response is crash tests'
+// failpoint.
 func (rc *render) post(ctx context.Context, a activity, p priority, once bool) error {
-	st := rc.st
-	if once && st.Intent == a.ID {
-		found, err := rc.lookup(ctx, a.ID, p)
-		if err != nil {
-			return err
-		}
-		if found {
-			st.Intent = ""
-			return nil
-		}
+	if !once {
+		return rc.send(ctx, a, p)
 	}
-	if once {
-		st.Intent = a.ID
-		if raw, err := json.Marshal(st); err == nil {
-			rc.t.State = raw
-		}
-		if err := rc.t.Save(ctx); err != nil {
-			return err
-		}
+	post := output.Post{
+		Key:  a.ID,
+		Find: func(ctx context.Context, _ output.Intent) (bool, error) { return rc.lookup(ctx, a.ID, p) },
+		Do:   func(ctx context.Context) error { return rc.send(ctx, a, p) },
 	}
-	hooks := rc.p.cfg.Hooks
-	if hooks != nil && a.kind() == "response" && hooks.BeforePost != nil {
-		hooks.BeforePost()
+	if a.kind() == "response" {
+		post.Point = "post"
 	}
-	if err := rc.send(ctx, a, p); err != nil {
-		return err
-	}
-	if hooks != nil && a.kind() == "response" && hooks.AfterPost != nil {
-		hooks.AfterPost()
-	}
-	st.Intent = ""
-	return nil
+	return rc.t.PostOnce(ctx, rc.st, &rc.st.Intent, post)
 }
 
 // lookup reports whether Linear has the activity an unconfirmed intent
@@ -99,7 +79,7 @@ func (rc *render) settle(err error) (retry bool, _ error) {
 	ae := asAPIError(err)
 	switch {
 	case errors.Is(err, oauth.ErrNoToken):
-		return false, outbox.Permanent(err)
+		return false, output.Permanent(err)
 	case ae == nil:
 		return false, err
 	case ae.Exists:
@@ -114,7 +94,7 @@ func (rc *render) settle(err error) (retry bool, _ error) {
 		rc.p.budgets.block(rc.org, until)
 		return true, nil
 	case ae.Unauthorized:
-		return false, outbox.Permanent(err)
+		return false, output.Permanent(err)
 	}
 	return false, err
 }

@@ -9,14 +9,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/fixtures/fakeruntime"
 	"github.com/switchboardhq/switchboard/oauth"
-	"github.com/switchboardhq/switchboard/providers/outbox"
+	"github.com/switchboardhq/switchboard/providers"
+	"github.com/switchboardhq/switchboard/providers/output"
 	"github.com/switchboardhq/switchboard/sessions"
 	"github.com/switchboardhq/switchboard/webhooks"
 )
@@ -26,30 +27,6 @@ const (
 	testOrg     = "org-1"
 	testAppUser = "app-user-1"
 )
-
-// fakeRuntime records wakes and interrupts.
-type fakeRuntime struct {
-	mu          sync.Mutex
-	woken, stop []string
-}
-
-func (f *fakeRuntime) Wake(id string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.woken = append(f.woken, id)
-}
-
-func (f *fakeRuntime) Interrupt(id string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.stop = append(f.stop, id)
-}
-
-func (f *fakeRuntime) stopped() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.stop)
-}
 
 // fakePlatform is a hand-written Linear for the sink: it records
 // activities by id (refusing an id it has, as Linear does) and can answer
@@ -159,10 +136,10 @@ type rig struct {
 	p     *Provider
 	store *sessions.Store
 	fake  *fakePlatform
-	rt    *fakeRuntime
+	rt    *fakeruntime.Runtime
 	srv   *httptest.Server
 	in    *core.Installation
-	sink  *outbox.Sink
+	sink  *output.Sink
 }
 
 func newRig(t *testing.T) *rig {
@@ -179,9 +156,9 @@ func newRig(t *testing.T) *rig {
 	if _, err := store.CreateAgent(t.Context(), &core.Agent{Name: "default", Model: "anthropic/x"}); err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, store: store, fake: &fakePlatform{}, rt: &fakeRuntime{}}
+	r := &rig{t: t, store: store, fake: &fakePlatform{}, rt: fakeruntime.Follow(store)}
 	r.p, err = New(Config{ClientID: "client-1", ClientSecret: "s", WebhookSecret: testSecret, PublicURL: "https://sb.example",
-		Sessions: store, Installations: store, Sealer: sealer, Runtime: r.rt, Burst: 1000, RequestsPerHour: 3_600_000})
+		Sessions: store, Installations: store, Sealer: sealer, Router: &providers.Router{Store: store}, Burst: 1000, RequestsPerHour: 3_600_000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,10 +178,14 @@ func newRig(t *testing.T) *rig {
 	return r
 }
 
-// startSink runs the Linear output sink over the rig's store.
-func (r *rig) startSink() {
-	r.sink = outbox.New(outbox.Config{Name: Name, Store: r.store, Renderer: r.p.Renderer(), RetryMin: 10 * time.Millisecond})
-	r.p.OnQueued(r.sink.Activate)
+// startSink runs the Linear output sink over the rig's store, with a
+// failpoint if one is given.
+func (r *rig) startSink(failpoint ...func(string)) {
+	cfg := output.Config{Name: Name, Store: r.store, Renderer: r.p.Renderer(), RetryMin: 10 * time.Millisecond}
+	if len(failpoint) > 0 {
+		cfg.Failpoint = failpoint[0]
+	}
+	r.sink = output.New(cfg)
 	if err := r.sink.Start(r.t.Context()); err != nil {
 		r.t.Fatal(err)
 	}

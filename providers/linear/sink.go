@@ -10,7 +10,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/oauth"
-	"github.com/switchboardhq/switchboard/providers/outbox"
+	"github.com/switchboardhq/switchboard/providers/output"
 )
 
 // renderer is the Linear part of the output sink (providers/outbox drives
@@ -33,8 +33,10 @@ type sinkState struct {
 	// Thought holds thoughts not posted yet: coalesced into one.
 	Thought *pending `json:"thought,omitempty"`
 	// Answered: this turn posted its response, question or error.
-	Answered bool   `json:"answered,omitempty"`
-	Intent   string `json:"intent,omitempty"` // an activity id announced, not confirmed
+	Answered bool `json:"answered,omitempty"`
+	// Intent is an activity announced, not confirmed (saved by older
+	// releases as the bare activity id, which output.Intent still reads).
+	Intent *output.Intent `json:"intent,omitempty"`
 }
 
 type toolRef struct {
@@ -121,7 +123,7 @@ func (r *renderer) Received(ctx context.Context, s *core.Session, inputs []core.
 // render is one Render call's context.
 type render struct {
 	p            *Provider
-	t            *outbox.Thread
+	t            *output.Thread
 	st           *sinkState
 	api          platform
 	org          string
@@ -131,21 +133,21 @@ type render struct {
 
 func (p *Provider) newRender(ctx context.Context, s *core.Session) (*render, error) {
 	if s.Origin == nil {
-		return nil, outbox.Permanent(fmt.Errorf("session %s has no origin", s.ID))
+		return nil, output.Permanent(fmt.Errorf("session %s has no origin", s.ID))
 	}
 	org, as, err := parseKey(s.Origin.Key)
 	if err != nil {
-		return nil, outbox.Permanent(err)
+		return nil, output.Permanent(err)
 	}
 	in, err := p.sessionInstallation(ctx, s)
 	if errors.Is(err, core.ErrNotFound) {
-		return nil, outbox.Permanent(err)
+		return nil, output.Permanent(err)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if !in.HasToken {
-		return nil, outbox.Permanent(fmt.Errorf("organization %s: %w", org, oauth.ErrNoToken))
+		return nil, output.Permanent(fmt.Errorf("organization %s: %w", org, oauth.ErrNoToken))
 	}
 	return &render{p: p, api: p.newAPI(in), org: org, agentSession: as, session: s.ID, st: &sinkState{}}, nil
 }
@@ -157,7 +159,7 @@ var rendered = map[string]bool{
 }
 
 // Render renders one logged event as agent activities.
-func (r *renderer) Render(ctx context.Context, t *outbox.Thread, e core.Event) (bool, error) {
+func (r *renderer) Render(ctx context.Context, t *output.Thread, e core.Event) (bool, error) {
 	var st sinkState
 	if len(t.State) > 0 {
 		_ = json.Unmarshal(t.State, &st) // a state that does not decode starts afresh
@@ -221,7 +223,7 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 	case core.TypeAgentToolUse, core.TypeAgentCustomToolUse:
 		var b core.ToolUseBody
 		if err := e.Decode(&b); err != nil {
-			return false, outbox.Permanent(err)
+			return false, output.Permanent(err)
 		}
 		if st.Tools == nil {
 			st.Tools = map[string]toolRef{}
@@ -242,7 +244,7 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 	case core.TypeAgentToolResult:
 		var b core.ToolResultBody
 		if err := e.Decode(&b); err != nil {
-			return false, outbox.Permanent(err)
+			return false, output.Permanent(err)
 		}
 		ref, ok := st.Tools[b.ToolUseID]
 		if !ok {
@@ -260,7 +262,7 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 	case core.TypeAgentMessage:
 		var b core.MessageBody
 		if err := e.Decode(&b); err != nil {
-			return false, outbox.Permanent(err)
+			return false, output.Permanent(err)
 		}
 		switch {
 		case e.Level != core.LevelUser, b.ToolUseID != "" && st.Tools[b.ToolUseID].Name != toolAsk:
@@ -273,13 +275,13 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 	case core.TypeError:
 		var b core.ErrorBody
 		if err := e.Decode(&b); err != nil {
-			return false, outbox.Permanent(err)
+			return false, output.Permanent(err)
 		}
 		return true, rc.answer(ctx, "error", e.Seq, "I ran into an error: "+clip(b.Message, 2000))
 	case core.TypeTurnCompleted:
 		var b core.TurnCompletedBody
 		if err := e.Decode(&b); err != nil {
-			return false, outbox.Permanent(err)
+			return false, output.Permanent(err)
 		}
 		kind, text := endOfTurn(b.YieldReason, st.Answered)
 		st.Tools = nil

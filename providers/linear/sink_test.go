@@ -9,11 +9,10 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/providers/outbox"
+	"github.com/switchboardhq/switchboard/providers/output"
 )
 
-// turnWriter appends a turn the way the harness does, through the store
-// wrapper that wakes the sink.
+// turnWriter appends a turn the way the harness does.
 type turnWriter struct {
 	t  *testing.T
 	w  core.Store
@@ -22,7 +21,7 @@ type turnWriter struct {
 }
 
 func (r *rig) turn(sessionID string) *turnWriter {
-	tw := &turnWriter{t: r.t, w: outbox.Wrap(r.store, r.sink), id: sessionID, tn: core.NewID(core.PrefixTurn)}
+	tw := &turnWriter{t: r.t, w: r.store, id: sessionID, tn: core.NewID(core.PrefixTurn)}
 	tw.append(true, core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusRunning}),
 		core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}))
 	return tw
@@ -89,7 +88,7 @@ func TestSinkRendersATurnAsActivities(t *testing.T) {
 	tw.append(false, toolUse("tu_2", "ask", `{"question":"x"}`), toolResult("tu_2", "posted"))
 	tw.append(false, answerEv("Mondays are fixed."))
 	tw.end(core.ReasonCompleted)
-	waitUntil(t, "the sink to let go", func() bool { return r.sink.Following() == 0 && len(r.fake.shown()) >= 5 })
+	waitUntil(t, "the sink to let go", func() bool { return r.sink.Settled(t.Context()) && len(r.fake.shown()) >= 5 })
 	want := []string{
 		"thought: Received. Looking into it…",
 		"thought: Let me look at the code.",
@@ -131,7 +130,7 @@ func TestSinkQuestionsErrorsAndStops(t *testing.T) {
 			r.startSink()
 			s := r.start("as-" + tc.name)
 			tc.write(r.turn(s.ID))
-			waitUntil(t, "the sink to let go", func() bool { return r.sink.Following() == 0 && len(r.fake.shown()) >= 2 })
+			waitUntil(t, "the sink to let go", func() bool { return r.sink.Settled(t.Context()) && len(r.fake.shown()) >= 2 })
 			got := r.fake.shown()
 			if len(got) != 2 || got[1] != tc.wanted {
 				t.Fatalf("activities %q, want the ack then %q", got, tc.wanted)
@@ -193,7 +192,7 @@ func TestSinkSkipsAnActivityLinearRefuses(t *testing.T) {
 	tw := r.turn(s.ID)
 	tw.append(false, answerEv("REFUSE-ME please"))
 	tw.end(core.ReasonCompleted)
-	waitUntil(t, "the sink to let go", func() bool { return r.sink.Following() == 0 })
+	waitUntil(t, "the sink to let go", func() bool { return r.sink.Settled(t.Context()) })
 	tw = r.turn(s.ID)
 	tw.append(false, answerEv("second answer"))
 	tw.end(core.ReasonCompleted)
@@ -208,30 +207,29 @@ func TestSinkPostsTheResponseOnceAcrossARestart(t *testing.T) {
 		name := map[bool]string{false: "before the post", true: "after the post"}[after]
 		t.Run(name, func(t *testing.T) {
 			r := newRig(t)
-			r.startSink()
-			s := r.start("as-40")
 			var once sync.Once
 			parked := make(chan struct{})
-			hook := func() { once.Do(func() { close(parked) }); select {} }
-			if after {
-				r.p.cfg.Hooks = &Hooks{AfterPost: hook}
-			} else {
-				r.p.cfg.Hooks = &Hooks{BeforePost: hook}
-			}
+			point := map[bool]string{false: "before_post", true: "after_post"}[after]
+			r.startSink(func(p string) {
+				if p == point {
+					once.Do(func() { close(parked) })
+					select {}
+				}
+			})
+			s := r.start("as-40")
 			tw := r.turn(s.ID)
 			tw.append(false, answerEv("exactly once"))
 			tw.end(core.ReasonCompleted)
 			<-parked
 			// The parked worker never returns: a new sink stands for the
 			// next process (the first one is abandoned, as by SIGKILL).
-			r.p.cfg.Hooks = nil
-			sink2 := outbox.New(outbox.Config{Name: Name, Store: r.store, Renderer: r.p.Renderer(), RetryMin: 10 * time.Millisecond})
+			sink2 := output.New(output.Config{Name: Name, Store: r.store, Renderer: r.p.Renderer(), RetryMin: 10 * time.Millisecond})
 			if err := sink2.Start(t.Context()); err != nil {
 				t.Fatal(err)
 			}
 			defer sink2.Stop(context.Background())
 			waitUntil(t, "the response", func() bool { return slices.Contains(r.fake.shown(), "response: exactly once") })
-			waitUntil(t, "the second sink to let go", func() bool { return sink2.Following() == 0 })
+			waitUntil(t, "the second sink to let go", func() bool { return sink2.Settled(t.Context()) })
 			n := 0
 			for _, a := range r.fake.shown() {
 				if a == "response: exactly once" {
@@ -258,7 +256,7 @@ func TestSinkKeepsAResponseWhoseLookupIsRateLimited(t *testing.T) {
 	tw := r.turn(s.ID)
 	tw.append(false, answerEv("kept"))
 	tw.end(core.ReasonCompleted)
-	waitUntil(t, "the sink to let go", func() bool { return r.sink.Following() == 0 })
+	waitUntil(t, "the sink to let go", func() bool { return r.sink.Settled(t.Context()) })
 	n := 0
 	for _, a := range r.fake.shown() {
 		if a == "response: kept" {

@@ -9,7 +9,7 @@ import (
 
 	slackapi "github.com/slack-go/slack"
 	"github.com/switchboardhq/switchboard/oauth"
-	"github.com/switchboardhq/switchboard/providers/outbox"
+	"github.com/switchboardhq/switchboard/providers/output"
 )
 
 // api is a Web API client that waits out rate limits: a 429 is retried
@@ -71,10 +71,10 @@ func classify(err error) error {
 		return nil
 	}
 	if errors.Is(err, oauth.ErrNoToken) {
-		return outbox.Permanent(err)
+		return output.Permanent(err)
 	}
 	if e := slackError(err); e != "" && !slices.Contains(transientErrors, e) {
-		return outbox.Permanent(err)
+		return output.Permanent(err)
 	}
 	return err
 }

@@ -13,6 +13,7 @@ import (
 	slackapi "github.com/slack-go/slack"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/web"
+	"github.com/switchboardhq/switchboard/providers"
 	"github.com/switchboardhq/switchboard/webhooks"
 )
 
@@ -101,88 +102,39 @@ func (p *Provider) handleCallback(ctx context.Context, env *Envelope, log *slog.
 		p.tellDenied(in, d)
 		return nil
 	}
-	sessionID, err := p.store(ctx, in, d)
-	if err != nil || sessionID == "" {
+	input, err := d.input()
+	if err != nil {
 		return err
 	}
-	log.Info("slack input queued", "act", d.act.String(), "session_id", sessionID, "key", d.key)
-	if d.act == actInterrupt {
-		p.cfg.Runtime.Interrupt(sessionID)
-	} else {
-		p.cfg.Runtime.Wake(sessionID)
+	res, err := p.cfg.Router.Route(ctx, providers.Trigger{
+		Installation: in,
+		Origin:       core.Origin{Provider: Name, Key: d.key, Tenant: in.ExternalID, URL: permalink(in, d.msg.Channel, d.thread)},
+		Input:        input,
+		Dedupe:       d.dedupe,
+		// Only a mention or a DM starts a session; a reply or a stop
+		// steers the thread's session, if it has one.
+		Continue: d.act != actStart,
+	})
+	if err != nil {
+		return err // a 500: Slack retries, and the dedupe keys make that safe
 	}
-	if p.queued != nil {
-		p.queued(sessionID)
+	if res.Outcome == providers.NoAgent {
+		p.tellThread(in, d, "I can't answer yet: no agent is configured for this workspace. An admin can set `SWITCHBOARD_MODEL` or bind an agent with `/v1/installations`.")
 	}
 	return nil
 }
 
-// store queues the decision's input with its dedupe keys in one durable
-// transaction. It returns "" when there was nothing to queue: a repeat, a
-// thread without a session, an archived session.
-func (p *Provider) store(ctx context.Context, in *core.Installation, d decision) (string, error) {
-	var input core.Event
+// input is the decision's input: the message, or an interrupt.
+func (d decision) input() (core.Event, error) {
 	if d.act == actInterrupt {
-		input = core.NewInput(core.TypeUserInterrupt, nil)
-	} else {
-		ref := d.msg
-		body, err := json.Marshal(inputBody{Text: d.text, Slack: &ref})
-		if err != nil {
-			return "", err
-		}
-		input = core.NewInput(core.TypeUserMessage, body)
+		return core.NewInput(core.TypeUserInterrupt, nil), nil
 	}
-	if d.act != actStart {
-		s, err := p.cfg.Sessions.SessionByKey(ctx, d.key)
-		if errors.Is(err, core.ErrNotFound) {
-			return "", nil // a thread the agent is not in
-		}
-		if err != nil {
-			return "", err
-		}
-		res, err := p.cfg.Sessions.QueueInputs(ctx, s.ID, core.QueueRequest{Inputs: []core.Event{input}, Dedupe: d.dedupe})
-		if errors.Is(err, core.ErrArchived) {
-			return "", nil
-		}
-		if err != nil || res.Duplicate {
-			return "", err
-		}
-		return s.ID, nil
-	}
-	agent, err := p.agentFor(ctx, in)
+	ref := d.msg
+	body, err := json.Marshal(inputBody{Text: d.text, Slack: &ref})
 	if err != nil {
-		if errors.Is(err, core.ErrNotFound) {
-			p.log.Warn("no agent to answer a slack mention: set SWITCHBOARD_MODEL or bind the installation to an agent", "installation_id", in.ID, "err", err)
-			p.tellThread(in, d, "I can't answer yet: no agent is configured for this workspace. An admin can set `SWITCHBOARD_MODEL` or bind an agent with `/v1/installations`.")
-			return "", nil
-		}
-		return "", err
+		return core.Event{}, err
 	}
-	origin := &core.Origin{Provider: Name, Key: d.key, Tenant: in.ExternalID, URL: permalink(in, d.msg.Channel, d.thread)}
-	res, err := p.cfg.Sessions.CreateSession(ctx, core.NewSession{
-		Session:     core.Session{Agent: core.AgentRef{ID: agent.ID, Version: agent.Version}, Origin: origin},
-		Inputs:      []core.Event{input},
-		ExternalKey: d.key,
-		Dedupe:      d.dedupe,
-	})
-	if errors.Is(err, core.ErrArchived) {
-		p.log.Info("mention in the thread of an archived session; ignored", "key", d.key)
-		return "", nil
-	}
-	if err != nil || res.Duplicate {
-		return "", err
-	}
-	return res.Session.ID, nil
-}
-
-// agentFor is the agent an installation's new sessions run: the bound
-// one, else the agent named default (its latest version).
-func (p *Provider) agentFor(ctx context.Context, in *core.Installation) (*core.Agent, error) {
-	ref := in.Agent
-	if ref == "" {
-		ref = "default"
-	}
-	return p.cfg.Sessions.GetAgent(ctx, ref)
+	return core.NewInput(core.TypeUserMessage, body), nil
 }
 
 // permalink links to the thread when the workspace URL is known (learned

@@ -11,6 +11,7 @@ import (
 
 	slackapi "github.com/slack-go/slack"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/providers"
 )
 
 // Action ids of the gateway's buttons.
@@ -129,24 +130,10 @@ func (p *Provider) handleAction(ctx context.Context, ic *slackapi.InteractionCal
 		// Any one answer (or allow/deny) settles a question.
 		dedupe = []string{"slack:action:" + tenant + ":" + channel + ":" + msgTS + ":answer"}
 	}
-	res, err := p.cfg.Sessions.QueueInputs(ctx, s.ID, core.QueueRequest{Inputs: []core.Event{input}, Dedupe: dedupe})
-	if errors.Is(err, core.ErrArchived) {
-		return nil
-	}
-	if err != nil {
+	res, err := p.cfg.Router.Route(ctx, providers.Trigger{Installation: in, Origin: core.Origin{Provider: Name, Key: s.Origin.Key},
+		Input: input, Dedupe: dedupe, Continue: true})
+	if err != nil || res.Outcome != providers.Queued {
 		return err
-	}
-	if res.Duplicate {
-		return nil
-	}
-	log.Info("slack button queued an input", "type", input.Type)
-	if input.Type == core.TypeUserInterrupt {
-		p.cfg.Runtime.Interrupt(s.ID)
-	} else {
-		p.cfg.Runtime.Wake(s.ID)
-	}
-	if p.queued != nil {
-		p.queued(s.ID)
 	}
 	if a.ActionID != actionStop {
 		p.settle(in, channel, msgTS, ic.Message.Text, note)

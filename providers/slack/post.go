@@ -2,11 +2,10 @@ package slack
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"time"
 
 	slackapi "github.com/slack-go/slack"
+	"github.com/switchboardhq/switchboard/providers/output"
 )
 
 func (rc *render) key(part int) string {
@@ -33,38 +32,30 @@ func (rc *render) postParts(ctx context.Context, msgs []outMsg, reply bool) erro
 	return nil
 }
 
-// postOnce posts msg into the thread unless the post under key already
-// happened (see renderer), and returns the message's ts.
+// postOnce posts msg into the thread exactly once (output.PostOnce, the
+// key in the message's metadata), and returns the message's ts. Only a
+// reply (not the status message) is a crash tests' failpoint.
 func (rc *render) postOnce(ctx context.Context, key string, msg outMsg, reply bool) (string, error) {
-	st := rc.st
-	if st.Intent != nil && st.Intent.Key == key {
-		ts, found, err := rc.findPosted(ctx, key, st.Intent.At)
-		if err != nil {
-			return "", err
-		}
-		if found {
-			rc.p.log.Info("post found in the thread after a restart; not posting again", "session_id", rc.session, "key", key)
-			st.Intent = nil
-			return ts, nil
-		}
+	var ts string
+	post := output.Post{
+		Key: key,
+		Find: func(ctx context.Context, in output.Intent) (found bool, err error) {
+			ts, found, err = rc.findPosted(ctx, key, in.At)
+			return found, err
+		},
+		Do: func(ctx context.Context) (err error) {
+			opts := append(msg.options(), slackapi.MsgOptionTS(rc.thread),
+				slackapi.MsgOptionMetadata(slackapi.SlackMetadata{EventType: metadataType, EventPayload: map[string]any{"key": key}}))
+			ts, err = rc.a.post(ctx, rc.channel, opts...)
+			return err
+		},
 	}
-	st.Intent = &intent{Key: key, At: time.Now().Unix()}
-	if err := rc.save(ctx); err != nil {
+	if reply {
+		post.Point = "post"
+	}
+	if err := rc.t.PostOnce(ctx, rc.st, &rc.st.Intent, post); err != nil {
 		return "", err
 	}
-	if h := rc.p.cfg.Hooks; reply && h != nil && h.BeforePost != nil {
-		h.BeforePost()
-	}
-	opts := append(msg.options(), slackapi.MsgOptionTS(rc.thread),
-		slackapi.MsgOptionMetadata(slackapi.SlackMetadata{EventType: metadataType, EventPayload: map[string]any{"key": key}}))
-	ts, err := rc.a.post(ctx, rc.channel, opts...)
-	if err != nil {
-		return "", err
-	}
-	if h := rc.p.cfg.Hooks; reply && h != nil && h.AfterPost != nil {
-		h.AfterPost()
-	}
-	st.Intent = nil
 	return ts, nil
 }
 
@@ -92,11 +83,4 @@ func (rc *render) findPosted(ctx context.Context, key string, at int64) (string,
 }
 
 // save persists the state now, at the position before this event.
-func (rc *render) save(ctx context.Context) error {
-	raw, err := json.Marshal(rc.st)
-	if err != nil {
-		return err
-	}
-	rc.t.State = raw
-	return rc.t.Save(ctx)
-}
+func (rc *render) save(ctx context.Context) error { return rc.t.SaveState(ctx, rc.st) }

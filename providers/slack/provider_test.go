@@ -35,8 +35,8 @@ func TestIntakeStoresBeforeAnswering(t *testing.T) {
 	if err := pending[0].Decode(&body); err != nil || body.Slack == nil || body.Slack.TS != m.TS || body.Text != "<@U1>: hello" {
 		t.Fatalf("input %s", pending[0].Body)
 	}
-	if len(r.rt.woken) != 1 || r.rt.woken[0] != s.ID {
-		t.Fatalf("woken %v", r.rt.woken)
+	if w := r.rt.Woken(); len(w) != 1 || w[0] != s.ID {
+		t.Fatalf("woken %v", w)
 	}
 }
 
@@ -98,8 +98,8 @@ func TestButtonOfAnotherWorkspaceIsIgnored(t *testing.T) {
 	if code := r.send("/webhooks/slack/interactivity", "application/x-www-form-urlencoded", fakeslack.InteractionBody(payload)); code != 200 {
 		t.Fatalf("status %d", code)
 	}
-	if pending, _ := r.store.Pending(t.Context(), res.Session.ID); len(pending) != 0 || len(r.rt.stop) != 0 {
-		t.Fatalf("queued %d, interrupted %v", len(pending), r.rt.stop)
+	if pending, _ := r.store.Pending(t.Context(), res.Session.ID); len(pending) != 0 || len(r.rt.Stopped()) != 0 {
+		t.Fatalf("queued %d, interrupted %v", len(pending), r.rt.Stopped())
 	}
 }
 

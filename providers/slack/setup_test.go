@@ -5,36 +5,19 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/fixtures/fakeruntime"
 	"github.com/switchboardhq/switchboard/fixtures/fakeslack"
 	"github.com/switchboardhq/switchboard/oauth"
-	"github.com/switchboardhq/switchboard/providers/outbox"
+	"github.com/switchboardhq/switchboard/providers"
+	"github.com/switchboardhq/switchboard/providers/output"
 	"github.com/switchboardhq/switchboard/sessions"
 )
 
 const testSecret = "test-signing-secret"
-
-// fakeRuntime records wakes and interrupts.
-type fakeRuntime struct {
-	mu          sync.Mutex
-	woken, stop []string
-}
-
-func (f *fakeRuntime) Wake(id string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.woken = append(f.woken, id)
-}
-
-func (f *fakeRuntime) Interrupt(id string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.stop = append(f.stop, id)
-}
 
 // rig is a provider in single-workspace mode over a real store and a
 // fake Slack, its webhooks served by an httptest server.
@@ -44,10 +27,10 @@ type rig struct {
 	store *sessions.Store
 	fake  *fakeslack.Server
 	team  fakeslack.Team
-	rt    *fakeRuntime
+	rt    *fakeruntime.Runtime
 	srv   *httptest.Server
 	agent *core.Agent
-	sink  *outbox.Sink
+	sink  *output.Sink
 }
 
 func newRig(t *testing.T, team fakeslack.Team, withAgent bool) *rig {
@@ -64,14 +47,14 @@ func newRig(t *testing.T, team fakeslack.Team, withAgent bool) *rig {
 	fake := fakeslack.Start(t)
 	bot := fake.AddTeam(team)
 	team, _ = fake.Team(team.ID)
-	r := &rig{t: t, store: store, fake: fake, team: team, rt: &fakeRuntime{}}
+	r := &rig{t: t, store: store, fake: fake, team: team, rt: fakeruntime.Follow(store)}
 	if withAgent {
 		if r.agent, err = store.CreateAgent(t.Context(), &core.Agent{Name: "default", Model: "anthropic/x"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	r.p, err = New(Config{SigningSecret: testSecret, BotToken: bot, APIURL: fake.APIURL(), Sessions: store, Installations: store,
-		Sealer: sealer, Runtime: r.rt, StatusEvery: time.Millisecond})
+		Sealer: sealer, Router: &providers.Router{Store: store}, StatusEvery: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +71,7 @@ func newRig(t *testing.T, team fakeslack.Team, withAgent bool) *rig {
 
 // startSink runs the Slack output sink over the rig's store.
 func (r *rig) startSink() {
-	r.sink = outbox.New(outbox.Config{Name: Name, Store: r.store, Renderer: r.p.Renderer(), RetryMin: 10 * time.Millisecond})
-	r.p.OnQueued(r.sink.Activate)
+	r.sink = output.New(output.Config{Name: Name, Store: r.store, Renderer: r.p.Renderer(), RetryMin: 10 * time.Millisecond})
 	if err := r.sink.Start(r.t.Context()); err != nil {
 		r.t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/providers/outbox"
+	"github.com/switchboardhq/switchboard/providers/output"
 )
 
 // renderer is the Slack part of the output sink (providers/outbox drives
@@ -30,19 +30,13 @@ type sinkState struct {
 	Mode     string `json:"mode,omitempty"`
 	StatusTS string `json:"status_ts,omitempty"` // this turn's status message
 	// StatusAt (unix ms) throttles progress updates.
-	StatusAt int64   `json:"status_at,omitempty"`
-	Intent   *intent `json:"intent,omitempty"`
+	StatusAt int64          `json:"status_at,omitempty"`
+	Intent   *output.Intent `json:"intent,omitempty"`
 	// PartSeq and Parts: of the event at PartSeq, Parts messages are
 	// posted (a long answer is several).
 	PartSeq uint64             `json:"part_seq,omitempty"`
 	Parts   int                `json:"parts,omitempty"`
 	Tools   map[string]toolRef `json:"tools,omitempty"` // this turn's calls
-}
-
-// intent is a post announced and not yet known to have happened.
-type intent struct {
-	Key string `json:"key"`
-	At  int64  `json:"at"` // unix seconds
 }
 
 // toolRef is what the sink remembers of a tool call until the turn ends.
@@ -61,7 +55,7 @@ const eyes = "eyes"
 // render is one Render call's context.
 type render struct {
 	p       *Provider
-	t       *outbox.Thread
+	t       *output.Thread
 	st      *sinkState
 	a       *api
 	session string
@@ -139,7 +133,7 @@ var rendered = map[string]bool{
 }
 
 // Render renders one logged event into the session's thread.
-func (r *renderer) Render(ctx context.Context, t *outbox.Thread, e core.Event) (bool, error) {
+func (r *renderer) Render(ctx context.Context, t *output.Thread, e core.Event) (bool, error) {
 	if !rendered[e.Type] || t.Session.Origin == nil {
 		return false, nil
 	}
@@ -152,11 +146,11 @@ func (r *renderer) Render(ctx context.Context, t *outbox.Thread, e core.Event) (
 	}
 	_, channel, thread, err := parseKey(t.Session.Origin.Key)
 	if err != nil {
-		return false, outbox.Permanent(err)
+		return false, output.Permanent(err)
 	}
 	in, err := r.p.sessionInstallation(ctx, t.Session)
 	if errors.Is(err, core.ErrNotFound) {
-		return false, outbox.Permanent(err)
+		return false, output.Permanent(err)
 	}
 	if err != nil {
 		return false, err
@@ -192,7 +186,7 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 	case core.TypeAgentToolUse, core.TypeAgentCustomToolUse:
 		var b core.ToolUseBody
 		if err := e.Decode(&b); err != nil {
-			return false, outbox.Permanent(err)
+			return false, output.Permanent(err)
 		}
 		if st.Tools == nil {
 			st.Tools = map[string]toolRef{}
@@ -202,7 +196,7 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 	case core.TypeAgentMessage:
 		var b core.MessageBody
 		if err := e.Decode(&b); err != nil {
-			return false, outbox.Permanent(err)
+			return false, output.Permanent(err)
 		}
 		if e.Level != core.LevelUser {
 			return rc.progress(ctx, "is working…", "💭 "+escapeText(clip(b.Text, 200)))
@@ -219,13 +213,13 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 	case core.TypeError:
 		var b core.ErrorBody
 		if err := e.Decode(&b); err != nil {
-			return false, outbox.Permanent(err)
+			return false, output.Permanent(err)
 		}
 		return true, rc.postParts(ctx, []outMsg{{texts: []string{"⚠️ I ran into an error: " + escapeText(clip(b.Message, 2000))}}}, false)
 	case core.TypeTurnCompleted:
 		var b core.TurnCompletedBody
 		if err := e.Decode(&b); err != nil {
-			return false, outbox.Permanent(err)
+			return false, output.Permanent(err)
 		}
 		err := rc.finish(ctx, b)
 		if err == nil {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/fixtures/fakeslack"
-	"github.com/switchboardhq/switchboard/providers/outbox"
+	"github.com/switchboardhq/switchboard/providers/output"
 )
 
 // thread starts a session for a mention in the fake and returns it with
@@ -28,11 +28,10 @@ func (r *rig) thread(channel string) (*core.Session, fakeslack.Message) {
 	return s, m
 }
 
-// turn appends a turn holding evs, as the harness would, through the
-// sink's store wrapper.
+// turn appends a turn holding evs, as the harness would.
 func (r *rig) turn(id string, reason core.Reason, pending []string, evs ...core.Event) {
 	r.t.Helper()
-	w := outbox.Wrap(r.store, r.sink)
+	w := r.store
 	tid := core.NewID(core.PrefixTurn)
 	reqs := []core.AppendRequest{{TakeInputs: true, TurnID: tid, Holder: "h", Events: []core.Event{
 		core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusRunning}),
@@ -55,7 +54,7 @@ func (r *rig) turn(id string, reason core.Reason, pending []string, evs ...core.
 func (r *rig) settled() {
 	r.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for r.sink.Following() > 0 {
+	for !r.sink.Settled(r.t.Context()) {
 		if time.Now().After(deadline) {
 			r.t.Fatal("the sink did not finish")
 		}
@@ -191,11 +190,16 @@ func TestSinkExplainsHowTurnsEnd(t *testing.T) {
 func TestSinkFindsAPostACrashDidNotRecord(t *testing.T) {
 	r := newRig(t, fakeslack.Team{ID: "T0CR", Name: "Crash"}, true)
 	parked, release := make(chan struct{}), make(chan struct{})
-	r.p.cfg.Hooks = &Hooks{AfterPost: func() { close(parked); <-release }}
 	// The first "process": its sink parks right after the post, and is
 	// only let go (with its context cancelled, so it records nothing)
 	// when the test ends.
-	r.sink = outbox.New(outbox.Config{Name: Name, Store: r.store, Renderer: r.p.Renderer(), RetryMin: 10 * time.Millisecond})
+	r.sink = output.New(output.Config{Name: Name, Store: r.store, Renderer: r.p.Renderer(), RetryMin: 10 * time.Millisecond,
+		Failpoint: func(point string) {
+			if point == "after_post" {
+				close(parked)
+				<-release
+			}
+		}})
 	if err := r.sink.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +222,6 @@ func TestSinkFindsAPostACrashDidNotRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2.cfg.Hooks = nil
 	if err := p2.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}

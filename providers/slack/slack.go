@@ -33,7 +33,7 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/providers"
-	"github.com/switchboardhq/switchboard/providers/outbox"
+	"github.com/switchboardhq/switchboard/providers/output"
 )
 
 // Name is the provider's name: the origin provider of its sessions.
@@ -52,10 +52,7 @@ var DefaultScopes = []string{
 // Sessions is what the provider needs of the session store.
 type Sessions interface {
 	GetAgent(ctx context.Context, idOrName string) (*core.Agent, error)
-	CreateSession(ctx context.Context, req core.NewSession) (*core.CreateResult, error)
-	SessionByKey(ctx context.Context, key string) (*core.Session, error)
 	GetSession(ctx context.Context, id string) (*core.Session, error)
-	QueueInputs(ctx context.Context, sessionID string, req core.QueueRequest) (*core.QueueResult, error)
 	Pending(ctx context.Context, sessionID string) ([]core.Event, error)
 }
 
@@ -63,12 +60,6 @@ type Sessions interface {
 type Installations interface {
 	core.InstallationStore
 	core.OnceStore
-}
-
-// Runtime runs sessions.
-type Runtime interface {
-	Wake(sessionID string)
-	Interrupt(sessionID string)
 }
 
 // Config configures the provider.
@@ -101,17 +92,10 @@ type Config struct {
 	Sessions      Sessions
 	Installations Installations
 	Sealer        core.Sealer
-	Runtime       Runtime
-	HTTPClient    *http.Client
-	Logger        *slog.Logger
-	// Hooks are test failpoints around the posting of user-level replies;
-	// nil in production.
-	Hooks *Hooks
-}
-
-// Hooks are called around chat.postMessage of a reply.
-type Hooks struct {
-	BeforePost, AfterPost func()
+	// Router stores what the intake decided (providers.Router).
+	Router     *providers.Router
+	HTTPClient *http.Client
+	Logger     *slog.Logger
 }
 
 // Provider is the Slack provider.
@@ -121,8 +105,6 @@ type Provider struct {
 	tokens *oauth.Tokens
 	// single is the team served in bot-token mode ("" otherwise).
 	single string
-	// queued is told of sessions that got inputs (the sink's 👀 path).
-	queued func(sessionID string)
 
 	mu      sync.Mutex
 	reacted map[string]bool // input ids given 👀 in this process
@@ -178,12 +160,8 @@ func New(cfg Config) (*Provider, error) {
 // Name is "slack".
 func (p *Provider) Name() string { return Name }
 
-// OnQueued sets what is told of sessions that got inputs from Slack (the
-// sink's Activate, for 👀 ahead of the turn).
-func (p *Provider) OnQueued(fn func(sessionID string)) { p.queued = fn }
-
 // Renderer is the output sink's Slack part.
-func (p *Provider) Renderer() outbox.Renderer { return &renderer{p: p} }
+func (p *Provider) Renderer() output.Renderer { return &renderer{p: p} }
 
 // Stop waits for background notices.
 func (p *Provider) Stop(ctx context.Context) error {

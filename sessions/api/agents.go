@@ -80,6 +80,9 @@ func (h *Handler) createAgent(w http.ResponseWriter, r *http.Request) error {
 	if err := a.Validate(); err != nil {
 		return err
 	}
+	if err := h.checkEnvironment(r.Context(), a.Environment); err != nil {
+		return err
+	}
 	a, err = h.Store.CreateAgent(r.Context(), a)
 	if err != nil {
 		return err
@@ -99,6 +102,15 @@ func (h *Handler) updateAgent(w http.ResponseWriter, r *http.Request) error {
 			return web.Invalid("field \"version\" must be ≥ 1")
 		}
 		expect = *b.Version
+	}
+	// Looked up outside the store's write transaction; an environment the
+	// agent already names is left alone.
+	if b.Environment != nil {
+		if cur, err := h.Store.GetAgent(r.Context(), r.PathValue("id")); err == nil && cur.Environment != *b.Environment {
+			if err := h.checkEnvironment(r.Context(), *b.Environment); err != nil {
+				return err
+			}
+		}
 	}
 	a, err := h.Store.UpdateAgent(r.Context(), r.PathValue("id"), expect, func(a *core.Agent) error {
 		b.apply(a)

@@ -5,6 +5,8 @@ package api
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -14,18 +16,31 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/live"
 )
 
-// Runtime is what the handlers need of the session runtime.
+// Runtime is what the handlers need of the session runtime: queued inputs
+// reach it through the store's commit stream, and POST …/wake asks for a
+// cycle with nothing queued.
 type Runtime interface {
 	Wake(sessionID string)
-	Interrupt(sessionID string)
+}
+
+// Environments is what the handlers need to refuse a session or agent
+// that names an environment that does not exist.
+type Environments interface {
+	GetEnvironment(ctx context.Context, idOrName string) (*core.Environment, error)
 }
 
 // Handler serves the agent and session endpoints.
 type Handler struct {
 	Store   core.Store
 	Runtime Runtime
-	Hub     *live.Hub
-	Logger  *slog.Logger
+	// Destinations, when set, lets a session's create body carry webhook
+	// destinations (validated and sealed, then created with the session).
+	Destinations core.SessionDestinationCreator
+	// Environments, when set, are checked for the environment a session or
+	// agent names.
+	Environments Environments
+	Hub          *live.Hub
+	Logger       *slog.Logger
 	// MaxBody bounds request bodies (default 1 MiB).
 	MaxBody int64
 	// Heartbeat is the SSE comment interval (default 15 s).
@@ -85,3 +100,18 @@ func notFound(kind, id string) error {
 
 // background is for writes that must finish once the request was accepted.
 func background(r *http.Request) context.Context { return context.WithoutCancel(r.Context()) }
+
+// checkEnvironment refuses, with a 400 before anything is stored, an
+// environment that does not exist.
+func (h *Handler) checkEnvironment(ctx context.Context, name string) error {
+	if name == "" || h.Environments == nil {
+		return nil
+	}
+	if _, err := h.Environments.GetEnvironment(ctx, name); err != nil {
+		if errors.Is(err, core.ErrNotFound) {
+			return fmt.Errorf("field \"environment\": no environment %q: %w", name, core.ErrInvalid)
+		}
+		return err
+	}
+	return nil
+}

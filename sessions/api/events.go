@@ -183,13 +183,11 @@ func (h *Handler) postEvents(w http.ResponseWriter, r *http.Request) error {
 		return web.Invalid("%d events in one request; at most %d", len(body.Events), maxEventsPerPost)
 	}
 	inputs := make([]core.Event, 0, len(body.Events))
-	interrupt := false
 	for i, e := range body.Events {
 		typ, b, err := parseInput(i, e)
 		if err != nil {
 			return err
 		}
-		interrupt = interrupt || typ == core.TypeUserInterrupt
 		in := core.NewInput(typ, b)
 		in.SessionID = s.ID
 		inputs = append(inputs, in)
@@ -212,11 +210,6 @@ func (h *Handler) postEvents(w http.ResponseWriter, r *http.Request) error {
 	if res.Replay != nil {
 		writeRaw(w, http.StatusAccepted, res.Replay)
 		return nil
-	}
-	if interrupt {
-		h.Runtime.Interrupt(s.ID)
-	} else {
-		h.Runtime.Wake(s.ID)
 	}
 	web.WriteJSON(w, http.StatusAccepted, map[string]any{"data": answer.Data})
 	return nil

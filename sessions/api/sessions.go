@@ -105,12 +105,14 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	id := core.NewID(core.PrefixSession)
+	if err := h.checkEnvironment(r.Context(), b.Environment); err != nil {
+		return err
+	}
 	var creator core.SessionDestinationCreator
 	var dests []core.NewDestination
 	var shown []core.CreatedDestination
 	if b.Destinations != nil {
-		var ok bool
-		if creator, ok = h.Store.(core.SessionDestinationCreator); !ok {
+		if creator = h.Destinations; creator == nil {
 			return web.Invalid("field \"destinations\": this server does not deliver webhooks")
 		}
 		if dests, shown, err = creator.PrepareDestinations(r.Context(), id, b.Destinations); err != nil {
@@ -157,9 +159,6 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request) error {
 	if res.Replay != nil {
 		writeRaw(w, http.StatusCreated, res.Replay)
 		return nil
-	}
-	if len(inputs) > 0 {
-		h.Runtime.Wake(id)
 	}
 	web.WriteJSON(w, http.StatusCreated, answer)
 	return nil
@@ -223,10 +222,10 @@ func (h *Handler) archive(w http.ResponseWriter, r *http.Request) error {
 		if _, err := h.Store.Append(ctx, s.ID, core.AppendRequest{Events: []core.Event{ev}}); err != nil && !errors.Is(err, core.ErrArchived) {
 			return err
 		}
+		// The archive's commit stops a running turn.
 		if s, err = h.Store.Archive(ctx, s.ID); err != nil {
 			return err
 		}
-		h.Runtime.Interrupt(s.ID)
 	}
 	web.WriteJSON(w, http.StatusOK, ViewSession(s))
 	return nil

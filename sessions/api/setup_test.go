@@ -21,11 +21,10 @@ import (
 
 const admin = "admin-secret"
 
-// fakeRuntime records what the handlers asked of the runtime.
+// fakeRuntime records the sessions POST …/wake asked to run.
 type fakeRuntime struct {
-	mu         sync.Mutex
-	wakes      []string
-	interrupts []string
+	mu    sync.Mutex
+	wakes []string
 }
 
 func (f *fakeRuntime) Wake(id string) {
@@ -34,15 +33,9 @@ func (f *fakeRuntime) Wake(id string) {
 	f.mu.Unlock()
 }
 
-func (f *fakeRuntime) Interrupt(id string) {
-	f.mu.Lock()
-	f.interrupts = append(f.interrupts, id)
-	f.mu.Unlock()
-}
-
 type apiEnv struct {
 	t     *testing.T
-	store *live.Store
+	store *sessions.Store
 	rt    *fakeRuntime
 	srv   *httptest.Server
 }
@@ -54,10 +47,14 @@ func newAPI(t testing.TB) *apiEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	store := &live.Store{Store: db, Hub: live.NewHub()}
+	store := db
+	hub := live.NewHub()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go hub.Run(ctx, db.Subscribe("sse", 4096))
 	rt := &fakeRuntime{}
 	mux := http.NewServeMux()
-	(&api.Handler{Store: store, Runtime: rt, Hub: store.Hub, MaxBody: 64 << 10, Heartbeat: 50 * time.Millisecond}).Register(mux)
+	(&api.Handler{Store: store, Runtime: rt, Hub: hub, MaxBody: 64 << 10, Heartbeat: 50 * time.Millisecond}).Register(mux)
 	srv := httptest.NewServer((&api.Auth{AdminToken: admin, Sessions: store}).Wrap(mux))
 	t.Cleanup(srv.Close)
 	e := &apiEnv{store: store, rt: rt, srv: srv}

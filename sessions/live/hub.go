@@ -1,7 +1,7 @@
 // Package live fans a session's newly logged events out to its followers
-// (SSE streams, webhook outboxes) without anyone polling the store: the
-// store decorator publishes each committed append, and followers catch up
-// from the store only when they fall behind.
+// (SSE streams) without anyone polling the store: the hub follows the
+// store's commit stream, and followers catch up from the store by seq only
+// when they fall behind.
 package live
 
 import (
@@ -114,17 +114,27 @@ func (h *Hub) Publish(sessionID string, events []core.Event) {
 	}
 }
 
-// Store publishes every committed append of the store it wraps.
-type Store struct {
-	core.Store
-	Hub *Hub
+// Run publishes the events of each committed change of sub (the store's
+// commit stream) to the subscribers of its session until ctx ends. After a
+// lag it tells every subscriber to catch up from the store, where their
+// gap is.
+func (h *Hub) Run(ctx context.Context, sub *core.Subscription) {
+	sub.Run(ctx, func(c core.Change) {
+		if len(c.Events) > 0 {
+			h.Publish(c.SessionID, c.Events)
+		}
+	}, h.lagAll)
 }
 
-// Append appends, then publishes what was logged.
-func (s *Store) Append(ctx context.Context, sessionID string, req core.AppendRequest) ([]core.Event, error) {
-	evs, err := s.Store.Append(ctx, sessionID, req)
-	if err == nil && len(evs) > 0 {
-		s.Hub.Publish(sessionID, evs)
+func (h *Hub) lagAll() {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	for _, subs := range h.subs {
+		for s := range subs {
+			select {
+			case s.Lagged <- struct{}{}:
+			default:
+			}
+		}
 	}
-	return evs, err
 }

@@ -31,6 +31,7 @@ type Metrics struct {
 	modelErrors  *prometheus.CounterVec
 	tokens       *prometheus.CounterVec
 	sse          prometheus.Gauge
+	events       *prometheus.CounterVec
 	// Intake counts inbound webhooks by provider and outcome.
 	Intake *prometheus.CounterVec
 }
@@ -55,11 +56,14 @@ func New(counter StatusCounter, log *slog.Logger) *Metrics {
 		sse: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "switchboard_sse_subscribers", Help: "Open SSE event streams.",
 		}),
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_events_total", Help: "Events logged, by type.",
+		}, []string{"type"}),
 		Intake: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchboard_webhook_intake_total", Help: "Inbound webhooks, by provider and outcome.",
 		}, []string{"provider", "outcome"}),
 	}
-	m.reg.MustRegister(m.turns, m.modelLatency, m.modelErrors, m.tokens, m.sse, m.Intake,
+	m.reg.MustRegister(m.turns, m.modelLatency, m.modelErrors, m.tokens, m.sse, m.events, m.Intake,
 		&statusCollector{counter: counter, log: log},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -108,4 +112,14 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, s := range []core.Status{core.StatusQueued, core.StatusRunning, core.StatusAwaitingInput, core.StatusIdle, core.StatusFailed, core.StatusArchived} {
 		ch <- prometheus.MustNewConstMetric(sessionsDesc, prometheus.GaugeValue, float64(counts[s]), string(s))
 	}
+}
+
+// Follow counts the events the store's commit stream announces, by type,
+// until ctx ends. After a lag the count is short by what was missed.
+func (m *Metrics) Follow(ctx context.Context, sub *core.Subscription) {
+	sub.Run(ctx, func(c core.Change) {
+		for _, e := range c.Events {
+			m.events.WithLabelValues(e.Type).Inc()
+		}
+	}, func() {})
 }

@@ -32,7 +32,11 @@ type Toolset func(ctx context.Context, s *core.Session, a *core.Agent) (*toolset
 
 // Config wires a runtime.
 type Config struct {
-	Store   Store
+	Store Store
+	// Commits is the store's commit stream: queued inputs wake their
+	// session, a queued interrupt or an archive stops its turn. Without it
+	// only the wake queue (and Wake) bring sessions to run.
+	Commits core.CommitStream
 	Harness harness.Harness
 	Model   core.Model
 	Tools   Toolset // nil: the conversation tools only
@@ -139,6 +143,14 @@ func (r *Runtime) Start(ctx context.Context) error {
 	}
 	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	r.cancel = cancel
+	if r.cfg.Commits != nil {
+		sub := r.cfg.Commits.Subscribe("runtime", 4096)
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			sub.Run(rctx, r.committed, r.poke)
+		}()
+	}
 	r.wg.Add(2 + r.cfg.Workers)
 	go r.scheduler(rctx)
 	go r.sweeper(rctx)
@@ -146,6 +158,20 @@ func (r *Runtime) Start(ctx context.Context) error {
 		go r.worker(rctx)
 	}
 	return nil
+}
+
+// committed acts on a change of the commit stream. A change missed (the
+// subscription lagged) costs latency only: the wake queue is durable and
+// the scheduler reads it.
+func (r *Runtime) committed(c core.Change) {
+	switch {
+	case c.Status == core.StatusArchived:
+		r.stop(c.SessionID)
+	case c.Interrupts():
+		r.Interrupt(c.SessionID)
+	case len(c.Queued) > 0:
+		r.Wake(c.SessionID)
+	}
 }
 
 // Wake asks for a cycle of the session now. Inputs are durably queued (with
@@ -164,6 +190,16 @@ func (r *Runtime) Interrupt(sessionID string) {
 		a.cancel(harness.ErrInterrupted)
 	}
 	r.enqueueLocked(sessionID)
+	r.mu.Unlock()
+}
+
+// stop cancels the session's running turn without asking for another
+// cycle: it was archived, so its log is read-only.
+func (r *Runtime) stop(sessionID string) {
+	r.mu.Lock()
+	if a := r.running[sessionID]; a != nil && a.cancel != nil {
+		a.cancel(harness.ErrInterrupted)
+	}
 	r.mu.Unlock()
 }
 

@@ -7,12 +7,19 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 )
 
+// SinkStore is a session store that keeps output sinks' positions: the
+// store marks a session for its origin's sink when a turn starts.
+type SinkStore interface {
+	core.Store
+	core.SinkStore
+}
+
 // RunSinks runs the core.SinkStore suite. open must return a fresh, empty
 // store for each subtest.
-func RunSinks(t *testing.T, open func(t *testing.T) core.SinkStore) {
+func RunSinks(t *testing.T, open func(t *testing.T) SinkStore) {
 	tests := []struct {
 		name string
-		fn   func(t *testing.T, s core.SinkStore)
+		fn   func(t *testing.T, s SinkStore)
 	}{
 		{"sinks/position", testSinkPosition},
 		{"sinks/active", testSinkActive},
@@ -23,7 +30,7 @@ func RunSinks(t *testing.T, open func(t *testing.T) core.SinkStore) {
 	}
 }
 
-func testSinkPosition(t *testing.T, s core.SinkStore) {
+func testSinkPosition(t *testing.T, s SinkStore) {
 	ctx := t.Context()
 	p, err := s.SinkPosition(ctx, "slack", "ses_1")
 	must(t, err)
@@ -45,31 +52,76 @@ func testSinkPosition(t *testing.T, s core.SinkStore) {
 	wantErr(t, s.SaveSinkPosition(ctx, "slack", "ses_1", core.SinkPosition{State: []byte("{")}), core.ErrInvalid)
 }
 
-func testSinkActive(t *testing.T, s core.SinkStore) {
-	ctx := t.Context()
-	for _, id := range []string{"ses_b", "ses_a", "ses_c"} {
-		must(t, s.SetSinkActive(ctx, "slack", id, true))
-	}
-	must(t, s.SetSinkActive(ctx, "slack", "ses_a", true)) // twice is once
-	must(t, s.SetSinkActive(ctx, "slackx", "ses_x", true))
-	must(t, s.SetSinkActive(ctx, "slack", "ses_c", false))
-	must(t, s.SetSinkActive(ctx, "slack", "ses_missing", false))
-	got, err := s.ActiveSinkSessions(ctx, "slack")
+// originSession creates a session started on provider under key.
+func originSession(t *testing.T, s core.Store, provider, key string) *core.Session {
+	t.Helper()
+	res, err := s.CreateSession(t.Context(), core.NewSession{
+		Session:     core.Session{Agent: core.AgentRef{ID: "agt_test", Version: 1}, Origin: &core.Origin{Provider: provider, Key: key}},
+		ExternalKey: key,
+	})
 	must(t, err)
-	if !slices.Equal(got, []string{"ses_a", "ses_b"}) {
-		t.Fatalf("active %v", got)
-	}
-	got, err = s.ActiveSinkSessions(ctx, "github")
-	must(t, err)
-	if len(got) != 0 {
-		t.Fatalf("active of an unused sink %v", got)
-	}
+	return res.Session
 }
 
-func testSinkInvalid(t *testing.T, s core.SinkStore) {
+func testSinkActive(t *testing.T, s SinkStore) {
+	ctx := t.Context()
+	active := func(sink string, want ...string) {
+		t.Helper()
+		got, err := s.ActiveSinkSessions(ctx, sink)
+		must(t, err)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("active sessions of %s: %v, want %v", sink, got, want)
+		}
+	}
+	a := originSession(t, s, "slack", "slack:T1:C1:1")
+	b := originSession(t, s, "slack", "slack:T1:C1:2")
+	g := originSession(t, s, "github", "github:o/r#1")
+	api := newSession(t, s)
+	active("slack")
+	for _, sess := range []*core.Session{a, b, g, api} {
+		appendEvents(t, s, sess.ID, core.AppendRequest{TurnID: "turn_1", Holder: "h", Events: []core.Event{turnStarted()}})
+	}
+	// The turn.started that opens a turn marks the session for its
+	// origin's sink; a session without an origin has none.
+	active("slack", a.ID, b.ID)
+	active("github", g.ID)
+	active("linear")
+
+	last := appendEvents(t, s, a.ID, core.AppendRequest{TurnID: "turn_1", Events: []core.Event{agentMessage("hi"), turnCompleted(core.ReasonCompleted, core.Usage{})}})
+	end := last[len(last)-1].Seq
+	released, err := s.ReleaseSink(ctx, "slack", a.ID, end-1)
+	must(t, err)
+	if released {
+		t.Fatal("released a session whose last event was not rendered")
+	}
+	active("slack", a.ID, b.ID)
+	released, err = s.ReleaseSink(ctx, "slack", a.ID, end)
+	must(t, err)
+	if !released {
+		t.Fatal("not released after rendering the whole log")
+	}
+	active("slack", b.ID)
+
+	// A new turn marks it again, so a release that saw the old end fails.
+	appendEvents(t, s, a.ID, core.AppendRequest{TurnID: "turn_2", Holder: "h", Events: []core.Event{turnStarted()}})
+	if released, err = s.ReleaseSink(ctx, "slack", a.ID, end); err != nil || released {
+		t.Fatalf("release across a new turn: %v, %v", released, err)
+	}
+	active("slack", a.ID, b.ID)
+
+	// Releasing an unmarked session, or one of another sink, is a no-op.
+	if released, err = s.ReleaseSink(ctx, "slack", g.ID, 0); err != nil || !released {
+		t.Fatalf("release of an unmarked session: %v, %v", released, err)
+	}
+	active("github", g.ID)
+}
+
+func testSinkInvalid(t *testing.T, s SinkStore) {
 	ctx := t.Context()
 	_, err := s.SinkPosition(ctx, "", "ses_1")
 	wantErr(t, err, core.ErrInvalid)
 	wantErr(t, s.SaveSinkPosition(ctx, "a\x00b", "ses_1", core.SinkPosition{}), core.ErrInvalid)
-	wantErr(t, s.SetSinkActive(ctx, "slack", "", true), core.ErrInvalid)
+	_, err = s.ReleaseSink(ctx, "slack", "", 1)
+	wantErr(t, err, core.ErrInvalid)
 }

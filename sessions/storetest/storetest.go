@@ -33,6 +33,7 @@ func Run(t *testing.T, open func(t *testing.T) core.Store) {
 		{"sessions/idempotency", testCreateIdempotency},
 		{"sessions/dedupe", testCreateDedupe},
 		{"sessions/claim_race", testCreateClaimRace},
+		{"sessions/only_existing_and_start_inputs", testCreateOnlyExisting},
 		{"sessions/list", testListSessions},
 		{"queue/errors", testQueueErrors},
 		{"queue/order_and_status", testQueueOrder},
@@ -49,6 +50,8 @@ func Run(t *testing.T, open func(t *testing.T) core.Store) {
 		{"wake/open_turns", testOpenTurns},
 		{"archive", testArchive},
 		{"sweep", testSweep},
+		{"commits/order", testCommitsOrder},
+		{"commits/lag", testCommitsLag},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })

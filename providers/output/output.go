@@ -1,4 +1,4 @@
-// Package outbox renders sessions' logs onto a platform: the output sink
+// Package output renders sessions' logs onto a platform: the output sink
 // every provider shares. A provider supplies a Renderer (what one logged
 // event means on its platform); a Sink runs it, one session at a time in
 // log order, and records how far it got, so a restart neither loses nor
@@ -6,16 +6,18 @@
 //
 // The position (the last rendered seq, plus the renderer's own state) is
 // kept per sink and session in the store (core.SinkStore). A renderer
-// whose platform call is not idempotent (a post) saves an intent in its
-// state first (Thread.Save) and, when it finds that intent unconfirmed
-// after a crash, checks the platform before posting again.
+// whose platform call is not idempotent (a post) goes through PostOnce:
+// an intent saved first, and, when it finds that intent unconfirmed after
+// a crash, a look on the platform before posting again.
 //
-// Nothing runs for an idle session. The store wrapper (Wrap) marks a
-// session active, durably, before its turn starts and wakes the sink
-// after each append; the sink then follows that session until it has
-// rendered the turn's end, unmarks it and lets go. At start the sink
-// resumes the sessions still marked: those a crash interrupted.
-package outbox
+// Nothing runs for an idle session. The sink follows the store's commit
+// stream: the store marks a session for its origin's sink in the
+// transaction that logs a turn.started, and the sink follows that session
+// until it has rendered the whole log with no turn open, then releases the
+// mark (ReleaseSink, refused if something was logged meanwhile) and lets
+// go. At start, and after its subscription lagged, the sink resumes the
+// sessions still marked.
+package output
 
 import (
 	"context"
@@ -31,6 +33,7 @@ import (
 // Store is what a sink needs of the session store.
 type Store interface {
 	core.SinkStore
+	core.CommitStream
 	GetSession(ctx context.Context, id string) (*core.Session, error)
 	Events(ctx context.Context, sessionID string, after uint64, limit int) ([]core.Event, error)
 	Pending(ctx context.Context, sessionID string) ([]core.Event, error)
@@ -55,14 +58,20 @@ type Thread struct {
 	// State is the renderer's own, saved with the position.
 	State json.RawMessage
 	seq   uint64
-	save  func(ctx context.Context, p core.SinkPosition) error
+	sink  *Sink
+}
+
+// Thread is what the sink hands its renderer for sess, whose position is
+// pos: drain uses it, and so can a renderer's tests.
+func (s *Sink) Thread(sess *core.Session, pos core.SinkPosition) *Thread {
+	return &Thread{Session: sess, State: pos.State, seq: pos.Seq, sink: s}
 }
 
 // Save persists State now, at the position before the event being
 // rendered: a renderer records an intent this way before a call it must
 // not repeat.
 func (t *Thread) Save(ctx context.Context) error {
-	return t.save(ctx, core.SinkPosition{Seq: t.seq, State: t.State})
+	return t.sink.cfg.Store.SaveSinkPosition(ctx, t.sink.cfg.Name, t.Session.ID, core.SinkPosition{Seq: t.seq, State: t.State})
 }
 
 type permanentError struct{ err error }
@@ -101,6 +110,12 @@ type Config struct {
 	// Recheck is how often a worker waiting on an open turn looks again
 	// without being woken (default 1 min).
 	Recheck time.Duration
+	// Failpoint, when set, is called at the points of PostOnce named by a
+	// Post's Point ("before_post", "after_post", …): crash tests park the
+	// process there. Nil outside test builds.
+	Failpoint func(point string)
+	// Now is the clock intents are stamped with (default time.Now).
+	Now func() time.Time
 }
 
 // Sink renders the sessions of one provider.
@@ -117,12 +132,8 @@ type Sink struct {
 
 // entry is a session the sink follows now.
 type entry struct {
-	signal chan struct{} // cap 1: something happened
-	mu     sync.Mutex
-	// marked: the session is marked active in the store.
-	marked bool
-	// writers counts turn starts in flight (between mark and append).
-	writers int
+	signal  chan struct{} // cap 1: something happened
+	mu      sync.Mutex
 	poked   bool // an append or input since the worker last looked
 	inputs  bool // inputs were queued: call Received
 	retired bool // the worker let go; a new entry is needed
@@ -145,28 +156,68 @@ func New(cfg Config) *Sink {
 	if cfg.Recheck <= 0 {
 		cfg.Recheck = time.Minute
 	}
+	if cfg.Failpoint == nil {
+		cfg.Failpoint = func(string) {}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	return &Sink{cfg: cfg, log: cfg.Logger.With("sink", cfg.Name), entries: map[string]*entry{}}
 }
 
 // Name is the sink's name.
 func (s *Sink) Name() string { return s.cfg.Name }
 
-// Start resumes the sessions left marked active by a previous process.
+// Start follows the commit stream, then resumes the sessions left marked
+// by a previous process.
 func (s *Sink) Start(ctx context.Context) error {
-	// Started before listing: a session marked meanwhile gets its worker
-	// from hold, and one listed twice shares the entry.
+	// Subscribed before listing: a session marked meanwhile is announced,
+	// and one both listed and announced shares its entry.
+	sub := s.cfg.Store.Subscribe("output:"+s.cfg.Name, 1024)
 	s.mu.Lock()
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	sctx := s.ctx
 	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		sub.Run(sctx, s.committed, func() {
+			if err := s.resume(sctx); err != nil && sctx.Err() == nil {
+				s.log.Warn("resume output after a lag", "err", err)
+			}
+		})
+	}()
+	return s.resume(ctx)
+}
+
+// resume follows every session marked for this sink.
+func (s *Sink) resume(ctx context.Context) error {
 	ids, err := s.cfg.Store.ActiveSinkSessions(ctx, s.cfg.Name)
 	if err != nil {
 		return err
 	}
 	for _, id := range ids {
 		s.log.Info("resuming output left behind", "session_id", id)
-		s.wake(id, true, false, true)
+		s.poke(id, poke{follow: true})
 	}
 	return nil
+}
+
+// committed acts on a change of the commit stream for this sink's
+// sessions: inputs are acknowledged at once, a turn's start makes the sink
+// follow the session, and anything else is news for a session it follows.
+func (s *Sink) committed(c core.Change) {
+	if c.Provider != s.cfg.Name {
+		return
+	}
+	switch {
+	case len(c.Queued) > 0:
+		s.poke(c.SessionID, poke{follow: true, inputs: true})
+	case c.StartsTurn():
+		s.poke(c.SessionID, poke{follow: true})
+	case len(c.Events) > 0 || c.Status != "":
+		s.poke(c.SessionID, poke{})
+	}
 }
 
 // Stop stops the workers; what they had not rendered stays marked and is
@@ -188,10 +239,6 @@ func (s *Sink) Stop(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
-
-// Activate tells the sink that inputs were queued on the session (the
-// intake just stored them): it acknowledges them now, ahead of the turn.
-func (s *Sink) Activate(sessionID string) { s.wake(sessionID, true, true, false) }
 
 // Following reports how many sessions the sink follows now.
 func (s *Sink) Following() int {
@@ -225,12 +272,17 @@ func (s *Sink) drop(id string, e *entry) {
 	s.mu.Unlock()
 }
 
-// wake pokes the session's worker; with create it starts one when there
-// is none. inputs asks for Received; marked records that the store has the
-// session marked.
-func (s *Sink) wake(id string, create, inputs, marked bool) {
+// poke says what happened to a session.
+type poke struct {
+	follow bool // start following the session if the sink does not
+	inputs bool // inputs were queued: acknowledge them
+}
+
+// poke tells the session's worker something happened, starting one when
+// p.follow asks for it.
+func (s *Sink) poke(id string, p poke) {
 	for {
-		e := s.lookup(id, create)
+		e := s.lookup(id, p.follow)
 		if e == nil {
 			return
 		}
@@ -241,8 +293,7 @@ func (s *Sink) wake(id string, create, inputs, marked bool) {
 			continue
 		}
 		e.poked = true
-		e.inputs = e.inputs || inputs
-		e.marked = e.marked || marked
+		e.inputs = e.inputs || p.inputs
 		e.mu.Unlock()
 		select {
 		case e.signal <- struct{}{}:
@@ -252,40 +303,12 @@ func (s *Sink) wake(id string, create, inputs, marked bool) {
 	}
 }
 
-// hold marks the session active in the store before a turn starts, and
-// keeps the worker from letting go until release, which wakes it.
-func (s *Sink) hold(ctx context.Context, id string) (release func(), err error) {
-	for {
-		e := s.lookup(id, true)
-		if e == nil {
-			// Not started (or stopping): the mark alone makes the next
-			// start render the turn.
-			return func() {}, s.cfg.Store.SetSinkActive(ctx, s.cfg.Name, id, true)
-		}
-		e.mu.Lock()
-		if e.retired {
-			e.mu.Unlock()
-			s.drop(id, e)
-			continue
-		}
-		if !e.marked {
-			if err := s.cfg.Store.SetSinkActive(ctx, s.cfg.Name, id, true); err != nil {
-				e.mu.Unlock()
-				return nil, err
-			}
-			e.marked = true
-		}
-		e.writers++
-		e.mu.Unlock()
-		return func() {
-			e.mu.Lock()
-			e.writers--
-			e.poked = true
-			e.mu.Unlock()
-			select {
-			case e.signal <- struct{}{}:
-			default:
-			}
-		}, nil
+// Settled reports whether the sink is done: it follows no session and the
+// store marks none for it, so everything logged in a turn is rendered.
+func (s *Sink) Settled(ctx context.Context) bool {
+	if s.Following() > 0 {
+		return false
 	}
+	ids, err := s.cfg.Store.ActiveSinkSessions(ctx, s.cfg.Name)
+	return err == nil && len(ids) == 0
 }

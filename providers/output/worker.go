@@ -1,4 +1,4 @@
-package outbox
+package output
 
 import (
 	"context"
@@ -83,10 +83,7 @@ func (s *Sink) drain(ctx context.Context, sess *core.Session) error {
 		return err
 	}
 	saved := pos.Seq
-	t := &Thread{Session: sess, State: pos.State, seq: pos.Seq}
-	t.save = func(ctx context.Context, p core.SinkPosition) error {
-		return s.cfg.Store.SaveSinkPosition(ctx, s.cfg.Name, sess.ID, p)
-	}
+	t := s.Thread(sess, pos)
 	for {
 		evs, err := s.cfg.Store.Events(ctx, sess.ID, t.seq, s.cfg.Batch)
 		if err != nil || len(evs) == 0 {
@@ -135,14 +132,14 @@ func (s *Sink) render(ctx context.Context, t *Thread, ev core.Event) (bool, erro
 }
 
 // retire lets go of the session when nothing is left to render: no turn
-// open or starting, no poke since the worker looked, and the saved
-// position at the end of the log. It unmarks the session in the store
-// first. force lets go regardless (the session is gone).
+// open, no poke since the worker looked, the saved position at the end of
+// the log, and the store's mark released (which it refuses if a turn
+// started meanwhile). force lets go regardless (the session is gone).
 func (s *Sink) retire(ctx context.Context, id string, e *entry, force bool) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !force {
-		if e.writers > 0 || e.poked || e.inputs {
+		if e.poked || e.inputs {
 			return false
 		}
 		sess, err := s.cfg.Store.GetSession(ctx, id)
@@ -153,12 +150,15 @@ func (s *Sink) retire(ctx context.Context, id string, e *entry, force bool) bool
 		if err != nil || pos.Seq < sess.LastSeq {
 			return false
 		}
-	}
-	if e.marked {
-		if err := s.cfg.Store.SetSinkActive(ctx, s.cfg.Name, id, false); err != nil {
-			s.log.Warn("unmark session", "session_id", id, "err", err)
+		released, err := s.cfg.Store.ReleaseSink(ctx, s.cfg.Name, id, pos.Seq)
+		if err != nil {
+			s.log.Warn("release session", "session_id", id, "err", err)
+		}
+		if !released {
 			return false
 		}
+	} else if _, err := s.cfg.Store.ReleaseSink(ctx, s.cfg.Name, id, 0); err != nil {
+		s.log.Warn("release session", "session_id", id, "err", err)
 	}
 	e.retired = true
 	return true

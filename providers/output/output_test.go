@@ -1,4 +1,4 @@
-package outbox_test
+package output_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/providers/outbox"
+	"github.com/switchboardhq/switchboard/providers/output"
 	"github.com/switchboardhq/switchboard/sessions"
 )
 
@@ -34,7 +34,7 @@ func (r *recorder) Received(_ context.Context, _ *core.Session, in []core.Event)
 	return nil
 }
 
-func (r *recorder) Render(ctx context.Context, t *outbox.Thread, e core.Event) (bool, error) {
+func (r *recorder) Render(ctx context.Context, t *output.Thread, e core.Event) (bool, error) {
 	if e.Type == core.TypeAgentMessage && r.block != nil {
 		select {
 		case <-r.block:
@@ -49,7 +49,7 @@ func (r *recorder) Render(ctx context.Context, t *outbox.Thread, e core.Event) (
 		return false, errors.New("platform is down")
 	}
 	if r.perm[e.Seq] {
-		return false, outbox.Permanent(errors.New("channel_not_found"))
+		return false, output.Permanent(errors.New("channel_not_found"))
 	}
 	r.rendered = append(r.rendered, fmt.Sprintf("%d:%s", e.Seq, e.Type))
 	t.State = []byte(fmt.Sprintf(`{"last":%d}`, e.Seq))
@@ -84,7 +84,7 @@ func newSession(t *testing.T, st core.Store, provider string) string {
 	return res.Session.ID
 }
 
-// turn appends a whole turn through w, as the harness does.
+// turn appends a whole turn, as the harness does.
 func turn(t *testing.T, w core.Store, id string) {
 	t.Helper()
 	ctx := t.Context()
@@ -109,7 +109,7 @@ func turn(t *testing.T, w core.Store, id string) {
 
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
@@ -121,23 +121,23 @@ var wantTurn = []string{"1:user.message", "2:session.status_changed", "3:turn.st
 func TestSinkRendersATurnAndLetsGo(t *testing.T) {
 	st := openStore(t, t.TempDir())
 	rec := &recorder{fail: map[uint64]int{4: 2}}
-	sink := outbox.New(outbox.Config{Name: "test", Store: st, Renderer: rec, RetryMin: time.Millisecond})
+	sink := output.New(output.Config{Name: "test", Store: st, Renderer: rec, RetryMin: time.Millisecond})
 	if err := sink.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	defer sink.Stop(context.Background())
-	w := outbox.Wrap(st, sink)
 	id := newSession(t, st, "test")
 	other := newSession(t, st, "elsewhere")
-	sink.Activate(id)
+	// The queued input is acknowledged from the commit stream, ahead of
+	// the turn.
 	waitUntil(t, "the input acknowledged", func() bool { rec.mu.Lock(); defer rec.mu.Unlock(); return len(rec.received) == 1 })
-	turn(t, w, id)
-	turn(t, w, other) // another provider's session: not rendered
+	turn(t, st, id)
+	turn(t, st, other) // another provider's session: not rendered
 	waitUntil(t, "the turn rendered", func() bool { return len(rec.got()) == len(wantTurn) })
 	if got := rec.got(); !slices.Equal(got, wantTurn) {
 		t.Fatalf("rendered %v", got)
 	}
-	waitUntil(t, "the sink to let go", func() bool { return sink.Following() == 0 })
+	waitUntil(t, "the sink to let go", func() bool { return sink.Settled(t.Context()) })
 	active, err := st.ActiveSinkSessions(t.Context(), "test")
 	if err != nil || len(active) != 0 {
 		t.Fatalf("still marked: %v %v", active, err)
@@ -155,24 +155,24 @@ func TestSinkResumesAfterRestart(t *testing.T) {
 	dir := t.TempDir()
 	st := openStore(t, dir)
 	rec := &recorder{block: make(chan struct{})}
-	sink := outbox.New(outbox.Config{Name: "test", Store: st, Renderer: rec, RetryMin: time.Millisecond})
+	sink := output.New(output.Config{Name: "test", Store: st, Renderer: rec, RetryMin: time.Millisecond})
 	if err := sink.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	id := newSession(t, st, "test")
-	turn(t, outbox.Wrap(st, sink), id)
+	turn(t, st, id)
 	waitUntil(t, "rendering up to the answer", func() bool { return len(rec.got()) == 3 })
 	// The process stops while the answer is being rendered.
 	if err := sink.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	rec2 := &recorder{}
-	sink2 := outbox.New(outbox.Config{Name: "test", Store: st, Renderer: rec2, RetryMin: time.Millisecond})
+	sink2 := output.New(output.Config{Name: "test", Store: st, Renderer: rec2, RetryMin: time.Millisecond})
 	if err := sink2.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	defer sink2.Stop(context.Background())
-	waitUntil(t, "the rest rendered", func() bool { return sink2.Following() == 0 && len(rec2.got()) > 0 })
+	waitUntil(t, "the rest rendered", func() bool { return sink2.Settled(t.Context()) && len(rec2.got()) > 0 })
 	// Events without a platform call before the stop are rendered again
 	// (their position was not saved); the answer and what follows once.
 	got := append(rec.got(), rec2.got()...)
@@ -184,14 +184,14 @@ func TestSinkResumesAfterRestart(t *testing.T) {
 func TestSinkSkipsPermanentFailures(t *testing.T) {
 	st := openStore(t, t.TempDir())
 	rec := &recorder{perm: map[uint64]bool{4: true}}
-	sink := outbox.New(outbox.Config{Name: "test", Store: st, Renderer: rec, RetryMin: time.Millisecond})
+	sink := output.New(output.Config{Name: "test", Store: st, Renderer: rec, RetryMin: time.Millisecond})
 	if err := sink.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	defer sink.Stop(context.Background())
 	id := newSession(t, st, "test")
-	turn(t, outbox.Wrap(st, sink), id)
-	waitUntil(t, "the sink to let go", func() bool { return sink.Following() == 0 && len(rec.got()) == 5 })
+	turn(t, st, id)
+	waitUntil(t, "the sink to let go", func() bool { return sink.Settled(t.Context()) && len(rec.got()) == 5 })
 	if got := rec.got(); slices.Contains(got, "4:agent.message") || got[4] != "6:session.status_changed" {
 		t.Fatalf("rendered %v", got)
 	}
@@ -202,13 +202,14 @@ func TestSinkSkipsPermanentFailures(t *testing.T) {
 func TestSinkLetsGoOfASessionArchivedMidTurn(t *testing.T) {
 	st := openStore(t, t.TempDir())
 	rec := &recorder{}
-	sink := outbox.New(outbox.Config{Name: "test", Store: st, Renderer: rec, RetryMin: time.Millisecond, Recheck: 10 * time.Millisecond})
+	// No recheck timer: the archive's commit is what wakes the sink.
+	sink := output.New(output.Config{Name: "test", Store: st, Renderer: rec, RetryMin: time.Millisecond, Recheck: time.Hour})
 	if err := sink.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	defer sink.Stop(context.Background())
 	id := newSession(t, st, "test")
-	if _, err := outbox.Wrap(st, sink).Append(t.Context(), id, core.AppendRequest{TakeInputs: true, TurnID: "turn_1", Holder: "h",
+	if _, err := st.Append(t.Context(), id, core.AppendRequest{TakeInputs: true, TurnID: "turn_1", Holder: "h",
 		Events: []core.Event{core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{})}}); err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +220,7 @@ func TestSinkLetsGoOfASessionArchivedMidTurn(t *testing.T) {
 	if _, err := st.Archive(t.Context(), id); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the sink to let go", func() bool { return sink.Following() == 0 })
+	waitUntil(t, "the sink to let go", func() bool { return sink.Settled(t.Context()) })
 	if active, _ := st.ActiveSinkSessions(t.Context(), "test"); len(active) != 0 {
 		t.Fatalf("still marked: %v", active)
 	}

@@ -1,0 +1,149 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// Trigger is what a provider decided an inbound event asks for: an input
+// for the session of an origin key. Verifying, decoding and the trigger
+// rules are the provider's; everything after is the Router's.
+type Trigger struct {
+	// Installation is the tenant the event came from; its bound agent (or
+	// the agent named "default") runs a session the trigger starts.
+	Installation *core.Installation
+	// Origin of the session; Origin.Key is the key that maps to it.
+	Origin core.Origin
+	// Metadata is set on a session the trigger starts.
+	Metadata map[string]string
+	// Input is queued on the session: a user.message, a user.interrupt
+	// (which stops its running turn), an answer to a question.
+	Input core.Event
+	// StartInput, when set, is queued instead of Input if the trigger
+	// starts the session: it carries the first turn's context.
+	StartInput *core.Event
+	// Dedupe names the delivery (webhook ids, message identities): if any
+	// was seen before, nothing is written.
+	Dedupe []string
+	// Continue only steers a session that exists (a reply in a thread the
+	// agent is in, a button, a stop); it never starts one.
+	Continue bool
+}
+
+// Outcome is what became of a trigger.
+type Outcome int
+
+const (
+	// Queued: the input is durably queued on Routed.Session.
+	Queued Outcome = iota
+	// Duplicate: a dedupe key was seen before; nothing written.
+	Duplicate
+	// NoSession: a Continue trigger for a key no session serves.
+	NoSession
+	// Archived: the key's session is archived (read-only).
+	Archived
+	// NoAgent: the trigger would start a session, but the installation
+	// has no agent to run it (none bound and none named "default").
+	NoAgent
+)
+
+func (o Outcome) String() string {
+	return [...]string{"queued", "duplicate", "no_session", "archived", "no_agent"}[o]
+}
+
+// Routed tells what the Router did with a trigger.
+type Routed struct {
+	Outcome Outcome
+	Session *core.Session // Queued and Duplicate (when the key has one)
+	Created bool          // the trigger started the session
+}
+
+// RouterStore is what the Router needs of the session store.
+type RouterStore interface {
+	GetAgent(ctx context.Context, idOrName string) (*core.Agent, error)
+	CreateSession(ctx context.Context, req core.NewSession) (*core.CreateResult, error)
+}
+
+// Router is the one intake path from a decided trigger to a queued input:
+// dedupe, claim-or-create of the origin key's session and the queueing
+// happen in one store transaction. Nothing else is needed to run it: the
+// store's commit stream wakes the runtime (or interrupts the turn) and the
+// platform's output sink.
+type Router struct {
+	Store  RouterStore
+	Logger *slog.Logger
+}
+
+// Route stores a trigger's input. An error means nothing was stored and the
+// platform should deliver the event again (answer 5xx).
+func (r *Router) Route(ctx context.Context, t Trigger) (Routed, error) {
+	log := r.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("provider", t.Origin.Provider, "key", t.Origin.Key)
+	req := core.NewSession{
+		ExternalKey:  t.Origin.Key,
+		Inputs:       []core.Event{t.Input},
+		Dedupe:       t.Dedupe,
+		OnlyExisting: t.Continue,
+	}
+	if t.StartInput != nil {
+		req.StartInputs = []core.Event{*t.StartInput}
+	}
+	noAgent := false
+	if !t.Continue {
+		agent, err := r.agentFor(ctx, t.Installation)
+		switch {
+		case errors.Is(err, core.ErrNotFound):
+			// A session that exists keeps its agent; only a new one needs
+			// the installation's.
+			noAgent, req.OnlyExisting = true, true
+		case err != nil:
+			return Routed{}, err
+		default:
+			origin := t.Origin
+			req.Session = core.Session{Agent: core.AgentRef{ID: agent.ID, Version: agent.Version}, Origin: &origin, Metadata: t.Metadata}
+		}
+	}
+	res, err := r.Store.CreateSession(ctx, req)
+	switch {
+	case errors.Is(err, core.ErrArchived):
+		log.Info("input for an archived session; ignored")
+		return Routed{Outcome: Archived}, nil
+	case err != nil:
+		return Routed{}, fmt.Errorf("route %s: %w", t.Origin.Key, err)
+	case res.Duplicate:
+		log.Info("repeated delivery; nothing stored")
+		return Routed{Outcome: Duplicate, Session: res.Session}, nil
+	case res.Session == nil && noAgent:
+		log.Warn("no agent to answer: set SWITCHBOARD_MODEL or bind the installation to an agent", "installation_id", installationID(t.Installation))
+		return Routed{Outcome: NoAgent}, nil
+	case res.Session == nil:
+		log.Debug("no session serves the key; ignored")
+		return Routed{Outcome: NoSession}, nil
+	}
+	log.Info("input queued", "session_id", res.Session.ID, "type", t.Input.Type, "created", res.Created)
+	return Routed{Outcome: Queued, Session: res.Session, Created: res.Created}, nil
+}
+
+// agentFor is the agent an installation's new sessions run: the bound one,
+// else the agent named default (its latest version).
+func (r *Router) agentFor(ctx context.Context, in *core.Installation) (*core.Agent, error) {
+	ref := "default"
+	if in != nil && in.Agent != "" {
+		ref = in.Agent
+	}
+	return r.Store.GetAgent(ctx, ref)
+}
+
+func installationID(in *core.Installation) string {
+	if in == nil {
+		return ""
+	}
+	return in.ID
+}

@@ -1,0 +1,153 @@
+package providers_test
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/fixtures/fakeruntime"
+	"github.com/switchboardhq/switchboard/providers"
+	"github.com/switchboardhq/switchboard/sessions"
+)
+
+func openStore(t *testing.T) *sessions.Store {
+	t.Helper()
+	s, err := sessions.Open(filepath.Join(t.TempDir(), "switchboard.db"), sessions.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func message(text string) core.Event {
+	return core.NewInput(core.TypeUserMessage, []byte(`{"text":"`+text+`"}`))
+}
+
+func pendingTexts(t *testing.T, s *sessions.Store, id string) []string {
+	t.Helper()
+	pending, err := s.Pending(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range pending {
+		var b core.MessageBody
+		_ = e.Decode(&b)
+		out = append(out, e.Type+":"+b.Text)
+	}
+	return out
+}
+
+func TestRouter(t *testing.T) {
+	const key = "slack:T1:C1:1.000100"
+	origin := core.Origin{Provider: "slack", Key: key, Tenant: "T1", URL: "https://t1.slack.com/archives/C1/p1000100"}
+	in := &core.Installation{ID: "ins_1", Provider: "slack", ExternalID: "T1"}
+
+	t.Run("start, steer, repeat, stop", func(t *testing.T) {
+		s := openStore(t)
+		rt := fakeruntime.Follow(s)
+		def, err := s.CreateAgent(t.Context(), &core.Agent{Name: "default", Model: "anthropic/x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &providers.Router{Store: s}
+		// A steer of a thread the agent is not in starts nothing, and
+		// does not spend its dedupe key.
+		res, err := r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Input: message("reply"), Dedupe: []string{"e0"}, Continue: true})
+		if err != nil || res.Outcome != providers.NoSession {
+			t.Fatalf("steer without a session: %+v, %v", res, err)
+		}
+		start := message("mention with context")
+		res, err = r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Metadata: map[string]string{"k": "v"},
+			Input: message("mention"), StartInput: &start, Dedupe: []string{"e1", "m1"}})
+		if err != nil || res.Outcome != providers.Queued || !res.Created {
+			t.Fatalf("start: %+v, %v", res, err)
+		}
+		sess := res.Session
+		if sess.Agent.ID != def.ID || *sess.Origin != origin || sess.Metadata["k"] != "v" {
+			t.Fatalf("session %+v origin %+v", sess, sess.Origin)
+		}
+		res, err = r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Input: message("reply"), Dedupe: []string{"e0"}, Continue: true})
+		if err != nil || res.Outcome != providers.Queued || res.Created || res.Session.ID != sess.ID {
+			t.Fatalf("steer: %+v, %v", res, err)
+		}
+		// The same message as another event (app_mention and message) is
+		// one input.
+		res, err = r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Input: message("mention"), Dedupe: []string{"e2", "m1"}})
+		if err != nil || res.Outcome != providers.Duplicate {
+			t.Fatalf("repeat: %+v, %v", res, err)
+		}
+		res, err = r.Route(t.Context(), providers.Trigger{Origin: origin, Input: core.NewInput(core.TypeUserInterrupt, nil), Dedupe: []string{"stop1"}, Continue: true})
+		if err != nil || res.Outcome != providers.Queued {
+			t.Fatalf("stop: %+v, %v", res, err)
+		}
+		if got, want := pendingTexts(t, s, sess.ID), []string{"user.message:mention with context", "user.message:reply", "user.interrupt:"}; !slices.Equal(got, want) {
+			t.Fatalf("pending %v, want %v", got, want)
+		}
+		// The commit stream, not the router, tells the runtime.
+		if w, st := rt.Woken(), rt.Stopped(); !slices.Equal(w, []string{sess.ID, sess.ID}) || !slices.Equal(st, []string{sess.ID}) {
+			t.Fatalf("woken %v, stopped %v", w, st)
+		}
+	})
+
+	t.Run("bound agent", func(t *testing.T) {
+		s := openStore(t)
+		if _, err := s.CreateAgent(t.Context(), &core.Agent{Name: "default", Model: "anthropic/x"}); err != nil {
+			t.Fatal(err)
+		}
+		bound, err := s.CreateAgent(t.Context(), &core.Agent{Name: "triage", Model: "anthropic/y"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		withAgent := *in
+		withAgent.Agent = "triage"
+		res, err := (&providers.Router{Store: s}).Route(t.Context(), providers.Trigger{Installation: &withAgent, Origin: origin, Input: message("hi")})
+		if err != nil || res.Session.Agent.ID != bound.ID {
+			t.Fatalf("%+v, %v", res, err)
+		}
+	})
+
+	t.Run("no agent", func(t *testing.T) {
+		s := openStore(t)
+		r := &providers.Router{Store: s}
+		res, err := r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Input: message("hi"), Dedupe: []string{"e1"}})
+		if err != nil || res.Outcome != providers.NoAgent {
+			t.Fatalf("%+v, %v", res, err)
+		}
+		if _, err := s.SessionByKey(t.Context(), key); err == nil {
+			t.Fatal("a session was created without an agent")
+		}
+		// A session that exists keeps its own agent: a mention still
+		// reaches it when the default agent is gone.
+		if _, err := s.CreateSession(t.Context(), core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: "agt_old", Version: 1}, Origin: &origin}, ExternalKey: key}); err != nil {
+			t.Fatal(err)
+		}
+		res, err = r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Input: message("hi"), Dedupe: []string{"e1"}})
+		if err != nil || res.Outcome != providers.Queued || res.Session.Agent.ID != "agt_old" {
+			t.Fatalf("mention of an existing session without an agent: %+v, %v", res, err)
+		}
+	})
+
+	t.Run("archived", func(t *testing.T) {
+		s := openStore(t)
+		if _, err := s.CreateAgent(t.Context(), &core.Agent{Name: "default", Model: "anthropic/x"}); err != nil {
+			t.Fatal(err)
+		}
+		r := &providers.Router{Store: s}
+		res, err := r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Input: message("hi")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Archive(t.Context(), res.Session.ID); err != nil {
+			t.Fatal(err)
+		}
+		for _, cont := range []bool{false, true} {
+			res, err := r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Input: message("again"), Dedupe: []string{"x"}, Continue: cont})
+			if err != nil || res.Outcome != providers.Archived {
+				t.Fatalf("continue=%v: %+v, %v", cont, res, err)
+			}
+		}
+	})
+}

@@ -14,6 +14,7 @@ import (
 	"strconv"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/settings"
 	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/providers/github"
 )
@@ -49,7 +50,7 @@ func saveGitHubApp(dataDir string, sealer core.Sealer, app github.App) error {
 // storedGitHubConfig is the GitHub configuration of a stored App, with
 // the other GITHUB_* settings (API and web URLs, trigger label) from s;
 // c unchanged when none is stored.
-func storedGitHubConfig(c githubConfig, s settings, dataDir string, sealer core.Sealer) (githubConfig, error) {
+func storedGitHubConfig(c githubConfig, s settings.Values, dataDir string, sealer core.Sealer) (githubConfig, error) {
 	path := filepath.Join(dataDir, githubAppFile)
 	sealed, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {

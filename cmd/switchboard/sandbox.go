@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/settings"
 	"github.com/switchboardhq/switchboard/sandbox"
 	"github.com/switchboardhq/switchboard/sandbox/egress"
 	"github.com/switchboardhq/switchboard/sandbox/environments"
@@ -40,7 +41,7 @@ type sandboxConfig struct {
 	roots        *x509.CertPool // nil: the system's
 }
 
-func loadSandboxConfig(s settings, dataDir string) (sandboxConfig, error) {
+func loadSandboxConfig(s settings.Values, dataDir string) (sandboxConfig, error) {
 	c := sandboxConfig{mode: s["SWITCHBOARD_SANDBOX"], image: s["SWITCHBOARD_SANDBOX_IMAGE"], deploymentFile: filepath.Join(dataDir, "deployment-id"), dataDir: dataDir}
 	switch c.mode {
 	case "", "docker", "none":
@@ -51,24 +52,24 @@ func loadSandboxConfig(s settings, dataDir string) (sandboxConfig, error) {
 		return c, errors.New(`SWITCHBOARD_SANDBOX_IMAGE="": want an image name`)
 	}
 	var err error
-	if c.idle, err = s.duration("SWITCHBOARD_SANDBOX_IDLE_SECONDS"); err != nil {
+	if c.idle, err = s.Duration("SWITCHBOARD_SANDBOX_IDLE_SECONDS"); err != nil {
 		return c, err
 	}
-	if c.command, err = s.duration("SWITCHBOARD_SANDBOX_COMMAND_SECONDS"); err != nil {
+	if c.command, err = s.Duration("SWITCHBOARD_SANDBOX_COMMAND_SECONDS"); err != nil {
 		return c, err
 	}
-	if c.build, err = s.duration("SWITCHBOARD_SANDBOX_BUILD_SECONDS"); err != nil {
+	if c.build, err = s.Duration("SWITCHBOARD_SANDBOX_BUILD_SECONDS"); err != nil {
 		return c, err
 	}
-	mem, err := s.int("SWITCHBOARD_SANDBOX_MEMORY_MB", 16)
+	mem, err := s.Int("SWITCHBOARD_SANDBOX_MEMORY_MB", 16)
 	if err != nil {
 		return c, err
 	}
-	pids, err := s.int("SWITCHBOARD_SANDBOX_PIDS", 16)
+	pids, err := s.Int("SWITCHBOARD_SANDBOX_PIDS", 16)
 	if err != nil {
 		return c, err
 	}
-	cpus, err := s.float("SWITCHBOARD_SANDBOX_CPUS", 0.01, 1024)
+	cpus, err := s.Float("SWITCHBOARD_SANDBOX_CPUS", 0.01, 1024)
 	if err != nil {
 		return c, err
 	}
@@ -76,7 +77,7 @@ func loadSandboxConfig(s settings, dataDir string) (sandboxConfig, error) {
 	return c, loadEgressConfig(s, &c)
 }
 
-func loadEgressConfig(s settings, c *sandboxConfig) error {
+func loadEgressConfig(s settings.Values, c *sandboxConfig) error {
 	switch c.egress = s["SWITCHBOARD_EGRESS"]; c.egress {
 	case "", "on", "off":
 	default:
@@ -87,10 +88,9 @@ func loadEgressConfig(s settings, c *sandboxConfig) error {
 	} else {
 		c.egressPort = port
 	}
-	name := "SWITCHBOARD_EGRESS_ALLOW_PRIVATE"
 	var err error
-	if c.allowPrivate, err = strconv.ParseBool(s[name]); err != nil {
-		return fmt.Errorf("%s=%q: want true or false", name, s[name])
+	if c.allowPrivate, err = s.Bool("SWITCHBOARD_EGRESS_ALLOW_PRIVATE"); err != nil {
+		return err
 	}
 	if file := s["SWITCHBOARD_EGRESS_CA_FILE"]; file != "" {
 		pem, err := os.ReadFile(file)

@@ -18,6 +18,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/harness"
 	"github.com/switchboardhq/switchboard/core/mcpbridge"
 	"github.com/switchboardhq/switchboard/core/models"
+	"github.com/switchboardhq/switchboard/core/settings"
 	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/providers/outbox"
 	"github.com/switchboardhq/switchboard/sessions"
@@ -52,12 +53,12 @@ type serveConfig struct {
 }
 
 func loadServeConfig(args []string, getenv func(string) string, stderr *os.File) (*serveConfig, error) {
-	s, _, err := parseSettings("serve", append(append(append(serveOptions[:len(serveOptions):len(serveOptions)], slackOptions...), githubOptions...), linearOptions...), args, getenv)
+	s, err := settings.Parse("serve", allServeOptions(), args, getenv, stderr)
 	if err != nil {
 		return nil, err
 	}
 	c := &serveConfig{addr: s["SWITCHBOARD_ADDR"], publicURL: s["SWITCHBOARD_PUBLIC_URL"], model: s["SWITCHBOARD_MODEL"]}
-	if c.log, err = s.logger(stderr); err != nil {
+	if c.log, err = s.Logger(stderr); err != nil {
 		return nil, err
 	}
 	if _, _, err := net.SplitHostPort(c.addr); err != nil {
@@ -71,33 +72,33 @@ func loadServeConfig(args []string, getenv func(string) string, stderr *os.File)
 			return nil, fmt.Errorf("SWITCHBOARD_MODEL: %w", err)
 		}
 	}
-	if c.workers, err = s.int("SWITCHBOARD_WORKERS", 1); err != nil {
+	if c.workers, err = s.Int("SWITCHBOARD_WORKERS", 1); err != nil {
 		return nil, err
 	}
-	if c.limits.MaxSteps, err = s.int("SWITCHBOARD_MAX_STEPS", 1); err != nil {
+	if c.limits.MaxSteps, err = s.Int("SWITCHBOARD_MAX_STEPS", 1); err != nil {
 		return nil, err
 	}
-	if c.limits.TurnSeconds, err = s.int("SWITCHBOARD_TURN_SECONDS", 1); err != nil {
+	if c.limits.TurnSeconds, err = s.Int("SWITCHBOARD_TURN_SECONDS", 1); err != nil {
 		return nil, err
 	}
-	maxTokens, err := s.int("SWITCHBOARD_MAX_TOKENS", 1)
+	maxTokens, err := s.Int("SWITCHBOARD_MAX_TOKENS", 1)
 	if err != nil {
 		return nil, err
 	}
 	c.limits.MaxTokens = int64(maxTokens)
-	if c.contextWindow, err = s.int("SWITCHBOARD_CONTEXT_WINDOW", 0); err != nil {
+	if c.contextWindow, err = s.Int("SWITCHBOARD_CONTEXT_WINDOW", 0); err != nil {
 		return nil, err
 	}
-	if c.compactFraction, err = s.float("SWITCHBOARD_COMPACT_FRACTION", 0, 1); err != nil {
+	if c.compactFraction, err = s.Float("SWITCHBOARD_COMPACT_FRACTION", 0, 1); err != nil {
 		return nil, err
 	}
-	if c.shutdown, err = s.duration("SWITCHBOARD_SHUTDOWN_SECONDS"); err != nil {
+	if c.shutdown, err = s.Duration("SWITCHBOARD_SHUTDOWN_SECONDS"); err != nil {
 		return nil, err
 	}
-	if c.heartbeat, err = s.duration("SWITCHBOARD_SSE_HEARTBEAT_SECONDS"); err != nil {
+	if c.heartbeat, err = s.Duration("SWITCHBOARD_SSE_HEARTBEAT_SECONDS"); err != nil {
 		return nil, err
 	}
-	maxBody, err := s.int("SWITCHBOARD_MAX_BODY_BYTES", 1024)
+	maxBody, err := s.Int("SWITCHBOARD_MAX_BODY_BYTES", 1024)
 	if err != nil {
 		return nil, err
 	}

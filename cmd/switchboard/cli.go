@@ -42,7 +42,7 @@ type cliIO struct {
 
 // usageError is a malformed command line: exit code 2 and a usage hint.
 type usageError struct {
-	cmd *command
+	cmd *subcommand
 	msg string
 }
 
@@ -103,9 +103,9 @@ func groupHelp(env cliIO, group string, sub string, lines []string) error {
 	return &usageError{msg: fmt.Sprintf("%s: unknown subcommand %q", group, sub)}
 }
 
-// command is one subcommand: its flags, including the common ones, and
-// how to reach the server.
-type command struct {
+// subcommand is one command of a group (agent create, session send):
+// its flags, including the common ones, and how to reach the server.
+type subcommand struct {
 	env   cliIO
 	name  string // "session send"
 	usage string // "session send ID TEXT [flags]"
@@ -115,9 +115,9 @@ type command struct {
 	json  bool
 }
 
-func newCommand(env cliIO, name, usage string) *command {
+func newSubcommand(env cliIO, name, usage string) *subcommand {
 	group, _, _ := strings.Cut(name, " ")
-	c := &command{env: env, name: name, usage: group + " " + usage, fs: flag.NewFlagSet(name, flag.ContinueOnError)}
+	c := &subcommand{env: env, name: name, usage: group + " " + usage, fs: flag.NewFlagSet(name, flag.ContinueOnError)}
 	// Errors are reported once, by cli, in its own format.
 	c.fs.SetOutput(io.Discard)
 	c.fs.StringVar(&c.url, "url", "", "server base URL ($SWITCHBOARD_URL, default "+defaultURL+")")
@@ -128,7 +128,7 @@ func newCommand(env cliIO, name, usage string) *command {
 
 // parse reads the flags, before or after the positional arguments, and
 // checks that exactly n positionals were given.
-func (c *command) parse(args []string, n int) ([]string, error) {
+func (c *subcommand) parse(args []string, n int) ([]string, error) {
 	err := c.fs.Parse(reorder(c.fs, args))
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintf(c.env.stdout, "usage: switchboard %s\n\nflags:\n", c.usage)
@@ -148,7 +148,7 @@ func (c *command) parse(args []string, n int) ([]string, error) {
 
 // start parses the command line (n positional arguments) and makes the
 // API client: the opening of every command that needs nothing between.
-func (c *command) start(args []string, n int) ([]string, *client.Client, error) {
+func (c *subcommand) start(args []string, n int) ([]string, *client.Client, error) {
 	pos, err := c.parse(args, n)
 	if err != nil {
 		return nil, nil, err
@@ -161,7 +161,7 @@ func (c *command) start(args []string, n int) ([]string, *client.Client, error) 
 }
 
 // given reports whether the flag was on the command line.
-func (c *command) given(name string) bool {
+func (c *subcommand) given(name string) bool {
 	found := false
 	c.fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
 	return found
@@ -203,7 +203,7 @@ func isBool(f *flag.Flag) bool {
 
 // client resolves the server and token: flags, then environment, then the
 // local gateway's defaults.
-func (c *command) client() (*client.Client, error) {
+func (c *subcommand) client() (*client.Client, error) {
 	url := firstOf(c.url, c.env.getenv("SWITCHBOARD_URL"), defaultURL)
 	token, err := c.resolveToken()
 	if err != nil {
@@ -217,7 +217,7 @@ func (c *command) client() (*client.Client, error) {
 // resolveToken also accepts SWITCHBOARD_ADMIN_TOKEN, the variable serve
 // takes the token from, since a gateway started with it writes no token
 // file.
-func (c *command) resolveToken() (string, error) {
+func (c *subcommand) resolveToken() (string, error) {
 	if t := firstOf(c.token, c.env.getenv("SWITCHBOARD_TOKEN"), c.env.getenv("SWITCHBOARD_ADMIN_TOKEN")); t != "" {
 		return t, nil
 	}
@@ -243,7 +243,7 @@ func firstOf(vals ...string) string {
 }
 
 // printJSON writes v indented, or as one line when following.
-func (c *command) printJSON(v any, oneLine bool) error {
+func (c *subcommand) printJSON(v any, oneLine bool) error {
 	enc := json.NewEncoder(c.env.stdout)
 	enc.SetEscapeHTML(false)
 	if !oneLine {
@@ -257,7 +257,7 @@ func (c *command) printJSON(v any, oneLine bool) error {
 
 // readText returns s, or all of stdin when s is "-" (minus one trailing
 // newline, which a shell pipeline adds).
-func (c *command) readText(s string) (string, error) {
+func (c *subcommand) readText(s string) (string, error) {
 	if s != "-" {
 		return s, nil
 	}

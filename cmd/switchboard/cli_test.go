@@ -79,13 +79,13 @@ func TestTokenResolution(t *testing.T) {
 		{"", map[string]string{"SWITCHBOARD_DATA_DIR": dir}, "from-file"},
 	}
 	for _, c := range cases {
-		cmd := newCommand(cliIO{getenv: func(k string) string { return c.env[k] }}, "session status", "status ID")
+		cmd := newSubcommand(cliIO{getenv: func(k string) string { return c.env[k] }}, "session status", "status ID")
 		cmd.token = c.flag
 		if got, err := cmd.resolveToken(); err != nil || got != c.want {
 			t.Errorf("%+v: got %q, %v", c, got, err)
 		}
 	}
-	cmd := newCommand(cliIO{getenv: func(k string) string { return map[string]string{"SWITCHBOARD_DATA_DIR": t.TempDir()}[k] }}, "session status", "status ID")
+	cmd := newSubcommand(cliIO{getenv: func(k string) string { return map[string]string{"SWITCHBOARD_DATA_DIR": t.TempDir()}[k] }}, "session status", "status ID")
 	if _, err := cmd.resolveToken(); err == nil || !strings.Contains(err.Error(), "no token") {
 		t.Errorf("missing token file: %v", err)
 	}

@@ -52,7 +52,7 @@ type serveConfig struct {
 	adminTokenNew, masterKeyNew bool
 }
 
-func loadServeConfig(args []string, getenv func(string) string, stderr *os.File) (*serveConfig, error) {
+func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer) (*serveConfig, error) {
 	s, err := settings.Parse("serve", allServeOptions(), args, getenv, stderr)
 	if err != nil {
 		return nil, err
@@ -157,7 +157,7 @@ func (c *serveConfig) contextWindowFor(model string) int {
 }
 
 // serve runs the gateway until SIGTERM or SIGINT.
-func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *os.File) error {
+func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := loadServeConfig(args, getenv, stderr)
 	if err != nil {
 		return err

@@ -2,12 +2,19 @@ package main
 
 import "github.com/switchboardhq/switchboard/core/settings"
 
+// The gateway's listen address and data directory by default; the CLI
+// looks for the server and its token file there too.
+const (
+	defaultAddr    = "127.0.0.1:8080"
+	defaultDataDir = "./switchboard-data"
+)
+
 // serveOptions lists the gateway's own settings; allServeOptions adds the
 // others serve runs with. docs/configuration.md mirrors them (a test
 // checks it).
 var serveOptions = []settings.Option{
-	{Env: "SWITCHBOARD_ADDR", Flag: "addr", Default: "127.0.0.1:8080", Usage: "listen address"},
-	{Env: "SWITCHBOARD_DATA_DIR", Flag: "data-dir", Default: "./switchboard-data", Usage: "directory of the bbolt file and generated keys"},
+	{Env: "SWITCHBOARD_ADDR", Flag: "addr", Default: defaultAddr, Usage: "listen address"},
+	{Env: "SWITCHBOARD_DATA_DIR", Flag: "data-dir", Default: defaultDataDir, Usage: "directory of the bbolt file and generated keys"},
 	{Env: "SWITCHBOARD_PUBLIC_URL", Flag: "public-url", Usage: "base URL for OAuth redirects and links (default http://<addr>)"},
 	{Env: "SWITCHBOARD_ADMIN_TOKEN", Flag: "admin-token", Usage: "bearer token for /v1 (default: generated into <data dir>/admin-token)"},
 	{Env: "SWITCHBOARD_MASTER_KEY", Flag: "master-key", Usage: "key encrypting tokens and vault items at rest (default: generated into <data dir>/master.key)"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/core/command"
+	"github.com/switchboardhq/switchboard/sessions/cli"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -12,10 +13,11 @@ var version = "dev"
 
 // commands is every subcommand, in the order the help lists them.
 func commands() []command.Command {
+	clientDefaults := cli.Defaults{URL: "http://" + defaultAddr, DataDir: defaultDataDir}
 	cmds := []command.Command{
 		{Name: "serve", Usage: "serve [flags]", Summary: "run the gateway (see serve -h)", Run: runServe},
-		{Name: "agent", Usage: "agent create|list|get|update [flags]", Summary: "manage agents over the API (see agent -h)", Run: runCLI("agent")},
-		{Name: "session", Usage: "session create|list|send|status|events|wake|interrupt|archive [flags]", Summary: "drive sessions over the API (see session -h)", Run: runCLI("session")},
+		cli.Agent(clientDefaults),
+		cli.Session(clientDefaults),
 		{Name: "version", Usage: "version", Summary: "print the version", Run: func(_ context.Context, env command.Env, _ []string) int {
 			fmt.Fprintln(env.Stdout, "switchboard", version)
 			return 0
@@ -32,7 +34,7 @@ func usage(cmds []command.Command) string {
 	return "switchboard — a self-hosted gateway for AI agents in Slack, GitHub and Linear\n\nusage:\n" +
 		command.Help("switchboard", cmds) + `
 The agent and session commands reach the server at --url, $SWITCHBOARD_URL or
-http://127.0.0.1:8080 with --token, $SWITCHBOARD_TOKEN or the token file
+http://` + defaultAddr + ` with --token, $SWITCHBOARD_TOKEN or the token file
 <data dir>/admin-token; --json prints JSON.
 `
 }
@@ -63,10 +65,4 @@ func runServe(_ context.Context, env command.Env, args []string) int {
 		return 1
 	}
 	return 0
-}
-
-func runCLI(group string) func(context.Context, command.Env, []string) int {
-	return func(_ context.Context, env command.Env, args []string) int {
-		return cli(append([]string{group}, args...), env.Getenv, env.Stdin, env.Stdout, env.Stderr)
-	}
 }

@@ -1,30 +1,27 @@
-package main
+// Package cli is switchboard's command-line client: the agent and session
+// commands, which drive a gateway over its /v1 API with sessions/client.
+// Each is a command.Command for the binary's list. A command finds the
+// server at --url, $SWITCHBOARD_URL or the gateway's default address, and
+// its token at --token, $SWITCHBOARD_TOKEN, $SWITCHBOARD_ADMIN_TOKEN or
+// the token file the gateway writes, <data dir>/admin-token; --json
+// prints JSON. Errors go to stderr with a non-zero exit: 2 for a
+// malformed command line, 1 for the rest (the API's message among them).
+package cli
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/switchboardhq/switchboard/sessions/client"
-)
-
-// Where the CLI finds the server and its token when neither flags nor
-// environment say (DESIGN §3.1): the gateway's own defaults.
-const (
-	defaultURL     = "http://127.0.0.1:8080"
-	defaultDataDir = "./switchboard-data"
 )
 
 // headerTimeout bounds the wait for an answer's headers, so a stuck
@@ -32,12 +29,14 @@ const (
 // an event stream stays open.
 const headerTimeout = time.Minute
 
-// cliIO is the process's environment as the CLI commands see it.
+// cliIO is the process's environment as the CLI commands see it, and
+// the defaults they fall back on.
 type cliIO struct {
-	getenv func(string) string
-	stdin  io.Reader
-	stdout io.Writer
-	stderr io.Writer
+	getenv   func(string) string
+	stdin    io.Reader
+	stdout   io.Writer
+	stderr   io.Writer
+	defaults Defaults
 }
 
 // usageError is a malformed command line: exit code 2 and a usage hint.
@@ -47,41 +46,6 @@ type usageError struct {
 }
 
 func (e *usageError) Error() string { return e.msg }
-
-// cli runs `switchboard agent …` or `switchboard session …` and returns
-// the exit code.
-func cli(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	env := cliIO{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	group, rest := args[0], args[1:]
-	var err error
-	switch group {
-	case "agent":
-		err = agentCommand(ctx, env, rest)
-	case "session":
-		err = sessionCommand(ctx, env, rest)
-	}
-	var ue *usageError
-	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, flag.ErrHelp):
-		return 0
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "switchboard: %s\n", ue.msg)
-		if ue.cmd != nil {
-			fmt.Fprintf(stderr, "usage: switchboard %s\nrun 'switchboard %s -h' for its flags\n", ue.cmd.usage, ue.cmd.name)
-		}
-		return 2
-	}
-	fmt.Fprintln(stderr, "switchboard:", err)
-	var oe *net.OpError
-	if errors.As(err, &oe) && oe.Op == "dial" {
-		fmt.Fprintln(stderr, "is switchboard serve running there? point at it with --url or SWITCHBOARD_URL")
-	}
-	return 1
-}
 
 // groupHelp prints a command group's subcommands; an unknown or missing
 // subcommand is a usage error.
@@ -120,7 +84,7 @@ func newSubcommand(env cliIO, name, usage string) *subcommand {
 	c := &subcommand{env: env, name: name, usage: group + " " + usage, fs: flag.NewFlagSet(name, flag.ContinueOnError)}
 	// Errors are reported once, by cli, in its own format.
 	c.fs.SetOutput(io.Discard)
-	c.fs.StringVar(&c.url, "url", "", "server base URL ($SWITCHBOARD_URL, default "+defaultURL+")")
+	c.fs.StringVar(&c.url, "url", "", "server base URL ($SWITCHBOARD_URL, default "+env.defaults.URL+")")
 	c.fs.StringVar(&c.token, "token", "", "bearer token ($SWITCHBOARD_TOKEN, default: <data dir>/admin-token)")
 	c.fs.BoolVar(&c.json, "json", false, "print JSON (NDJSON when following)")
 	return c
@@ -204,7 +168,7 @@ func isBool(f *flag.Flag) bool {
 // client resolves the server and token: flags, then environment, then the
 // local gateway's defaults.
 func (c *subcommand) client() (*client.Client, error) {
-	url := firstOf(c.url, c.env.getenv("SWITCHBOARD_URL"), defaultURL)
+	url := firstOf(c.url, c.env.getenv("SWITCHBOARD_URL"), c.env.defaults.URL)
 	token, err := c.resolveToken()
 	if err != nil {
 		return nil, err
@@ -221,7 +185,7 @@ func (c *subcommand) resolveToken() (string, error) {
 	if t := firstOf(c.token, c.env.getenv("SWITCHBOARD_TOKEN"), c.env.getenv("SWITCHBOARD_ADMIN_TOKEN")); t != "" {
 		return t, nil
 	}
-	path := filepath.Join(firstOf(c.env.getenv("SWITCHBOARD_DATA_DIR"), defaultDataDir), "admin-token")
+	path := filepath.Join(firstOf(c.env.getenv("SWITCHBOARD_DATA_DIR"), c.env.defaults.DataDir), "admin-token")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("no token: pass --token or set SWITCHBOARD_TOKEN (%w)", err)

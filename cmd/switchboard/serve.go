@@ -28,8 +28,6 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/vaults"
 )
 
-const defaultSystem = "You are a helpful agent working with a team in their chat, issue tracker and code host. Be concise. Use the say tool for progress updates on long work, and the ask tool when you cannot continue without an answer."
-
 // serveConfig is what serve runs with, validated.
 type serveConfig struct {
 	addr, dataDir, publicURL    string
@@ -209,7 +207,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	wh := newWebhooks(cfg, db, log)
 	egressLog.attach(wh.Wrap(store))
 	m := metrics.New(store, log)
-	if err := ensureDefaultAgent(ctx, store, cfg.model, log); err != nil {
+	if err := sessions.EnsureDefaultAgent(ctx, store, cfg.model, sessions.DefaultSystem, log); err != nil {
 		return err
 	}
 	lrt := &lateRuntime{}
@@ -288,31 +286,5 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		log.Warn("webhooks stop", "err", err)
 	}
 	log.Info("stopped")
-	return nil
-}
-
-// ensureDefaultAgent creates the agent named default from SWITCHBOARD_MODEL,
-// or adds a version when the model changed.
-func ensureDefaultAgent(ctx context.Context, store core.AgentStore, model string, log *slog.Logger) error {
-	if model == "" {
-		return nil
-	}
-	a, err := store.GetAgent(ctx, "default")
-	switch {
-	case errors.Is(err, core.ErrNotFound):
-		a, err = store.CreateAgent(ctx, &core.Agent{Name: "default", Model: model, System: defaultSystem})
-		if err != nil {
-			return fmt.Errorf("create the default agent: %w", err)
-		}
-		log.Info("created the default agent", "agent_id", a.ID, "model", model)
-	case err != nil:
-		return fmt.Errorf("read the default agent: %w", err)
-	case a.Model != model:
-		a, err = store.UpdateAgent(ctx, a.ID, a.Version, func(a *core.Agent) error { a.Model = model; return nil })
-		if err != nil {
-			return fmt.Errorf("update the default agent: %w", err)
-		}
-		log.Info("default agent model changed", "agent_id", a.ID, "version", a.Version, "model", model)
-	}
 	return nil
 }

@@ -101,7 +101,7 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 		return nil, err
 	}
 	c.maxBody = int64(maxBody)
-	if c.dataDir, err = dataDir(s["SWITCHBOARD_DATA_DIR"]); err != nil {
+	if c.dataDir, err = s.Dir("SWITCHBOARD_DATA_DIR"); err != nil {
 		return nil, err
 	}
 	if c.sandbox, err = loadSandboxConfig(s, c.dataDir); err != nil {
@@ -119,17 +119,11 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 	if c.linear, err = loadLinearConfig(s); err != nil {
 		return nil, err
 	}
-	c.adminToken = s["SWITCHBOARD_ADMIN_TOKEN"]
-	if c.adminToken == "" {
-		if c.adminToken, c.adminTokenNew, err = secretFile(filepath.Join(c.dataDir, "admin-token")); err != nil {
-			return nil, fmt.Errorf("SWITCHBOARD_ADMIN_TOKEN: %w", err)
-		}
+	if c.adminToken, c.adminTokenNew, err = s.Secret("SWITCHBOARD_ADMIN_TOKEN", filepath.Join(c.dataDir, "admin-token")); err != nil {
+		return nil, err
 	}
-	c.masterKey = s["SWITCHBOARD_MASTER_KEY"]
-	if c.masterKey == "" {
-		if c.masterKey, c.masterKeyNew, err = secretFile(filepath.Join(c.dataDir, "master.key")); err != nil {
-			return nil, fmt.Errorf("SWITCHBOARD_MASTER_KEY: %w", err)
-		}
+	if c.masterKey, c.masterKeyNew, err = s.Secret("SWITCHBOARD_MASTER_KEY", filepath.Join(c.dataDir, "master.key")); err != nil {
+		return nil, err
 	}
 	if c.sealer, err = oauth.NewSealer(c.masterKey); err != nil {
 		return nil, fmt.Errorf("SWITCHBOARD_MASTER_KEY: %w", err)

@@ -3,7 +3,9 @@
 // Parse takes flags over environment over defaults; the typed getters of
 // Values check a value and, when it is wrong, return one line that names
 // the variable, so that a misconfiguration stops a command at start with
-// an error its operator can act on.
+// an error its operator can act on. Dir and Secret also reach the file
+// system: a directory is created when missing, and a secret nobody set is
+// generated into a file, which then keeps it across restarts.
 //
 // The package that owns a setting declares its Option and reads it; the
 // command only concatenates the lists it runs with.

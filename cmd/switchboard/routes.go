@@ -6,6 +6,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/web"
+	"github.com/switchboardhq/switchboard/sandbox/environments"
 	"github.com/switchboardhq/switchboard/sessions/api"
 	"github.com/switchboardhq/switchboard/sessions/live"
 	"github.com/switchboardhq/switchboard/sessions/metrics"
@@ -20,7 +21,7 @@ import (
 func routes(cfg *serveConfig, store *live.Store, vaultStore core.VaultStore, rt *runtime.Runtime, m *metrics.Metrics, wh *webhooks.Service, gw *gateway, sr sandboxRoutes, log *slog.Logger) http.Handler {
 	a := &api.Auth{AdminToken: cfg.adminToken, Sessions: store, Logger: log}
 	v1 := http.NewServeMux()
-	(&api.Handler{Store: checkEnvironments(wh.Wrap(store), sr.envs), Runtime: rt, Hub: store.Hub, Logger: log, MaxBody: cfg.maxBody, Heartbeat: cfg.heartbeat, OnSSE: m.SSE}).Register(v1)
+	(&api.Handler{Store: environments.Checked(wh.Wrap(store), sr.envs), Runtime: rt, Hub: store.Hub, Logger: log, MaxBody: cfg.maxBody, Heartbeat: cfg.heartbeat, OnSSE: m.SSE}).Register(v1)
 	sr.register(v1, vaultStore, cfg.maxBody, log)
 	(&vaults.Handler{Store: vaultStore, Sealer: cfg.sealer, Logger: log, MaxBody: cfg.maxBody}).Register(v1)
 	(&webhooks.Handler{Service: wh, Logger: log, MaxBody: cfg.maxBody}).Register(v1)

@@ -142,7 +142,7 @@ func openSandbox(ctx context.Context, c sandboxConfig, store sandboxStore, grant
 		Limits:         c.limits,
 		CommandTimeout: min(2*time.Minute, c.command),
 		BuildTimeout:   c.build,
-		Environments:   sessionEnvironments{store},
+		Environments:   environments.Sessions{Store: store},
 		Logger:         log,
 	}
 	if c.egress != "off" {
@@ -207,33 +207,6 @@ func handsTools(sb *sandbox.Docker, c sandboxConfig) []core.Tool {
 	return hands.Tools(sb, hands.Options{MaxTimeout: c.command})
 }
 
-// sessionEnvironments resolves the environment a session's sandbox is made
-// of: the session's own, else its agent version's, else none.
-type sessionEnvironments struct{ store sandboxStore }
-
-func (s sessionEnvironments) SessionEnvironment(ctx context.Context, sessionID string) (*core.Environment, error) {
-	sess, err := s.store.GetSession(ctx, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	name := sess.Environment
-	if name == "" {
-		a, err := s.store.GetAgentVersion(ctx, sess.Agent.ID, sess.Agent.Version)
-		if err != nil {
-			return nil, err
-		}
-		name = a.Environment
-	}
-	if name == "" {
-		return nil, nil
-	}
-	env, err := s.store.GetEnvironment(ctx, name)
-	if err != nil {
-		return nil, fmt.Errorf("environment %q, named by the session or its agent: %w", name, err)
-	}
-	return env, nil
-}
-
 // egressEvents appends the proxy's decisions to the sessions' logs as
 // internal sandbox.egress events. The store is attached once it exists
 // (the live store, through the webhooks' wrapper, so that followers and
@@ -264,87 +237,6 @@ func (e *egressEvents) record(ctx context.Context, sessionID string, body core.E
 	if _, err := store.Append(ctx, sessionID, core.AppendRequest{Events: []core.Event{ev}}); err != nil && !errors.Is(err, core.ErrArchived) {
 		e.log.Warn("log an egress decision", "session_id", sessionID, "host", body.Host, "decision", body.Decision, "err", err)
 	}
-}
-
-// envChecked refuses sessions and agents that name an environment that
-// does not exist, with a 400, before anything is stored.
-type envChecked struct {
-	core.Store
-	envs core.EnvironmentStore
-}
-
-func (s envChecked) check(ctx context.Context, name string) error {
-	if name == "" {
-		return nil
-	}
-	if _, err := s.envs.GetEnvironment(ctx, name); err != nil {
-		if errors.Is(err, core.ErrNotFound) {
-			return fmt.Errorf("field \"environment\": no environment %q: %w", name, core.ErrInvalid)
-		}
-		return err
-	}
-	return nil
-}
-
-func (s envChecked) CreateSession(ctx context.Context, req core.NewSession) (*core.CreateResult, error) {
-	if err := s.check(ctx, req.Session.Environment); err != nil {
-		return nil, err
-	}
-	return s.Store.CreateSession(ctx, req)
-}
-
-func (s envChecked) CreateAgent(ctx context.Context, a *core.Agent) (*core.Agent, error) {
-	if err := s.check(ctx, a.Environment); err != nil {
-		return nil, err
-	}
-	return s.Store.CreateAgent(ctx, a)
-}
-
-// UpdateAgent runs update on a copy first: the environment is looked up
-// outside the store's write transaction.
-func (s envChecked) UpdateAgent(ctx context.Context, id string, expect int, update func(*core.Agent) error) (*core.Agent, error) {
-	if cur, err := s.Store.GetAgent(ctx, id); err == nil {
-		next := *cur
-		if err := update(&next); err == nil && next.Environment != cur.Environment {
-			if err := s.check(ctx, next.Environment); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return s.Store.UpdateAgent(ctx, id, expect, update)
-}
-
-// sessionCreator is the optional create-with-destinations capability the
-// sessions API looks for.
-type sessionCreator interface {
-	core.Store
-	core.SessionDestinationCreator
-}
-
-// envCheckedCreator keeps that capability visible through the check.
-type envCheckedCreator struct {
-	envChecked
-	creator core.SessionDestinationCreator
-}
-
-func (s envCheckedCreator) PrepareDestinations(ctx context.Context, sessionID string, specs []core.DestinationSpec) ([]core.NewDestination, []core.CreatedDestination, error) {
-	return s.creator.PrepareDestinations(ctx, sessionID, specs)
-}
-
-func (s envCheckedCreator) CreateSessionAndDestinations(ctx context.Context, req core.NewSession, dests []core.NewDestination) (*core.CreateResult, error) {
-	if err := s.check(ctx, req.Session.Environment); err != nil {
-		return nil, err
-	}
-	return s.creator.CreateSessionAndDestinations(ctx, req, dests)
-}
-
-// checkEnvironments wraps the API's store with the environment check.
-func checkEnvironments(st core.Store, envs core.EnvironmentStore) core.Store {
-	c := envChecked{Store: st, envs: envs}
-	if sc, ok := st.(sessionCreator); ok {
-		return envCheckedCreator{envChecked: c, creator: sc}
-	}
-	return c
 }
 
 // sandboxRoutes is what /v1/environments needs: the environments, and the

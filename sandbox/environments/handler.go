@@ -4,6 +4,11 @@
 // the store validates, and the handler also checks what only the running
 // gateway knows: that the image is in the engine and that the credentials
 // exist.
+//
+// The package also holds what the rest of the gateway asks of
+// environments: Checked refuses sessions and agents that name one that
+// does not exist, and Sessions resolves the environment of a session's
+// sandbox.
 package environments
 
 import (

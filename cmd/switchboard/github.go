@@ -4,28 +4,28 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard/providers"
+	"github.com/switchboardhq/switchboard/core/settings"
 	"github.com/switchboardhq/switchboard/providers/github"
 )
 
 // githubOptions are the GitHub App settings; serve's option list includes
 // them.
-var githubOptions = []option{
-	{"GITHUB_APP_ID", "github-app-id", "", "GitHub App id (enables GitHub with the private key, webhook secret and slug)"},
-	{"GITHUB_APP_PRIVATE_KEY", "github-app-private-key", "", "GitHub App private key (PEM)"},
-	{"GITHUB_APP_PRIVATE_KEY_FILE", "github-app-private-key-file", "", "file holding the GitHub App private key (PEM), instead of GITHUB_APP_PRIVATE_KEY"},
-	{"GITHUB_WEBHOOK_SECRET", "github-webhook-secret", "", "GitHub App webhook secret (X-Hub-Signature-256)"},
-	{"GITHUB_APP_SLUG", "github-app-slug", "", "GitHub App slug: @<slug> mentions trigger the agent"},
-	{"GITHUB_API_URL", "github-api-url", github.DefaultAPIURL, "GitHub REST API base (GitHub Enterprise Server: https://<host>/api/v3/)"},
-	{"GITHUB_WEB_URL", "github-web-url", github.DefaultWebURL, "GitHub web and git host"},
-	{"GITHUB_TRIGGER_LABEL", "github-trigger-label", "", "label that starts a session when added to an issue or PR (default: the app slug)"},
-	{"GITHUB_PERMISSION_CACHE_SECONDS", "github-permission-cache-seconds", "60", "how long a commenter's write access, once checked, is trusted"},
+var githubOptions = []settings.Option{
+	{Env: "GITHUB_APP_ID", Flag: "github-app-id", Usage: "GitHub App id (enables GitHub with the private key, webhook secret and slug)"},
+	{Env: "GITHUB_APP_PRIVATE_KEY", Flag: "github-app-private-key", Usage: "GitHub App private key (PEM)"},
+	{Env: "GITHUB_APP_PRIVATE_KEY_FILE", Flag: "github-app-private-key-file", Usage: "file holding the GitHub App private key (PEM), instead of GITHUB_APP_PRIVATE_KEY"},
+	{Env: "GITHUB_WEBHOOK_SECRET", Flag: "github-webhook-secret", Usage: "GitHub App webhook secret (X-Hub-Signature-256)"},
+	{Env: "GITHUB_APP_SLUG", Flag: "github-app-slug", Usage: "GitHub App slug: @<slug> mentions trigger the agent"},
+	{Env: "GITHUB_API_URL", Flag: "github-api-url", Default: github.DefaultAPIURL, Usage: "GitHub REST API base (GitHub Enterprise Server: https://<host>/api/v3/)"},
+	{Env: "GITHUB_WEB_URL", Flag: "github-web-url", Default: github.DefaultWebURL, Usage: "GitHub web and git host"},
+	{Env: "GITHUB_TRIGGER_LABEL", Flag: "github-trigger-label", Usage: "label that starts a session when added to an issue or PR (default: the app slug)"},
+	{Env: "GITHUB_PERMISSION_CACHE_SECONDS", Flag: "github-permission-cache-seconds", Default: "60", Usage: "how long a commenter's write access, once checked, is trusted"},
 }
 
 // githubConfig is the validated GitHub settings; enabled is false when no
@@ -35,7 +35,7 @@ type githubConfig struct {
 	cfg     github.Config
 }
 
-func loadGitHubConfig(s settings) (githubConfig, error) {
+func loadGitHubConfig(s settings.Values) (githubConfig, error) {
 	var c githubConfig
 	id, key, keyFile, secret, slug := s["GITHUB_APP_ID"], s["GITHUB_APP_PRIVATE_KEY"], s["GITHUB_APP_PRIVATE_KEY_FILE"], s["GITHUB_WEBHOOK_SECRET"], s["GITHUB_APP_SLUG"]
 	// The hosts are kept without an App too: the manifest flow that
@@ -67,11 +67,11 @@ func loadGitHubConfig(s settings) (githubConfig, error) {
 		}
 	}
 	for _, v := range []string{"GITHUB_API_URL", "GITHUB_WEB_URL"} {
-		if u, err := url.Parse(s[v]); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return c, fmt.Errorf("%s=%q: want an http(s) URL", v, s[v])
+		if _, err := s.URL(v); err != nil {
+			return c, err
 		}
 	}
-	ttl, err := s.int("GITHUB_PERMISSION_CACHE_SECONDS", 1)
+	ttl, err := s.Int("GITHUB_PERMISSION_CACHE_SECONDS", 1)
 	if err != nil {
 		return c, err
 	}

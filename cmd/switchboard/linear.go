@@ -4,23 +4,23 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"time"
 
 	"github.com/switchboardhq/switchboard/providers"
+	"github.com/switchboardhq/switchboard/core/settings"
 	"github.com/switchboardhq/switchboard/providers/linear"
 )
 
 // linearOptions are the Linear settings; serve's option list includes
 // them.
-var linearOptions = []option{
-	{"LINEAR_CLIENT_ID", "linear-client-id", "", "Linear OAuth app client id (enables Linear with the client secret and webhook secret)"},
-	{"LINEAR_CLIENT_SECRET", "linear-client-secret", "", "Linear OAuth app client secret"},
-	{"LINEAR_WEBHOOK_SECRET", "linear-webhook-secret", "", "Linear webhook signing secret (linear-signature)"},
-	{"LINEAR_API_URL", "linear-api-url", linear.DefaultAPIURL, "Linear API base (/graphql, /oauth/token under it)"},
-	{"LINEAR_AUTHORIZE_URL", "linear-authorize-url", "", "Linear OAuth consent page (default https://linear.app/oauth/authorize, or <LINEAR_API_URL>/oauth/authorize when LINEAR_API_URL is not the default)"},
-	{"LINEAR_REQUESTS_PER_HOUR", "linear-requests-per-hour", "4000", "budget of agent activity calls per Linear organization and hour (Linear allows 5000)"},
-	{"LINEAR_TOKEN_REFRESH_SECONDS", "linear-token-refresh-seconds", "300", "renew a Linear access token this long before it expires"},
+var linearOptions = []settings.Option{
+	{Env: "LINEAR_CLIENT_ID", Flag: "linear-client-id", Usage: "Linear OAuth app client id (enables Linear with the client secret and webhook secret)"},
+	{Env: "LINEAR_CLIENT_SECRET", Flag: "linear-client-secret", Usage: "Linear OAuth app client secret"},
+	{Env: "LINEAR_WEBHOOK_SECRET", Flag: "linear-webhook-secret", Usage: "Linear webhook signing secret (linear-signature)"},
+	{Env: "LINEAR_API_URL", Flag: "linear-api-url", Default: linear.DefaultAPIURL, Usage: "Linear API base (/graphql, /oauth/token under it)"},
+	{Env: "LINEAR_AUTHORIZE_URL", Flag: "linear-authorize-url", Usage: "Linear OAuth consent page (default https://linear.app/oauth/authorize, or <LINEAR_API_URL>/oauth/authorize when LINEAR_API_URL is not the default)"},
+	{Env: "LINEAR_REQUESTS_PER_HOUR", Flag: "linear-requests-per-hour", Default: "4000", Usage: "budget of agent activity calls per Linear organization and hour (Linear allows 5000)"},
+	{Env: "LINEAR_TOKEN_REFRESH_SECONDS", Flag: "linear-token-refresh-seconds", Default: "300", Usage: "renew a Linear access token this long before it expires"},
 }
 
 // linearConfig is the validated Linear settings; enabled is false when no
@@ -30,7 +30,7 @@ type linearConfig struct {
 	cfg     linear.Config
 }
 
-func loadLinearConfig(s settings) (linearConfig, error) {
+func loadLinearConfig(s settings.Values) (linearConfig, error) {
 	var c linearConfig
 	id, secret, hook := s["LINEAR_CLIENT_ID"], s["LINEAR_CLIENT_SECRET"], s["LINEAR_WEBHOOK_SECRET"]
 	if id == "" && secret == "" && hook == "" {
@@ -48,15 +48,15 @@ func loadLinearConfig(s settings) (linearConfig, error) {
 		if s[v] == "" && v == "LINEAR_AUTHORIZE_URL" {
 			continue
 		}
-		if u, err := url.Parse(s[v]); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return c, fmt.Errorf("%s=%q: want an http(s) URL", v, s[v])
+		if _, err := s.URL(v); err != nil {
+			return c, err
 		}
 	}
-	rate, err := s.int("LINEAR_REQUESTS_PER_HOUR", 1)
+	rate, err := s.Int("LINEAR_REQUESTS_PER_HOUR", 1)
 	if err != nil {
 		return c, err
 	}
-	margin, err := s.int("LINEAR_TOKEN_REFRESH_SECONDS", 1)
+	margin, err := s.Int("LINEAR_TOKEN_REFRESH_SECONDS", 1)
 	if err != nil {
 		return c, err
 	}

@@ -1,8 +1,14 @@
 // Command switchboard is the gateway (serve) and its command-line client.
 package main
 
-import "os"
+import (
+	"context"
+	"os"
+
+	"github.com/switchboardhq/switchboard/core/command"
+)
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
+	env := command.Env{Getenv: os.Getenv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	os.Exit(run(context.Background(), os.Args[1:], env))
 }

@@ -1,51 +1,67 @@
 package main
 
 import (
+	"context"
 	"fmt"
-	"io"
-	"os"
+
+	"github.com/switchboardhq/switchboard/core/command"
+	"github.com/switchboardhq/switchboard/sessions/cli"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
-const usage = `switchboard — a self-hosted gateway for AI agents in Slack, GitHub and Linear
+// commands is every subcommand, in the order the help lists them.
+func commands() []command.Command {
+	clientDefaults := cli.Defaults{URL: "http://" + defaultAddr, DataDir: defaultDataDir}
+	cmds := []command.Command{
+		{Name: "serve", Usage: "serve [flags]", Summary: "run the gateway (see serve -h)", Run: runServe},
+		cli.Agent(clientDefaults),
+		cli.Session(clientDefaults),
+		{Name: "version", Usage: "version", Summary: "print the version", Run: func(_ context.Context, env command.Env, _ []string) int {
+			fmt.Fprintln(env.Stdout, "switchboard", version)
+			return 0
+		}},
+	}
+	return append(cmds, command.Command{Name: "help", Run: func(_ context.Context, env command.Env, _ []string) int {
+		fmt.Fprint(env.Stdout, usage(cmds))
+		return 0
+	}})
+}
 
-usage:
-  switchboard serve [flags]      run the gateway (see serve -h)
-  switchboard agent create|list|get|update [flags]
-                                 manage agents over the API (see agent -h)
-  switchboard session create|list|send|status|events|wake|interrupt|archive [flags]
-                                 drive sessions over the API (see session -h)
-  switchboard version            print the version
-
+// usage is the top-level help.
+func usage(cmds []command.Command) string {
+	return "switchboard — a self-hosted gateway for AI agents in Slack, GitHub and Linear\n\nusage:\n" +
+		command.Help("switchboard", cmds) + `
 The agent and session commands reach the server at --url, $SWITCHBOARD_URL or
-http://127.0.0.1:8080 with --token, $SWITCHBOARD_TOKEN or the token file
+http://` + defaultAddr + ` with --token, $SWITCHBOARD_TOKEN or the token file
 <data dir>/admin-token; --json prints JSON.
 `
+}
 
 // run dispatches a command line and returns the exit code.
-func run(args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer, stderr *os.File) int {
+func run(ctx context.Context, args []string, env command.Env) int {
+	cmds := commands()
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(env.Stderr, usage(cmds))
 		return 2
 	}
-	var err error
-	switch args[0] {
-	case "serve":
-		err = serve(args[1:], getenv, stdout, stderr)
-	case "agent", "session":
-		return cli(args, getenv, stdin, stdout, stderr)
-	case "version":
-		fmt.Fprintln(stdout, "switchboard", version)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-	default:
-		fmt.Fprintf(stderr, "switchboard: unknown command %q\n\n%s", args[0], usage)
+	name := args[0]
+	if name == "-h" || name == "--help" {
+		name = "help"
+	}
+	c, ok := command.Find(cmds, name)
+	if !ok {
+		fmt.Fprintf(env.Stderr, "switchboard: unknown command %q\n\n%s", args[0], usage(cmds))
 		return 2
 	}
-	if err != nil {
-		fmt.Fprintln(stderr, "switchboard:", err)
+	return c.Run(ctx, env, args[1:])
+}
+
+// runServe runs the gateway; serve stops on a signal of its own.
+func runServe(_ context.Context, env command.Env, args []string) int {
+	if err := serve(args, env.Getenv, env.Stdout, env.Stderr); err != nil {
+		fmt.Fprintln(env.Stderr, "switchboard:", err)
 		return 1
 	}
 	return 0

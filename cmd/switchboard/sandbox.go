@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/settings"
 	"github.com/switchboardhq/switchboard/sandbox"
 	"github.com/switchboardhq/switchboard/sandbox/egress"
 	"github.com/switchboardhq/switchboard/sandbox/environments"
@@ -39,7 +40,7 @@ type sandboxConfig struct {
 	roots        *x509.CertPool // nil: the system's
 }
 
-func loadSandboxConfig(s settings, dataDir string) (sandboxConfig, error) {
+func loadSandboxConfig(s settings.Values, dataDir string) (sandboxConfig, error) {
 	c := sandboxConfig{mode: s["SWITCHBOARD_SANDBOX"], image: s["SWITCHBOARD_SANDBOX_IMAGE"], deploymentFile: filepath.Join(dataDir, "deployment-id"), dataDir: dataDir}
 	switch c.mode {
 	case "", "docker", "none":
@@ -50,24 +51,24 @@ func loadSandboxConfig(s settings, dataDir string) (sandboxConfig, error) {
 		return c, errors.New(`SWITCHBOARD_SANDBOX_IMAGE="": want an image name`)
 	}
 	var err error
-	if c.idle, err = s.duration("SWITCHBOARD_SANDBOX_IDLE_SECONDS"); err != nil {
+	if c.idle, err = s.Duration("SWITCHBOARD_SANDBOX_IDLE_SECONDS"); err != nil {
 		return c, err
 	}
-	if c.command, err = s.duration("SWITCHBOARD_SANDBOX_COMMAND_SECONDS"); err != nil {
+	if c.command, err = s.Duration("SWITCHBOARD_SANDBOX_COMMAND_SECONDS"); err != nil {
 		return c, err
 	}
-	if c.build, err = s.duration("SWITCHBOARD_SANDBOX_BUILD_SECONDS"); err != nil {
+	if c.build, err = s.Duration("SWITCHBOARD_SANDBOX_BUILD_SECONDS"); err != nil {
 		return c, err
 	}
-	mem, err := s.int("SWITCHBOARD_SANDBOX_MEMORY_MB", 16)
+	mem, err := s.Int("SWITCHBOARD_SANDBOX_MEMORY_MB", 16)
 	if err != nil {
 		return c, err
 	}
-	pids, err := s.int("SWITCHBOARD_SANDBOX_PIDS", 16)
+	pids, err := s.Int("SWITCHBOARD_SANDBOX_PIDS", 16)
 	if err != nil {
 		return c, err
 	}
-	cpus, err := s.float("SWITCHBOARD_SANDBOX_CPUS", 0.01, 1024)
+	cpus, err := s.Float("SWITCHBOARD_SANDBOX_CPUS", 0.01, 1024)
 	if err != nil {
 		return c, err
 	}
@@ -75,7 +76,7 @@ func loadSandboxConfig(s settings, dataDir string) (sandboxConfig, error) {
 	return c, loadEgressConfig(s, &c)
 }
 
-func loadEgressConfig(s settings, c *sandboxConfig) error {
+func loadEgressConfig(s settings.Values, c *sandboxConfig) error {
 	switch c.egress = s["SWITCHBOARD_EGRESS"]; c.egress {
 	case "", "on", "off":
 	default:
@@ -86,10 +87,9 @@ func loadEgressConfig(s settings, c *sandboxConfig) error {
 	} else {
 		c.egressPort = port
 	}
-	name := "SWITCHBOARD_EGRESS_ALLOW_PRIVATE"
 	var err error
-	if c.allowPrivate, err = strconv.ParseBool(s[name]); err != nil {
-		return fmt.Errorf("%s=%q: want true or false", name, s[name])
+	if c.allowPrivate, err = s.Bool("SWITCHBOARD_EGRESS_ALLOW_PRIVATE"); err != nil {
+		return err
 	}
 	if file := s["SWITCHBOARD_EGRESS_CA_FILE"]; file != "" {
 		pem, err := os.ReadFile(file)
@@ -140,7 +140,7 @@ func openSandbox(ctx context.Context, c sandboxConfig, store sandboxStore, grant
 		Limits:         c.limits,
 		CommandTimeout: min(2*time.Minute, c.command),
 		BuildTimeout:   c.build,
-		Environments:   sessionEnvironments{store},
+		Environments:   environments.Sessions{Store: store},
 		Logger:         log,
 	}
 	if c.egress != "off" {
@@ -203,33 +203,6 @@ func handsTools(sb *sandbox.Docker, c sandboxConfig) []core.Tool {
 		return nil
 	}
 	return hands.Tools(sb, hands.Options{MaxTimeout: c.command})
-}
-
-// sessionEnvironments resolves the environment a session's sandbox is made
-// of: the session's own, else its agent version's, else none.
-type sessionEnvironments struct{ store sandboxStore }
-
-func (s sessionEnvironments) SessionEnvironment(ctx context.Context, sessionID string) (*core.Environment, error) {
-	sess, err := s.store.GetSession(ctx, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	name := sess.Environment
-	if name == "" {
-		a, err := s.store.GetAgentVersion(ctx, sess.Agent.ID, sess.Agent.Version)
-		if err != nil {
-			return nil, err
-		}
-		name = a.Environment
-	}
-	if name == "" {
-		return nil, nil
-	}
-	env, err := s.store.GetEnvironment(ctx, name)
-	if err != nil {
-		return nil, fmt.Errorf("environment %q, named by the session or its agent: %w", name, err)
-	}
-	return env, nil
 }
 
 // egressEvents appends the proxy's decisions to the sessions' logs as

@@ -18,6 +18,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/harness"
 	"github.com/switchboardhq/switchboard/core/mcpbridge"
 	"github.com/switchboardhq/switchboard/core/models"
+	"github.com/switchboardhq/switchboard/core/settings"
 	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/providers"
 	"github.com/switchboardhq/switchboard/sessions"
@@ -26,8 +27,6 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/runtime"
 	"github.com/switchboardhq/switchboard/sessions/vaults"
 )
-
-const defaultSystem = "You are a helpful agent working with a team in their chat, issue tracker and code host. Be concise. Use the say tool for progress updates on long work, and the ask tool when you cannot continue without an answer."
 
 // serveConfig is what serve runs with, validated.
 type serveConfig struct {
@@ -51,13 +50,13 @@ type serveConfig struct {
 	adminTokenNew, masterKeyNew bool
 }
 
-func loadServeConfig(args []string, getenv func(string) string, stderr *os.File) (*serveConfig, error) {
-	s, _, err := parseSettings("serve", append(append(append(serveOptions[:len(serveOptions):len(serveOptions)], slackOptions...), githubOptions...), linearOptions...), args, getenv)
+func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer) (*serveConfig, error) {
+	s, err := settings.Parse("serve", allServeOptions(), args, getenv, stderr)
 	if err != nil {
 		return nil, err
 	}
 	c := &serveConfig{addr: s["SWITCHBOARD_ADDR"], publicURL: s["SWITCHBOARD_PUBLIC_URL"], model: s["SWITCHBOARD_MODEL"]}
-	if c.log, err = s.logger(stderr); err != nil {
+	if c.log, err = s.Logger(stderr); err != nil {
 		return nil, err
 	}
 	if _, _, err := net.SplitHostPort(c.addr); err != nil {
@@ -71,38 +70,38 @@ func loadServeConfig(args []string, getenv func(string) string, stderr *os.File)
 			return nil, fmt.Errorf("SWITCHBOARD_MODEL: %w", err)
 		}
 	}
-	if c.workers, err = s.int("SWITCHBOARD_WORKERS", 1); err != nil {
+	if c.workers, err = s.Int("SWITCHBOARD_WORKERS", 1); err != nil {
 		return nil, err
 	}
-	if c.limits.MaxSteps, err = s.int("SWITCHBOARD_MAX_STEPS", 1); err != nil {
+	if c.limits.MaxSteps, err = s.Int("SWITCHBOARD_MAX_STEPS", 1); err != nil {
 		return nil, err
 	}
-	if c.limits.TurnSeconds, err = s.int("SWITCHBOARD_TURN_SECONDS", 1); err != nil {
+	if c.limits.TurnSeconds, err = s.Int("SWITCHBOARD_TURN_SECONDS", 1); err != nil {
 		return nil, err
 	}
-	maxTokens, err := s.int("SWITCHBOARD_MAX_TOKENS", 1)
+	maxTokens, err := s.Int("SWITCHBOARD_MAX_TOKENS", 1)
 	if err != nil {
 		return nil, err
 	}
 	c.limits.MaxTokens = int64(maxTokens)
-	if c.contextWindow, err = s.int("SWITCHBOARD_CONTEXT_WINDOW", 0); err != nil {
+	if c.contextWindow, err = s.Int("SWITCHBOARD_CONTEXT_WINDOW", 0); err != nil {
 		return nil, err
 	}
-	if c.compactFraction, err = s.float("SWITCHBOARD_COMPACT_FRACTION", 0, 1); err != nil {
+	if c.compactFraction, err = s.Float("SWITCHBOARD_COMPACT_FRACTION", 0, 1); err != nil {
 		return nil, err
 	}
-	if c.shutdown, err = s.duration("SWITCHBOARD_SHUTDOWN_SECONDS"); err != nil {
+	if c.shutdown, err = s.Duration("SWITCHBOARD_SHUTDOWN_SECONDS"); err != nil {
 		return nil, err
 	}
-	if c.heartbeat, err = s.duration("SWITCHBOARD_SSE_HEARTBEAT_SECONDS"); err != nil {
+	if c.heartbeat, err = s.Duration("SWITCHBOARD_SSE_HEARTBEAT_SECONDS"); err != nil {
 		return nil, err
 	}
-	maxBody, err := s.int("SWITCHBOARD_MAX_BODY_BYTES", 1024)
+	maxBody, err := s.Int("SWITCHBOARD_MAX_BODY_BYTES", 1024)
 	if err != nil {
 		return nil, err
 	}
 	c.maxBody = int64(maxBody)
-	if c.dataDir, err = dataDir(s["SWITCHBOARD_DATA_DIR"]); err != nil {
+	if c.dataDir, err = s.Dir("SWITCHBOARD_DATA_DIR"); err != nil {
 		return nil, err
 	}
 	if c.sandbox, err = loadSandboxConfig(s, c.dataDir); err != nil {
@@ -120,17 +119,11 @@ func loadServeConfig(args []string, getenv func(string) string, stderr *os.File)
 	if c.linear, err = loadLinearConfig(s); err != nil {
 		return nil, err
 	}
-	c.adminToken = s["SWITCHBOARD_ADMIN_TOKEN"]
-	if c.adminToken == "" {
-		if c.adminToken, c.adminTokenNew, err = secretFile(filepath.Join(c.dataDir, "admin-token")); err != nil {
-			return nil, fmt.Errorf("SWITCHBOARD_ADMIN_TOKEN: %w", err)
-		}
+	if c.adminToken, c.adminTokenNew, err = s.Secret("SWITCHBOARD_ADMIN_TOKEN", filepath.Join(c.dataDir, "admin-token")); err != nil {
+		return nil, err
 	}
-	c.masterKey = s["SWITCHBOARD_MASTER_KEY"]
-	if c.masterKey == "" {
-		if c.masterKey, c.masterKeyNew, err = secretFile(filepath.Join(c.dataDir, "master.key")); err != nil {
-			return nil, fmt.Errorf("SWITCHBOARD_MASTER_KEY: %w", err)
-		}
+	if c.masterKey, c.masterKeyNew, err = s.Secret("SWITCHBOARD_MASTER_KEY", filepath.Join(c.dataDir, "master.key")); err != nil {
+		return nil, err
 	}
 	if c.sealer, err = oauth.NewSealer(c.masterKey); err != nil {
 		return nil, fmt.Errorf("SWITCHBOARD_MASTER_KEY: %w", err)
@@ -156,7 +149,7 @@ func (c *serveConfig) contextWindowFor(model string) int {
 }
 
 // serve runs the gateway until SIGTERM or SIGINT.
-func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *os.File) error {
+func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := loadServeConfig(args, getenv, stderr)
 	if err != nil {
 		return err
@@ -175,7 +168,7 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 	defer db.Close()
 	ctx := context.Background()
 	model := core.Model(models.FromEnv(getenv, log))
-	if err := ensureDefaultAgent(ctx, db, cfg.model, log); err != nil {
+	if err := sessions.EnsureDefaultAgent(ctx, db, cfg.model, sessions.DefaultSystem, log); err != nil {
 		return err
 	}
 	router := &providers.Router{Store: db, Logger: log.With("component", "router")}
@@ -289,31 +282,5 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 		log.Warn("webhooks stop", "err", err)
 	}
 	log.Info("stopped")
-	return nil
-}
-
-// ensureDefaultAgent creates the agent named default from SWITCHBOARD_MODEL,
-// or adds a version when the model changed.
-func ensureDefaultAgent(ctx context.Context, store core.AgentStore, model string, log *slog.Logger) error {
-	if model == "" {
-		return nil
-	}
-	a, err := store.GetAgent(ctx, "default")
-	switch {
-	case errors.Is(err, core.ErrNotFound):
-		a, err = store.CreateAgent(ctx, &core.Agent{Name: "default", Model: model, System: defaultSystem})
-		if err != nil {
-			return fmt.Errorf("create the default agent: %w", err)
-		}
-		log.Info("created the default agent", "agent_id", a.ID, "model", model)
-	case err != nil:
-		return fmt.Errorf("read the default agent: %w", err)
-	case a.Model != model:
-		a, err = store.UpdateAgent(ctx, a.ID, a.Version, func(a *core.Agent) error { a.Model = model; return nil })
-		if err != nil {
-			return fmt.Errorf("update the default agent: %w", err)
-		}
-		log.Info("default agent model changed", "agent_id", a.ID, "version", a.Version, "model", model)
-	}
 	return nil
 }

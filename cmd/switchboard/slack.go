@@ -5,27 +5,26 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard/providers"
+	"github.com/switchboardhq/switchboard/core/settings"
 	"github.com/switchboardhq/switchboard/providers/slack"
 )
 
 // slackOptions are the Slack settings; serve's option list includes them.
-var slackOptions = []option{
-	{"SLACK_SIGNING_SECRET", "slack-signing-secret", "", "Slack app signing secret (enables Slack with a bot token or a client id and secret)"},
-	{"SLACK_CLIENT_ID", "slack-client-id", "", "Slack app client id, for the OAuth install at /oauth/slack/install"},
-	{"SLACK_CLIENT_SECRET", "slack-client-secret", "", "Slack app client secret"},
-	{"SLACK_BOT_TOKEN", "slack-bot-token", "", "single-workspace mode: the bot token (xoxb-…) of one workspace, no install"},
-	{"SLACK_API_URL", "slack-api-url", slack.DefaultAPIURL, "Slack Web API base"},
-	{"SLACK_USER_SCOPES", "slack-user-scopes", "", "user scopes asked for at install, comma-separated (search:read enables the search tool)"},
-	{"SLACK_ALLOW_BOTS", "slack-allow-bots", "false", "let other bots' messages trigger the agent (never its own)"},
-	{"SLACK_HISTORY_MESSAGES", "slack-history-messages", "15", "earlier messages of the thread the first turn sees"},
-	{"SLACK_PROGRESS_MS", "slack-progress-ms", "2000", "least time between two progress updates of a running turn, in milliseconds"},
-	{"SLACK_TOKEN_REFRESH_SECONDS", "slack-token-refresh-seconds", "300", "renew a rotating Slack token this long before it expires"},
+var slackOptions = []settings.Option{
+	{Env: "SLACK_SIGNING_SECRET", Flag: "slack-signing-secret", Usage: "Slack app signing secret (enables Slack with a bot token or a client id and secret)"},
+	{Env: "SLACK_CLIENT_ID", Flag: "slack-client-id", Usage: "Slack app client id, for the OAuth install at /oauth/slack/install"},
+	{Env: "SLACK_CLIENT_SECRET", Flag: "slack-client-secret", Usage: "Slack app client secret"},
+	{Env: "SLACK_BOT_TOKEN", Flag: "slack-bot-token", Usage: "single-workspace mode: the bot token (xoxb-…) of one workspace, no install"},
+	{Env: "SLACK_API_URL", Flag: "slack-api-url", Default: slack.DefaultAPIURL, Usage: "Slack Web API base"},
+	{Env: "SLACK_USER_SCOPES", Flag: "slack-user-scopes", Usage: "user scopes asked for at install, comma-separated (search:read enables the search tool)"},
+	{Env: "SLACK_ALLOW_BOTS", Flag: "slack-allow-bots", Default: "false", Usage: "let other bots' messages trigger the agent (never its own)"},
+	{Env: "SLACK_HISTORY_MESSAGES", Flag: "slack-history-messages", Default: "15", Usage: "earlier messages of the thread the first turn sees"},
+	{Env: "SLACK_PROGRESS_MS", Flag: "slack-progress-ms", Default: "2000", Usage: "least time between two progress updates of a running turn, in milliseconds"},
+	{Env: "SLACK_TOKEN_REFRESH_SECONDS", Flag: "slack-token-refresh-seconds", Default: "300", Usage: "renew a rotating Slack token this long before it expires"},
 }
 
 // slackConfig is the validated Slack settings; enabled is false when no
@@ -36,7 +35,7 @@ type slackConfig struct {
 	margin  time.Duration
 }
 
-func loadSlackConfig(s settings) (slackConfig, error) {
+func loadSlackConfig(s settings.Values) (slackConfig, error) {
 	var c slackConfig
 	secret, id, csecret, bot := s["SLACK_SIGNING_SECRET"], s["SLACK_CLIENT_ID"], s["SLACK_CLIENT_SECRET"], s["SLACK_BOT_TOKEN"]
 	if secret == "" && id == "" && csecret == "" && bot == "" {
@@ -54,23 +53,23 @@ func loadSlackConfig(s settings) (slackConfig, error) {
 	case bot != "" && !strings.HasPrefix(bot, "xoxb-"):
 		return c, errors.New("SLACK_BOT_TOKEN: want a bot token (xoxb-…)")
 	}
-	api := s["SLACK_API_URL"]
-	if u, err := url.Parse(api); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return c, fmt.Errorf("SLACK_API_URL=%q: want an http(s) URL", api)
-	}
-	allow, err := strconv.ParseBool(s["SLACK_ALLOW_BOTS"])
-	if err != nil {
-		return c, fmt.Errorf("SLACK_ALLOW_BOTS=%q: want true or false", s["SLACK_ALLOW_BOTS"])
-	}
-	history, err := s.int("SLACK_HISTORY_MESSAGES", 1)
+	api, err := s.URL("SLACK_API_URL")
 	if err != nil {
 		return c, err
 	}
-	progress, err := s.int("SLACK_PROGRESS_MS", 0)
+	allow, err := s.Bool("SLACK_ALLOW_BOTS")
 	if err != nil {
 		return c, err
 	}
-	margin, err := s.int("SLACK_TOKEN_REFRESH_SECONDS", 1)
+	history, err := s.Int("SLACK_HISTORY_MESSAGES", 1)
+	if err != nil {
+		return c, err
+	}
+	progress, err := s.Int("SLACK_PROGRESS_MS", 0)
+	if err != nil {
+		return c, err
+	}
+	margin, err := s.Int("SLACK_TOKEN_REFRESH_SECONDS", 1)
 	if err != nil {
 		return c, err
 	}

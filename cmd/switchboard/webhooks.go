@@ -1,12 +1,11 @@
 package main
 
 import (
-	"fmt"
 	"log/slog"
-	"strconv"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/settings"
 	"github.com/switchboardhq/switchboard/webhooks"
 )
 
@@ -21,31 +20,30 @@ type webhookConfig struct {
 	pauseAfter   time.Duration // negative: never
 }
 
-func loadWebhookConfig(s settings) (webhookConfig, error) {
+func loadWebhookConfig(s settings.Values) (webhookConfig, error) {
 	var c webhookConfig
 	var err error
-	name := "SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE"
-	if c.allowPrivate, err = strconv.ParseBool(s[name]); err != nil {
-		return c, fmt.Errorf("%s=%q: want true or false", name, s[name])
-	}
-	if c.workers, err = s.int("SWITCHBOARD_WEBHOOK_WORKERS", 1); err != nil {
+	if c.allowPrivate, err = s.Bool("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE"); err != nil {
 		return c, err
 	}
-	if c.timeout, err = s.duration("SWITCHBOARD_WEBHOOK_TIMEOUT_SECONDS"); err != nil {
+	if c.workers, err = s.Int("SWITCHBOARD_WEBHOOK_WORKERS", 1); err != nil {
 		return c, err
 	}
-	base, err := s.int("SWITCHBOARD_WEBHOOK_BACKOFF_BASE_MS", 1)
+	if c.timeout, err = s.Duration("SWITCHBOARD_WEBHOOK_TIMEOUT_SECONDS"); err != nil {
+		return c, err
+	}
+	base, err := s.Int("SWITCHBOARD_WEBHOOK_BACKOFF_BASE_MS", 1)
 	if err != nil {
 		return c, err
 	}
 	c.backoffBase = time.Duration(base) * time.Millisecond
-	if c.backoffMax, err = s.duration("SWITCHBOARD_WEBHOOK_BACKOFF_MAX_SECONDS"); err != nil {
+	if c.backoffMax, err = s.Duration("SWITCHBOARD_WEBHOOK_BACKOFF_MAX_SECONDS"); err != nil {
 		return c, err
 	}
-	if c.horizon, err = s.duration("SWITCHBOARD_WEBHOOK_HORIZON_SECONDS"); err != nil {
+	if c.horizon, err = s.Duration("SWITCHBOARD_WEBHOOK_HORIZON_SECONDS"); err != nil {
 		return c, err
 	}
-	pause, err := s.int("SWITCHBOARD_WEBHOOK_PAUSE_SECONDS", 0)
+	pause, err := s.Int("SWITCHBOARD_WEBHOOK_PAUSE_SECONDS", 0)
 	if err != nil {
 		return c, err
 	}

@@ -4,6 +4,9 @@
 // the store validates, and the handler also checks what only the running
 // gateway knows: that the image is in the engine and that the credentials
 // exist.
+//
+// The package also resolves the environment of a session's sandbox
+// (Sessions).
 package environments
 
 import (

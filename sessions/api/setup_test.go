@@ -54,7 +54,7 @@ func newAPI(t testing.TB) *apiEnv {
 	go hub.Run(ctx, db.Subscribe("sse", 4096))
 	rt := &fakeRuntime{}
 	mux := http.NewServeMux()
-	(&api.Handler{Store: store, Runtime: rt, Hub: hub, MaxBody: 64 << 10, Heartbeat: 50 * time.Millisecond}).Register(mux)
+	(&api.Handler{Store: store, Runtime: rt, Environments: store, Hub: hub, MaxBody: 64 << 10, Heartbeat: 50 * time.Millisecond}).Register(mux)
 	srv := httptest.NewServer((&api.Auth{AdminToken: admin, Sessions: store}).Wrap(mux))
 	t.Cleanup(srv.Close)
 	e := &apiEnv{store: store, rt: rt, srv: srv}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -18,7 +18,7 @@ import (
 
 // keyValues prints aligned "key: value" lines, skipping empty values; a
 // multi-line value continues indented under its first line.
-func (c *command) keyValues(kvs [][2]string) error {
+func (c *subcommand) keyValues(kvs [][2]string) error {
 	width := 0
 	for _, kv := range kvs {
 		width = max(width, len(kv[0]))
@@ -38,7 +38,7 @@ func (c *command) keyValues(kvs [][2]string) error {
 }
 
 // table prints rows (the first is the header) in aligned columns.
-func (c *command) table(rows [][]string) error {
+func (c *subcommand) table(rows [][]string) error {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for _, r := range rows {
@@ -48,7 +48,7 @@ func (c *command) table(rows [][]string) error {
 	return c.write(b.String())
 }
 
-func (c *command) write(s string) error {
+func (c *subcommand) write(s string) error {
 	if _, err := io.WriteString(c.env.stdout, s); err != nil {
 		return fmt.Errorf("write output: %w", err)
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -49,7 +49,7 @@ type agentFlags struct {
 	fileLimits bool
 }
 
-func (f *agentFlags) register(c *command, update bool) {
+func (f *agentFlags) register(c *subcommand, update bool) {
 	c.fs.StringVar(&f.name, "name", "", "agent name")
 	c.fs.StringVar(&f.model, "model", "", "model: anthropic/<model> or openai/<model>")
 	c.fs.StringVar(&f.system, "system", "", "system prompt")
@@ -69,7 +69,7 @@ func agentWrite(ctx context.Context, env cliIO, args []string, update bool) erro
 	if update {
 		name, usage, n = "agent update", agentUsage[3], 1
 	}
-	c := newCommand(env, name, usage)
+	c := newSubcommand(env, name, usage)
 	var f agentFlags
 	f.register(c, update)
 	pos, err := c.parse(args, n)
@@ -104,7 +104,7 @@ func agentWrite(ctx context.Context, env cliIO, args []string, update bool) erro
 
 // agentParams builds the body from --file and the flags given; only given
 // fields are sent, so an update changes nothing else.
-func (c *command) agentParams(f *agentFlags) (client.AgentParams, error) {
+func (c *subcommand) agentParams(f *agentFlags) (client.AgentParams, error) {
 	var p client.AgentParams
 	if f.file != "" {
 		if err := c.readAgentFile(f.file, &p); err != nil {
@@ -134,7 +134,7 @@ func (c *command) agentParams(f *agentFlags) (client.AgentParams, error) {
 }
 
 // givenLimits counts the limit flags on the command line.
-func (c *command) givenLimits() int {
+func (c *subcommand) givenLimits() int {
 	n := 0
 	for _, name := range []string{"max-steps", "turn-seconds", "max-tokens"} {
 		if c.given(name) {
@@ -145,7 +145,7 @@ func (c *command) givenLimits() int {
 }
 
 // overlayLimits writes the given limit flags onto l.
-func (f *agentFlags) overlayLimits(c *command, l *core.Limits) {
+func (f *agentFlags) overlayLimits(c *subcommand, l *core.Limits) {
 	if c.given("max-steps") {
 		l.MaxSteps = f.maxSteps
 	}
@@ -159,7 +159,7 @@ func (f *agentFlags) overlayLimits(c *command, l *core.Limits) {
 
 // readAgentFile decodes a JSON agent body strictly, so a typo in a field
 // name is caught here rather than silently dropped.
-func (c *command) readAgentFile(path string, p *client.AgentParams) error {
+func (c *subcommand) readAgentFile(path string, p *client.AgentParams) error {
 	var raw []byte
 	var err error
 	if path == "-" {
@@ -182,7 +182,7 @@ func (c *command) readAgentFile(path string, p *client.AgentParams) error {
 // only some limit flags are given the others are filled from the latest
 // version, and that version is pinned so a concurrent update is refused
 // rather than overwritten.
-func (c *command) updateAgent(ctx context.Context, cl *client.Client, id string, f *agentFlags, p client.AgentParams) (*core.Agent, error) {
+func (c *subcommand) updateAgent(ctx context.Context, cl *client.Client, id string, f *agentFlags, p client.AgentParams) (*core.Agent, error) {
 	if n := c.givenLimits(); n > 0 && n < 3 && !f.fileLimits {
 		cur, err := cl.GetAgent(ctx, id)
 		if err != nil {
@@ -199,7 +199,7 @@ func (c *command) updateAgent(ctx context.Context, cl *client.Client, id string,
 }
 
 func agentList(ctx context.Context, env cliIO, args []string) error {
-	c := newCommand(env, "agent list", agentUsage[1])
+	c := newSubcommand(env, "agent list", agentUsage[1])
 	var lp client.ListParams
 	c.fs.StringVar(&lp.After, "after", "", "list agents after this id")
 	c.fs.IntVar(&lp.Limit, "limit", 0, "at most this many (default 100, at most 1000)")
@@ -228,7 +228,7 @@ func agentList(ctx context.Context, env cliIO, args []string) error {
 }
 
 func agentGet(ctx context.Context, env cliIO, args []string) error {
-	c := newCommand(env, "agent get", agentUsage[2])
+	c := newSubcommand(env, "agent get", agentUsage[2])
 	pos, cl, err := c.start(args, 1)
 	if err != nil {
 		return err
@@ -240,7 +240,7 @@ func agentGet(ctx context.Context, env cliIO, args []string) error {
 	return c.showAgent(a)
 }
 
-func (c *command) showAgent(a *core.Agent) error {
+func (c *subcommand) showAgent(a *core.Agent) error {
 	if c.json {
 		return c.printJSON(a, false)
 	}

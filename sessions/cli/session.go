@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -46,7 +46,7 @@ func sessionCommand(ctx context.Context, env cliIO, args []string) error {
 }
 
 func sessionCreate(ctx context.Context, env cliIO, args []string) error {
-	c := newCommand(env, "session create", sessionUsage[0])
+	c := newSubcommand(env, "session create", sessionUsage[0])
 	var p client.SessionParams
 	var input string
 	meta := kvFlag{}
@@ -93,7 +93,7 @@ func sessionCreate(ctx context.Context, env cliIO, args []string) error {
 }
 
 func sessionList(ctx context.Context, env cliIO, args []string) error {
-	c := newCommand(env, "session list", sessionUsage[1])
+	c := newSubcommand(env, "session list", sessionUsage[1])
 	var f client.SessionFilter
 	c.fs.StringVar(&f.Status, "status", "", "only this status: queued, running, awaiting_input, idle, failed or archived")
 	c.fs.StringVar(&f.Agent, "agent", "", "only sessions of this agent id")
@@ -137,7 +137,7 @@ func dash(s string) string {
 }
 
 func sessionSend(ctx context.Context, env cliIO, args []string) error {
-	c := newCommand(env, "session send", sessionUsage[2])
+	c := newSubcommand(env, "session send", sessionUsage[2])
 	var key string
 	c.fs.StringVar(&key, "idempotency-key", "", "a retry with the same key queues the message once")
 	pos, err := c.parse(args, 2)
@@ -162,7 +162,7 @@ func sessionSend(ctx context.Context, env cliIO, args []string) error {
 	return c.showQueued(pos[0], q)
 }
 
-func (c *command) showQueued(id string, q *client.QueuedInput) error {
+func (c *subcommand) showQueued(id string, q *client.QueuedInput) error {
 	if c.json {
 		return c.printJSON(web.Page[client.QueuedInput]{Data: []client.QueuedInput{*q}}, false)
 	}
@@ -170,7 +170,7 @@ func (c *command) showQueued(id string, q *client.QueuedInput) error {
 }
 
 func sessionStatus(ctx context.Context, env cliIO, args []string) error {
-	c := newCommand(env, "session status", sessionUsage[3])
+	c := newSubcommand(env, "session status", sessionUsage[3])
 	pos, cl, err := c.start(args, 1)
 	if err != nil {
 		return err
@@ -182,7 +182,7 @@ func sessionStatus(ctx context.Context, env cliIO, args []string) error {
 	return c.showSession(s)
 }
 
-func (c *command) showSession(s *client.SessionView) error {
+func (c *subcommand) showSession(s *client.SessionView) error {
 	if c.json {
 		return c.printJSON(s, false)
 	}
@@ -210,7 +210,7 @@ func (c *command) showSession(s *client.SessionView) error {
 }
 
 func sessionEvents(ctx context.Context, env cliIO, args []string) error {
-	c := newCommand(env, "session events", sessionUsage[4])
+	c := newSubcommand(env, "session events", sessionUsage[4])
 	var follow bool
 	var level string
 	var after uint64
@@ -241,7 +241,7 @@ func sessionEvents(ctx context.Context, env cliIO, args []string) error {
 
 // listEvents prints the log after q.After: one page with --limit, else
 // every page.
-func (c *command) listEvents(ctx context.Context, cl *client.Client, id string, q client.EventsQuery) error {
+func (c *subcommand) listEvents(ctx context.Context, cl *client.Client, id string, q client.EventsQuery) error {
 	all := web.Page[core.Event]{Data: []core.Event{}}
 	for {
 		page, err := cl.Events(ctx, id, q)
@@ -274,7 +274,7 @@ func (c *command) listEvents(ctx context.Context, cl *client.Client, id string, 
 // sessionAction is wake, interrupt and archive: one call on one session.
 func sessionAction(ctx context.Context, env cliIO, action string, args []string) error {
 	usage := map[string]string{"wake": sessionUsage[5], "interrupt": sessionUsage[6], "archive": sessionUsage[7]}[action]
-	c := newCommand(env, "session "+action, usage)
+	c := newSubcommand(env, "session "+action, usage)
 	pos, cl, err := c.start(args, 1)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package main
+package settings
 
 import (
 	"crypto/rand"
@@ -11,6 +11,33 @@ import (
 	"path/filepath"
 	"strings"
 )
+
+// Dir is a directory, made absolute, and created private to its owner
+// when it does not exist.
+func (v Values) Dir(name string) (string, error) {
+	dir := v[name]
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("%s=%q: %w", name, dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return "", fmt.Errorf("%s=%q: %w", name, dir, err)
+	}
+	return abs, nil
+}
+
+// Secret is the value of name or, when it is empty, the secret kept in
+// file: generated into it the first time, which created reports, so that
+// a secret nobody set survives restarts.
+func (v Values) Secret(name, file string) (secret string, created bool, err error) {
+	if s := v[name]; s != "" {
+		return s, false, nil
+	}
+	if secret, created, err = secretFile(file); err != nil {
+		return "", false, fmt.Errorf("%s: %w", name, err)
+	}
+	return secret, created, nil
+}
 
 // secretFile returns the secret in path, generating 32 random bytes (hex)
 // into it with mode 0600 when it does not exist; created says so.
@@ -44,16 +71,4 @@ func secretFile(path string) (secret string, created bool, err error) {
 		return "", false, fmt.Errorf("sync %s: %w", path, err)
 	}
 	return s, true, f.Close()
-}
-
-// dataDir creates the data directory, private to its owner.
-func dataDir(dir string) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("SWITCHBOARD_DATA_DIR=%q: %w", dir, err)
-	}
-	if err := os.MkdirAll(abs, 0o700); err != nil {
-		return "", fmt.Errorf("SWITCHBOARD_DATA_DIR=%q: %w", dir, err)
-	}
-	return abs, nil
 }

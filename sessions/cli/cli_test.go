@@ -1,7 +1,8 @@
-package main
+package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"io"
@@ -14,7 +15,19 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/command"
 )
+
+// cli runs `switchboard agent …` or `switchboard session …` as the
+// binary does, and returns the exit code.
+func cli(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	d := Defaults{URL: "http://127.0.0.1:8080", DataDir: "./switchboard-data"}
+	c, ok := command.Find([]command.Command{Agent(d), Session(d)}, args[0])
+	if !ok {
+		panic("no command " + args[0])
+	}
+	return c.Run(context.Background(), command.Env{Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr}, args[1:])
+}
 
 func TestReorder(t *testing.T) {
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
@@ -68,6 +81,12 @@ func TestTokenResolution(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "admin-token"), []byte("from-file\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The gateway's default data directory is read only when
+	// SWITCHBOARD_DATA_DIR is not set.
+	defaultDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(defaultDir, "admin-token"), []byte("from-default-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		flag string
 		env  map[string]string
@@ -77,15 +96,16 @@ func TestTokenResolution(t *testing.T) {
 		{"", map[string]string{"SWITCHBOARD_TOKEN": "from-env", "SWITCHBOARD_DATA_DIR": dir}, "from-env"},
 		{"", map[string]string{"SWITCHBOARD_ADMIN_TOKEN": "from-admin", "SWITCHBOARD_DATA_DIR": dir}, "from-admin"},
 		{"", map[string]string{"SWITCHBOARD_DATA_DIR": dir}, "from-file"},
+		{"", map[string]string{}, "from-default-file"},
 	}
 	for _, c := range cases {
-		cmd := newCommand(cliIO{getenv: func(k string) string { return c.env[k] }}, "session status", "status ID")
+		cmd := newSubcommand(cliIO{getenv: func(k string) string { return c.env[k] }, defaults: Defaults{DataDir: defaultDir}}, "session status", "status ID")
 		cmd.token = c.flag
 		if got, err := cmd.resolveToken(); err != nil || got != c.want {
 			t.Errorf("%+v: got %q, %v", c, got, err)
 		}
 	}
-	cmd := newCommand(cliIO{getenv: func(k string) string { return map[string]string{"SWITCHBOARD_DATA_DIR": t.TempDir()}[k] }}, "session status", "status ID")
+	cmd := newSubcommand(cliIO{getenv: func(k string) string { return map[string]string{"SWITCHBOARD_DATA_DIR": t.TempDir()}[k] }}, "session status", "status ID")
 	if _, err := cmd.resolveToken(); err == nil || !strings.Contains(err.Error(), "no token") {
 		t.Errorf("missing token file: %v", err)
 	}

@@ -1,30 +1,27 @@
-package main
+// Package cli is switchboard's command-line client: the agent and session
+// commands, which drive a gateway over its /v1 API with sessions/client.
+// Each is a command.Command for the binary's list. A command finds the
+// server at --url, $SWITCHBOARD_URL or the gateway's default address, and
+// its token at --token, $SWITCHBOARD_TOKEN, $SWITCHBOARD_ADMIN_TOKEN or
+// the token file the gateway writes, <data dir>/admin-token; --json
+// prints JSON. Errors go to stderr with a non-zero exit: 2 for a
+// malformed command line, 1 for the rest (the API's message among them).
+package cli
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/switchboardhq/switchboard/sessions/client"
-)
-
-// Where the CLI finds the server and its token when neither flags nor
-// environment say (DESIGN §3.1): the gateway's own defaults.
-const (
-	defaultURL     = "http://127.0.0.1:8080"
-	defaultDataDir = "./switchboard-data"
 )
 
 // headerTimeout bounds the wait for an answer's headers, so a stuck
@@ -32,56 +29,23 @@ const (
 // an event stream stays open.
 const headerTimeout = time.Minute
 
-// cliIO is the process's environment as the CLI commands see it.
+// cliIO is the process's environment as the CLI commands see it, and
+// the defaults they fall back on.
 type cliIO struct {
-	getenv func(string) string
-	stdin  io.Reader
-	stdout io.Writer
-	stderr io.Writer
+	getenv   func(string) string
+	stdin    io.Reader
+	stdout   io.Writer
+	stderr   io.Writer
+	defaults Defaults
 }
 
 // usageError is a malformed command line: exit code 2 and a usage hint.
 type usageError struct {
-	cmd *command
+	cmd *subcommand
 	msg string
 }
 
 func (e *usageError) Error() string { return e.msg }
-
-// cli runs `switchboard agent …` or `switchboard session …` and returns
-// the exit code.
-func cli(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	env := cliIO{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	group, rest := args[0], args[1:]
-	var err error
-	switch group {
-	case "agent":
-		err = agentCommand(ctx, env, rest)
-	case "session":
-		err = sessionCommand(ctx, env, rest)
-	}
-	var ue *usageError
-	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, flag.ErrHelp):
-		return 0
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "switchboard: %s\n", ue.msg)
-		if ue.cmd != nil {
-			fmt.Fprintf(stderr, "usage: switchboard %s\nrun 'switchboard %s -h' for its flags\n", ue.cmd.usage, ue.cmd.name)
-		}
-		return 2
-	}
-	fmt.Fprintln(stderr, "switchboard:", err)
-	var oe *net.OpError
-	if errors.As(err, &oe) && oe.Op == "dial" {
-		fmt.Fprintln(stderr, "is switchboard serve running there? point at it with --url or SWITCHBOARD_URL")
-	}
-	return 1
-}
 
 // groupHelp prints a command group's subcommands; an unknown or missing
 // subcommand is a usage error.
@@ -103,9 +67,9 @@ func groupHelp(env cliIO, group string, sub string, lines []string) error {
 	return &usageError{msg: fmt.Sprintf("%s: unknown subcommand %q", group, sub)}
 }
 
-// command is one subcommand: its flags, including the common ones, and
-// how to reach the server.
-type command struct {
+// subcommand is one command of a group (agent create, session send):
+// its flags, including the common ones, and how to reach the server.
+type subcommand struct {
 	env   cliIO
 	name  string // "session send"
 	usage string // "session send ID TEXT [flags]"
@@ -115,12 +79,12 @@ type command struct {
 	json  bool
 }
 
-func newCommand(env cliIO, name, usage string) *command {
+func newSubcommand(env cliIO, name, usage string) *subcommand {
 	group, _, _ := strings.Cut(name, " ")
-	c := &command{env: env, name: name, usage: group + " " + usage, fs: flag.NewFlagSet(name, flag.ContinueOnError)}
+	c := &subcommand{env: env, name: name, usage: group + " " + usage, fs: flag.NewFlagSet(name, flag.ContinueOnError)}
 	// Errors are reported once, by cli, in its own format.
 	c.fs.SetOutput(io.Discard)
-	c.fs.StringVar(&c.url, "url", "", "server base URL ($SWITCHBOARD_URL, default "+defaultURL+")")
+	c.fs.StringVar(&c.url, "url", "", "server base URL ($SWITCHBOARD_URL, default "+env.defaults.URL+")")
 	c.fs.StringVar(&c.token, "token", "", "bearer token ($SWITCHBOARD_TOKEN, default: <data dir>/admin-token)")
 	c.fs.BoolVar(&c.json, "json", false, "print JSON (NDJSON when following)")
 	return c
@@ -128,7 +92,7 @@ func newCommand(env cliIO, name, usage string) *command {
 
 // parse reads the flags, before or after the positional arguments, and
 // checks that exactly n positionals were given.
-func (c *command) parse(args []string, n int) ([]string, error) {
+func (c *subcommand) parse(args []string, n int) ([]string, error) {
 	err := c.fs.Parse(reorder(c.fs, args))
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintf(c.env.stdout, "usage: switchboard %s\n\nflags:\n", c.usage)
@@ -148,7 +112,7 @@ func (c *command) parse(args []string, n int) ([]string, error) {
 
 // start parses the command line (n positional arguments) and makes the
 // API client: the opening of every command that needs nothing between.
-func (c *command) start(args []string, n int) ([]string, *client.Client, error) {
+func (c *subcommand) start(args []string, n int) ([]string, *client.Client, error) {
 	pos, err := c.parse(args, n)
 	if err != nil {
 		return nil, nil, err
@@ -161,7 +125,7 @@ func (c *command) start(args []string, n int) ([]string, *client.Client, error) 
 }
 
 // given reports whether the flag was on the command line.
-func (c *command) given(name string) bool {
+func (c *subcommand) given(name string) bool {
 	found := false
 	c.fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
 	return found
@@ -203,8 +167,8 @@ func isBool(f *flag.Flag) bool {
 
 // client resolves the server and token: flags, then environment, then the
 // local gateway's defaults.
-func (c *command) client() (*client.Client, error) {
-	url := firstOf(c.url, c.env.getenv("SWITCHBOARD_URL"), defaultURL)
+func (c *subcommand) client() (*client.Client, error) {
+	url := firstOf(c.url, c.env.getenv("SWITCHBOARD_URL"), c.env.defaults.URL)
 	token, err := c.resolveToken()
 	if err != nil {
 		return nil, err
@@ -217,11 +181,11 @@ func (c *command) client() (*client.Client, error) {
 // resolveToken also accepts SWITCHBOARD_ADMIN_TOKEN, the variable serve
 // takes the token from, since a gateway started with it writes no token
 // file.
-func (c *command) resolveToken() (string, error) {
+func (c *subcommand) resolveToken() (string, error) {
 	if t := firstOf(c.token, c.env.getenv("SWITCHBOARD_TOKEN"), c.env.getenv("SWITCHBOARD_ADMIN_TOKEN")); t != "" {
 		return t, nil
 	}
-	path := filepath.Join(firstOf(c.env.getenv("SWITCHBOARD_DATA_DIR"), defaultDataDir), "admin-token")
+	path := filepath.Join(firstOf(c.env.getenv("SWITCHBOARD_DATA_DIR"), c.env.defaults.DataDir), "admin-token")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("no token: pass --token or set SWITCHBOARD_TOKEN (%w)", err)
@@ -243,7 +207,7 @@ func firstOf(vals ...string) string {
 }
 
 // printJSON writes v indented, or as one line when following.
-func (c *command) printJSON(v any, oneLine bool) error {
+func (c *subcommand) printJSON(v any, oneLine bool) error {
 	enc := json.NewEncoder(c.env.stdout)
 	enc.SetEscapeHTML(false)
 	if !oneLine {
@@ -257,7 +221,7 @@ func (c *command) printJSON(v any, oneLine bool) error {
 
 // readText returns s, or all of stdin when s is "-" (minus one trailing
 // newline, which a shell pipeline adds).
-func (c *command) readText(s string) (string, error) {
+func (c *subcommand) readText(s string) (string, error) {
 	if s != "-" {
 		return s, nil
 	}

@@ -1,0 +1,98 @@
+// Package settings reads a command's configuration. Each setting is an
+// Option: an environment variable with a matching flag and a default.
+// Parse takes flags over environment over defaults; the typed getters of
+// Values check a value and, when it is wrong, return one line that names
+// the variable, so that a misconfiguration stops a command at start with
+// an error its operator can act on. Dir and Secret also reach the file
+// system: a directory is created when missing, and a secret nobody set is
+// generated into a file, which then keeps it across restarts.
+//
+// The package that owns a setting declares its Option and reads it; the
+// command only concatenates the lists it runs with.
+package settings
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Option is one setting: an environment variable with a matching flag.
+type Option struct {
+	Env     string // the variable, e.g. SWITCHBOARD_ADDR
+	Flag    string // the flag without its dash, e.g. addr
+	Default string
+	Usage   string
+}
+
+// Values are parsed option values, by environment variable name.
+type Values map[string]string
+
+// Parse reads flags over environment over defaults, with surrounding
+// spaces trimmed. Flag errors and the -h text are written to output.
+func Parse(name string, opts []Option, args []string, getenv func(string) string, output io.Writer) (Values, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(output)
+	vals := map[string]*string{}
+	for _, o := range opts {
+		def := o.Default
+		if v := getenv(o.Env); v != "" {
+			def = v
+		}
+		vals[o.Env] = fs.String(o.Flag, def, o.Usage+" ($"+o.Env+")")
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	v := Values{}
+	for k, p := range vals {
+		v[k] = strings.TrimSpace(*p)
+	}
+	return v, nil
+}
+
+// Int is a whole number ≥ min.
+func (v Values) Int(name string, min int) (int, error) {
+	n, err := strconv.Atoi(v[name])
+	if err != nil || n < min {
+		return 0, fmt.Errorf("%s=%q: want a whole number ≥ %d", name, v[name], min)
+	}
+	return n, nil
+}
+
+// Float is a number from min to max.
+func (v Values) Float(name string, min, max float64) (float64, error) {
+	f, err := strconv.ParseFloat(v[name], 64)
+	if err != nil || f < min || f > max {
+		return 0, fmt.Errorf("%s=%q: want a number from %g to %g", name, v[name], min, max)
+	}
+	return f, nil
+}
+
+// Duration is a whole number of seconds, at least one.
+func (v Values) Duration(name string) (time.Duration, error) {
+	n, err := v.Int(name, 1)
+	return time.Duration(n) * time.Second, err
+}
+
+// Bool is true or false (as strconv.ParseBool spells them).
+func (v Values) Bool(name string) (bool, error) {
+	b, err := strconv.ParseBool(v[name])
+	if err != nil {
+		return false, fmt.Errorf("%s=%q: want true or false", name, v[name])
+	}
+	return b, nil
+}
+
+// URL is an absolute http or https URL.
+func (v Values) URL(name string) (string, error) {
+	s := v[name]
+	if u, err := url.Parse(s); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return "", fmt.Errorf("%s=%q: want an http(s) URL", name, s)
+	}
+	return s, nil
+}

@@ -21,7 +21,7 @@ import (
 )
 
 // Where the CLI finds the server and its token when neither flags nor
-// environment say (DESIGN §3.1): the gateway's own defaults.
+// environment say: the gateway's own defaults (docs/cli.md).
 const (
 	defaultURL     = "http://127.0.0.1:8080"
 	defaultDataDir = "./switchboard-data"

@@ -18,8 +18,9 @@ type option struct {
 	usage string
 }
 
-// serveOptions lists every setting of serve. The README's configuration
-// table mirrors it.
+// serveOptions lists every setting of serve (with slackOptions,
+// githubOptions and linearOptions). The tables of docs/configuration.md
+// mirror them.
 var serveOptions = []option{
 	{"SWITCHBOARD_ADDR", "addr", "127.0.0.1:8080", "listen address"},
 	{"SWITCHBOARD_DATA_DIR", "data-dir", "./switchboard-data", "directory of the bbolt file and generated keys"},

@@ -87,8 +87,8 @@ type Resources struct {
 	CPUs     float64 `json:"cpus,omitempty"`
 	MemoryMB int     `json:"memory_mb,omitempty"`
 	Pids     int     `json:"pids,omitempty"`
-	// DiskMB bounds the sandbox's tmpfs mounts (/tmp and $HOME); see the
-	// README for the workspace volume.
+	// DiskMB bounds the sandbox's tmpfs mounts (/tmp and $HOME); see
+	// docs/sandbox.md#environments for the workspace volume.
 	DiskMB int `json:"disk_mb,omitempty"`
 }
 
@@ -96,7 +96,7 @@ type Resources struct {
 const PrefixEnvironment = "env"
 
 // TypeSandboxEgress is the internal event logged for each decision of the
-// egress proxy (a README event-schema extension).
+// egress proxy (docs/api.md#events).
 const TypeSandboxEgress = "sandbox.egress"
 
 // Egress decisions.

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Event types (DESIGN §3.4).
+// Event types; docs/api.md#events gives each one's level, actor and body.
 const (
 	TypeUserMessage          = "user.message"
 	TypeUserInterrupt        = "user.interrupt"

@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Status is a session's state (DESIGN §3.5).
+// Status is a session's state (docs/api.md, "Statuses and stop reasons").
 type Status string
 
 const (

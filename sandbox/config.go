@@ -45,7 +45,7 @@ type SessionStatus func(ctx context.Context, sessionID string) (core.Status, err
 // Config sets up the Docker backend.
 type Config struct {
 	// Image runs every sandbox; it must exist in the engine (nothing is
-	// pulled). It needs sh and the users below; see the README.
+	// pulled). It needs sh and the users below; see docs/sandbox.md#images.
 	Image string
 	// Deployment names this gateway's containers, volumes and network
 	// (switchboard-<deployment>-…) and labels them, so that a restart finds

@@ -22,8 +22,8 @@ const (
 	MaxSessionDestinations = 10
 )
 
-// knownType reports whether t is an event type of DESIGN §3.4, the ones
-// a type filter may name.
+// knownType reports whether t is an event type a session's log can hold
+// (docs/api.md#events), the ones a type filter may name.
 func knownType(t string) bool {
 	switch t {
 	case core.TypeUserMessage, core.TypeUserInterrupt, core.TypeUserToolConfirmation, core.TypeUserCustomToolResult,

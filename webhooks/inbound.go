@@ -2,9 +2,9 @@ package webhooks
 
 // Inbound webhooks: the part every platform's intake shares. A request is
 // read raw up to a size limit, its signature and timestamp are checked
-// before anything is decoded, and rejections answer as DESIGN §3.6 says
-// (bad signature or stale timestamp → 401, oversized → 413, malformed →
-// 400), always before the provider stores anything.
+// before anything is decoded, and rejections answer as the API's JSON
+// errors (bad signature or stale timestamp → 401, oversized → 413,
+// malformed → 400), always before the provider stores anything.
 
 import (
 	"crypto/hmac"

@@ -1,6 +1,7 @@
 // Package web holds the HTTP conventions every switchboard API handler
 // shares: handlers return an error, one wrapper turns it into the JSON
-// error of DESIGN §3.6, bodies are size-limited and decoded strictly.
+// error {"error":{"type","message"}} (docs/api.md), bodies are
+// size-limited and decoded strictly.
 package web
 
 import (

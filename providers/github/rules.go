@@ -89,7 +89,7 @@ type identity struct {
 	label string
 }
 
-// sessionKey is the external key of an issue's or PR's session (DESIGN §4).
+// sessionKey is the origin key of an issue's or PR's session.
 func sessionKey(owner, repo string, number int) string {
 	return "github:" + owner + "/" + repo + "#" + strconv.Itoa(number)
 }
@@ -129,7 +129,7 @@ func bot(u *gh.User) bool {
 	return u != nil && (strings.EqualFold(u.GetType(), "Bot") || strings.HasSuffix(strings.ToLower(u.GetLogin()), "[bot]"))
 }
 
-// decide applies the trigger rules of DESIGN §4 to a decoded event. It is
+// decide applies the trigger rules (docs/github.md) to a decoded event. It is
 // pure: permission checks and storage are the caller's.
 func decide(ev any, id identity) decision {
 	switch e := ev.(type) {

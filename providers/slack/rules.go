@@ -53,7 +53,7 @@ type inputBody struct {
 // message.
 const stopReaction = "octagonal_sign"
 
-// sessionKey is the external key of a thread's session (DESIGN §4).
+// sessionKey is the origin key of a thread's session.
 func sessionKey(team, channel, thread string) string {
 	return "slack:" + team + ":" + channel + ":" + thread
 }
@@ -74,7 +74,7 @@ type identity struct {
 	allowBots bool
 }
 
-// decide applies the trigger rules of DESIGN §4 to a decoded event. It is
+// decide applies the trigger rules (docs/slack.md) to a decoded event. It is
 // pure: whether a thread has a session is the caller's to look up (for
 // actSteer and actInterrupt).
 func decide(env *Envelope, id identity) decision {
@@ -159,7 +159,7 @@ func decideMessage(env *Envelope, id identity) decision {
 		return decideEdit(env, id)
 	case "message_deleted":
 		// A message the agent already received stays in its log: deletion
-		// is not sent on to it (see the README).
+		// is not sent on to it (see docs/slack.md).
 		return decision{why: "deletions are not forwarded"}
 	case "bot_message":
 		if d, bad := fromBot(m.User, nonEmpty(m.BotID, "bot"), id); bad {

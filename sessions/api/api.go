@@ -1,4 +1,4 @@
-// Package api serves the /v1 agent and session endpoints (DESIGN §3.3):
+// Package api serves the /v1 agent and session endpoints (docs/api.md):
 // agents and their versions, sessions, their events (as pages and as an
 // SSE stream), queued inputs, wake and archive.
 package api

@@ -1,5 +1,5 @@
 // Package client is the typed Go client of the switchboard /v1 API
-// (DESIGN §3.3): agents, sessions, their events as pages and as a resumable
+// (docs/api.md): agents, sessions, their events as pages and as a resumable
 // SSE stream. The CLI is built on it; scripts in Go can use it directly.
 // Answers decode into the server's own types (core.Agent, core.Event and
 // the views of sessions/api), so the two sides cannot drift apart.
@@ -37,7 +37,7 @@ func New(baseURL, token string, httpClient *http.Client) *Client {
 }
 
 // APIError is a non-2xx answer, parsed from the API's
-// {"error":{"type","message"}} body (DESIGN §3.6).
+// {"error":{"type","message"}} body.
 type APIError struct {
 	Status  int
 	Type    string // invalid_request, unauthorized, not_found, conflict, …

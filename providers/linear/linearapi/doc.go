@@ -4,9 +4,9 @@
 // user errors), the activity content the Agent API takes, and an MCP
 // server whose tools are the operations marked "# @tool".
 //
-// Regenerate after changing operations.graphql (the schema is copied from
-// ../shared/upstream/linear/schema.graphql, or downloaded, into the ignored
-// providers/linear/internal/schema/):
+// Regenerate after changing operations.graphql (Linear's published schema
+// is downloaded into the ignored providers/linear/internal/schema/; see
+// docs/linear.md#regenerating-the-client):
 //
 //	go generate ./providers/linear/linearapi
 package linearapi

@@ -15,8 +15,9 @@
 (function () {
   'use strict';
 
-  // DESIGN §3.4. EventSource dispatches each SSE "event:" name separately
-  // and has no catch-all, so every type is listened for by name.
+  // The event types of docs/api.md#events. EventSource dispatches each SSE
+  // "event:" name separately and has no catch-all, so every type is
+  // listened for by name.
   const TYPES = [
     'user.message', 'user.interrupt', 'user.tool_confirmation', 'user.custom_tool_result',
     'session.status_changed', 'turn.started', 'turn.completed', 'agent.message',

@@ -5,13 +5,17 @@
 // time with `var _ providers.X = (*T)(nil)`.
 //
 // Each platform is a package of its own under providers/ (slack, github,
-// linear); none imports another. cmd/switchboard builds the explicit list
-// of providers from the configuration and wires each capability it finds:
-// no init() registration. Shared machinery lives beside them: the output
-// sink that renders a session's log onto a platform with a recorded
-// position (providers/outbox) and the /v1/installations handlers
-// (providers/installations); inbound webhook checks live in webhooks/,
-// install state, token sealing and refresh in oauth/.
+// linear); none imports another. Each declares itself as a Module (its
+// settings, and how to build it); cmd/switchboard lists the modules, and a
+// Set built from them wires each capability it finds: no init()
+// registration. A provider keeps verifying, decoding, its trigger rules
+// and rendering; what it decides goes to the Router, the one intake path
+// (router.go). Shared machinery lives beside them: the output sink that
+// renders a session's log onto a platform from a recorded position, with
+// the exactly-once post protocol (providers/output), and the
+// /v1/installations handlers (providers/installations); inbound webhook
+// checks live in webhooks/, install state, token sealing and refresh in
+// oauth/.
 package providers
 
 import (
@@ -38,15 +42,17 @@ type WebhookIntake interface {
 }
 
 // InstallFlow installs the gateway into a tenant of the platform through
-// OAuth; cmd mounts it with oauth.Flow at /oauth/<name>/install and
-// /oauth/<name>/callback.
+// OAuth; Set.Register mounts it with oauth.Flow at /oauth/<name>/install
+// and /oauth/<name>/callback. A nil Installer means the provider is set up
+// without one (a single workspace's token).
 type InstallFlow interface {
 	Provider
 	Installer() oauth.Installer
 }
 
 // OutputSink renders the logs of sessions that came from the platform
-// onto it (replies, progress, questions); cmd runs it in an output.Sink.
+// onto it (replies, progress, questions); the Set runs it in an
+// output.Sink.
 type OutputSink interface {
 	Provider
 	Renderer() output.Renderer

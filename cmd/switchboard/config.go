@@ -1,6 +1,14 @@
 package main
 
-import "github.com/switchboardhq/switchboard/core/settings"
+import (
+	"github.com/switchboardhq/switchboard/core/settings"
+	"github.com/switchboardhq/switchboard/providers"
+	"github.com/switchboardhq/switchboard/providers/github"
+	"github.com/switchboardhq/switchboard/providers/linear"
+	"github.com/switchboardhq/switchboard/providers/slack"
+	"github.com/switchboardhq/switchboard/sessions/runtime"
+	"github.com/switchboardhq/switchboard/webhooks"
+)
 
 // The gateway's listen address and data directory by default; the CLI
 // looks for the server and its token file there too.
@@ -19,12 +27,6 @@ var serveOptions = []settings.Option{
 	{Env: "SWITCHBOARD_ADMIN_TOKEN", Flag: "admin-token", Usage: "bearer token for /v1 (default: generated into <data dir>/admin-token)"},
 	{Env: "SWITCHBOARD_MASTER_KEY", Flag: "master-key", Usage: "key encrypting tokens and vault items at rest (default: generated into <data dir>/master.key)"},
 	{Env: "SWITCHBOARD_MODEL", Flag: "model", Usage: "model of the agent named default: anthropic/<model> or openai/<model>"},
-	{Env: "SWITCHBOARD_WORKERS", Flag: "workers", Default: "8", Usage: "sessions run at once"},
-	{Env: "SWITCHBOARD_MAX_STEPS", Flag: "max-steps", Default: "50", Usage: "default model calls per turn"},
-	{Env: "SWITCHBOARD_TURN_SECONDS", Flag: "turn-seconds", Default: "900", Usage: "default wall seconds per turn"},
-	{Env: "SWITCHBOARD_MAX_TOKENS", Flag: "max-tokens", Default: "2000000", Usage: "default tokens (input+output) per turn"},
-	{Env: "SWITCHBOARD_CONTEXT_WINDOW", Flag: "context-window", Default: "0", Usage: "model context window in tokens (0: 200000 for anthropic, 128000 for openai)"},
-	{Env: "SWITCHBOARD_COMPACT_FRACTION", Flag: "compact-fraction", Default: "0.8", Usage: "compact the context when it passes this fraction of the window (0 disables)"},
 	{Env: "SWITCHBOARD_SHUTDOWN_SECONDS", Flag: "shutdown-seconds", Default: "20", Usage: "how long a stop waits for in-flight work"},
 	{Env: "SWITCHBOARD_SSE_HEARTBEAT_SECONDS", Flag: "sse-heartbeat-seconds", Default: "15", Usage: "interval of SSE heartbeat comments"},
 	{Env: "SWITCHBOARD_MAX_BODY_BYTES", Flag: "max-body-bytes", Default: "1048576", Usage: "largest accepted API request body"},
@@ -40,20 +42,19 @@ var serveOptions = []settings.Option{
 	{Env: "SWITCHBOARD_EGRESS_PORT", Flag: "egress-port", Default: "3128", Usage: "port of the egress proxy, on the sandbox network's gateway address only"},
 	{Env: "SWITCHBOARD_EGRESS_ALLOW_PRIVATE", Flag: "egress-allow-private", Default: "false", Usage: "let the egress proxy reach loopback, private and link-local upstreams"},
 	{Env: "SWITCHBOARD_EGRESS_CA_FILE", Flag: "egress-ca-file", Usage: "PEM file of extra root CAs the egress proxy trusts upstream (beside the system's)"},
-	{Env: "SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE", Flag: "webhook-allow-private", Default: "false", Usage: "let webhook deliveries reach loopback, private and link-local addresses"},
-	{Env: "SWITCHBOARD_WEBHOOK_WORKERS", Flag: "webhook-workers", Default: "16", Usage: "webhook deliveries in flight at once"},
-	{Env: "SWITCHBOARD_WEBHOOK_TIMEOUT_SECONDS", Flag: "webhook-timeout-seconds", Default: "10", Usage: "how long one delivery attempt may take; a slower answer is a failure"},
-	{Env: "SWITCHBOARD_WEBHOOK_BACKOFF_BASE_MS", Flag: "webhook-backoff-base-ms", Default: "1000", Usage: "ceiling of the first retry's wait; it doubles per failure (full jitter)"},
-	{Env: "SWITCHBOARD_WEBHOOK_BACKOFF_MAX_SECONDS", Flag: "webhook-backoff-max-seconds", Default: "3600", Usage: "the retry wait's ceiling stops growing here"},
-	{Env: "SWITCHBOARD_WEBHOOK_HORIZON_SECONDS", Flag: "webhook-horizon-seconds", Default: "86400", Usage: "how long after its first attempt a delivery is retried before it is dead-lettered"},
-	{Env: "SWITCHBOARD_WEBHOOK_PAUSE_SECONDS", Flag: "webhook-pause-seconds", Default: "259200", Usage: "pause a destination that has failed this long without a success (0: never)"},
 }
 
-// allServeOptions is every setting of serve: its own, the log settings and
-// the providers'.
+// modules are the platforms the gateway ships, in the order they are
+// wired.
+func modules() []providers.Module {
+	return []providers.Module{slack.Module(), github.Module(), linear.Module()}
+}
+
+// allServeOptions is every setting of serve: its own, the log settings,
+// and those the packages it wires declare.
 func allServeOptions() []settings.Option {
 	var opts []settings.Option
-	for _, list := range [][]settings.Option{serveOptions, settings.LogOptions(), slackOptions, githubOptions, linearOptions} {
+	for _, list := range [][]settings.Option{serveOptions, settings.LogOptions(), runtime.Options(), webhooks.Options(), providers.Options(modules())} {
 		opts = append(opts, list...)
 	}
 	return opts

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/providers"
 	"github.com/switchboardhq/switchboard/providers/github"
 	"github.com/switchboardhq/switchboard/sandbox/egress"
 )
@@ -27,8 +28,8 @@ type platformGrants struct {
 var _ core.CredentialSource = (*platformGrants)(nil)
 
 // bind attaches the providers that grant access.
-func (g *platformGrants) bind(gw *gateway) {
-	for _, p := range gw.list {
+func (g *platformGrants) bind(gw *providers.Set) {
+	for _, p := range gw.List() {
 		if p, ok := p.(*github.Provider); ok {
 			g.github.Store(p)
 		}

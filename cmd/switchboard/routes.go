@@ -5,6 +5,9 @@ import (
 	"net/http"
 
 	"github.com/switchboardhq/switchboard/core/web"
+	"github.com/switchboardhq/switchboard/oauth"
+	"github.com/switchboardhq/switchboard/providers"
+	"github.com/switchboardhq/switchboard/providers/installations"
 	"github.com/switchboardhq/switchboard/sessions"
 	"github.com/switchboardhq/switchboard/sessions/api"
 	"github.com/switchboardhq/switchboard/sessions/live"
@@ -17,7 +20,7 @@ import (
 
 // routes mounts every package's handlers: the API and the session page
 // behind authentication, health and metrics in the open.
-func routes(cfg *serveConfig, store *sessions.Store, hub *live.Hub, rt *runtime.Runtime, m *metrics.Metrics, wh *webhooks.Service, gw *gateway, sr sandboxRoutes, log *slog.Logger) http.Handler {
+func routes(cfg *serveConfig, store *sessions.Store, hub *live.Hub, rt *runtime.Runtime, m *metrics.Metrics, wh *webhooks.Service, gw *providers.Set, states *oauth.States, sr sandboxRoutes, log *slog.Logger) http.Handler {
 	a := &api.Auth{AdminToken: cfg.adminToken, Sessions: store, Logger: log}
 	v1 := http.NewServeMux()
 	(&api.Handler{Store: store, Runtime: rt, Destinations: wh, Environments: store, Hub: hub, Logger: log, MaxBody: cfg.maxBody, Heartbeat: cfg.heartbeat, OnSSE: m.SSE}).Register(v1)
@@ -27,12 +30,8 @@ func routes(cfg *serveConfig, store *sessions.Store, hub *live.Hub, rt *runtime.
 	mux := http.NewServeMux()
 	// The providers' webhooks and install flows are public (signed by the
 	// platform, or tied to a signed state); /v1/installations is not.
-	if err := gw.register(mux, v1, cfg, store); err != nil {
-		log.Error("mount providers", "err", err)
-	}
-	if err := registerGitHubManifest(mux, cfg, gw.db, log); err != nil {
-		log.Error("mount the github manifest flow", "err", err)
-	}
+	gw.Register(mux, cfg.publicURL, states)
+	(&installations.Handler{Store: store, Agents: store, Revokers: gw.Revokers(), Logger: log, MaxBody: cfg.maxBody}).Register(v1)
 	v1.Handle("/", web.Wrap(log, func(w http.ResponseWriter, r *http.Request) error {
 		return web.Errorf(http.StatusNotFound, "not_found", "no endpoint %s %s", r.Method, r.URL.Path)
 	}))

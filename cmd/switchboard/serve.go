@@ -26,6 +26,7 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/metrics"
 	"github.com/switchboardhq/switchboard/sessions/runtime"
 	"github.com/switchboardhq/switchboard/sessions/vaults"
+	"github.com/switchboardhq/switchboard/webhooks"
 )
 
 // serveConfig is what serve runs with, validated.
@@ -33,18 +34,13 @@ type serveConfig struct {
 	addr, dataDir, publicURL    string
 	adminToken, masterKey       string
 	model                       string
-	workers                     int
-	limits                      core.Limits
-	contextWindow               int
-	compactFraction             float64
 	shutdown                    time.Duration
 	maxBody                     int64
 	heartbeat                   time.Duration
+	runtime                     runtime.Config
 	sandbox                     sandboxConfig
-	webhooks                    webhookConfig
-	slack                       slackConfig
-	github                      githubConfig
-	linear                      linearConfig
+	webhooks                    webhooks.Config
+	platforms                   []providers.Build
 	log                         *slog.Logger
 	sealer                      *oauth.Sealer
 	adminTokenNew, masterKeyNew bool
@@ -70,24 +66,7 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 			return nil, fmt.Errorf("SWITCHBOARD_MODEL: %w", err)
 		}
 	}
-	if c.workers, err = s.Int("SWITCHBOARD_WORKERS", 1); err != nil {
-		return nil, err
-	}
-	if c.limits.MaxSteps, err = s.Int("SWITCHBOARD_MAX_STEPS", 1); err != nil {
-		return nil, err
-	}
-	if c.limits.TurnSeconds, err = s.Int("SWITCHBOARD_TURN_SECONDS", 1); err != nil {
-		return nil, err
-	}
-	maxTokens, err := s.Int("SWITCHBOARD_MAX_TOKENS", 1)
-	if err != nil {
-		return nil, err
-	}
-	c.limits.MaxTokens = int64(maxTokens)
-	if c.contextWindow, err = s.Int("SWITCHBOARD_CONTEXT_WINDOW", 0); err != nil {
-		return nil, err
-	}
-	if c.compactFraction, err = s.Float("SWITCHBOARD_COMPACT_FRACTION", 0, 1); err != nil {
+	if c.runtime, err = runtime.LoadConfig(s); err != nil {
 		return nil, err
 	}
 	if c.shutdown, err = s.Duration("SWITCHBOARD_SHUTDOWN_SECONDS"); err != nil {
@@ -107,16 +86,7 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 	if c.sandbox, err = loadSandboxConfig(s, c.dataDir); err != nil {
 		return nil, err
 	}
-	if c.webhooks, err = loadWebhookConfig(s); err != nil {
-		return nil, err
-	}
-	if c.slack, err = loadSlackConfig(s); err != nil {
-		return nil, err
-	}
-	if c.github, err = loadGitHubConfig(s); err != nil {
-		return nil, err
-	}
-	if c.linear, err = loadLinearConfig(s); err != nil {
+	if c.webhooks, err = webhooks.LoadConfig(s); err != nil {
 		return nil, err
 	}
 	if c.adminToken, c.adminTokenNew, err = s.Secret("SWITCHBOARD_ADMIN_TOKEN", filepath.Join(c.dataDir, "admin-token")); err != nil {
@@ -128,24 +98,10 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 	if c.sealer, err = oauth.NewSealer(c.masterKey); err != nil {
 		return nil, fmt.Errorf("SWITCHBOARD_MASTER_KEY: %w", err)
 	}
-	if !c.github.enabled {
-		if c.github, err = storedGitHubConfig(c.github, s, c.dataDir, c.sealer); err != nil {
-			return nil, err
-		}
+	if c.platforms, err = providers.Load(modules(), s, providers.LoadEnv{DataDir: c.dataDir, Sealer: c.sealer}); err != nil {
+		return nil, err
 	}
 	return c, nil
-}
-
-// contextWindow gives a model's window: the configured one, else a
-// conservative default per provider.
-func (c *serveConfig) contextWindowFor(model string) int {
-	if c.contextWindow > 0 {
-		return c.contextWindow
-	}
-	if p, _, _ := core.SplitModel(model); p == "openai" {
-		return 128_000
-	}
-	return 200_000
 }
 
 // serve runs the gateway until SIGTERM or SIGINT.
@@ -155,9 +111,6 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		return err
 	}
 	log := cfg.log
-	if err := checkSlackToken(cfg.slack); err != nil {
-		return err
-	}
 	db, err := sessions.Open(filepath.Join(cfg.dataDir, "switchboard.db"), sessions.Options{Logger: log})
 	if err != nil {
 		if errors.Is(err, core.ErrLocked) {
@@ -171,8 +124,14 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	if err := sessions.EnsureDefaultAgent(ctx, db, cfg.model, sessions.DefaultSystem, log); err != nil {
 		return err
 	}
-	router := &providers.Router{Store: db, Logger: log.With("component", "router")}
-	gw, err := buildProviders(cfg, db, router, getenv, log)
+	states, err := oauth.NewStates(cfg.masterKey, db)
+	if err != nil {
+		return err
+	}
+	gw, err := providers.NewSet(cfg.platforms, providers.Deps{
+		Store: db, Router: &providers.Router{Store: db, Logger: log.With("component", "router")}, Sealer: cfg.sealer, States: states,
+		PublicURL: cfg.publicURL, AdminToken: cfg.adminToken, DataDir: cfg.dataDir, MaxBody: cfg.maxBody, Logger: log,
+	}, func(provider string) func(string) { return failpoint(getenv, provider) })
 	if err != nil {
 		return err
 	}
@@ -208,36 +167,30 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 			}
 		})
 	} else {
-		model = noteModel{Model: model, note: noSandboxNote}
+		model = models.WithNote(model, noSandboxNote)
 	}
 	hub := live.NewHub()
 	go hub.Run(bg, db.Subscribe("sse", 4096))
-	wh := newWebhooks(cfg, db, db, log)
+	whc := cfg.webhooks
+	whc.Store, whc.Commits, whc.Sealer, whc.Logger = db, db, cfg.sealer, log.With("component", "webhooks")
+	wh := webhooks.New(whc)
 	m := metrics.New(db, log)
 	go m.Follow(bg, db.Subscribe("metrics", 4096))
 	if cfg.adminTokenNew {
 		fmt.Fprintf(stdout, "admin token (saved in %s, shown once): %s\n", filepath.Join(cfg.dataDir, "admin-token"), cfg.adminToken)
 	}
 
-	rt := runtime.New(runtime.Config{
-		Store:   testStore(db, getenv),
-		Commits: db,
-		Harness: &harness.Default{Observer: m},
-		Model:   model,
-		Tools:   toolsetFor(getenv, handsTools(sb, cfg.sandbox), mcp, gw, db, log),
-		// Idle sessions let go of their MCP connections after a while.
-		AfterCycle:      mcp.Idle,
-		Workers:         cfg.workers,
-		Limits:          cfg.limits,
-		ContextWindow:   cfg.contextWindowFor,
-		CompactFraction: cfg.compactFraction,
-		Logger:          log,
-	})
-	if err := gw.start(ctx); err != nil {
+	rc := cfg.runtime
+	rc.Store, rc.Commits, rc.Harness, rc.Model, rc.Logger = testStore(db, getenv), db, &harness.Default{Observer: m}, model, log
+	rc.Tools = gw.Toolset(append(append(harness.Conversation(), handsTools(sb, cfg.sandbox)...), testTools(getenv)...), mcp, db, log)
+	// Idle sessions let go of their MCP connections after a while.
+	rc.AfterCycle = mcp.Idle
+	rt := runtime.New(rc)
+	if err := gw.Start(ctx); err != nil {
 		return err
 	}
 	if err := rt.Start(ctx); err != nil {
-		gw.stop(ctx)
+		gw.Stop(ctx)
 		return err
 	}
 
@@ -247,7 +200,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		return fmt.Errorf("SWITCHBOARD_ADDR=%s: %w", cfg.addr, err)
 	}
 	srv := &http.Server{
-		Handler:           routes(cfg, db, hub, rt, m, wh, gw, sandboxRoutes{sb, db}, log),
+		Handler:           routes(cfg, db, hub, rt, m, wh, gw, states, sandboxRoutes{sb, db}, log),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
@@ -276,7 +229,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	if err := rt.Stop(sctx); err != nil {
 		log.Warn("runtime stop", "err", err)
 	}
-	gw.stop(sctx)
+	gw.Stop(sctx)
 	// Attempts cut short stay due and are made again at the next start.
 	if err := wh.Stop(sctx); err != nil {
 		log.Warn("webhooks stop", "err", err)

@@ -79,3 +79,20 @@ func FromEnv(getenv func(string) string, logger *slog.Logger) *Router {
 	}
 	return r
 }
+
+// WithNote adds note to the system prompt of every request to m.
+func WithNote(m core.Model, note string) core.Model { return noted{Model: m, note: note} }
+
+type noted struct {
+	core.Model
+	note string
+}
+
+func (m noted) Generate(ctx context.Context, req core.ModelRequest) (*core.ModelResponse, error) {
+	if req.System == "" {
+		req.System = m.note
+	} else {
+		req.System += "\n\n" + m.note
+	}
+	return m.Model.Generate(ctx, req)
+}

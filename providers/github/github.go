@@ -96,6 +96,9 @@ type Provider struct {
 	cfg  Config
 	log  *slog.Logger
 	apps *ghinstallation.AppsTransport
+	// manifest is the flow that creates an App, mounted with the webhooks
+	// (it refuses to make a second one); nil when built outside Module.
+	manifest *Manifest
 
 	instMu sync.Mutex // serialises changes to installation records
 

@@ -19,6 +19,9 @@ import (
 // over the raw body before anything is decoded.
 func (p *Provider) RegisterWebhooks(mux *http.ServeMux) {
 	mux.Handle("POST /webhooks/github", &webhooks.Inbound{MaxBody: p.cfg.MaxBody, Verify: p.verify, Handle: p.handle, Logger: p.log})
+	if p.manifest != nil {
+		p.manifest.Register(mux)
+	}
 }
 
 // verify checks X-Hub-Signature-256 (sha256=<hex HMAC of the body>).

@@ -14,7 +14,12 @@ import (
 )
 
 // Installer is the OAuth v2 install flow.
-func (p *Provider) Installer() oauth.Installer { return installer{p} }
+func (p *Provider) Installer() oauth.Installer {
+	if p.cfg.ClientID == "" {
+		return nil // single-workspace mode: nothing to install
+	}
+	return installer{p}
+}
 
 type installer struct{ p *Provider }
 

@@ -49,7 +49,9 @@ func TestUnknownEnvironmentIsRefused(t *testing.T) {
 				}
 				return
 			}
-			var body struct{ Error struct{ Type, Message string } }
+			var body struct {
+				Error struct{ Type, Message string }
+			}
 			if json.Unmarshal(raw, &body) != nil || body.Error.Type != "invalid_request" || !strings.Contains(body.Error.Message, `"rb"`) {
 				t.Fatalf("error %s", raw)
 			}

@@ -1,0 +1,56 @@
+package providers
+
+import (
+	"log/slog"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/settings"
+	"github.com/switchboardhq/switchboard/oauth"
+)
+
+// Module is a platform as the gateway's configuration sees it: the
+// settings it declares and how to build it from them. cmd/switchboard
+// lists the modules it ships; nothing registers itself.
+type Module struct {
+	Name    string
+	Options []settings.Option
+	// Load validates the module's settings (an error names the variable)
+	// and returns how to build the provider, or nil when the platform is
+	// off.
+	Load func(v settings.Values, env LoadEnv) (Build, error)
+}
+
+// LoadEnv is what a module's Load may read besides its settings: what the
+// gateway keeps in its data directory.
+type LoadEnv struct {
+	DataDir string
+	Sealer  core.Sealer
+}
+
+// Build makes a provider once the store is open.
+type Build func(d Deps) (Provider, error)
+
+// Store is what providers keep in the gateway's store: sessions, their
+// logs, installations and their tokens, single-use keys, and the output
+// sinks' positions.
+type Store interface {
+	core.Store
+	core.InstallationStore
+	core.OnceStore
+	core.SinkStore
+}
+
+// Deps is what the gateway hands every provider it builds.
+type Deps struct {
+	Store  Store
+	Router *Router
+	Sealer core.Sealer
+	// States sign the state of install flows (and of the GitHub App's
+	// manifest flow).
+	States     *oauth.States
+	PublicURL  string
+	AdminToken string
+	DataDir    string
+	MaxBody    int64
+	Logger     *slog.Logger
+}

@@ -1,0 +1,103 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core/settings"
+	"github.com/switchboardhq/switchboard/providers"
+)
+
+// Module is Slack as the gateway's configuration sees it: the SLACK_*
+// settings, checked at start, and the provider built from them.
+func Module() providers.Module {
+	return providers.Module{Name: Name, Options: options(), Load: load}
+}
+
+func options() []settings.Option {
+	return []settings.Option{
+		{Env: "SLACK_SIGNING_SECRET", Flag: "slack-signing-secret", Usage: "Slack app signing secret (enables Slack with a bot token or a client id and secret)"},
+		{Env: "SLACK_CLIENT_ID", Flag: "slack-client-id", Usage: "Slack app client id, for the OAuth install at /oauth/slack/install"},
+		{Env: "SLACK_CLIENT_SECRET", Flag: "slack-client-secret", Usage: "Slack app client secret"},
+		{Env: "SLACK_BOT_TOKEN", Flag: "slack-bot-token", Usage: "single-workspace mode: the bot token (xoxb-…) of one workspace, no install"},
+		{Env: "SLACK_API_URL", Flag: "slack-api-url", Default: DefaultAPIURL, Usage: "Slack Web API base"},
+		{Env: "SLACK_USER_SCOPES", Flag: "slack-user-scopes", Usage: "user scopes asked for at install, comma-separated (search:read enables the search tool)"},
+		{Env: "SLACK_ALLOW_BOTS", Flag: "slack-allow-bots", Default: "false", Usage: "let other bots' messages trigger the agent (never its own)"},
+		{Env: "SLACK_HISTORY_MESSAGES", Flag: "slack-history-messages", Default: "15", Usage: "earlier messages of the thread the first turn sees"},
+		{Env: "SLACK_PROGRESS_MS", Flag: "slack-progress-ms", Default: "2000", Usage: "least time between two progress updates of a running turn, in milliseconds"},
+		{Env: "SLACK_TOKEN_REFRESH_SECONDS", Flag: "slack-token-refresh-seconds", Default: "300", Usage: "renew a rotating Slack token this long before it expires"},
+	}
+}
+
+// load validates the settings; a bot token is checked with auth.test
+// here, before anything starts, so a wrong one is one line naming it.
+func load(s settings.Values, _ providers.LoadEnv) (providers.Build, error) {
+	secret, id, csecret, bot := s["SLACK_SIGNING_SECRET"], s["SLACK_CLIENT_ID"], s["SLACK_CLIENT_SECRET"], s["SLACK_BOT_TOKEN"]
+	if secret == "" && id == "" && csecret == "" && bot == "" {
+		return nil, nil
+	}
+	switch {
+	case secret == "":
+		return nil, errors.New("SLACK_SIGNING_SECRET is required when SLACK_BOT_TOKEN or SLACK_CLIENT_ID is set")
+	case id != "" && csecret == "":
+		return nil, errors.New("SLACK_CLIENT_SECRET is required with SLACK_CLIENT_ID")
+	case id == "" && csecret != "":
+		return nil, errors.New("SLACK_CLIENT_ID is required with SLACK_CLIENT_SECRET")
+	case bot == "" && id == "":
+		return nil, errors.New("SLACK_SIGNING_SECRET is set but neither SLACK_BOT_TOKEN nor SLACK_CLIENT_ID and SLACK_CLIENT_SECRET are")
+	case bot != "" && !strings.HasPrefix(bot, "xoxb-"):
+		return nil, errors.New("SLACK_BOT_TOKEN: want a bot token (xoxb-…)")
+	}
+	api, err := s.URL("SLACK_API_URL")
+	if err != nil {
+		return nil, err
+	}
+	allow, err := s.Bool("SLACK_ALLOW_BOTS")
+	if err != nil {
+		return nil, err
+	}
+	history, err := s.Int("SLACK_HISTORY_MESSAGES", 1)
+	if err != nil {
+		return nil, err
+	}
+	progress, err := s.Int("SLACK_PROGRESS_MS", 0)
+	if err != nil {
+		return nil, err
+	}
+	margin, err := s.Int("SLACK_TOKEN_REFRESH_SECONDS", 1)
+	if err != nil {
+		return nil, err
+	}
+	var userScopes []string
+	for _, sc := range strings.Split(s["SLACK_USER_SCOPES"], ",") {
+		if sc = strings.TrimSpace(sc); sc != "" {
+			userScopes = append(userScopes, sc)
+		}
+	}
+	cfg := Config{
+		SigningSecret: secret, ClientID: id, ClientSecret: csecret, BotToken: bot, APIURL: api,
+		UserScopes: userScopes, AllowBots: allow, HistoryLimit: history,
+		StatusEvery:   max(time.Duration(progress)*time.Millisecond, time.Millisecond),
+		RefreshMargin: time.Duration(margin) * time.Second,
+	}
+	if bot != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := VerifyBotToken(ctx, api, bot); err != nil {
+			return nil, fmt.Errorf("SLACK_BOT_TOKEN: %w", err)
+		}
+	}
+	return func(d providers.Deps) (providers.Provider, error) {
+		c := cfg
+		c.Sessions, c.Installations, c.Sealer, c.Router = d.Store, d.Store, d.Sealer, d.Router
+		c.MaxBody, c.Logger = d.MaxBody, d.Logger.With("component", Name)
+		p, err := New(c)
+		if err != nil {
+			return nil, fmt.Errorf("SLACK_SIGNING_SECRET: %w", err)
+		}
+		return p, nil
+	}, nil
+}

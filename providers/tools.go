@@ -1,0 +1,101 @@
+package providers
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/mcpbridge"
+	"github.com/switchboardhq/switchboard/core/toolset"
+)
+
+// Appender logs events (the store).
+type Appender interface {
+	Append(ctx context.Context, sessionID string, req core.AppendRequest) ([]core.Event, error)
+}
+
+// Toolset builds each session's tools at the start of each cycle: base
+// (the conversation tools, the hands tools when there is a sandbox), the
+// agent's custom tools under their policies, the platform tools of the
+// provider the session came from (an in-process MCP server), and the
+// tools of the agent's MCP servers. It is also where a new session gets
+// its platform context (the thread before the mention), logged before its
+// first turn.
+func (s *Set) Toolset(base []core.Tool, mcp *mcpbridge.Pool, log Appender, logger *slog.Logger) func(ctx context.Context, sess *core.Session, a *core.Agent) (*toolset.Registry, error) {
+	return func(ctx context.Context, sess *core.Session, a *core.Agent) (*toolset.Registry, error) {
+		if err := s.prime(ctx, sess, log); err != nil {
+			return nil, err
+		}
+		reg, err := toolset.New(base...)
+		if err != nil {
+			return nil, err
+		}
+		for _, spec := range a.Tools {
+			policy, err := core.ParsePolicy(spec.Policy)
+			if err != nil {
+				return nil, fmt.Errorf("agent %s tool %q: %w", a.ID, spec.Name, err)
+			}
+			if err := reg.Add(toolset.CustomTool{Spec: spec}, policy); err != nil {
+				return nil, fmt.Errorf("agent %s: %w", a.ID, err)
+			}
+		}
+		servers, err := s.platformServers(ctx, sess)
+		if err != nil {
+			return nil, err
+		}
+		if len(a.MCPServers) == 0 && len(servers) == 0 {
+			return reg, nil
+		}
+		for _, spec := range a.MCPServers {
+			servers = append(servers, mcpbridge.External(spec))
+		}
+		// A server that is down is left out here and its calls fail as tool
+		// errors: it never fails the cycle.
+		entries, err := mcp.Tools(ctx, sess.ID, servers)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if err := reg.Add(e.Tool, e.Policy); err != nil {
+				logger.Warn("MCP tool not offered", "session_id", sess.ID, "tool", e.Tool.Def().Name, "err", err)
+			}
+		}
+		return reg, nil
+	}
+}
+
+// prime logs the platform context of a session that has not run yet.
+func (s *Set) prime(ctx context.Context, sess *core.Session, log Appender) error {
+	if sess.Origin == nil || sess.LastSeq != 0 {
+		return nil
+	}
+	p, ok := s.origin(sess.Origin.Provider).(ContextPrimer)
+	if !ok {
+		return nil
+	}
+	evs, err := p.Prime(ctx, sess)
+	if err != nil || len(evs) == 0 {
+		return err
+	}
+	_, err = log.Append(ctx, sess.ID, core.AppendRequest{Events: evs})
+	return err
+}
+
+// platformServers is the in-process MCP server of the provider the
+// session came from, scoped to its installation and thread; it comes
+// before the agent's servers, so its name wins.
+func (s *Set) platformServers(ctx context.Context, sess *core.Session) ([]mcpbridge.Server, error) {
+	if sess.Origin == nil {
+		return nil, nil
+	}
+	ts, ok := s.origin(sess.Origin.Provider).(ToolServer)
+	if !ok {
+		return nil, nil
+	}
+	srv, err := ts.ToolServer(ctx, sess)
+	if err != nil || srv == nil {
+		return nil, err
+	}
+	return []mcpbridge.Server{mcpbridge.InProcess{Name: ts.Name(), Server: srv}}, nil
+}

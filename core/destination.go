@@ -208,9 +208,9 @@ type DestinationStore interface {
 	ResumeDestination(ctx context.Context, id string) (*Destination, error)
 }
 
-// Outbox is the durable queue of deliveries. Append enqueues a delivery
+// DeliveryQueue is the durable queue of deliveries. Append enqueues a delivery
 // for every destination an event passes, in the transaction that logs it.
-type Outbox interface {
+type DeliveryQueue interface {
 	// DueDeliveries returns the first pending delivery of up to limit
 	// streams due at now, earliest first, passing over the streams busy
 	// reports; next is when the earliest stream not returned is due (zero

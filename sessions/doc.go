@@ -2,10 +2,10 @@
 // stored in it: agents and their versions, sessions, their event logs and
 // queued inputs, dedupe and idempotency keys, the wake queue and turn
 // leases, the vaults of credentials (sealed), and webhook destinations
-// with their outbox of deliveries, platform installations and their sealed
+// with their queue of deliveries, platform installations and their sealed
 // tokens, single-use keys, and the positions of the providers' output
 // sinks. Store implements core.Store, core.VaultStore,
-// core.DestinationStore and core.Outbox.
+// core.DestinationStore and core.DeliveryQueue.
 //
 // Every write is an fsync'd bbolt transaction that has committed before the
 // method returns (NoSync is never set). The writes that change sessions
@@ -91,6 +91,10 @@
 //	                     's' (0x73) ‖ session id for a session's, and
 //	                     destination ids are 30 bytes ("dst_" + 26 base32
 //	                     digits), so a key splits 30 bytes from its end
+//
+// The delivery queue's three buckets keep the names "outbox…" that data
+// directories of earlier releases have:
+//
 //	outbox               destination id ‖ session id ‖ 8-byte big-endian
 //	                     uint64 seq → delivery id: the pending deliveries.
 //	                     A destination's deliveries of one session are a

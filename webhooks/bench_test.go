@@ -40,7 +40,7 @@ func countingReceiver(b *testing.B, want int) (*httptest.Server, <-chan struct{}
 }
 
 // BenchmarkDelivery measures delivery throughput to a loopback receiver
-// (outbox: read the event, sign, POST, record the attempt durably) beside
+// (the delivery queue: read the event, sign, POST, record the attempt durably) beside
 // a baseline of raw net/http POSTs of the same bodies at the same
 // concurrency, in the same run.
 func BenchmarkDelivery(b *testing.B) {

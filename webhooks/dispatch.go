@@ -46,7 +46,7 @@ func (s *Service) dispatch(ctx context.Context) {
 				if ctx.Err() != nil {
 					return
 				}
-				s.log.Error("read the outbox", "err", err)
+				s.log.Error("read the delivery queue", "err", err)
 				wait = storeRetry
 			}
 			for _, d := range due {
@@ -82,7 +82,7 @@ func (s *Service) sleep(ctx context.Context, wait time.Duration) bool {
 	return true
 }
 
-// snapshot copies the busy streams before the outbox is read. A stream
+// snapshot copies the busy streams before the delivery queue is read. A stream
 // released after the copy is passed over this round (its worker's Notify
 // brings another); one released before it had recorded its attempt
 // before, so the read sees the stream as it is now, never a head already

@@ -7,7 +7,7 @@
 //     with a level threshold, a type filter and a sealed secret; the
 //     /v1/destinations, /v1/sessions/{id}/destinations and /v1/deliveries
 //     handlers (Handler);
-//   - the dispatcher (Service): the durable outbox lives in sessions/,
+//   - the dispatcher (Service): the durable delivery queue lives in sessions/,
 //     filled by Append in the transaction that logs the events; the
 //     dispatcher drains it with a bounded pool, one in-order stream per
 //     destination and session, retrying with exponential backoff and full

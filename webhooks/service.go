@@ -15,7 +15,7 @@ import (
 // Store is what the webhooks need of the session store.
 type Store interface {
 	core.DestinationStore
-	core.Outbox
+	core.DeliveryQueue
 	GetAgent(ctx context.Context, idOrName string) (*core.Agent, error)
 	GetSession(ctx context.Context, id string) (*core.Session, error)
 }
@@ -119,7 +119,7 @@ func New(cfg Config) *Service {
 	}
 }
 
-// Notify tells the dispatcher the outbox may have new due deliveries
+// Notify tells the dispatcher the delivery queue may have new due deliveries
 // (an append, a resume, a redelivery). It never blocks.
 func (s *Service) Notify() {
 	select {

@@ -21,7 +21,7 @@
 //     check run on the PR head (Stop as a requested action) or one status
 //     comment edited in place on issues, answers in the review comment's
 //     thread or as issue comments; driven from the log by
-//     providers/outbox, exactly once (an intent and a marker in the body).
+//     providers/output, exactly once (an intent and a marker in the body).
 //
 // Tokens: the App's JWT and installation tokens are made and renewed by
 // ghinstallation from the App's private key; none is stored.

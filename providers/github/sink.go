@@ -20,7 +20,7 @@ import (
 // stopAction is the check run's Stop button.
 const stopAction = "stop"
 
-// renderer is the GitHub part of the output sink (providers/outbox drives
+// renderer is the GitHub part of the output sink (providers/output drives
 // it from the log, one event at a time, and saves its state).
 //
 // Exactly once: a comment is not idempotent, so before each one the

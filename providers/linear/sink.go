@@ -13,7 +13,7 @@ import (
 	"github.com/switchboardhq/switchboard/providers/output"
 )
 
-// renderer is the Linear part of the output sink (providers/outbox drives
+// renderer is the Linear part of the output sink (providers/output drives
 // it from the log, one event at a time, and saves its state).
 //
 // Exactly once: every activity is created with an id derived from the

@@ -10,7 +10,7 @@ import (
 	"github.com/switchboardhq/switchboard/providers/output"
 )
 
-// renderer is the Slack part of the output sink (providers/outbox drives
+// renderer is the Slack part of the output sink (providers/output drives
 // it from the log, one event at a time, and saves its state).
 //
 // Exactly once: a post is not idempotent, so before each one the renderer

@@ -12,7 +12,7 @@
 //     thread status, or one status message edited in place), every
 //     user-level message in the thread as mrkdwn, split at Slack's limits,
 //     questions and confirmations as Block Kit buttons, limits and errors
-//     explained; driven from the log by providers/outbox, exactly once.
+//     explained; driven from the log by providers/output, exactly once.
 //   - MCP tools scoped to the installation and thread (tools.go), and the
 //     thread's earlier messages as context for the first turn (Prime).
 //   - Install: OAuth v2 with token rotation (Installer), or one

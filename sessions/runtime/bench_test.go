@@ -133,15 +133,15 @@ func benchWake(b *testing.B, history int) {
 		MaxRetries: 1,
 		RetryDelay: time.Millisecond,
 	})
-	rt := runtime.New(runtime.Config{Store: st, Model: model, Workers: 8})
+	rt := runtime.New(runtime.Config{Store: st, Commits: st, Model: model, Workers: 8})
 	if err := rt.Start(ctx); err != nil {
 		b.Fatal(err)
 	}
 	defer func() { _ = rt.Stop(context.Background()) }()
 
 	// wake n queues a marked message on the session of its slot once that
-	// session has gone idle, wakes it and returns the commit-to-arrival
-	// latency. Slot s serves wakes s, s+wakeSlots, …; every
+	// session has gone idle (its commit wakes it) and returns the
+	// commit-to-arrival latency. Slot s serves wakes s, s+wakeSlots, …; every
 	// wakesPerSession rounds it moves on to a fresh session.
 	wake := func(n int) time.Duration {
 		slot, round := n%wakeSlots, n/wakeSlots
@@ -152,8 +152,8 @@ func benchWake(b *testing.B, history int) {
 		if _, err := st.QueueInputs(ctx, id, core.QueueRequest{Inputs: []core.Event{core.NewInput(core.TypeUserMessage, body)}}); err != nil {
 			b.Fatal(err)
 		}
+		// The commit stream wakes the session, as in production.
 		committed := time.Now()
-		rt.Wake(id)
 		return awaitArrival(b, arrivals, marker).Sub(committed)
 	}
 

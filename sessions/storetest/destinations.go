@@ -8,33 +8,33 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 )
 
-// OutboxStore is what the outbox suite needs: the session store (whose
-// Append enqueues deliveries) with the destination store and the outbox.
-type OutboxStore interface {
+// DeliveryStore is what the deliveries suite needs: the session store (whose
+// Append enqueues deliveries) with the destination store and the delivery queue.
+type DeliveryStore interface {
 	core.Store
 	core.DestinationStore
-	core.Outbox
+	core.DeliveryQueue
 }
 
-// RunOutbox runs the core.DestinationStore and core.Outbox suite. open
+// RunDeliveries runs the core.DestinationStore and core.DeliveryQueue suite. open
 // must return a fresh, empty store for each subtest and close it when the
 // test ends (t.Cleanup). Sealed secrets are opaque to a store, so the
 // suite uses made-up ones.
-func RunOutbox(t *testing.T, open func(t *testing.T) OutboxStore) {
+func RunDeliveries(t *testing.T, open func(t *testing.T) DeliveryStore) {
 	tests := []struct {
 		name string
-		fn   func(t *testing.T, s OutboxStore)
+		fn   func(t *testing.T, s DeliveryStore)
 	}{
 		{"destinations/create_get", testDestinationCreate},
 		{"destinations/invalid", testDestinationInvalid},
 		{"destinations/list", testDestinationList},
 		{"destinations/with_session", testDestinationWithSession},
-		{"outbox/filters", testOutboxFilters},
-		{"outbox/stream_order", testOutboxOrder},
-		{"outbox/retry_dead_does_not_block", testOutboxRetryDead},
-		{"outbox/pause_resume", testOutboxPauseResume},
-		{"outbox/redeliver", testOutboxRedeliver},
-		{"outbox/delete_destination", testOutboxDelete},
+		{"outbox/filters", testDeliveriesFilters},
+		{"outbox/stream_order", testDeliveriesOrder},
+		{"outbox/retry_dead_does_not_block", testDeliveriesRetryDead},
+		{"outbox/pause_resume", testDeliveriesPauseResume},
+		{"outbox/redeliver", testDeliveriesRedeliver},
+		{"outbox/delete_destination", testDeliveriesDelete},
 		{"deliveries/list", testDeliveryList},
 	}
 	for _, tc := range tests {
@@ -55,21 +55,21 @@ func newDest(sessionID string, f core.EventFilter) core.NewDestination {
 	}
 }
 
-func createDest(t *testing.T, s OutboxStore, sessionID string, f core.EventFilter) *core.Destination {
+func createDest(t *testing.T, s DeliveryStore, sessionID string, f core.EventFilter) *core.Destination {
 	t.Helper()
 	d, err := s.CreateDestination(t.Context(), newDest(sessionID, f))
 	must(t, err)
 	return d
 }
 
-func sessionOf(t *testing.T, s OutboxStore, agentID string) *core.Session {
+func sessionOf(t *testing.T, s DeliveryStore, agentID string) *core.Session {
 	t.Helper()
 	res, err := s.CreateSession(t.Context(), core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: agentID, Version: 1}, Metadata: map[string]string{"ticket": "T-1"}}})
 	must(t, err)
 	return res.Session
 }
 
-func say(t *testing.T, s OutboxStore, sessionID string, texts ...string) []core.Event {
+func say(t *testing.T, s DeliveryStore, sessionID string, texts ...string) []core.Event {
 	t.Helper()
 	evs := make([]core.Event, len(texts))
 	for i, txt := range texts {
@@ -79,14 +79,14 @@ func say(t *testing.T, s OutboxStore, sessionID string, texts ...string) []core.
 }
 
 // due returns the due deliveries at a time past everything scheduled.
-func due(t *testing.T, s OutboxStore, busy func(core.Stream) bool) []*core.Delivery {
+func due(t *testing.T, s DeliveryStore, busy func(core.Stream) bool) []*core.Delivery {
 	t.Helper()
 	out, _, err := s.DueDeliveries(t.Context(), later(), 100, busy)
 	must(t, err)
 	return out
 }
 
-func allDeliveries(t *testing.T, s OutboxStore, q core.DeliveryQuery) []*core.Delivery {
+func allDeliveries(t *testing.T, s DeliveryStore, q core.DeliveryQuery) []*core.Delivery {
 	t.Helper()
 	var out []*core.Delivery
 	for {
@@ -100,7 +100,7 @@ func allDeliveries(t *testing.T, s OutboxStore, q core.DeliveryQuery) []*core.De
 	}
 }
 
-func record(t *testing.T, s OutboxStore, id string, r core.AttemptResult) (*core.Delivery, *core.Delivery) {
+func record(t *testing.T, s DeliveryStore, id string, r core.AttemptResult) (*core.Delivery, *core.Delivery) {
 	t.Helper()
 	if r.Attempt.At.IsZero() {
 		r.Attempt.At = core.Now()
@@ -126,7 +126,7 @@ func seqs(ds []*core.Delivery) []uint64 {
 	return out
 }
 
-func testDestinationCreate(t *testing.T, s OutboxStore) {
+func testDestinationCreate(t *testing.T, s DeliveryStore) {
 	ctx := t.Context()
 	in := newDest("", core.EventFilter{Level: core.LevelProgress, Types: []string{core.TypeAgentMessage}, AgentID: "agt_a"})
 	d, err := s.CreateDestination(ctx, in)
@@ -167,7 +167,7 @@ func testDestinationCreate(t *testing.T, s OutboxStore) {
 	wantErr(t, err, core.ErrArchived)
 }
 
-func testDestinationInvalid(t *testing.T, s OutboxStore) {
+func testDestinationInvalid(t *testing.T, s DeliveryStore) {
 	tests := []struct {
 		name string
 		edit func(*core.NewDestination)
@@ -191,7 +191,7 @@ func testDestinationInvalid(t *testing.T, s OutboxStore) {
 	}
 }
 
-func testDestinationList(t *testing.T, s OutboxStore) {
+func testDestinationList(t *testing.T, s DeliveryStore) {
 	ctx := t.Context()
 	a, b := sessionOf(t, s, "agt_a"), sessionOf(t, s, "agt_b")
 	var globals, forA, ofA []string
@@ -231,7 +231,7 @@ func testDestinationList(t *testing.T, s OutboxStore) {
 	}
 }
 
-func testDestinationWithSession(t *testing.T, s OutboxStore) {
+func testDestinationWithSession(t *testing.T, s DeliveryStore) {
 	ctx := t.Context()
 	id := core.NewID(core.PrefixSession)
 	d := newDest(id, core.EventFilter{Level: core.LevelUser})
@@ -270,7 +270,7 @@ func testDestinationWithSession(t *testing.T, s OutboxStore) {
 	wantErr(t, err, core.ErrInvalid)
 }
 
-func testDeliveryList(t *testing.T, s OutboxStore) {
+func testDeliveryList(t *testing.T, s DeliveryStore) {
 	ctx := t.Context()
 	a, b := sessionOf(t, s, "agt_a"), sessionOf(t, s, "agt_a")
 	d1, d2 := createDest(t, s, "", core.EventFilter{}), createDest(t, s, a.ID, core.EventFilter{})

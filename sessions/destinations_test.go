@@ -9,7 +9,7 @@ import (
 )
 
 func TestOutboxConformance(t *testing.T) {
-	storetest.RunOutbox(t, func(t *testing.T) storetest.OutboxStore {
+	storetest.RunDeliveries(t, func(t *testing.T) storetest.DeliveryStore {
 		s, _ := openTemp(t, Options{})
 		return s
 	})

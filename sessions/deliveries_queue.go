@@ -16,7 +16,7 @@ func streamKey(st core.Stream) []byte {
 	return append([]byte(st.DestinationID), st.SessionID...)
 }
 
-func outboxKey(st core.Stream, seq uint64) []byte {
+func queueKey(st core.Stream, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(streamKey(st), seq)
 }
 
@@ -83,7 +83,7 @@ func matchingDestinations(tx *bolt.Tx, sessionID string) ([]destMatch, error) {
 
 // enqueueDeliveries queues a delivery of each logged event for every
 // destination it passes, inside Append's transaction: the log and the
-// outbox commit together, so a crash neither loses nor invents one.
+// delivery queue commit together, so a crash neither loses nor invents one.
 func (s *Store) enqueueDeliveries(tx *bolt.Tx, sess *core.Session, events []core.Event, now core.Time) error {
 	dests, err := matchingDestinations(tx, sess.ID)
 	if err != nil || len(dests) == 0 {
@@ -107,7 +107,7 @@ func (s *Store) enqueueDeliveries(tx *bolt.Tx, sess *core.Session, events []core
 			if err := insertDelivery(tx, d); err != nil {
 				return err
 			}
-			if err := bkt(tx, bucketOutbox).Put(outboxKey(st, e.Seq), []byte(d.ID)); err != nil {
+			if err := bkt(tx, bucketOutbox).Put(queueKey(st, e.Seq), []byte(d.ID)); err != nil {
 				return err
 			}
 			// A stream already scheduled keeps its time: its first
@@ -322,7 +322,7 @@ func (s *Store) RecordAttempt(ctx context.Context, id string, r core.AttemptResu
 		}
 		if settled {
 			d.NextAttemptAt = nil
-			if err := bkt(tx, bucketOutbox).Delete(outboxKey(d.Stream(), d.Seq)); err != nil {
+			if err := bkt(tx, bucketOutbox).Delete(queueKey(d.Stream(), d.Seq)); err != nil {
 				return err
 			}
 		}

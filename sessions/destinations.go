@@ -13,7 +13,7 @@ import (
 
 var (
 	_ core.DestinationStore = (*Store)(nil)
-	_ core.Outbox           = (*Store)(nil)
+	_ core.DeliveryQueue    = (*Store)(nil)
 )
 
 // Webhook bucket names; doc.go describes what each holds.

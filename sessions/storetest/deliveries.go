@@ -8,7 +8,7 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 )
 
-func testOutboxFilters(t *testing.T, s OutboxStore) {
+func testDeliveriesFilters(t *testing.T, s DeliveryStore) {
 	ctx := t.Context()
 	a, b := sessionOf(t, s, "agt_a"), sessionOf(t, s, "agt_b")
 	say(t, s, a.ID, "before any destination")
@@ -47,7 +47,7 @@ func testOutboxFilters(t *testing.T, s OutboxStore) {
 	}
 }
 
-func testOutboxOrder(t *testing.T, s OutboxStore) {
+func testDeliveriesOrder(t *testing.T, s DeliveryStore) {
 	a, b := sessionOf(t, s, "agt_a"), sessionOf(t, s, "agt_a")
 	dest := createDest(t, s, "", core.EventFilter{})
 	say(t, s, a.ID, "a1", "a2", "a3")
@@ -86,7 +86,7 @@ func testOutboxOrder(t *testing.T, s OutboxStore) {
 	}
 }
 
-func testOutboxRetryDead(t *testing.T, s OutboxStore) {
+func testDeliveriesRetryDead(t *testing.T, s DeliveryStore) {
 	ctx := t.Context()
 	a := sessionOf(t, s, "agt_a")
 	dest := createDest(t, s, a.ID, core.EventFilter{})
@@ -131,7 +131,7 @@ func testOutboxRetryDead(t *testing.T, s OutboxStore) {
 	}
 }
 
-func testOutboxPauseResume(t *testing.T, s OutboxStore) {
+func testDeliveriesPauseResume(t *testing.T, s DeliveryStore) {
 	ctx := t.Context()
 	a := sessionOf(t, s, "agt_a")
 	dest := createDest(t, s, a.ID, core.EventFilter{})
@@ -176,7 +176,7 @@ func testOutboxPauseResume(t *testing.T, s OutboxStore) {
 	wantErr(t, err, core.ErrNotFound)
 }
 
-func testOutboxRedeliver(t *testing.T, s OutboxStore) {
+func testDeliveriesRedeliver(t *testing.T, s DeliveryStore) {
 	ctx := t.Context()
 	a := sessionOf(t, s, "agt_a")
 	createDest(t, s, a.ID, core.EventFilter{})
@@ -208,7 +208,7 @@ func testOutboxRedeliver(t *testing.T, s OutboxStore) {
 	wantErr(t, err, core.ErrNotFound)
 }
 
-func testOutboxDelete(t *testing.T, s OutboxStore) {
+func testDeliveriesDelete(t *testing.T, s DeliveryStore) {
 	ctx := t.Context()
 	a := sessionOf(t, s, "agt_a")
 	dest := createDest(t, s, a.ID, core.EventFilter{})

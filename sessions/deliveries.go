@@ -89,7 +89,7 @@ func (s *Store) Redeliver(ctx context.Context, id string) (*core.Delivery, error
 		if err := saveDelivery(tx, d); err != nil {
 			return err
 		}
-		if err := bkt(tx, bucketOutbox).Put(outboxKey(d.Stream(), d.Seq), []byte(d.ID)); err != nil {
+		if err := bkt(tx, bucketOutbox).Put(queueKey(d.Stream(), d.Seq), []byte(d.ID)); err != nil {
 			return err
 		}
 		if _, err := s.reschedule(tx, d.Stream(), dest); err != nil {

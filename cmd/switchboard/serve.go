@@ -21,6 +21,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/settings"
 	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/providers"
+	"github.com/switchboardhq/switchboard/sandbox"
 	"github.com/switchboardhq/switchboard/sessions"
 	"github.com/switchboardhq/switchboard/sessions/live"
 	"github.com/switchboardhq/switchboard/sessions/metrics"
@@ -40,7 +41,7 @@ type serveConfig struct {
 	shutdown                    time.Duration
 	maxBody                     int64
 	heartbeat                   time.Duration
-	sandbox                     sandboxConfig
+	sandbox                     sandbox.Settings
 	webhooks                    webhookConfig
 	slack                       slackConfig
 	github                      githubConfig
@@ -104,7 +105,7 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 	if c.dataDir, err = s.Dir("SWITCHBOARD_DATA_DIR"); err != nil {
 		return nil, err
 	}
-	if c.sandbox, err = loadSandboxConfig(s, c.dataDir); err != nil {
+	if c.sandbox, err = sandbox.LoadSettings(s, c.dataDir); err != nil {
 		return nil, err
 	}
 	if c.webhooks, err = loadWebhookConfig(s); err != nil {
@@ -176,9 +177,8 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	grants := &platformGrants{sessions: db, vault: &vaults.Resolver{Store: db, Sealer: cfg.sealer, Logger: log}}
-	grants.bind(gw)
-	sb, err := openSandbox(ctx, cfg.sandbox, db, grants, log)
+	sb, err := sandbox.Open(ctx, cfg.sandbox, sandbox.Deps{Store: db, Vault: &vaults.Resolver{Store: db, Sealer: cfg.sealer, Logger: log},
+		Granters: gitGranters(gw), Logger: log})
 	if err != nil {
 		return err
 	}
@@ -208,7 +208,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 			}
 		})
 	} else {
-		model = noteModel{Model: model, note: noSandboxNote}
+		model = noteModel{Model: model, note: sandbox.NoSandboxNote}
 	}
 	hub := live.NewHub()
 	go hub.Run(bg, db.Subscribe("sse", 4096))
@@ -224,7 +224,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		Commits: db,
 		Harness: &harness.Default{Observer: m},
 		Model:   model,
-		Tools:   toolsetFor(getenv, handsTools(sb, cfg.sandbox), mcp, gw, db, log),
+		Tools:   toolsetFor(getenv, sandbox.HandsTools(sb, cfg.sandbox), mcp, gw, db, log),
 		// Idle sessions let go of their MCP connections after a while.
 		AfterCycle:      mcp.Idle,
 		Workers:         cfg.workers,
@@ -247,7 +247,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		return fmt.Errorf("SWITCHBOARD_ADDR=%s: %w", cfg.addr, err)
 	}
 	srv := &http.Server{
-		Handler:           routes(cfg, db, hub, rt, m, wh, gw, sandboxRoutes{sb, db}, log),
+		Handler:           routes(cfg, db, hub, rt, m, wh, gw, sb, log),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
@@ -283,4 +283,16 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// gitGranters are the providers that grant a session's sandbox its
+// repository on their git host.
+func gitGranters(gw *gateway) []sandbox.GitGranter {
+	var list []sandbox.GitGranter
+	for _, p := range gw.list {
+		if g, ok := p.(sandbox.GitGranter); ok {
+			list = append(list, g)
+		}
+	}
+	return list
 }

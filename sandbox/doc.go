@@ -41,4 +41,13 @@
 // timeout is stopped by killing every process of the command user; when
 // even that cannot start (a fork bomb holds every pid), the container is
 // killed and starts again at the next command, its workspace intact.
+//
+// Gateway. The package declares its settings (Options, LoadSettings), and
+// Open connects the backend as the gateway runs it: the egress proxy on,
+// off, or when left unset on where the gateway may set firewall rules;
+// what a previous process left reaped; the proxy's decisions appended to
+// the sessions' logs. The proxy's credentials resolve in the vault,
+// except those a platform grants a session's sandbox for its repository
+// (GitGranter, grants.go): they resolve at that platform and never leave
+// the proxy.
 package sandbox

@@ -21,6 +21,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/settings"
 	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/providers"
+	"github.com/switchboardhq/switchboard/sandbox"
 	"github.com/switchboardhq/switchboard/sessions"
 	"github.com/switchboardhq/switchboard/sessions/live"
 	"github.com/switchboardhq/switchboard/sessions/metrics"
@@ -38,7 +39,7 @@ type serveConfig struct {
 	maxBody                     int64
 	heartbeat                   time.Duration
 	runtime                     runtime.Config
-	sandbox                     sandboxConfig
+	sandbox                     sandbox.Settings
 	webhooks                    webhooks.Config
 	platforms                   []providers.Build
 	log                         *slog.Logger
@@ -83,7 +84,7 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 	if c.dataDir, err = s.Dir("SWITCHBOARD_DATA_DIR"); err != nil {
 		return nil, err
 	}
-	if c.sandbox, err = loadSandboxConfig(s, c.dataDir); err != nil {
+	if c.sandbox, err = sandbox.LoadSettings(s, c.dataDir); err != nil {
 		return nil, err
 	}
 	if c.webhooks, err = webhooks.LoadConfig(s); err != nil {
@@ -135,9 +136,8 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	grants := &platformGrants{sessions: db, vault: &vaults.Resolver{Store: db, Sealer: cfg.sealer, Logger: log}}
-	grants.bind(gw)
-	sb, err := openSandbox(ctx, cfg.sandbox, db, grants, log)
+	sb, err := sandbox.Open(ctx, cfg.sandbox, sandbox.Deps{Store: db, Vault: &vaults.Resolver{Store: db, Sealer: cfg.sealer, Logger: log},
+		Granters: gitGranters(gw), Logger: log})
 	if err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 			}
 		})
 	} else {
-		model = models.WithNote(model, noSandboxNote)
+		model = models.WithNote(model, sandbox.NoSandboxNote)
 	}
 	hub := live.NewHub()
 	go hub.Run(bg, db.Subscribe("sse", 4096))
@@ -182,7 +182,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 
 	rc := cfg.runtime
 	rc.Store, rc.Commits, rc.Harness, rc.Model, rc.Logger = testStore(db, getenv), db, &harness.Default{Observer: m}, model, log
-	rc.Tools = gw.Toolset(append(append(harness.Conversation(), handsTools(sb, cfg.sandbox)...), testTools(getenv)...), mcp, db, log)
+	rc.Tools = gw.Toolset(append(append(harness.Conversation(), sandbox.HandsTools(sb, cfg.sandbox)...), testTools(getenv)...), mcp, db, log)
 	// Idle sessions let go of their MCP connections after a while.
 	rc.AfterCycle = mcp.Idle
 	rt := runtime.New(rc)
@@ -200,7 +200,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		return fmt.Errorf("SWITCHBOARD_ADDR=%s: %w", cfg.addr, err)
 	}
 	srv := &http.Server{
-		Handler:           routes(cfg, db, hub, rt, m, wh, gw, states, sandboxRoutes{sb, db}, log),
+		Handler:           routes(cfg, db, hub, rt, m, wh, gw, states, sb, log),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
@@ -236,4 +236,16 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// gitGranters are the providers that grant a session's sandbox its
+// repository on their git host.
+func gitGranters(gw *providers.Set) []sandbox.GitGranter {
+	var list []sandbox.GitGranter
+	for _, p := range gw.List() {
+		if g, ok := p.(sandbox.GitGranter); ok {
+			list = append(list, g)
+		}
+	}
+	return list
 }

@@ -44,7 +44,7 @@ func (p *Provider) GitGrant(s *core.Session) (hosts []string, credentialID strin
 }
 
 // IsGitCredential tells the credential ids GitGrant makes.
-func IsGitCredential(id string) bool { return strings.HasPrefix(id, gitCredentialPrefix) }
+func (p *Provider) IsGitCredential(id string) bool { return strings.HasPrefix(id, gitCredentialPrefix) }
 
 // GitHeader is the Authorization header git sends to the git host for a
 // credential id GitGrant made: the installation's token, narrowed to the

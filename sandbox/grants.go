@@ -1,0 +1,100 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sandbox/egress"
+)
+
+// GitGranter is a platform whose sessions work on a repository it hosts
+// (GitHub's provider is one): their sandboxes reach its git host through
+// the egress proxy with a credential the platform resolves itself,
+// narrowed to the session's repository, so that neither the vault nor
+// the sandbox ever holds it.
+type GitGranter interface {
+	// GitGrant is what the session's sandbox may reach because of where
+	// the session came from: hosts (host:port) and the credential id the
+	// proxy injects there. ok is false for sessions from elsewhere.
+	GitGrant(s *core.Session) (hosts []string, credentialID string, ok bool)
+	// IsGitCredential tells the credential ids GitGrant makes; no vault id
+	// looks like one.
+	IsGitCredential(id string) bool
+	// GitHeader is the header the proxy injects toward hostport for a
+	// credential id GitGrant made.
+	GitHeader(ctx context.Context, id, hostport string) (name, value string, err error)
+}
+
+// sessionGetter reads the session whose origin decides its grants.
+type sessionGetter interface {
+	GetSession(ctx context.Context, id string) (*core.Session, error)
+}
+
+// platformGrants is the proxy's grant source and its credential source
+// at once: the ids a granter made resolve at that granter, every other id
+// in the vault.
+type platformGrants struct {
+	sessions sessionGetter
+	granters []GitGranter
+	vault    core.CredentialSource
+}
+
+var (
+	_ core.CredentialSource = (*platformGrants)(nil)
+	_ GrantSource           = (*platformGrants)(nil)
+)
+
+// SessionGrant is the repository access of the session's origin.
+func (g *platformGrants) SessionGrant(ctx context.Context, sessionID string) (egress.Policy, error) {
+	if len(g.granters) == 0 {
+		return egress.Policy{}, nil
+	}
+	s, err := g.sessions.GetSession(ctx, sessionID)
+	if err != nil {
+		return egress.Policy{}, err
+	}
+	var p egress.Policy
+	for _, gr := range g.granters {
+		if hosts, cred, ok := gr.GitGrant(s); ok {
+			p.Hosts = append(p.Hosts, hosts...)
+			p.Credentials = append(p.Credentials, cred)
+		}
+	}
+	return p, nil
+}
+
+func (g *platformGrants) Header(ctx context.Context, id, host string) (string, string, error) {
+	if gr := g.granterOf(id); gr != nil {
+		return gr.GitHeader(ctx, id, host)
+	}
+	return g.vault.Header(ctx, id, host)
+}
+
+// Token refuses a granted id: it is injected by the proxy, never handed
+// to a stdio server or anything else that would hold it.
+func (g *platformGrants) Token(ctx context.Context, id string) (string, error) {
+	if g.granterOf(id) != nil {
+		return "", fmt.Errorf("credential %s is injected by the egress proxy only: %w", id, core.ErrForbidden)
+	}
+	return g.vault.Token(ctx, id)
+}
+
+func (g *platformGrants) Refresh(ctx context.Context, id string) error {
+	if g.granterOf(id) != nil {
+		// A granter renews its own tokens before they expire (GitHub's
+		// installation tokens through ghinstallation).
+		return nil
+	}
+	return g.vault.Refresh(ctx, id)
+}
+
+// granterOf is the granter that made credential id, nil for a vault id.
+func (g *platformGrants) granterOf(id string) GitGranter {
+	for _, gr := range g.granters {
+		if gr.IsGitCredential(id) {
+			return gr
+		}
+	}
+	return nil
+}

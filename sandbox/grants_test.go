@@ -1,0 +1,159 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sandbox/egress"
+)
+
+// fakeGranter grants the sessions of one platform its git host, with
+// credential ids that start with the platform's name.
+type fakeGranter struct{ platform, host string }
+
+func (g fakeGranter) GitGrant(s *core.Session) ([]string, string, bool) {
+	if s.Origin == nil || s.Origin.Provider != g.platform {
+		return nil, "", false
+	}
+	return []string{g.host}, g.platform + "-git:" + s.ID, true
+}
+
+func (g fakeGranter) IsGitCredential(id string) bool {
+	return strings.HasPrefix(id, g.platform+"-git:")
+}
+
+func (g fakeGranter) GitHeader(ctx context.Context, id, hostport string) (string, string, error) {
+	return "Authorization", g.platform + " " + id + " for " + hostport, nil
+}
+
+// fakeVault resolves every id and notes what it was asked.
+type fakeVault struct{ calls []string }
+
+func (v *fakeVault) Header(ctx context.Context, id, host string) (string, string, error) {
+	v.calls = append(v.calls, "header "+id)
+	return "X-Vault", id + " for " + host, nil
+}
+
+func (v *fakeVault) Token(ctx context.Context, id string) (string, error) {
+	v.calls = append(v.calls, "token "+id)
+	return "vault " + id, nil
+}
+
+func (v *fakeVault) Refresh(ctx context.Context, id string) error {
+	v.calls = append(v.calls, "refresh "+id)
+	return nil
+}
+
+// fakeSessions holds sessions by id; reads counts the lookups.
+type fakeSessions struct {
+	m     map[string]*core.Session
+	reads int
+}
+
+func (f *fakeSessions) GetSession(ctx context.Context, id string) (*core.Session, error) {
+	f.reads++
+	if s, ok := f.m[id]; ok {
+		return s, nil
+	}
+	return nil, fmt.Errorf("session %s: %w", id, core.ErrNotFound)
+}
+
+func newGrants() (*platformGrants, *fakeVault, *fakeSessions) {
+	sessions := &fakeSessions{m: map[string]*core.Session{
+		"sesn_gh":    {ID: "sesn_gh", Origin: &core.Origin{Provider: "github", Key: "github:acme/widgets#7"}},
+		"sesn_forge": {ID: "sesn_forge", Origin: &core.Origin{Provider: "forge", Key: "forge:acme/gadgets#1"}},
+		"sesn_slack": {ID: "sesn_slack", Origin: &core.Origin{Provider: "slack", Key: "slack:T1:C1:1.2"}},
+		"sesn_api":   {ID: "sesn_api"},
+	}}
+	vault := &fakeVault{}
+	granters := []GitGranter{fakeGranter{"github", "github.com:443"}, fakeGranter{"forge", "forge.example:443"}}
+	return &platformGrants{sessions: sessions, granters: granters, vault: vault}, vault, sessions
+}
+
+func TestSessionGrant(t *testing.T) {
+	tests := []struct {
+		session string
+		want    egress.Policy
+	}{
+		{"sesn_gh", egress.Policy{Hosts: []string{"github.com:443"}, Credentials: []string{"github-git:sesn_gh"}}},
+		{"sesn_forge", egress.Policy{Hosts: []string{"forge.example:443"}, Credentials: []string{"forge-git:sesn_forge"}}},
+		{"sesn_slack", egress.Policy{}},
+		{"sesn_api", egress.Policy{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.session, func(t *testing.T) {
+			g, _, _ := newGrants()
+			got, err := g.SessionGrant(t.Context(), tt.session)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.Hosts, tt.want.Hosts) || !slices.Equal(got.Credentials, tt.want.Credentials) {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+	t.Run("a session that is gone", func(t *testing.T) {
+		g, _, _ := newGrants()
+		if _, err := g.SessionGrant(t.Context(), "sesn_gone"); !errors.Is(err, core.ErrNotFound) {
+			t.Errorf("err = %v, want ErrNotFound", err)
+		}
+	})
+	t.Run("no granter reads no session", func(t *testing.T) {
+		g, _, sessions := newGrants()
+		g.granters = nil
+		got, err := g.SessionGrant(t.Context(), "sesn_gh")
+		if err != nil || len(got.Hosts) != 0 || len(got.Credentials) != 0 || sessions.reads != 0 {
+			t.Errorf("got %+v, %v after %d reads, want nothing and no read", got, err, sessions.reads)
+		}
+	})
+}
+
+// TestGrantCredentials: a granted id resolves at its granter and never
+// leaves the proxy; every other id resolves in the vault.
+func TestGrantCredentials(t *testing.T) {
+	tests := []struct {
+		name      string
+		call      func(ctx context.Context, g *platformGrants) (string, error)
+		want      string
+		wantErr   error
+		wantVault []string
+	}{
+		{"a granted id's header at its granter", func(ctx context.Context, g *platformGrants) (string, error) {
+			n, v, err := g.Header(ctx, "forge-git:sesn_forge", "forge.example:443")
+			return n + ": " + v, err
+		}, "Authorization: forge forge-git:sesn_forge for forge.example:443", nil, nil},
+		{"a vault id's header in the vault", func(ctx context.Context, g *platformGrants) (string, error) {
+			n, v, err := g.Header(ctx, "cred_01", "api.example:443")
+			return n + ": " + v, err
+		}, "X-Vault: cred_01 for api.example:443", nil, []string{"header cred_01"}},
+		{"no token of a granted id", func(ctx context.Context, g *platformGrants) (string, error) {
+			return g.Token(ctx, "github-git:sesn_gh")
+		}, "", core.ErrForbidden, nil},
+		{"a vault id's token", func(ctx context.Context, g *platformGrants) (string, error) {
+			return g.Token(ctx, "cred_01")
+		}, "vault cred_01", nil, []string{"token cred_01"}},
+		{"refreshing a granted id does nothing", func(ctx context.Context, g *platformGrants) (string, error) {
+			return "", g.Refresh(ctx, "github-git:sesn_gh")
+		}, "", nil, nil},
+		{"a vault id refreshes in the vault", func(ctx context.Context, g *platformGrants) (string, error) {
+			return "", g.Refresh(ctx, "cred_01")
+		}, "", nil, []string{"refresh cred_01"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, vault, _ := newGrants()
+			got, err := tt.call(t.Context(), g)
+			if !errors.Is(err, tt.wantErr) || got != tt.want {
+				t.Errorf("got %q, %v; want %q, %v", got, err, tt.want, tt.wantErr)
+			}
+			if !slices.Equal(vault.calls, tt.wantVault) {
+				t.Errorf("vault asked %q, want %q", vault.calls, tt.wantVault)
+			}
+		})
+	}
+}

@@ -1,0 +1,163 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sandbox/egress"
+	"github.com/switchboardhq/switchboard/sandbox/environments"
+)
+
+// Store is what Open reads and writes: sessions and what their sandboxes
+// are made of, and the logs the egress decisions are appended to.
+type Store interface {
+	environments.SessionStore
+	appender
+}
+
+// appender appends to a session's log.
+type appender interface {
+	Append(ctx context.Context, sessionID string, req core.AppendRequest) ([]core.Event, error)
+}
+
+// Deps is what Open needs beside the settings.
+type Deps struct {
+	Store Store
+	// Vault resolves the vault credentials environments name.
+	Vault core.CredentialSource
+	// Granters grant a platform session's sandbox its repository (GitHub's
+	// provider); their credentials resolve at them, not in the vault.
+	Granters []GitGranter
+	Logger   *slog.Logger
+}
+
+// Open connects the Docker backend as s says (with the egress proxy
+// unless it is off) and reaps what a previous process left. It returns
+// nil when sessions run without a sandbox: SWITCHBOARD_SANDBOX=none, or
+// no engine (or image) when the mode was left to Open. An error is one
+// line that names the variable to change.
+func Open(ctx context.Context, s Settings, deps Deps) (*Docker, error) {
+	log := deps.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if s.mode == "none" {
+		log.Info("sandbox off (SWITCHBOARD_SANDBOX=none): no hands tools")
+		return nil, nil
+	}
+	deployment, err := deploymentID(filepath.Join(s.dataDir, "deployment-id"))
+	if err != nil {
+		return nil, err
+	}
+	events := egressEvents{store: deps.Store, log: log}
+	grants := &platformGrants{sessions: deps.Store, granters: deps.Granters, vault: deps.Vault}
+	cfg := Config{
+		Image:          s.image,
+		Deployment:     deployment,
+		IdleTimeout:    s.idle,
+		Limits:         s.limits,
+		CommandTimeout: min(2*time.Minute, s.command),
+		BuildTimeout:   s.build,
+		Environments:   environments.Sessions{Store: deps.Store},
+		Logger:         log,
+	}
+	if s.egress != "off" {
+		ca, err := egress.LoadOrCreateCA(s.dataDir)
+		if err != nil {
+			return nil, fmt.Errorf("SWITCHBOARD_DATA_DIR: %w", err)
+		}
+		cfg.Egress = &EgressConfig{
+			Port:         s.egressPort,
+			CA:           ca,
+			Credentials:  grants,
+			Grants:       grants,
+			RootCAs:      s.roots,
+			AllowPrivate: s.allowPrivate,
+			Record:       events.record,
+		}
+	}
+	d, err := Connect(ctx, cfg)
+	if s.egress == "" && errors.Is(err, ErrFirewall) {
+		log.Warn("egress proxy off: sandboxes reach nothing and cannot install packages (run as root, or set SWITCHBOARD_EGRESS=off to silence this)", "err", err)
+		cfg.Egress = nil
+		d, err = Connect(ctx, cfg)
+	}
+	switch {
+	case err == nil:
+	case s.mode == "" && errors.Is(err, core.ErrSandboxUnavailable):
+		log.Warn("sandbox off: no hands tools (set SWITCHBOARD_SANDBOX=docker to make this an error)", "err", err)
+		return nil, nil
+	case errors.Is(err, ErrNoImage):
+		return nil, fmt.Errorf("SWITCHBOARD_SANDBOX_IMAGE=%s: %w", s.image, err)
+	case errors.Is(err, ErrFirewall), errors.Is(err, ErrEgress):
+		return nil, fmt.Errorf("SWITCHBOARD_EGRESS=%s: %s", s.egress, oneLine(err))
+	default:
+		return nil, fmt.Errorf("SWITCHBOARD_SANDBOX=docker: %s", oneLine(err))
+	}
+	res, err := d.Reap(ctx, func(ctx context.Context, id string) (core.Status, error) {
+		sess, err := deps.Store.GetSession(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		return sess.Status, nil
+	})
+	if err != nil {
+		// Leftovers cost disk, not correctness: the next start tries again.
+		log.Warn("reap sandboxes", "removed", res.Removed, "adopted", res.Adopted, "err", err)
+	}
+	log.Info("sandbox on", "image", s.image, "deployment", deployment, "idle_timeout", s.idle.String(), "egress", cfg.Egress != nil)
+	return d, nil
+}
+
+// oneLine keeps a start-up error to one line (engine and iptables
+// messages can span several).
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// egressEvents appends the proxy's decisions to the sessions' logs as
+// internal sandbox.egress events (followers and destinations see them
+// through the commit stream).
+type egressEvents struct {
+	store appender
+	log   *slog.Logger
+}
+
+func (e egressEvents) record(ctx context.Context, sessionID string, body core.EgressBody) {
+	ev := core.NewEvent(core.TypeSandboxEgress, core.LevelInternal, core.ActorSystem, body)
+	if _, err := e.store.Append(ctx, sessionID, core.AppendRequest{Events: []core.Event{ev}}); err != nil && !errors.Is(err, core.ErrArchived) {
+		e.log.Warn("log an egress decision", "session_id", sessionID, "host", body.Host, "decision", body.Decision, "err", err)
+	}
+}
+
+// deploymentID reads the id that names this gateway's Docker objects,
+// generating it on first start: it survives restarts, so that a restarted
+// gateway finds its sandboxes, and differs between data directories, so
+// that gateways sharing an engine leave each other's alone.
+func deploymentID(path string) (string, error) {
+	raw, err := os.ReadFile(path)
+	if err == nil {
+		return strings.TrimSpace(string(raw)), nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("SWITCHBOARD_DATA_DIR: %w", err)
+	}
+	b := make([]byte, 5)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	id := hex.EncodeToString(b)
+	if err := os.WriteFile(path, []byte(id+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("SWITCHBOARD_DATA_DIR: %w", err)
+	}
+	return id, nil
+}

@@ -165,19 +165,21 @@ func TestGitHubAnswerExactlyOnceAcrossSIGKILL(t *testing.T) {
 				return n
 			}
 			if park == "after_post" {
-				w.fake.WaitFor(t, 10*time.Second, "the answer", func() bool { return answers() == 1 })
-			} else {
-				time.Sleep(300 * time.Millisecond)
-				if n := answers(); n != 0 {
-					t.Fatalf("posted before the park point: %d", n)
-				}
+				w.fake.WaitFor(t, patience, "the answer", func() bool { return answers() == 1 })
+			}
+			w.srv.waitParked("github " + park)
+			if n := answers(); park == "before_post" && n != 0 {
+				t.Fatalf("posted before the park point: %d", n)
 			}
 			w.srv.kill()
 			delete(w.env, "SWITCHBOARD_TEST_GITHUB_PARK")
 			w.srv = w.srv.restart()
-			w.fake.WaitFor(t, 10*time.Second, "the answer after the restart", func() bool { return answers() >= 1 })
+			w.fake.WaitFor(t, patience, "the answer after the restart", func() bool { return answers() >= 1 })
 			w.srv.waitIdle(id)
-			w.fake.WaitFor(t, 10*time.Second, "the status comment edited", func() bool {
+			// The sink renders a session's log in order: once it edited the
+			// status comment at the turn's end, a second post of the
+			// answer would have been made.
+			w.fake.WaitFor(t, patience, "the status comment edited", func() bool {
 				for _, c := range w.botComments("acme/widgets", 40) {
 					if strings.Contains(c.Body, "Done") {
 						return true
@@ -185,7 +187,6 @@ func TestGitHubAnswerExactlyOnceAcrossSIGKILL(t *testing.T) {
 				}
 				return false
 			})
-			time.Sleep(300 * time.Millisecond)
 			if n := answers(); n != 1 {
 				t.Fatalf("the answer was posted %d times", n)
 			}

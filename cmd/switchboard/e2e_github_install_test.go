@@ -191,7 +191,10 @@ func TestGitHubCheckRunOnceAcrossSIGKILL(t *testing.T) {
 	const sha = "fedcba9876543210fedcba9876543210fedcba98"
 	w := startGitHub(t, map[string]string{"SWITCHBOARD_TEST_GITHUB_PARK": "after_check_run"})
 	w.fake.SetPermission("alice", "write")
-	w.ms.Push(modelserver.Step{Text: "checked once"})
+	// The turn runs beside the parked sink: its model call hangs until the
+	// SIGKILL, so the answer comes from the restarted process, whenever
+	// the first one got to ask.
+	w.ms.Push(modelserver.Step{Hang: true}, modelserver.Step{Text: "checked once"})
 	event, payload := labeled(80, true, sha, "alice", "sb-agent")
 	if code := w.deliver(event, "", payload, githubSecret); code != 200 {
 		t.Fatalf("deliver: %d", code)
@@ -207,12 +210,16 @@ func TestGitHubCheckRunOnceAcrossSIGKILL(t *testing.T) {
 		}
 		return out
 	}
-	w.fake.WaitFor(t, 10*time.Second, "the check run created", func() bool { return len(runs()) == 1 })
+	w.fake.WaitFor(t, patience, "the check run created", func() bool { return len(runs()) == 1 })
+	w.srv.waitParked("github after_check_run")
+	waitRequests(t, w.ms, 1)
 	w.srv.kill()
 	delete(w.env, "SWITCHBOARD_TEST_GITHUB_PARK")
 	w.srv = w.srv.restart()
 	w.srv.waitIdle(id)
-	w.fake.WaitFor(t, 10*time.Second, "a check run completed", func() bool {
+	// The sink renders a session's log in order: once a run is completed
+	// at the turn's end, a second run for the turn would have been made.
+	w.fake.WaitFor(t, patience, "a check run completed", func() bool {
 		for _, cr := range runs() {
 			if cr.Status == "completed" {
 				return true
@@ -220,7 +227,6 @@ func TestGitHubCheckRunOnceAcrossSIGKILL(t *testing.T) {
 		}
 		return false
 	})
-	time.Sleep(300 * time.Millisecond)
 	list := runs()
 	if len(list) != 1 || strings.Join(list[0].Statuses, ",") != "queued,in_progress,completed" {
 		t.Fatalf("check runs after the restart: %+v", list)

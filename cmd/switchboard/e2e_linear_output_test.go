@@ -81,19 +81,23 @@ func TestLinearResponseOnceAcrossSIGKILL(t *testing.T) {
 			w.srv.waitFor(id, "the answer logged", func(_ sessionState, evs []event) bool { return count(evs, "agent.message") == 1 })
 			responses := func() int { return countHolding(w.activities(as), "response: the one and only response") }
 			if park == "after_post" {
-				w.waitActivity(as, "response: the one and only response", 10*time.Second)
-			} else {
-				time.Sleep(300 * time.Millisecond)
-				if n := responses(); n != 0 {
-					t.Fatalf("posted before the park point: %d", n)
-				}
+				w.waitActivity(as, "response: the one and only response", patience)
+			}
+			w.srv.waitParked("linear " + park)
+			if n := responses(); park == "before_post" && n != 0 {
+				t.Fatalf("posted before the park point: %d", n)
 			}
 			w.srv.kill()
 			delete(w.env, "SWITCHBOARD_TEST_LINEAR_PARK")
 			w.srv = w.srv.restart()
-			w.waitActivity(as, "response: the one and only response", 10*time.Second)
+			w.waitActivity(as, "response: the one and only response", patience)
 			w.srv.waitIdle(id)
-			time.Sleep(500 * time.Millisecond)
+			// The sink renders a session's log in order: once the next
+			// turn's response is shown, a second post of the first one
+			// would have been made.
+			w.ms.Push(modelserver.Step{Text: "a later response"})
+			w.prompted(as, "and then?", "")
+			w.waitActivity(as, "response: a later response", patience)
 			if n := responses(); n != 1 {
 				t.Fatalf("the response was posted %d times: %q", n, w.activities(as))
 			}

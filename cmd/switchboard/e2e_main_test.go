@@ -44,16 +44,40 @@ func TestMain(m *testing.M) {
 
 const adminToken = "test-admin-token"
 
-// syncBuffer collects a child's output safely.
+// patience bounds the harness's waits for the child: generous, since a
+// busy machine is slow, and reached only when something is wrong.
+const patience = 60 * time.Second
+
+// syncBuffer collects a child's output safely, and tells waiters of
+// each write.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written chan struct{} // closed at the next write
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.written != nil {
+		close(s.written)
+		s.written = nil
+	}
 	return s.b.Write(p)
+}
+
+// holds reports whether the output holds sub, and else gives a channel
+// closed at the next write.
+func (s *syncBuffer) holds(sub string) (bool, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if strings.Contains(s.b.String(), sub) {
+		return true, nil
+	}
+	if s.written == nil {
+		s.written = make(chan struct{})
+	}
+	return false, s.written
 }
 
 func (s *syncBuffer) String() string {
@@ -146,6 +170,29 @@ func (s *server) kill() {
 	}
 	_ = s.cmd.Process.Kill()
 	<-s.exited
+}
+
+// waitParked waits until the process says it parked at the failpoint name
+// (testtools.go's parkHere: "failpoint parked: slack before_post"), so that
+// a SIGKILL lands in the window the test means. It fails the test when the
+// process exits first or never parks there.
+func (s *server) waitParked(name string) {
+	s.t.Helper()
+	line := "failpoint parked: " + name + "\n"
+	timeout := time.After(patience)
+	for {
+		ok, written := s.out.holds(line)
+		if ok {
+			return
+		}
+		select {
+		case <-written:
+		case <-s.exited:
+			s.t.Fatalf("serve exited before parking at %s: %v\n%s", name, s.exitErr, s.out.String())
+		case <-timeout:
+			s.t.Fatalf("serve never parked at failpoint %s:\n%s", name, s.out.String())
+		}
+	}
 }
 
 // term sends SIGTERM and waits up to 20 s for a clean exit.

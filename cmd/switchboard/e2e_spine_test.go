@@ -186,6 +186,7 @@ func TestCrashRecovery(t *testing.T) {
 		srv := startServer(t, t.TempDir(), env)
 		id := srv.createSession("question")
 		srv.waitFor(id, "the answer", func(_ sessionState, evs []event) bool { return count(evs, "agent.message") == 1 })
+		srv.waitParked("after_answer")
 		srv.kill()
 		delete(env, "SWITCHBOARD_TEST_PARK_AFTER_ANSWER")
 		srv = srv.restart()
@@ -240,7 +241,7 @@ func TestSIGTERMCheckpointsAndResumes(t *testing.T) {
 
 func waitRequests(t *testing.T, ms *modelserver.Server, n int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	if err := ms.WaitRequests(ctx, n); err != nil {
 		t.Fatalf("waiting for %d model requests: %v", n, err)
@@ -249,7 +250,7 @@ func waitRequests(t *testing.T, ms *modelserver.Server, n int) {
 
 func waitFile(t *testing.T, path string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(patience); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
 			return
 		}

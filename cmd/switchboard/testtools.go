@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/sessions/runtime"
@@ -42,7 +43,7 @@ func (b blockTool) Call(ctx context.Context, call core.ToolCall) (core.ToolResul
 // testStore parks the appending goroutine for good right after a final
 // agent.message commits when SWITCHBOARD_TEST_PARK_AFTER_ANSWER is set, so
 // a crash test can SIGKILL the process between the answer and
-// turn.completed.
+// turn.completed (failpoint "after_answer").
 func testStore(s runtime.Store, getenv func(string) string) runtime.Store {
 	if getenv("SWITCHBOARD_TEST_PARK_AFTER_ANSWER") == "" {
 		return s
@@ -57,7 +58,7 @@ func (p parkingStore) Append(ctx context.Context, id string, req core.AppendRequ
 	for _, e := range evs {
 		var b core.MessageBody
 		if e.Type == core.TypeAgentMessage && e.Level == core.LevelUser && e.Decode(&b) == nil && b.ToolUseID == "" {
-			select {}
+			parkHere("after_answer")
 		}
 	}
 	return evs, err
@@ -68,10 +69,21 @@ func (p parkingStore) Append(ctx context.Context, id string, req core.AppendRequ
 // saved, nothing posted; after_post: posted, the position not saved;
 // after_check_run: a GitHub check run created, the position not saved),
 // so a crash test can SIGKILL the process in that window; nil otherwise.
-// Only test builds have it.
+// The failpoint is named "<provider> <point>" in lower case ("slack
+// before_post"). Only test builds have it.
 func parkAt(getenv func(string) string, provider, point string) func() {
 	if getenv("SWITCHBOARD_TEST_"+provider+"_PARK") != point {
 		return nil
 	}
-	return func() { select {} }
+	name := strings.ToLower(provider) + " " + point
+	return func() { parkHere(name) }
+}
+
+// parkHere parks the calling goroutine for good at the failpoint name,
+// first writing "failpoint parked: <name>" as one line to stderr: crash
+// tests wait for that line before they SIGKILL, so they know the process
+// is in the window they mean to test.
+func parkHere(name string) {
+	fmt.Fprintf(os.Stderr, "failpoint parked: %s\n", name)
+	select {}
 }

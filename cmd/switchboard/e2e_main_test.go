@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"net"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -98,24 +99,22 @@ type server struct {
 	exitErr error
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
+// anyPort is the SWITCHBOARD_ADDR of a serve the tests start: the kernel
+// picks a free port and serve writes the address to <data dir>/addr.
+const anyPort = "127.0.0.1:0"
 
 // startServer runs serve on dataDir with env and waits until it answers.
 func startServer(t *testing.T, dataDir string, env map[string]string) *server {
 	t.Helper()
-	addr := freeAddr(t)
-	s := &server{t: t, url: "http://" + addr, dataDir: dataDir, env: env, out: &syncBuffer{}, exited: make(chan struct{})}
+	s := &server{t: t, dataDir: dataDir, env: env, out: &syncBuffer{}, exited: make(chan struct{})}
+	// The address file of an earlier process on the data dir is stale.
+	addrFile := filepath.Join(dataDir, "addr")
+	if err := os.Remove(addrFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
 	s.cmd = exec.Command(binPath, "serve")
 	s.cmd.Env = append(os.Environ(),
-		"SWITCHBOARD_ADDR="+addr,
+		"SWITCHBOARD_ADDR="+anyPort,
 		"SWITCHBOARD_DATA_DIR="+dataDir,
 		"SWITCHBOARD_ADMIN_TOKEN="+adminToken,
 		"SWITCHBOARD_LOG_LEVEL=debug",
@@ -134,7 +133,24 @@ func startServer(t *testing.T, dataDir string, env map[string]string) *server {
 			t.Logf("serve output:\n%s", s.out.String())
 		}
 	})
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(patience)
+	for s.url == "" {
+		select {
+		case <-s.exited:
+			t.Fatalf("serve exited early: %v\n%s", s.exitErr, s.out.String())
+		default:
+		}
+		if b, err := os.ReadFile(addrFile); err == nil {
+			s.url = "http://" + strings.TrimSpace(string(b))
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve wrote no %s:\n%s", addrFile, s.out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	for {
 		select {
 		case <-s.exited:
@@ -386,7 +402,7 @@ func checkLog(t *testing.T, evs []event) {
 // execServe prepares a serve process on dir without starting it.
 func execServe(t *testing.T, dir string) *exec.Cmd {
 	cmd := exec.Command(binPath, "serve")
-	cmd.Env = append(os.Environ(), "SWITCHBOARD_ADDR="+freeAddr(t), "SWITCHBOARD_DATA_DIR="+dir, "SWITCHBOARD_ADMIN_TOKEN="+adminToken)
+	cmd.Env = append(os.Environ(), "SWITCHBOARD_ADDR="+anyPort, "SWITCHBOARD_DATA_DIR="+dir, "SWITCHBOARD_ADMIN_TOKEN="+adminToken)
 	return cmd
 }
 

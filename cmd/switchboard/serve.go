@@ -63,9 +63,6 @@ func loadServeConfig(args []string, getenv func(string) string, stderr *os.File)
 	if _, _, err := net.SplitHostPort(c.addr); err != nil {
 		return nil, fmt.Errorf("SWITCHBOARD_ADDR=%q: want host:port", c.addr)
 	}
-	if c.publicURL == "" {
-		c.publicURL = "http://" + c.addr
-	}
 	if c.model != "" {
 		if _, _, err := core.SplitModel(c.model); err != nil {
 			return nil, fmt.Errorf("SWITCHBOARD_MODEL: %w", err)
@@ -211,6 +208,13 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 	if err := ensureDefaultAgent(ctx, store, cfg.model, log); err != nil {
 		return err
 	}
+	// Listen before the providers take the public URL: by default it is
+	// the address bound, which SWITCHBOARD_ADDR's port 0 leaves open.
+	ln, err := listen(cfg)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
 	lrt := &lateRuntime{}
 	gw, err := buildProviders(cfg, store, db, lrt, getenv, log)
 	if err != nil {
@@ -246,11 +250,6 @@ func serve(args []string, getenv func(string) string, stdout io.Writer, stderr *
 		return err
 	}
 
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		_ = rt.Stop(ctx)
-		return fmt.Errorf("SWITCHBOARD_ADDR=%s: %w", cfg.addr, err)
-	}
 	srv := &http.Server{
 		Handler:           routes(cfg, store, db, rt, m, wh, gw, sandboxRoutes{sb, db}, log),
 		ReadHeaderTimeout: 10 * time.Second,

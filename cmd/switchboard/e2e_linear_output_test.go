@@ -105,31 +105,40 @@ func TestLinearResponseOnceAcrossSIGKILL(t *testing.T) {
 	}
 }
 
-// TestLinearTokensRefreshedAndRevoked is acceptance 5: access tokens that
-// expire are renewed with the stored (rotating) refresh token before use,
-// and after Linear refuses one; a revoked app leaves no tokens behind.
+// TestLinearTokensRefreshedAndRevoked is acceptance 5: access tokens
+// near their expiry are renewed with the stored (rotating) refresh token
+// before use, and only those; so is one Linear refuses; a revoked app
+// leaves no tokens behind. Tokens are renewed 10 minutes before they
+// expire, so tokens issued for 5 minutes are renewed at every use and an
+// hour-long one is kept: no wall-clock expiry is waited for.
 func TestLinearTokensRefreshedAndRevoked(t *testing.T) {
-	w := startLinear(t, map[string]string{"LINEAR_TOKEN_REFRESH_SECONDS": "1"}, fakelinear.WithTokenTTL(3*time.Second))
+	w := startLinear(t, map[string]string{"LINEAR_TOKEN_REFRESH_SECONDS": "600"}, fakelinear.WithTokenTTL(5*time.Minute))
 	if in := w.installation(); !in.HasToken || in.TokenExpiresAt == nil {
 		t.Fatalf("installation %+v", in)
 	}
-	answer := func(as, text string) {
+	answer := func(as, text string) int {
 		t.Helper()
 		w.ms.Push(modelserver.Step{Text: text})
 		w.created(as)
-		w.waitActivity(as, "response: "+text, 20*time.Second)
-	}
-	answer("as-tok-1", "first answer")
-	time.Sleep(3100 * time.Millisecond) // the access token expires
-	answer("as-tok-2", "second answer")
-	refreshed := 0
-	for _, tok := range w.fake.TokensIssued() {
-		if tok.Grant == "refresh_token" {
-			refreshed++
+		w.waitActivity(as, "response: "+text, patience)
+		w.srv.waitIdle(w.session(as))
+		refreshed := 0
+		for _, tok := range w.fake.TokensIssued() {
+			if tok.Grant == "refresh_token" {
+				refreshed++
+			}
 		}
+		return refreshed
 	}
-	if refreshed == 0 {
-		t.Fatalf("no refresh across an expiry: %+v", w.fake.TokensIssued())
+	first := answer("as-tok-1", "first answer")
+	if first == 0 {
+		t.Fatalf("a token near its expiry was used without a refresh: %+v", w.fake.TokensIssued())
+	}
+	w.fake.SetTokenTTL(time.Hour)
+	second := answer("as-tok-2", "second answer")
+	third := answer("as-tok-2b", "answer with an hour-long token")
+	if second <= first || third != second {
+		t.Fatalf("refreshes: %d, then %d and %d with hour-long tokens: want one more, then none", first, second, third)
 	}
 	for _, r := range w.fake.Requests() {
 		if r.Status == 401 {
@@ -139,7 +148,9 @@ func TestLinearTokensRefreshedAndRevoked(t *testing.T) {
 
 	// Linear refuses the token before its expiry: renewed and retried.
 	w.fake.ExpireAccessTokens()
-	answer("as-tok-3", "third answer")
+	if answer("as-tok-3", "third answer") <= third {
+		t.Fatal("the token Linear refused was not renewed")
+	}
 	refused := 0
 	for _, r := range w.fake.Requests() {
 		if r.Status == 401 {

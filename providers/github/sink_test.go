@@ -63,7 +63,7 @@ func sinkTurn(t *testing.T, st core.Store, sink *outbox.Sink, id string, evs ...
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for sink.Following() > 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the sink did not finish")

@@ -54,7 +54,7 @@ func (r *rig) turn(id string, reason core.Reason, pending []string, evs ...core.
 
 func (r *rig) settled() {
 	r.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for r.sink.Following() > 0 {
 		if time.Now().After(deadline) {
 			r.t.Fatal("the sink did not finish")
@@ -224,7 +224,7 @@ func TestSinkFindsAPostACrashDidNotRecord(t *testing.T) {
 	}
 	fresh.p = p2
 	fresh.startSink()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		active, _ := r.store.ActiveSinkSessions(t.Context(), Name)
 		pos, _ := r.store.SinkPosition(t.Context(), Name, s.ID)

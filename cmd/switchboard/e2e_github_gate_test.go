@@ -22,20 +22,25 @@ func TestGitHubPermissionGate(t *testing.T) {
 			t.Fatalf("deliver: %d", code)
 		}
 	}
-	w.fake.WaitFor(t, 10*time.Second, "the refusal", func() bool { return len(w.botComments("acme/widgets", 10)) == 1 })
+	w.fake.WaitFor(t, patience, "the refusal", func() bool { return len(w.botComments("acme/widgets", 10)) == 1 })
 	if got := w.botComments("acme/widgets", 10)[0].Body; !strings.Contains(got, "write access") {
 		t.Fatalf("refusal %q", got)
 	}
 
+	// The intake decides before its 200.
 	own := issueComment(11, false, 0, "sb-agent[bot]", "I am @sb-agent and I mention myself")
 	if code := w.deliver("issue_comment", "", own, githubSecret); code != 200 {
 		t.Fatalf("deliver own: %d", code)
 	}
-	time.Sleep(300 * time.Millisecond)
 	for _, key := range []string{"github:acme/widgets#10", "github:acme/widgets#11"} {
 		if n := len(w.sessionsFor(key)); n != 0 {
 			t.Fatalf("%d sessions for %s", n, key)
 		}
+	}
+	// A refusal is posted after the 200; serve's clean stop waits for
+	// that work, so a second refusal would be there now.
+	if err := w.srv.term(); err != nil {
+		t.Fatalf("serve stopped with %v", err)
 	}
 	if n := len(w.botComments("acme/widgets", 10)); n != 1 {
 		t.Fatalf("%d refusals", n)

@@ -17,15 +17,17 @@ import (
 func TestLinearCreatedShowsTheWorkAsActivities(t *testing.T) {
 	w := startLinear(t, nil)
 	w.ms.Push(
-		modelserver.Step{Delay: 15 * time.Second, Text: "Let me list the teams.", ToolCalls: []modelserver.ToolCall{{ID: "tu_teams", Name: "mcp_linear_list_teams"}}},
+		modelserver.Step{Text: "Let me list the teams.", ToolCalls: []modelserver.ToolCall{{ID: "tu_teams", Name: "mcp_linear_list_teams"}}},
 		modelserver.Step{Text: "Engineering owns the widgets."},
 	)
+	release := holdAnswer(t, w.ms) // the model thinks until the thought is seen
 	as := w.created("as-created-1")
 	id := w.session(as)
-	w.fake.WaitFor(t, 10*time.Second, "the first thought", func() bool { return countHolding(w.activities(as), "thought: ") > 0 })
+	w.fake.WaitFor(t, patience, "the first thought", func() bool { return countHolding(w.activities(as), "thought: ") > 0 })
 	if n := count(w.srv.events(id), "agent.message"); n != 0 {
 		t.Fatalf("the thought came after the model answered (%d agent messages)", n)
 	}
+	release()
 	w.waitActivity(as, "response: Engineering owns the widgets.", 40*time.Second)
 	// The in-progress action is ephemeral, and skipped when the sink
 	// finds the call's result already logged (this tool answers at once).
@@ -67,15 +69,17 @@ func TestLinearPromptsSteerStopAndAnswer(t *testing.T) {
 
 	t.Run("steer", func(t *testing.T) {
 		w.ms.Push(
-			modelserver.Step{Delay: 2 * time.Second, ToolCalls: []modelserver.ToolCall{{ID: "tu_s", Name: "mcp_linear_list_teams"}}},
+			modelserver.Step{ToolCalls: []modelserver.ToolCall{{ID: "tu_s", Name: "mcp_linear_list_teams"}}},
 			modelserver.Step{Text: "Using staging as asked."},
 		)
+		release := holdAnswer(t, w.ms) // the first answer waits for the prompt
 		as := w.created("as-steer")
 		id := w.session(as)
 		if err := w.ms.WaitRequests(t.Context(), 1); err != nil {
 			t.Fatal(err)
 		}
 		w.prompted(as, "use the staging database", "")
+		release()
 		w.waitActivity(as, "response: Using staging as asked.", 30*time.Second)
 		_, evs := w.srv.waitIdle(id)
 		if n := count(evs, "turn.started"); n != 1 {

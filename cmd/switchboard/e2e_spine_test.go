@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -88,15 +90,15 @@ func TestTurnInBothWireFormats(t *testing.T) {
 func TestSteeringMidCall(t *testing.T) {
 	ms, hs := modelserver.Start(t)
 	srv := startServer(t, t.TempDir(), modelEnv(hs.URL, modelserver.FormatAnthropic))
-	ms.Push(modelserver.Step{Text: "working on X", Delay: 500 * time.Millisecond}, modelserver.Step{Text: "X and Y done"})
-	arrived := make(chan struct{}, 2)
-	ms.OnRequest = func(modelserver.Request) { arrived <- struct{}{} }
+	ms.Push(modelserver.Step{Text: "working on X"}, modelserver.Step{Text: "X and Y done"})
+	release := holdAnswer(t, ms)
 	id := srv.createSession("do X")
-	<-arrived
+	waitRequests(t, ms, 1)
 	code, raw := srv.do("POST", "/v1/sessions/"+id+"/events", map[string]any{"events": []map[string]any{{"type": "user.message", "text": "also Y"}}})
 	if code != 202 {
 		t.Fatalf("steer: %d %s", code, raw)
 	}
+	release()
 	_, evs := srv.waitIdle(id)
 	checkLog(t, evs)
 	want := "user.message,session.status_changed,turn.started,agent.message,user.message,agent.message,turn.completed,session.status_changed"
@@ -237,6 +239,24 @@ func TestSIGTERMCheckpointsAndResumes(t *testing.T) {
 	if count(evs, "turn.started") != 1 || count(evs, "turn.completed") != 1 {
 		t.Fatalf("log %v", types(evs))
 	}
+}
+
+// holdAnswer holds the model's answer to its next request until release
+// is called (at the latest when the test ends), so that a test acts while
+// a model call is in flight, however slow the machine, instead of betting
+// on a delay. It takes the server's OnRequest.
+func holdAnswer(t *testing.T, ms *modelserver.Server) (release func()) {
+	gate := make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(gate) }) }
+	t.Cleanup(release)
+	var held atomic.Bool
+	ms.OnRequest = func(modelserver.Request) {
+		if held.CompareAndSwap(false, true) {
+			<-gate
+		}
+	}
+	return release
 }
 
 func waitRequests(t *testing.T, ms *modelserver.Server, n int) {

@@ -211,13 +211,13 @@ func (s *server) waitParked(name string) {
 	}
 }
 
-// term sends SIGTERM and waits up to 20 s for a clean exit.
+// term sends SIGTERM and waits (bounded by patience) for a clean exit.
 func (s *server) term() error {
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-s.exited:
 		return s.exitErr
-	case <-time.After(20 * time.Second):
+	case <-time.After(patience):
 		s.t.Fatalf("serve did not stop on SIGTERM:\n%s", s.out.String())
 		return nil
 	}
@@ -302,10 +302,10 @@ func (s *server) session(id string) sessionState {
 	return st
 }
 
-// waitFor polls until cond holds for the session, or fails after 20 s.
+// waitFor polls until cond holds for the session, or fails after patience.
 func (s *server) waitFor(id string, what string, cond func(sessionState, []event) bool) (sessionState, []event) {
 	s.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(patience)
 	for {
 		st := s.session(id)
 		evs := s.events(id)
@@ -415,7 +415,7 @@ func (s *server) sessionsByKey(key string) []sessionState {
 // sessionByKey waits for the one session of an origin key.
 func (s *server) sessionByKey(key string) string {
 	s.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(patience)
 	for {
 		if list := s.sessionsByKey(key); len(list) == 1 {
 			return list[0].ID

@@ -439,7 +439,7 @@ func inspect(t *testing.T, cli *client.Client, id string) container.InspectRespo
 // waitState waits until the container runs (or stops).
 func waitState(t *testing.T, cli *client.Client, id string, running bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(patience)
 	for inspect(t, cli, id).State.Running != running {
 		if time.Now().After(deadline) {
 			t.Fatalf("container %s: want running=%v", id, running)

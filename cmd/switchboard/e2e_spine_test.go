@@ -222,15 +222,15 @@ func TestSecondServeOnSameDataDirIsRefused(t *testing.T) {
 func TestSIGTERMCheckpointsAndResumes(t *testing.T) {
 	ms, hs := modelserver.Start(t)
 	ms.Push(modelserver.Step{Hang: true})
-	srv := startServer(t, t.TempDir(), modelEnv(hs.URL, modelserver.FormatAnthropic))
+	// A stop that waited for the hung model call would take the hour it
+	// may wait: term fails long before.
+	env := modelEnv(hs.URL, modelserver.FormatAnthropic)
+	env["SWITCHBOARD_SHUTDOWN_SECONDS"] = "3600"
+	srv := startServer(t, t.TempDir(), env)
 	id := srv.createSession("long work")
 	waitRequests(t, ms, 1)
-	start := time.Now()
 	if err := srv.term(); err != nil {
 		t.Fatalf("serve exited with %v after SIGTERM:\n%s", err, srv.out.String())
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Fatalf("stop took %v", d)
 	}
 	ms.Push(modelserver.Step{Text: "finished after the restart"})
 	srv = srv.restart()

@@ -209,7 +209,7 @@ func TestSinkFindsAPostACrashDidNotRecord(t *testing.T) {
 	go r.turn(s.ID, core.ReasonCompleted, nil, answer("posted exactly once"))
 	select {
 	case <-parked:
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("the reply was not posted")
 	}
 	// A new process: a fresh provider and sink over the same store.

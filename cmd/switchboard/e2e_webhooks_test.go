@@ -29,26 +29,51 @@ type hookEnvelope struct {
 }
 
 // hookReceiver verifies every request with the Standard Webhooks library
-// and records it per path; status decides the answer (0: 204).
+// and records it per path; status decides the answer (0: 204). A request
+// to a path whose secret the test does not know yet (it comes in the
+// answer that creates the destination, and deliveries may start before
+// the test reads it) waits for it.
 type hookReceiver struct {
 	t       *testing.T
 	srv     *httptest.Server
 	mu      sync.Mutex
-	secrets map[string]string // path → secret
+	secrets map[string]string        // path → secret
+	known   map[string]chan struct{} // path → closed once its secret is set
 	status  int
 	got     map[string][]hookEnvelope // path → accepted deliveries
 	tries   map[string]string         // event id → webhook-id
 }
 
 func newHookReceiver(t *testing.T) *hookReceiver {
-	h := &hookReceiver{t: t, secrets: map[string]string{}, got: map[string][]hookEnvelope{}, tries: map[string]string{}}
+	h := &hookReceiver{t: t, secrets: map[string]string{}, known: map[string]chan struct{}{}, got: map[string][]hookEnvelope{}, tries: map[string]string{}}
 	h.srv = httptest.NewServer(http.HandlerFunc(h.serve))
 	t.Cleanup(h.srv.Close)
 	return h
 }
 
+// secretKnown is closed once path's secret is set.
+func (h *hookReceiver) secretKnown(path string) chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ch := h.known[path]
+	if ch == nil {
+		ch = make(chan struct{})
+		h.known[path] = ch
+	}
+	return ch
+}
+
 func (h *hookReceiver) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
+	select {
+	case <-h.secretKnown(r.URL.Path):
+	case <-r.Context().Done():
+		return
+	case <-time.After(patience):
+		h.t.Errorf("a delivery to %s, whose secret the test never set", r.URL.Path)
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	wh, err := standardwebhooks.NewWebhook(h.secrets[r.URL.Path])
@@ -84,9 +109,11 @@ func (h *hookReceiver) setStatus(code int) {
 }
 
 func (h *hookReceiver) setSecret(path, secret string) {
+	known := h.secretKnown(path)
 	h.mu.Lock()
 	h.secrets[path] = secret
 	h.mu.Unlock()
+	close(known)
 }
 
 func (h *hookReceiver) received(path string) []hookEnvelope {

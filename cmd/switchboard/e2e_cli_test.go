@@ -40,7 +40,7 @@ func newCLI(t *testing.T, vars ...string) cliRunner {
 // exit code.
 func (c cliRunner) run(stdin string, args ...string) (stdout, stderr string, code int) {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binPath, args...)
 	cmd.Env = c.env

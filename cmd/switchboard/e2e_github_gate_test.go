@@ -226,7 +226,7 @@ func TestGitHubSecondaryRateLimit(t *testing.T) {
 	}
 	w.session("github:acme/widgets#50")
 	w.fake.SecondaryRateLimit(3)
-	w.fake.WaitFor(t, 20*time.Second, "the answer", func() bool {
+	w.fake.WaitFor(t, patience, "the answer", func() bool {
 		for _, c := range w.botComments("acme/widgets", 50) {
 			if strings.Contains(c.Body, "worth the wait") {
 				return true

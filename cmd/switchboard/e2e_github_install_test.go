@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/switchboardhq/switchboard/fixtures/fakegithub"
 	"github.com/switchboardhq/switchboard/fixtures/modelserver"
@@ -172,7 +171,7 @@ func TestGitHubInstall(t *testing.T) {
 			t.Fatalf("mention after reinstall: %d", code)
 		}
 		w.session("github:acme/widgets#70")
-		w.fake.WaitFor(t, 10*time.Second, "the answer after the reinstall", func() bool {
+		w.fake.WaitFor(t, patience, "the answer after the reinstall", func() bool {
 			for _, c := range w.botComments("acme/widgets", 70) {
 				if strings.Contains(c.Body, "back again") {
 					return true

@@ -38,12 +38,12 @@ func TestLinearRateLimitedOutputIsCoalescedNotLost(t *testing.T) {
 		}
 		return n
 	}
-	w.fake.WaitFor(t, 30*time.Second, "a call answered RATELIMITED", func() bool { return limited() > 0 })
+	w.fake.WaitFor(t, patience, "a call answered RATELIMITED", func() bool { return limited() > 0 })
 	if got := w.activities(as); len(got) != 0 {
 		t.Fatalf("activities shown while rate limited: %q", got)
 	}
 	w.fake.LiftRateLimit()
-	w.waitActivity(as, "response: the answer after the storm", 60*time.Second)
+	w.waitActivity(as, "response: the answer after the storm", patience)
 	w.srv.waitIdle(id)
 	got := w.activities(as)
 	thoughts := 0

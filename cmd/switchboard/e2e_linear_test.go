@@ -28,7 +28,7 @@ func TestLinearCreatedShowsTheWorkAsActivities(t *testing.T) {
 		t.Fatalf("the thought came after the model answered (%d agent messages)", n)
 	}
 	release()
-	w.waitActivity(as, "response: Engineering owns the widgets.", 40*time.Second)
+	w.waitActivity(as, "response: Engineering owns the widgets.", patience)
 	// The in-progress action is ephemeral, and skipped when the sink
 	// finds the call's result already logged (this tool answers at once).
 	var got []string
@@ -80,7 +80,7 @@ func TestLinearPromptsSteerStopAndAnswer(t *testing.T) {
 		}
 		w.prompted(as, "use the staging database", "")
 		release()
-		w.waitActivity(as, "response: Using staging as asked.", 30*time.Second)
+		w.waitActivity(as, "response: Using staging as asked.", patience)
 		_, evs := w.srv.waitIdle(id)
 		if n := count(evs, "turn.started"); n != 1 {
 			t.Fatalf("%d turns: the prompt did not steer the running one: %v", n, types(evs))
@@ -104,7 +104,7 @@ func TestLinearPromptsSteerStopAndAnswer(t *testing.T) {
 		if st.StopReason == nil || *st.StopReason != "canceled" {
 			t.Fatalf("session %+v", st)
 		}
-		w.waitActivity(as, "response: Stopped.", 10*time.Second)
+		w.waitActivity(as, "response: Stopped.", patience)
 	})
 
 	t.Run("ask and answer", func(t *testing.T) {
@@ -114,10 +114,10 @@ func TestLinearPromptsSteerStopAndAnswer(t *testing.T) {
 		)
 		as := w.created("as-ask-session")
 		id := w.session(as)
-		w.waitActivity(as, "elicitation: Which branch should I use?", 20*time.Second)
+		w.waitActivity(as, "elicitation: Which branch should I use?", patience)
 		w.srv.waitFor(id, "awaiting input", func(st sessionState, _ []event) bool { return st.Status == "awaiting_input" })
 		w.prompted(as, "main, please", "")
-		w.waitActivity(as, "response: Working on main then.", 20*time.Second)
+		w.waitActivity(as, "response: Working on main then.", patience)
 		if !modelSaw(w.ms, "main, please") {
 			t.Fatal("the model did not get the answer")
 		}
@@ -159,7 +159,7 @@ func TestLinearDeliveries(t *testing.T) {
 		}
 	}
 	id := w.session("as-again")
-	w.waitActivity("as-again", "response: only once", 20*time.Second)
+	w.waitActivity("as-again", "response: only once", patience)
 	_, evs := w.srv.waitIdle(id)
 	if n := count(evs, "user.message"); n != 1 {
 		t.Fatalf("%d inputs for one delivery sent three times: %v", n, types(evs))

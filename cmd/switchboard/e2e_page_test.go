@@ -228,7 +228,7 @@ const readPage = `(() => {
 
 func readState(t *testing.T, ctx context.Context) pageState {
 	t.Helper()
-	c, cancel := context.WithTimeout(ctx, 10*time.Second)
+	c, cancel := context.WithTimeout(ctx, patience)
 	defer cancel()
 	st, err := chromedp.Run(c, chromedp.Evaluate[pageState](readPage))
 	if err != nil {
@@ -260,7 +260,7 @@ func showsText(st pageState, typ, text string) bool {
 
 func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	c, cancel := context.WithTimeout(ctx, 20*time.Second)
+	c, cancel := context.WithTimeout(ctx, patience)
 	defer cancel()
 	if err := chromedp.Do(c, steps...); err != nil {
 		t.Fatal(err)

@@ -135,7 +135,7 @@ func TestSlackStopAndAsk(t *testing.T) {
 		if !modelSaw(w.ms, "staging") || len(w.ms.Requests()) != 2 {
 			t.Fatalf("the answer did not reach the model: %d requests", len(w.ms.Requests()))
 		}
-		w.fake.WaitFor(t, 10*time.Second, "the question's buttons replaced", func() bool {
+		w.fake.WaitFor(t, patience, "the question's buttons replaced", func() bool {
 			m, _ := w.fake.Message("C0ASK", q.TS)
 			return m.Edits > 0 && strings.Contains(string(m.Blocks), "answered")
 		})

@@ -53,7 +53,7 @@ func TestSlackMention(t *testing.T) {
 			}
 			switch tc.statusError {
 			case "":
-				w.fake.WaitFor(t, 10*time.Second, "the status cleared", func() bool {
+				w.fake.WaitFor(t, patience, "the status cleared", func() bool {
 					calls := w.fake.Calls("assistant.threads.setStatus")
 					return len(calls) >= 2 && calls[len(calls)-1].Str("status") == ""
 				})
@@ -65,7 +65,7 @@ func TestSlackMention(t *testing.T) {
 					t.Fatalf("%d status messages where the assistant status works", n)
 				}
 			default:
-				w.fake.WaitFor(t, 10*time.Second, "the status message edited to Done", func() bool {
+				w.fake.WaitFor(t, patience, "the status message edited to Done", func() bool {
 					return len(w.botReplies(w.team, m.Channel, root.TS, "Done")) == 1
 				})
 				status := w.botReplies(w.team, m.Channel, root.TS, "Done")
@@ -119,7 +119,7 @@ func TestSlackSteering(t *testing.T) {
 	if len(reqs) != 2 || !modelSaw(w.ms, "also do Y please") {
 		t.Fatalf("model requests %d; steering seen %v", len(reqs), modelSaw(w.ms, "also do Y please"))
 	}
-	w.fake.WaitFor(t, 10*time.Second, "👀 on the steering message", func() bool { return w.reacted("C0DEV", steer.TS, "eyes") })
+	w.fake.WaitFor(t, patience, "👀 on the steering message", func() bool { return w.reacted("C0DEV", steer.TS, "eyes") })
 
 	next := w.fake.Human(w.team.ID, "C0DEV", "U0BOB", "and Z?", m.TS)
 	if code, _ := w.event(fakeslack.MessageEvent(next, "channel")); code != 200 {

@@ -54,6 +54,9 @@ type Tokens struct {
 	Margin  time.Duration    // default DefaultRefreshMargin
 	Now     func() time.Time // default time.Now
 	group   singleflight.Group
+	// joined, when set (tests), is told each time a caller has started or
+	// joined an installation's refresh, before it waits for the result.
+	joined func()
 }
 
 func (t *Tokens) now() time.Time {
@@ -123,7 +126,7 @@ func (t *Tokens) Get(ctx context.Context, in *core.Installation) (TokenSet, erro
 	if err != nil || t.Refresh == nil || ts.RefreshToken == "" || !ts.expiring(t.now(), t.margin()) {
 		return ts, err
 	}
-	v, err, _ := t.group.Do(in.ID, func() (any, error) {
+	ch := t.group.DoChan(in.ID, func() (any, error) {
 		// Another caller may have refreshed while this one waited.
 		cur, err := t.open(context.WithoutCancel(ctx), in)
 		if err != nil || !cur.expiring(t.now(), t.margin()) {
@@ -144,7 +147,11 @@ func (t *Tokens) Get(ctx context.Context, in *core.Installation) (TokenSet, erro
 		}
 		return next, nil
 	})
-	ts = v.(TokenSet)
+	if t.joined != nil {
+		t.joined()
+	}
+	r := <-ch
+	ts, err = r.Val.(TokenSet), r.Err
 	if err != nil && !t.now().Before(ts.Expiry) {
 		// Only fail when the old token is really dead; one that merely
 		// entered the margin still works for this call.

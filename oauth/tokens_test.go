@@ -13,6 +13,7 @@ import (
 )
 
 func TestTokens(t *testing.T) {
+	const callers = 5
 	now := time.Unix(1_700_000_000, 0)
 	in := &core.Installation{ID: "ins_1", Provider: "slack", ExternalID: "T1"}
 	tests := []struct {
@@ -34,10 +35,21 @@ func TestTokens(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			store := &memTokens{}
 			var refreshes atomic.Int32
+			// The refresh waits until all five callers have started or
+			// joined it, so that they share it however they are scheduled.
+			joined := make(chan struct{}, callers)
 			tok := &Tokens{Store: store, Sealer: newSealer(t, testKey), Now: func() time.Time { return now },
+				joined: func() { joined <- struct{}{} },
 				Refresh: func(ctx context.Context, got *core.Installation, old TokenSet) (TokenSet, error) {
 					refreshes.Add(1)
-					time.Sleep(20 * time.Millisecond) // let concurrent callers pile up
+					for range callers {
+						select {
+						case <-joined:
+						case <-time.After(30 * time.Second):
+							t.Error("the callers did not all join the refresh")
+							return TokenSet{}, errors.New("callers missing")
+						}
+					}
 					if old.RefreshToken != "xoxe-r1" {
 						t.Errorf("refreshed with %q", old.RefreshToken)
 					}
@@ -57,7 +69,7 @@ func TestTokens(t *testing.T) {
 				t.Fatal("plaintext token at rest")
 			}
 			var wg sync.WaitGroup
-			for range 5 {
+			for range callers {
 				wg.Go(func() {
 					ts, err := tok.Get(t.Context(), in)
 					if (err != nil) != tc.wantErr || ts.AccessToken != tc.wantToken {

@@ -33,7 +33,7 @@ type box struct {
 
 	// Guarded by Docker.mu.
 	inflight int
-	timer    *time.Timer
+	timer    Timer
 }
 
 // acquire returns the session's box, counted as in use so that the idle
@@ -74,7 +74,7 @@ func (d *Docker) armLocked(b *box) {
 		idle = d.cfg.IdleTimeout
 	}
 	if b.timer == nil {
-		b.timer = time.AfterFunc(idle, func() { d.hibernate(b) })
+		b.timer = d.cfg.AfterFunc(idle, func() { d.hibernate(b) })
 		return
 	}
 	b.timer.Reset(idle)

@@ -42,6 +42,12 @@ var DefaultLimits = Limits{MemoryBytes: 2 << 30, Pids: 512, NanoCPUs: 1e9}
 // an error wrapping core.ErrNotFound when it is gone.
 type SessionStatus func(ctx context.Context, sessionID string) (core.Status, error)
 
+// Timer is a started idle timer (*time.Timer is one).
+type Timer interface {
+	Stop() bool
+	Reset(d time.Duration) bool
+}
+
 // Config sets up the Docker backend.
 type Config struct {
 	// Image runs every sandbox; it must exist in the engine (nothing is
@@ -53,7 +59,11 @@ type Config struct {
 	Deployment string
 	// IdleTimeout stops a container unused this long (default 5 minutes).
 	IdleTimeout time.Duration
-	Limits      Limits
+	// AfterFunc starts an idle timer: f runs after d unless the timer is
+	// stopped or reset first (default time.AfterFunc; tests fire timers
+	// themselves).
+	AfterFunc func(d time.Duration, f func()) Timer
+	Limits    Limits
 	// CommandTimeout is the default timeout of a command (default 2
 	// minutes); MaxOutput the default bytes kept per stream (default 30000).
 	CommandTimeout time.Duration
@@ -156,6 +166,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.IdleTimeout <= 0 {
 		c.IdleTimeout = 5 * time.Minute
+	}
+	if c.AfterFunc == nil {
+		c.AfterFunc = func(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
 	}
 	if c.Limits.MemoryBytes <= 0 {
 		c.Limits.MemoryBytes = DefaultLimits.MemoryBytes

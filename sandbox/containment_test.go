@@ -183,7 +183,7 @@ func testUnreachable(t *testing.T, d *Docker, a, b string) {
 		t.Fatal(err)
 	}
 	neighbour := info.Container.NetworkSettings.Networks[d.cfg.networkName()].IPAddress.String()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		// 52/56: connected, then the daemon hung up on HTTP. 7: not yet up.
 		r := sh(t, d, b, "curl --noproxy '*' -sS -m 2 -o /dev/null http://"+neighbour+":9418/ 2>/dev/null; echo $?")

@@ -83,7 +83,7 @@ func (d *decisions) record(_ context.Context, session string, b core.EgressBody)
 // host, port, method, decision and credential; reason when given).
 func (d *decisions) waitFor(t testing.TB, session string, want core.EgressBody) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		d.mu.Lock()
 		got := append([]core.EgressBody(nil), d.got[session]...)

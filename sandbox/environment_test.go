@@ -19,7 +19,7 @@ import (
 // its variables, resources and idle timeout apply; and a changed
 // environment takes effect at the next start, the workspace kept.
 func TestEnvironmentPackages(t *testing.T) {
-	d, s := newEgressDocker(t)
+	d, s := newEgressDocker(t, func(c *Config, _ *egressSetup) { c.AfterFunc = manualTimers })
 	env := &core.Environment{
 		Name:               "jq",
 		Packages:           core.Packages{Apt: []string{"jq"}},
@@ -60,13 +60,15 @@ df -k /tmp | awk 'NR==2{print $2}'; id -u; echo kept > /workspace/f`)
 		t.Fatalf("images %s and %s, want one prepared image", img, ib.Container.Config.Image)
 	}
 
-	// The environment's own idle timeout (1 s) hibernates the sandbox.
-	deadline := time.Now().Add(15 * time.Second)
-	for _, running := containerState(t, d, first); running; _, running = containerState(t, d, first) {
-		if time.Now().After(deadline) {
-			t.Fatal("the environment's idle timeout did not hibernate the sandbox")
-		}
-		time.Sleep(100 * time.Millisecond)
+	// The environment's own idle timeout (1 s) is the sandbox's, and
+	// hibernates it when it runs out.
+	timer, idle := idleTimerOf(t, d, first)
+	if idle != time.Second {
+		t.Fatalf("idle timer of %v, want the environment's 1s", idle)
+	}
+	timer.fire()
+	if _, running := containerState(t, d, first); running {
+		t.Fatal("the environment's idle timeout did not hibernate the sandbox")
 	}
 	// A changed environment: the next start makes the container again.
 	changed := *env

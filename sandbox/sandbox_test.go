@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -202,11 +203,65 @@ func noBashImage(t testing.TB, cli *client.Client, base string) string {
 	return tag
 }
 
+// idleTimer stands in for a box's idle timer (Config.AfterFunc): it runs
+// out only when the test fires it.
+type idleTimer struct {
+	mu     sync.Mutex
+	d      time.Duration
+	f      func()
+	active bool
+}
+
+func manualTimers(d time.Duration, f func()) Timer { return &idleTimer{d: d, f: f, active: true} }
+
+func (tm *idleTimer) Stop() bool {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	was := tm.active
+	tm.active = false
+	return was
+}
+
+func (tm *idleTimer) Reset(d time.Duration) bool {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	was := tm.active
+	tm.d, tm.active = d, true
+	return was
+}
+
+// idleTimerOf is the session's armed idle timer and its duration; the test
+// fails when the session has none armed.
+func idleTimerOf(t testing.TB, d *Docker, session string) (*idleTimer, time.Duration) {
+	t.Helper()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	b := d.boxes[session]
+	if b == nil || b.timer == nil {
+		t.Fatalf("session %s has no idle timer", session)
+	}
+	tm := b.timer.(*idleTimer)
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	if !tm.active {
+		t.Fatalf("session %s's idle timer is not armed", session)
+	}
+	return tm, tm.d
+}
+
+// fire runs the timer out, as the idle timeout passing would.
+func (tm *idleTimer) fire() {
+	tm.mu.Lock()
+	tm.active = false
+	tm.mu.Unlock()
+	tm.f()
+}
+
 // TestHibernation: after the idle timeout the container is stopped, the
 // gateway keeps nothing for the session, the files survive, and the next
-// command starts the same container again.
+// command starts the same container again. The idle timer is the test's.
 func TestHibernation(t *testing.T) {
-	d := newDocker(t, func(c *Config) { c.IdleTimeout = 700 * time.Millisecond })
+	d := newDocker(t, func(c *Config) { c.IdleTimeout = 700 * time.Millisecond; c.AfterFunc = manualTimers })
 	s := newSession()
 	if r := sh(t, d, s, "echo kept > /workspace/f && echo gone > /tmp/g"); r.ExitCode != 0 {
 		t.Fatalf("%+v", r)
@@ -215,19 +270,17 @@ func TestHibernation(t *testing.T) {
 	if !running {
 		t.Fatal("not running after a command")
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		_, running = containerState(t, d, s)
-		d.mu.Lock()
-		warm := len(d.boxes)
-		d.mu.Unlock()
-		if !running && warm == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still running=%v, %d boxes after the idle timeout", running, warm)
-		}
-		time.Sleep(100 * time.Millisecond)
+	timer, idle := idleTimerOf(t, d, s)
+	if idle != 700*time.Millisecond {
+		t.Fatalf("idle timer of %v, want the configured 700ms", idle)
+	}
+	timer.fire() // hibernates, synchronously
+	_, running = containerState(t, d, s)
+	d.mu.Lock()
+	warm := len(d.boxes)
+	d.mu.Unlock()
+	if running || warm != 0 {
+		t.Fatalf("still running=%v, %d boxes after the idle timeout", running, warm)
 	}
 	r := sh(t, d, s, "cat /workspace/f; cat /tmp/g 2>/dev/null || echo tmp-cleared")
 	if string(r.Stdout) != "kept\ntmp-cleared\n" {
@@ -332,11 +385,12 @@ func TestCancelKills(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	res, err := d.Exec(ctx, s, core.ExecRequest{Cmd: []string{"sleep 30 & sleep 31"}, Shell: true})
+	res, err := d.Exec(ctx, s, core.ExecRequest{Cmd: []string{"sleep 300 & sleep 301"}, Shell: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if time.Since(start) > 10*time.Second || !strings.Contains(res.Killed, "the turn ended") || !strings.Contains(res.Killed, "every process it started were killed") {
+	// Killed, the call returns long before the sleeps would end.
+	if time.Since(start) > time.Minute || !strings.Contains(res.Killed, "the turn ended") || !strings.Contains(res.Killed, "every process it started were killed") {
 		t.Fatalf("after %s: %+v", time.Since(start), res)
 	}
 	if n := userSleeps(t, d, s); n != 0 {

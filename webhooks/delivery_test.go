@@ -5,8 +5,10 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -111,7 +113,9 @@ func TestReceiverDownThenUp(t *testing.T) {
 	waitFor(t, "retries while down", func() bool { return len(rc.requests()) >= 10 })
 	rc.setAnswer(nil)
 	waitFor(t, "every event", func() bool { return len(rc.delivered()) == 10 })
-	time.Sleep(100 * time.Millisecond) // nothing more may come
+	// Once the store has every delivery delivered, no attempt is left to
+	// make or in flight: nothing more may come.
+	waitFor(t, "every delivery marked delivered", func() bool { return len(e.deliveries("state=delivered")) == 10 })
 	got := rc.delivered()
 	if len(got) != 10 {
 		t.Fatalf("%d deliveries after the receiver came back, want 10", len(got))
@@ -147,15 +151,23 @@ func TestReceiverDownThenUp(t *testing.T) {
 	}
 }
 
-// deadAddr is a loopback address nothing listens on.
+// deadAddr is a loopback address nothing listens on: a socket bound to
+// it and never listening holds the port until the test ends, so every
+// connection is refused and no one else can take the port meanwhile.
 func deadAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port))
 }
 
 // TestNeverReturnsEndsDead: a receiver that never comes back leaves the
@@ -248,14 +260,24 @@ func TestPauseAndResume(t *testing.T) {
 	if got.PausedAt == nil || got.FailingSince == nil {
 		t.Fatalf("paused = %+v", got)
 	}
-	e.say(sess.ID, "three")
 	before := len(rc.requests())
-	time.Sleep(150 * time.Millisecond)
-	if n := len(rc.requests()); n != before {
-		t.Fatalf("%d attempts while paused", n-before)
-	}
+	e.say(sess.ID, "three")
 	if n := len(e.deliveries("state=pending&destination=" + d.ID)); n != 3 {
 		t.Fatalf("%d pending while paused, want 3", n)
+	}
+	// What the dispatcher is handed: none of the paused destination's
+	// deliveries is due, even an hour from now.
+	due, _, err := e.store.DueDeliveries(t.Context(), time.Now().Add(time.Hour), 100, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dl := range due {
+		if dl.DestinationID == d.ID {
+			t.Fatalf("a paused destination's delivery is due: %+v", dl)
+		}
+	}
+	if n := len(rc.requests()); n != before {
+		t.Fatalf("%d attempts while paused", n-before)
 	}
 	rc.setAnswer(nil)
 	got = core.Destination{}
@@ -316,7 +338,8 @@ func TestFilters(t *testing.T) {
 		"agent":    {"agent.message"},
 	}
 	waitFor(t, "filtered deliveries", func() bool { return len(rc.delivered()) == 6 })
-	time.Sleep(50 * time.Millisecond)
+	// Deliveries are queued in the transaction that logs their event: the
+	// list is complete now.
 	got := map[string][]string{}
 	for _, dl := range e.deliveries("") {
 		got[paths[dl.DestinationID]] = append(got[paths[dl.DestinationID]], dl.EventType)

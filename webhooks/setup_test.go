@@ -239,10 +239,10 @@ func (rc *receiver) delivered() []Envelope {
 	return out
 }
 
-// waitFor polls cond for up to 10 s.
+// waitFor polls cond for up to 30 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}

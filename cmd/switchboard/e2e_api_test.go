@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/switchboardhq/switchboard/fixtures/modelserver"
 )
@@ -62,12 +61,13 @@ func wantTime(t *testing.T, what string, v any) {
 func TestAPIContract(t *testing.T) {
 	ms, hs := modelserver.Start(t)
 	ms.Push(
-		modelserver.Step{Text: "First answer.", Delay: 400 * time.Millisecond, Usage: modelserver.Usage{Input: 10, Output: 4}},
+		modelserver.Step{Text: "First answer.", Usage: modelserver.Usage{Input: 10, Output: 4}},
 		modelserver.Step{Text: "Steered answer.", Usage: modelserver.Usage{Input: 20, Output: 6}},
 	)
 	env := modelEnv(hs.URL, modelserver.FormatAnthropic)
 	delete(env, "SWITCHBOARD_MODEL") // the agent comes from the API here
 	srv := startServer(t, t.TempDir(), env)
+	release := holdAnswer(t, ms) // the first answer waits for the steer
 
 	// Agent.
 	code, raw := srv.do("POST", "/v1/agents", map[string]any{
@@ -131,6 +131,7 @@ func TestAPIContract(t *testing.T) {
 		t.Fatalf("queued %v", q)
 	}
 	wantTime(t, "queued_at", q["queued_at"])
+	release()
 
 	var streamed []map[string]any
 	sc := bufio.NewScanner(resp.Body)

@@ -40,7 +40,7 @@ func newCLI(t *testing.T, vars ...string) cliRunner {
 // exit code.
 func (c cliRunner) run(stdin string, args ...string) (stdout, stderr string, code int) {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binPath, args...)
 	cmd.Env = c.env
@@ -122,7 +122,7 @@ func (c cliRunner) follow(args ...string) *cliFollower {
 func (f *cliFollower) until(match func(string) bool) []string {
 	f.t.Helper()
 	var got []string
-	timeout := time.After(20 * time.Second)
+	timeout := time.After(patience)
 	for {
 		select {
 		case l, ok := <-f.lines:
@@ -134,7 +134,7 @@ func (f *cliFollower) until(match func(string) bool) []string {
 				return got
 			}
 		case <-timeout:
-			f.t.Fatalf("follow: no matching line in 20 s; got %q\nstderr: %s", got, f.stderr.String())
+			f.t.Fatalf("follow: no matching line in %v; got %q\nstderr: %s", patience, got, f.stderr.String())
 		}
 	}
 }
@@ -146,7 +146,7 @@ func (f *cliFollower) stop() {
 	_ = f.cmd.Process.Signal(syscall.SIGINT)
 	select {
 	case <-f.done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(patience):
 		f.t.Fatal("follow did not stop on SIGINT")
 	}
 	if f.err != nil || f.stderr.String() != "" {
@@ -214,7 +214,8 @@ func TestCLI(t *testing.T) {
 	}
 
 	// A session with input, followed as NDJSON while its turn runs.
-	ms.Push(modelserver.Step{Text: "Hello from the model.", Delay: 300 * time.Millisecond, Usage: modelserver.Usage{Input: 11, Output: 5}})
+	ms.Push(modelserver.Step{Text: "Hello from the model.", Usage: modelserver.Usage{Input: 11, Output: 5}})
+	release := holdAnswer(t, ms) // the answer waits until the follow shows the turn started
 	var created struct {
 		ID          string            `json:"id"`
 		Status      string            `json:"status"`
@@ -232,7 +233,9 @@ func TestCLI(t *testing.T) {
 		t.Fatalf("session create: %+v", created)
 	}
 	f := sb.follow("session", "events", id, "--follow", "--json")
-	lines := f.until(func(l string) bool { return strings.Contains(l, `"type":"turn.completed"`) })
+	lines := f.until(func(l string) bool { return strings.Contains(l, `"type":"turn.started"`) })
+	release()
+	lines = append(lines, f.until(func(l string) bool { return strings.Contains(l, `"type":"turn.completed"`) })...)
 	f.stop()
 	want := []string{"user.message", "session.status_changed", "turn.started", "agent.message", "turn.completed"}
 	if len(lines) != len(want) {

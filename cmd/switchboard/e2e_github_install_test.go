@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/switchboardhq/switchboard/fixtures/fakegithub"
 	"github.com/switchboardhq/switchboard/fixtures/modelserver"
@@ -155,10 +154,10 @@ func TestGitHubInstall(t *testing.T) {
 			t.Fatalf("status after deleted: %q", got)
 		}
 		c := w.fake.AddComment("acme/widgets", 70, false, "alice", "x")
+		// The intake decides before its 200: nothing is left to happen.
 		if code := w.deliver("issue_comment", "", issueComment(70, false, c, "alice", "@sb-agent are you there?"), githubSecret); code != 200 {
 			t.Fatalf("mention after deletion: %d", code)
 		}
-		time.Sleep(300 * time.Millisecond)
 		if list := w.sessionsFor("github:acme/widgets#70"); len(list) != 0 {
 			t.Fatalf("a deleted installation's mention started %d sessions", len(list))
 		}
@@ -172,7 +171,7 @@ func TestGitHubInstall(t *testing.T) {
 			t.Fatalf("mention after reinstall: %d", code)
 		}
 		w.session("github:acme/widgets#70")
-		w.fake.WaitFor(t, 10*time.Second, "the answer after the reinstall", func() bool {
+		w.fake.WaitFor(t, patience, "the answer after the reinstall", func() bool {
 			for _, c := range w.botComments("acme/widgets", 70) {
 				if strings.Contains(c.Body, "back again") {
 					return true
@@ -191,7 +190,10 @@ func TestGitHubCheckRunOnceAcrossSIGKILL(t *testing.T) {
 	const sha = "fedcba9876543210fedcba9876543210fedcba98"
 	w := startGitHub(t, map[string]string{"SWITCHBOARD_TEST_GITHUB_PARK": "after_check_run"})
 	w.fake.SetPermission("alice", "write")
-	w.ms.Push(modelserver.Step{Text: "checked once"})
+	// The turn runs beside the parked sink: its model call hangs until the
+	// SIGKILL, so the answer comes from the restarted process, whenever
+	// the first one got to ask.
+	w.ms.Push(modelserver.Step{Hang: true}, modelserver.Step{Text: "checked once"})
 	event, payload := labeled(80, true, sha, "alice", "sb-agent")
 	if code := w.deliver(event, "", payload, githubSecret); code != 200 {
 		t.Fatalf("deliver: %d", code)
@@ -207,12 +209,16 @@ func TestGitHubCheckRunOnceAcrossSIGKILL(t *testing.T) {
 		}
 		return out
 	}
-	w.fake.WaitFor(t, 10*time.Second, "the check run created", func() bool { return len(runs()) == 1 })
+	w.fake.WaitFor(t, patience, "the check run created", func() bool { return len(runs()) == 1 })
+	w.srv.waitParked("github after_check_run")
+	waitRequests(t, w.ms, 1)
 	w.srv.kill()
 	delete(w.env, "SWITCHBOARD_TEST_GITHUB_PARK")
 	w.srv = w.srv.restart()
 	w.srv.waitIdle(id)
-	w.fake.WaitFor(t, 10*time.Second, "a check run completed", func() bool {
+	// The sink renders a session's log in order: once a run is completed
+	// at the turn's end, a second run for the turn would have been made.
+	w.fake.WaitFor(t, patience, "a check run completed", func() bool {
 		for _, cr := range runs() {
 			if cr.Status == "completed" {
 				return true
@@ -220,7 +226,6 @@ func TestGitHubCheckRunOnceAcrossSIGKILL(t *testing.T) {
 		}
 		return false
 	})
-	time.Sleep(300 * time.Millisecond)
 	list := runs()
 	if len(list) != 1 || strings.Join(list[0].Statuses, ",") != "queued,in_progress,completed" {
 		t.Fatalf("check runs after the restart: %+v", list)

@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/switchboardhq/switchboard/fixtures/modelserver"
 )
@@ -51,7 +50,7 @@ func TestGitHubTriggers(t *testing.T) {
 			}
 			key := "github:acme/widgets#" + strconv.Itoa(tc.number)
 			id := w.session(key)
-			w.fake.WaitFor(t, 10*time.Second, "the answer", func() bool {
+			w.fake.WaitFor(t, patience, "the answer", func() bool {
 				for _, c := range w.botComments("acme/widgets", tc.number) {
 					if strings.Contains(c.Body, "Answer to "+tc.name) {
 						return true
@@ -73,7 +72,7 @@ func TestGitHubTriggers(t *testing.T) {
 				t.Fatal("no answer")
 			}
 			if tc.comment {
-				w.fake.WaitFor(t, 10*time.Second, "👀 on the trigger", func() bool {
+				w.fake.WaitFor(t, patience, "👀 on the trigger", func() bool {
 					c, _ := w.fake.Comment(comment)
 					return len(c.Reactions) == 1 && c.Reactions[0] == "eyes"
 				})
@@ -84,7 +83,7 @@ func TestGitHubTriggers(t *testing.T) {
 				t.Fatalf("the model did not see %q", tc.modelSees)
 			}
 			if tc.pr {
-				w.fake.WaitFor(t, 10*time.Second, "the check run completed", func() bool {
+				w.fake.WaitFor(t, patience, "the check run completed", func() bool {
 					for _, cr := range w.fake.CheckRuns() {
 						if strings.HasPrefix(cr.ExternalID, key+"@") && cr.Status == "completed" {
 							return true
@@ -98,7 +97,7 @@ func TestGitHubTriggers(t *testing.T) {
 					}
 				}
 			} else {
-				w.fake.WaitFor(t, 10*time.Second, "the status comment edited", func() bool {
+				w.fake.WaitFor(t, patience, "the status comment edited", func() bool {
 					for _, c := range w.botComments("acme/widgets", tc.number) {
 						if strings.Contains(c.Body, "Done") && c.Edits > 0 {
 							return true

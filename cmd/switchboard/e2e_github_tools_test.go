@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/switchboardhq/switchboard/fixtures/fakegithub"
 	"github.com/switchboardhq/switchboard/fixtures/modelserver"
@@ -94,7 +93,7 @@ func TestGitHubTools(t *testing.T) {
 	if raw, _ := json.Marshal(evs); w.fake.TokensIssued() == 0 || strings.Contains(string(raw), "ghs_") {
 		t.Fatalf("%d tokens issued; one in the log?", w.fake.TokensIssued())
 	}
-	w.fake.WaitFor(t, 10*time.Second, "the answer", func() bool {
+	w.fake.WaitFor(t, patience, "the answer", func() bool {
 		for _, c := range w.botComments("acme/widgets", number) {
 			if strings.Contains(c.Body, "I asked for one change.") {
 				return true

@@ -12,7 +12,8 @@ import (
 // TestLinearRateLimitedOutputIsCoalescedNotLost is acceptance 4 (rate
 // limits): while Linear answers RATELIMITED the turn goes on; afterwards
 // every tool result and the response are there, and the thoughts logged
-// meanwhile arrive as fewer activities than there were thoughts.
+// meanwhile arrive as fewer activities than there were thoughts. The
+// limit holds until the whole turn is logged, however long that takes.
 func TestLinearRateLimitedOutputIsCoalescedNotLost(t *testing.T) {
 	w := startLinear(t, nil)
 	list := func(id string) []modelserver.ToolCall {
@@ -24,10 +25,25 @@ func TestLinearRateLimitedOutputIsCoalescedNotLost(t *testing.T) {
 		modelserver.Step{Text: "idea three", ToolCalls: list("tu_3")},
 		modelserver.Step{Text: "the answer after the storm"},
 	)
-	w.fake.RateLimitFor(4 * time.Second)
+	w.fake.HoldRateLimit()
 	as := w.created("as-limited")
 	id := w.session(as)
-	w.waitActivity(as, "response: the answer after the storm", 60*time.Second)
+	w.srv.waitFor(id, "the turn logged while rate limited", func(_ sessionState, evs []event) bool { return count(evs, "turn.completed") == 1 })
+	limited := func() int {
+		n := 0
+		for _, r := range w.fake.Requests() {
+			if r.RateLimited {
+				n++
+			}
+		}
+		return n
+	}
+	w.fake.WaitFor(t, patience, "a call answered RATELIMITED", func() bool { return limited() > 0 })
+	if got := w.activities(as); len(got) != 0 {
+		t.Fatalf("activities shown while rate limited: %q", got)
+	}
+	w.fake.LiftRateLimit()
+	w.waitActivity(as, "response: the answer after the storm", patience)
 	w.srv.waitIdle(id)
 	got := w.activities(as)
 	thoughts := 0
@@ -49,16 +65,7 @@ func TestLinearRateLimitedOutputIsCoalescedNotLost(t *testing.T) {
 	if n := countHolding(got, "action: mcp_linear_list_teams → "); n != 3 {
 		t.Fatalf("%d tool results shown: %q", n, got)
 	}
-	limited := 0
-	for _, r := range w.fake.Requests() {
-		if r.RateLimited {
-			limited++
-		}
-	}
-	if limited == 0 {
-		t.Fatal("the fake never answered RATELIMITED")
-	}
-	t.Logf("activities %q; %d calls answered RATELIMITED", got, limited)
+	t.Logf("activities %q; %d calls answered RATELIMITED", got, limited())
 }
 
 // TestLinearResponseOnceAcrossSIGKILL is acceptance 4 (crash): serve is
@@ -74,19 +81,23 @@ func TestLinearResponseOnceAcrossSIGKILL(t *testing.T) {
 			w.srv.waitFor(id, "the answer logged", func(_ sessionState, evs []event) bool { return count(evs, "agent.message") == 1 })
 			responses := func() int { return countHolding(w.activities(as), "response: the one and only response") }
 			if park == "after_post" {
-				w.waitActivity(as, "response: the one and only response", 10*time.Second)
-			} else {
-				time.Sleep(300 * time.Millisecond)
-				if n := responses(); n != 0 {
-					t.Fatalf("posted before the park point: %d", n)
-				}
+				w.waitActivity(as, "response: the one and only response", patience)
+			}
+			w.srv.waitParked("linear " + park)
+			if n := responses(); park == "before_post" && n != 0 {
+				t.Fatalf("posted before the park point: %d", n)
 			}
 			w.srv.kill()
 			delete(w.env, "SWITCHBOARD_TEST_LINEAR_PARK")
 			w.srv = w.srv.restart()
-			w.waitActivity(as, "response: the one and only response", 10*time.Second)
+			w.waitActivity(as, "response: the one and only response", patience)
 			w.srv.waitIdle(id)
-			time.Sleep(500 * time.Millisecond)
+			// The sink renders a session's log in order: once the next
+			// turn's response is shown, a second post of the first one
+			// would have been made.
+			w.ms.Push(modelserver.Step{Text: "a later response"})
+			w.prompted(as, "and then?", "")
+			w.waitActivity(as, "response: a later response", patience)
 			if n := responses(); n != 1 {
 				t.Fatalf("the response was posted %d times: %q", n, w.activities(as))
 			}
@@ -94,31 +105,40 @@ func TestLinearResponseOnceAcrossSIGKILL(t *testing.T) {
 	}
 }
 
-// TestLinearTokensRefreshedAndRevoked is acceptance 5: access tokens that
-// expire are renewed with the stored (rotating) refresh token before use,
-// and after Linear refuses one; a revoked app leaves no tokens behind.
+// TestLinearTokensRefreshedAndRevoked is acceptance 5: access tokens
+// near their expiry are renewed with the stored (rotating) refresh token
+// before use, and only those; so is one Linear refuses; a revoked app
+// leaves no tokens behind. Tokens are renewed 10 minutes before they
+// expire, so tokens issued for 5 minutes are renewed at every use and an
+// hour-long one is kept: no wall-clock expiry is waited for.
 func TestLinearTokensRefreshedAndRevoked(t *testing.T) {
-	w := startLinear(t, map[string]string{"LINEAR_TOKEN_REFRESH_SECONDS": "1"}, fakelinear.WithTokenTTL(3*time.Second))
+	w := startLinear(t, map[string]string{"LINEAR_TOKEN_REFRESH_SECONDS": "600"}, fakelinear.WithTokenTTL(5*time.Minute))
 	if in := w.installation(); !in.HasToken || in.TokenExpiresAt == nil {
 		t.Fatalf("installation %+v", in)
 	}
-	answer := func(as, text string) {
+	answer := func(as, text string) int {
 		t.Helper()
 		w.ms.Push(modelserver.Step{Text: text})
 		w.created(as)
-		w.waitActivity(as, "response: "+text, 20*time.Second)
-	}
-	answer("as-tok-1", "first answer")
-	time.Sleep(3100 * time.Millisecond) // the access token expires
-	answer("as-tok-2", "second answer")
-	refreshed := 0
-	for _, tok := range w.fake.TokensIssued() {
-		if tok.Grant == "refresh_token" {
-			refreshed++
+		w.waitActivity(as, "response: "+text, patience)
+		w.srv.waitIdle(w.session(as))
+		refreshed := 0
+		for _, tok := range w.fake.TokensIssued() {
+			if tok.Grant == "refresh_token" {
+				refreshed++
+			}
 		}
+		return refreshed
 	}
-	if refreshed == 0 {
-		t.Fatalf("no refresh across an expiry: %+v", w.fake.TokensIssued())
+	first := answer("as-tok-1", "first answer")
+	if first == 0 {
+		t.Fatalf("a token near its expiry was used without a refresh: %+v", w.fake.TokensIssued())
+	}
+	w.fake.SetTokenTTL(time.Hour)
+	second := answer("as-tok-2", "second answer")
+	third := answer("as-tok-2b", "answer with an hour-long token")
+	if second <= first || third != second {
+		t.Fatalf("refreshes: %d, then %d and %d with hour-long tokens: want one more, then none", first, second, third)
 	}
 	for _, r := range w.fake.Requests() {
 		if r.Status == 401 {
@@ -128,7 +148,9 @@ func TestLinearTokensRefreshedAndRevoked(t *testing.T) {
 
 	// Linear refuses the token before its expiry: renewed and retried.
 	w.fake.ExpireAccessTokens()
-	answer("as-tok-3", "third answer")
+	if answer("as-tok-3", "third answer") <= third {
+		t.Fatal("the token Linear refused was not renewed")
+	}
 	refused := 0
 	for _, r := range w.fake.Requests() {
 		if r.Status == 401 {

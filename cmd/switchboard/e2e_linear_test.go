@@ -17,16 +17,18 @@ import (
 func TestLinearCreatedShowsTheWorkAsActivities(t *testing.T) {
 	w := startLinear(t, nil)
 	w.ms.Push(
-		modelserver.Step{Delay: 15 * time.Second, Text: "Let me list the teams.", ToolCalls: []modelserver.ToolCall{{ID: "tu_teams", Name: "mcp_linear_list_teams"}}},
+		modelserver.Step{Text: "Let me list the teams.", ToolCalls: []modelserver.ToolCall{{ID: "tu_teams", Name: "mcp_linear_list_teams"}}},
 		modelserver.Step{Text: "Engineering owns the widgets."},
 	)
+	release := holdAnswer(t, w.ms) // the model thinks until the thought is seen
 	as := w.created("as-created-1")
 	id := w.session(as)
-	w.fake.WaitFor(t, 10*time.Second, "the first thought", func() bool { return countHolding(w.activities(as), "thought: ") > 0 })
+	w.fake.WaitFor(t, patience, "the first thought", func() bool { return countHolding(w.activities(as), "thought: ") > 0 })
 	if n := count(w.srv.events(id), "agent.message"); n != 0 {
 		t.Fatalf("the thought came after the model answered (%d agent messages)", n)
 	}
-	w.waitActivity(as, "response: Engineering owns the widgets.", 40*time.Second)
+	release()
+	w.waitActivity(as, "response: Engineering owns the widgets.", patience)
 	// The in-progress action is ephemeral, and skipped when the sink
 	// finds the call's result already logged (this tool answers at once).
 	var got []string
@@ -67,16 +69,18 @@ func TestLinearPromptsSteerStopAndAnswer(t *testing.T) {
 
 	t.Run("steer", func(t *testing.T) {
 		w.ms.Push(
-			modelserver.Step{Delay: 2 * time.Second, ToolCalls: []modelserver.ToolCall{{ID: "tu_s", Name: "mcp_linear_list_teams"}}},
+			modelserver.Step{ToolCalls: []modelserver.ToolCall{{ID: "tu_s", Name: "mcp_linear_list_teams"}}},
 			modelserver.Step{Text: "Using staging as asked."},
 		)
+		release := holdAnswer(t, w.ms) // the first answer waits for the prompt
 		as := w.created("as-steer")
 		id := w.session(as)
 		if err := w.ms.WaitRequests(t.Context(), 1); err != nil {
 			t.Fatal(err)
 		}
 		w.prompted(as, "use the staging database", "")
-		w.waitActivity(as, "response: Using staging as asked.", 30*time.Second)
+		release()
+		w.waitActivity(as, "response: Using staging as asked.", patience)
 		_, evs := w.srv.waitIdle(id)
 		if n := count(evs, "turn.started"); n != 1 {
 			t.Fatalf("%d turns: the prompt did not steer the running one: %v", n, types(evs))
@@ -100,7 +104,7 @@ func TestLinearPromptsSteerStopAndAnswer(t *testing.T) {
 		if st.StopReason == nil || *st.StopReason != "canceled" {
 			t.Fatalf("session %+v", st)
 		}
-		w.waitActivity(as, "response: Stopped.", 10*time.Second)
+		w.waitActivity(as, "response: Stopped.", patience)
 	})
 
 	t.Run("ask and answer", func(t *testing.T) {
@@ -110,10 +114,10 @@ func TestLinearPromptsSteerStopAndAnswer(t *testing.T) {
 		)
 		as := w.created("as-ask-session")
 		id := w.session(as)
-		w.waitActivity(as, "elicitation: Which branch should I use?", 20*time.Second)
+		w.waitActivity(as, "elicitation: Which branch should I use?", patience)
 		w.srv.waitFor(id, "awaiting input", func(st sessionState, _ []event) bool { return st.Status == "awaiting_input" })
 		w.prompted(as, "main, please", "")
-		w.waitActivity(as, "response: Working on main then.", 20*time.Second)
+		w.waitActivity(as, "response: Working on main then.", patience)
 		if !modelSaw(w.ms, "main, please") {
 			t.Fatal("the model did not get the answer")
 		}
@@ -155,7 +159,7 @@ func TestLinearDeliveries(t *testing.T) {
 		}
 	}
 	id := w.session("as-again")
-	w.waitActivity("as-again", "response: only once", 20*time.Second)
+	w.waitActivity("as-again", "response: only once", patience)
 	_, evs := w.srv.waitIdle(id)
 	if n := count(evs, "user.message"); n != 1 {
 		t.Fatalf("%d inputs for one delivery sent three times: %v", n, types(evs))

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"net"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -44,16 +45,40 @@ func TestMain(m *testing.M) {
 
 const adminToken = "test-admin-token"
 
-// syncBuffer collects a child's output safely.
+// patience bounds the harness's waits for the child: generous, since a
+// busy machine is slow, and reached only when something is wrong.
+const patience = 60 * time.Second
+
+// syncBuffer collects a child's output safely, and tells waiters of
+// each write.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written chan struct{} // closed at the next write
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.written != nil {
+		close(s.written)
+		s.written = nil
+	}
 	return s.b.Write(p)
+}
+
+// holds reports whether the output holds sub, and else gives a channel
+// closed at the next write.
+func (s *syncBuffer) holds(sub string) (bool, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if strings.Contains(s.b.String(), sub) {
+		return true, nil
+	}
+	if s.written == nil {
+		s.written = make(chan struct{})
+	}
+	return false, s.written
 }
 
 func (s *syncBuffer) String() string {
@@ -74,24 +99,22 @@ type server struct {
 	exitErr error
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
+// anyPort is the SWITCHBOARD_ADDR of a serve the tests start: the kernel
+// picks a free port and serve writes the address to <data dir>/addr.
+const anyPort = "127.0.0.1:0"
 
 // startServer runs serve on dataDir with env and waits until it answers.
 func startServer(t *testing.T, dataDir string, env map[string]string) *server {
 	t.Helper()
-	addr := freeAddr(t)
-	s := &server{t: t, url: "http://" + addr, dataDir: dataDir, env: env, out: &syncBuffer{}, exited: make(chan struct{})}
+	s := &server{t: t, dataDir: dataDir, env: env, out: &syncBuffer{}, exited: make(chan struct{})}
+	// The address file of an earlier process on the data dir is stale.
+	addrFile := filepath.Join(dataDir, "addr")
+	if err := os.Remove(addrFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
 	s.cmd = exec.Command(binPath, "serve")
 	s.cmd.Env = append(os.Environ(),
-		"SWITCHBOARD_ADDR="+addr,
+		"SWITCHBOARD_ADDR="+anyPort,
 		"SWITCHBOARD_DATA_DIR="+dataDir,
 		"SWITCHBOARD_ADMIN_TOKEN="+adminToken,
 		"SWITCHBOARD_LOG_LEVEL=debug",
@@ -110,7 +133,24 @@ func startServer(t *testing.T, dataDir string, env map[string]string) *server {
 			t.Logf("serve output:\n%s", s.out.String())
 		}
 	})
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(patience)
+	for s.url == "" {
+		select {
+		case <-s.exited:
+			t.Fatalf("serve exited early: %v\n%s", s.exitErr, s.out.String())
+		default:
+		}
+		if b, err := os.ReadFile(addrFile); err == nil {
+			s.url = "http://" + strings.TrimSpace(string(b))
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve wrote no %s:\n%s", addrFile, s.out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	for {
 		select {
 		case <-s.exited:
@@ -148,13 +188,36 @@ func (s *server) kill() {
 	<-s.exited
 }
 
-// term sends SIGTERM and waits up to 20 s for a clean exit.
+// waitParked waits until the process says it parked at the failpoint name
+// (testtools.go's parkHere: "failpoint parked: slack before_post"), so that
+// a SIGKILL lands in the window the test means. It fails the test when the
+// process exits first or never parks there.
+func (s *server) waitParked(name string) {
+	s.t.Helper()
+	line := "failpoint parked: " + name + "\n"
+	timeout := time.After(patience)
+	for {
+		ok, written := s.out.holds(line)
+		if ok {
+			return
+		}
+		select {
+		case <-written:
+		case <-s.exited:
+			s.t.Fatalf("serve exited before parking at %s: %v\n%s", name, s.exitErr, s.out.String())
+		case <-timeout:
+			s.t.Fatalf("serve never parked at failpoint %s:\n%s", name, s.out.String())
+		}
+	}
+}
+
+// term sends SIGTERM and waits (bounded by patience) for a clean exit.
 func (s *server) term() error {
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-s.exited:
 		return s.exitErr
-	case <-time.After(20 * time.Second):
+	case <-time.After(patience):
 		s.t.Fatalf("serve did not stop on SIGTERM:\n%s", s.out.String())
 		return nil
 	}
@@ -239,10 +302,10 @@ func (s *server) session(id string) sessionState {
 	return st
 }
 
-// waitFor polls until cond holds for the session, or fails after 20 s.
+// waitFor polls until cond holds for the session, or fails after patience.
 func (s *server) waitFor(id string, what string, cond func(sessionState, []event) bool) (sessionState, []event) {
 	s.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(patience)
 	for {
 		st := s.session(id)
 		evs := s.events(id)
@@ -339,7 +402,7 @@ func checkLog(t *testing.T, evs []event) {
 // execServe prepares a serve process on dir without starting it.
 func execServe(t *testing.T, dir string) *exec.Cmd {
 	cmd := exec.Command(binPath, "serve")
-	cmd.Env = append(os.Environ(), "SWITCHBOARD_ADDR="+freeAddr(t), "SWITCHBOARD_DATA_DIR="+dir, "SWITCHBOARD_ADMIN_TOKEN="+adminToken)
+	cmd.Env = append(os.Environ(), "SWITCHBOARD_ADDR="+anyPort, "SWITCHBOARD_DATA_DIR="+dir, "SWITCHBOARD_ADMIN_TOKEN="+adminToken)
 	return cmd
 }
 
@@ -352,7 +415,7 @@ func (s *server) sessionsByKey(key string) []sessionState {
 // sessionByKey waits for the one session of an origin key.
 func (s *server) sessionByKey(key string) string {
 	s.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(patience)
 	for {
 		if list := s.sessionsByKey(key); len(list) == 1 {
 			return list[0].ID

@@ -190,7 +190,7 @@ func (f *front) state() (streams []streamRequest, held, refused int) {
 // waitFront polls the proxy's state until cond holds.
 func (f *front) wait(what string, cond func(streams []streamRequest, held, refused int) bool) {
 	f.t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(patience); ; time.Sleep(20 * time.Millisecond) {
 		if cond(f.state()) {
 			return
 		}
@@ -228,7 +228,7 @@ const readPage = `(() => {
 
 func readState(t *testing.T, ctx context.Context) pageState {
 	t.Helper()
-	c, cancel := context.WithTimeout(ctx, 10*time.Second)
+	c, cancel := context.WithTimeout(ctx, patience)
 	defer cancel()
 	st, err := chromedp.Run(c, chromedp.Evaluate[pageState](readPage))
 	if err != nil {
@@ -237,11 +237,11 @@ func readState(t *testing.T, ctx context.Context) pageState {
 	return st
 }
 
-// waitPage polls the page until cond holds, or fails after 30 s with
+// waitPage polls the page until cond holds, or fails after patience with
 // what the page shows.
 func waitPage(t *testing.T, ctx context.Context, what string, cond func(pageState) bool) pageState {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(patience)
 	for {
 		st := readState(t, ctx)
 		if cond(st) {
@@ -260,7 +260,7 @@ func showsText(st pageState, typ, text string) bool {
 
 func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	c, cancel := context.WithTimeout(ctx, 20*time.Second)
+	c, cancel := context.WithTimeout(ctx, patience)
 	defer cancel()
 	if err := chromedp.Do(c, steps...); err != nil {
 		t.Fatal(err)

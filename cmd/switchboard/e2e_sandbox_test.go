@@ -206,10 +206,10 @@ func TestSandboxMisconfiguration(t *testing.T) {
 			if tt.needsDocker {
 				sandboximage.ForTest(t)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), patience)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, binPath, "serve")
-			cmd.Env = append(os.Environ(), "SWITCHBOARD_DATA_DIR="+t.TempDir(), "SWITCHBOARD_ADDR="+freeAddr(t), tt.name+"="+tt.value)
+			cmd.Env = append(os.Environ(), "SWITCHBOARD_DATA_DIR="+t.TempDir(), "SWITCHBOARD_ADDR="+anyPort, tt.name+"="+tt.value)
 			cmd.Env = append(cmd.Env, tt.extra...)
 			out, err := cmd.CombinedOutput()
 			if err == nil {
@@ -445,7 +445,7 @@ func inspect(t *testing.T, cli *client.Client, id string) container.InspectRespo
 // waitState waits until the container runs (or stops).
 func waitState(t *testing.T, cli *client.Client, id string, running bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(patience)
 	for inspect(t, cli, id).State.Running != running {
 		if time.Now().After(deadline) {
 			t.Fatalf("container %s: want running=%v", id, running)

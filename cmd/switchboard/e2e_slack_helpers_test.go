@@ -137,7 +137,7 @@ func (w *slackWorld) botReplies(team fakeslack.Team, channel, thread, substr str
 func (w *slackWorld) waitReply(team fakeslack.Team, channel, thread, substr string) fakeslack.Message {
 	w.t.Helper()
 	var got []fakeslack.Message
-	w.fake.WaitFor(w.t, 20*time.Second, "a reply with "+substr, func() bool {
+	w.fake.WaitFor(w.t, patience, "a reply with "+substr, func() bool {
 		got = w.botReplies(team, channel, thread, substr)
 		return len(got) > 0
 	})

@@ -26,23 +26,23 @@ func TestSlackReplyExactlyOnceAcrossSIGKILL(t *testing.T) {
 			w.srv.waitFor(id, "the answer logged", func(_ sessionState, evs []event) bool { return count(evs, "agent.message") == 1 })
 			if park == "after_post" {
 				w.waitReply(w.team, "C0KILL", m.TS, "the one and only answer")
-			} else {
-				time.Sleep(300 * time.Millisecond) // the sink reaches its park
-				if n := len(w.botReplies(w.team, "C0KILL", m.TS, "the one and only answer")); n != 0 {
-					t.Fatalf("posted before the park point: %d", n)
-				}
+			}
+			w.srv.waitParked("slack " + park)
+			if n := len(w.botReplies(w.team, "C0KILL", m.TS, "the one and only answer")); park == "before_post" && n != 0 {
+				t.Fatalf("posted before the park point: %d", n)
 			}
 			w.srv.kill()
 			delete(w.env, "SWITCHBOARD_TEST_SLACK_PARK")
 			w.srv = w.srv.restart()
 			w.waitReply(w.team, "C0KILL", m.TS, "the one and only answer")
 			w.srv.waitIdle(id)
-			// Give a second post every chance to happen.
-			w.fake.WaitFor(t, 10*time.Second, "the turn's status cleared", func() bool {
+			// The sink renders a session's log in order: once it cleared
+			// the status at the turn's end, a second post of the answer
+			// would have been made.
+			w.fake.WaitFor(t, patience, "the turn's status cleared", func() bool {
 				calls := w.fake.Calls("assistant.threads.setStatus")
 				return len(calls) > 0 && calls[len(calls)-1].Str("status") == ""
 			})
-			time.Sleep(300 * time.Millisecond)
 			if n := len(w.botReplies(w.team, "C0KILL", m.TS, "the one and only answer")); n != 1 {
 				t.Fatalf("the reply was posted %d times", n)
 			}
@@ -135,7 +135,7 @@ func TestSlackStopAndAsk(t *testing.T) {
 		if !modelSaw(w.ms, "staging") || len(w.ms.Requests()) != 2 {
 			t.Fatalf("the answer did not reach the model: %d requests", len(w.ms.Requests()))
 		}
-		w.fake.WaitFor(t, 10*time.Second, "the question's buttons replaced", func() bool {
+		w.fake.WaitFor(t, patience, "the question's buttons replaced", func() bool {
 			m, _ := w.fake.Message("C0ASK", q.TS)
 			return m.Edits > 0 && strings.Contains(string(m.Blocks), "answered")
 		})

@@ -29,26 +29,51 @@ type hookEnvelope struct {
 }
 
 // hookReceiver verifies every request with the Standard Webhooks library
-// and records it per path; status decides the answer (0: 204).
+// and records it per path; status decides the answer (0: 204). A request
+// to a path whose secret the test does not know yet (it comes in the
+// answer that creates the destination, and deliveries may start before
+// the test reads it) waits for it.
 type hookReceiver struct {
 	t       *testing.T
 	srv     *httptest.Server
 	mu      sync.Mutex
-	secrets map[string]string // path → secret
+	secrets map[string]string        // path → secret
+	known   map[string]chan struct{} // path → closed once its secret is set
 	status  int
 	got     map[string][]hookEnvelope // path → accepted deliveries
 	tries   map[string]string         // event id → webhook-id
 }
 
 func newHookReceiver(t *testing.T) *hookReceiver {
-	h := &hookReceiver{t: t, secrets: map[string]string{}, got: map[string][]hookEnvelope{}, tries: map[string]string{}}
+	h := &hookReceiver{t: t, secrets: map[string]string{}, known: map[string]chan struct{}{}, got: map[string][]hookEnvelope{}, tries: map[string]string{}}
 	h.srv = httptest.NewServer(http.HandlerFunc(h.serve))
 	t.Cleanup(h.srv.Close)
 	return h
 }
 
+// secretKnown is closed once path's secret is set.
+func (h *hookReceiver) secretKnown(path string) chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ch := h.known[path]
+	if ch == nil {
+		ch = make(chan struct{})
+		h.known[path] = ch
+	}
+	return ch
+}
+
 func (h *hookReceiver) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
+	select {
+	case <-h.secretKnown(r.URL.Path):
+	case <-r.Context().Done():
+		return
+	case <-time.After(patience):
+		h.t.Errorf("a delivery to %s, whose secret the test never set", r.URL.Path)
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	wh, err := standardwebhooks.NewWebhook(h.secrets[r.URL.Path])
@@ -84,9 +109,11 @@ func (h *hookReceiver) setStatus(code int) {
 }
 
 func (h *hookReceiver) setSecret(path, secret string) {
+	known := h.secretKnown(path)
 	h.mu.Lock()
 	h.secrets[path] = secret
 	h.mu.Unlock()
+	close(known)
 }
 
 func (h *hookReceiver) received(path string) []hookEnvelope {
@@ -156,7 +183,7 @@ func (s *server) deliveries(query string) []deliveryView {
 
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(patience); !cond(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
@@ -314,10 +341,10 @@ func TestWebhookMisconfiguration(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), patience)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, binPath, "serve")
-			cmd.Env = append(os.Environ(), "SWITCHBOARD_DATA_DIR="+t.TempDir(), "SWITCHBOARD_ADDR="+freeAddr(t), tt.name+"="+tt.value)
+			cmd.Env = append(os.Environ(), "SWITCHBOARD_DATA_DIR="+t.TempDir(), "SWITCHBOARD_ADDR="+anyPort, tt.name+"="+tt.value)
 			out, err := cmd.CombinedOutput()
 			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 			if err == nil || len(lines) != 1 || !strings.Contains(lines[0], tt.name) {

@@ -59,9 +59,6 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 	if _, _, err := net.SplitHostPort(c.addr); err != nil {
 		return nil, fmt.Errorf("SWITCHBOARD_ADDR=%q: want host:port", c.addr)
 	}
-	if c.publicURL == "" {
-		c.publicURL = "http://" + c.addr
-	}
 	if c.model != "" {
 		if _, _, err := core.SplitModel(c.model); err != nil {
 			return nil, fmt.Errorf("SWITCHBOARD_MODEL: %w", err)
@@ -129,6 +126,13 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
+	// Listen before the providers take the public URL: by default it is
+	// the address bound, which SWITCHBOARD_ADDR's port 0 leaves open.
+	ln, err := listen(cfg)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
 	gw, err := providers.NewSet(cfg.platforms, providers.Deps{
 		Store: db, Router: &providers.Router{Store: db, Logger: log.With("component", "router")}, Sealer: cfg.sealer, States: states,
 		PublicURL: cfg.publicURL, AdminToken: cfg.adminToken, DataDir: cfg.dataDir, MaxBody: cfg.maxBody, Logger: log,
@@ -194,11 +198,6 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		return err
 	}
 
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		_ = rt.Stop(ctx)
-		return fmt.Errorf("SWITCHBOARD_ADDR=%s: %w", cfg.addr, err)
-	}
 	srv := &http.Server{
 		Handler:           routes(cfg, db, hub, rt, m, wh, gw, states, sb, log),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -43,7 +43,7 @@ func (b blockTool) Call(ctx context.Context, call core.ToolCall) (core.ToolResul
 // testStore parks the appending goroutine for good right after a final
 // agent.message commits when SWITCHBOARD_TEST_PARK_AFTER_ANSWER is set, so
 // a crash test can SIGKILL the process between the answer and
-// turn.completed.
+// turn.completed (failpoint "after_answer").
 func testStore(s runtime.Store, getenv func(string) string) runtime.Store {
 	if getenv("SWITCHBOARD_TEST_PARK_AFTER_ANSWER") == "" {
 		return s
@@ -58,7 +58,7 @@ func (p parkingStore) Append(ctx context.Context, id string, req core.AppendRequ
 	for _, e := range evs {
 		var b core.MessageBody
 		if e.Type == core.TypeAgentMessage && e.Level == core.LevelUser && e.Decode(&b) == nil && b.ToolUseID == "" {
-			select {}
+			parkHere("after_answer")
 		}
 	}
 	return evs, err
@@ -69,7 +69,8 @@ func (p parkingStore) Append(ctx context.Context, id string, req core.AppendRequ
 // saved, nothing posted; after_post: posted, the position not saved;
 // after_check_run: a GitHub check run created, the position not saved),
 // so a crash test can SIGKILL the process in that window; nil otherwise.
-// Only test builds have it.
+// The failpoint is named "<provider> <point>" ("slack before_post"). Only
+// test builds have it.
 func failpoint(getenv func(string) string, provider string) func(point string) {
 	want := getenv("SWITCHBOARD_TEST_" + strings.ToUpper(provider) + "_PARK")
 	if want == "" {
@@ -77,7 +78,16 @@ func failpoint(getenv func(string) string, provider string) func(point string) {
 	}
 	return func(point string) {
 		if point == want {
-			select {}
+			parkHere(provider + " " + point)
 		}
 	}
+}
+
+// parkHere parks the calling goroutine for good at the failpoint name,
+// first writing "failpoint parked: <name>" as one line to stderr: crash
+// tests wait for that line before they SIGKILL, so they know the process
+// is in the window they mean to test.
+func parkHere(name string) {
+	fmt.Fprintf(os.Stderr, "failpoint parked: %s\n", name)
+	select {}
 }

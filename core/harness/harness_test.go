@@ -190,7 +190,9 @@ func TestLimits(t *testing.T) {
 			if out.Reason != tt.want {
 				t.Fatalf("reason %s, want %s", out.Reason, tt.want)
 			}
-			if time.Since(start) > 10*time.Second {
+			// A limit ends the turn rather than letting it hang: bounded
+			// generously, since a busy machine is slow.
+			if time.Since(start) > time.Minute {
 				t.Fatalf("limit took %v", time.Since(start))
 			}
 			wantStatus(t, e.log, core.StatusIdle, tt.want)

@@ -15,10 +15,12 @@ import (
 
 // env is one conformance case's world: a fresh server, pool and logs.
 type env struct {
-	tgt   *target
-	pool  *mcpbridge.Pool
-	creds *fakeCreds
-	logs  *logBuffer
+	tgt  *target
+	pool *mcpbridge.Pool
+	// timers are the pool's idle timers, fired by the test.
+	timers *idleTimers
+	creds  *fakeCreds
+	logs   *logBuffer
 	// outputs collects every result the model would have seen.
 	outputs []string
 }
@@ -113,6 +115,7 @@ var cases = []struct {
 	{"closes the connection after the idle timeout", func(t *testing.T, e *env) {
 		e.tools(t)
 		e.pool.Idle("ses_1")
+		e.timers.last(t).fire()
 		eventually(t, "the server to see the session end", func() bool { return e.tgt.ends() == 1 })
 		entries := e.tools(t)
 		if res := e.call(t, entries, "mcp_docs_echo", `{"text":"again"}`); res.Output != "again" {
@@ -125,8 +128,18 @@ var cases = []struct {
 	{"Tools before the timeout keeps the connection; Close ends it", func(t *testing.T, e *env) {
 		e.tools(t)
 		e.pool.Idle("ses_1")
-		e.tools(t) // taken back before the 300ms timeout
-		time.Sleep(500 * time.Millisecond)
+		timer := e.timers.last(t)
+		entries := e.tools(t) // taken back before the timeout
+		if !timer.isStopped() {
+			t.Fatal("Tools left the idle timer running")
+		}
+		// A timer that runs out as Tools stops it still must not close
+		// the session it gave back: the connection in use is kept.
+		timer.fire()
+		if res := e.call(t, entries, "mcp_docs_echo", `{"text":"kept"}`); res.Output != "kept" {
+			t.Fatalf("echo after a stale idle timer = %q", res.Output)
+		}
+		e.tools(t)
 		if n := e.tgt.ends(); n != 0 {
 			t.Fatalf("sessions ended = %d, want 0", n)
 		}
@@ -238,7 +251,8 @@ func TestConformance(t *testing.T) {
 				t.Run(c.name, func(t *testing.T) {
 					logs := &logBuffer{}
 					creds := &fakeCreds{token: token}
-					e := &env{tgt: m.make(t), creds: creds, logs: logs, pool: newPool(t, creds, logs, 300*time.Millisecond)}
+					timers := &idleTimers{}
+					e := &env{tgt: m.make(t), creds: creds, logs: logs, timers: timers, pool: newPoolTimers(t, creds, logs, time.Minute, timers)}
 					c.run(t, e)
 				})
 			}

@@ -88,21 +88,81 @@ func (l *logBuffer) logger() *slog.Logger {
 // newPool returns a pool logging into logs, shut down with the test.
 func newPool(t *testing.T, creds core.CredentialSource, logs *logBuffer, idle time.Duration) *mcpbridge.Pool {
 	t.Helper()
-	p := mcpbridge.New(mcpbridge.Config{
+	return newPoolTimers(t, creds, logs, idle, nil)
+}
+
+// newPoolTimers is newPool with idle timers the test fires (nil: real ones).
+func newPoolTimers(t *testing.T, creds core.CredentialSource, logs *logBuffer, idle time.Duration, timers *idleTimers) *mcpbridge.Pool {
+	t.Helper()
+	cfg := mcpbridge.Config{
 		Credentials:    creds,
 		IdleTimeout:    idle,
 		ConnectTimeout: 5 * time.Second,
 		Logger:         logs.logger(),
 		ClientInfo:     mcpbridge.ClientInfo{Name: "switchboard-test", Version: "0"},
-	})
+	}
+	if timers != nil {
+		cfg.AfterFunc = timers.AfterFunc
+	}
+	p := mcpbridge.New(cfg)
 	t.Cleanup(p.Shutdown)
 	return p
 }
 
-// eventually polls cond until it holds or five seconds pass.
+// idleTimers stand in for the pool's idle timers: none runs out unless the
+// test fires it.
+type idleTimers struct {
+	mu      sync.Mutex
+	started []*idleTimer
+}
+
+type idleTimer struct {
+	f       func()
+	mu      sync.Mutex
+	stopped bool
+}
+
+func (m *idleTimers) AfterFunc(_ time.Duration, f func()) mcpbridge.Timer {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	tm := &idleTimer{f: f}
+	m.started = append(m.started, tm)
+	return tm
+}
+
+func (tm *idleTimer) Stop() bool {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	was := !tm.stopped
+	tm.stopped = true
+	return was
+}
+
+func (tm *idleTimer) isStopped() bool {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return tm.stopped
+}
+
+// last is the timer started last; the test fails when none was.
+func (m *idleTimers) last(t *testing.T) *idleTimer {
+	t.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.started) == 0 {
+		t.Fatal("no idle timer was started")
+	}
+	return m.started[len(m.started)-1]
+}
+
+// fire runs the timer's function as its running out would. A real timer
+// can run out as it is stopped, so fire runs a stopped timer's function too.
+func (tm *idleTimer) fire() { tm.f() }
+
+// eventually polls cond until it holds or 30 seconds pass.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

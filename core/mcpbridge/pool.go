@@ -29,7 +29,13 @@ type Config struct {
 	// Transport carries the HTTP requests to servers (default a clone of
 	// http.DefaultTransport).
 	Transport http.RoundTripper
+	// AfterFunc starts an idle timer: f runs after d unless the timer is
+	// stopped first (default time.AfterFunc; tests fire timers themselves).
+	AfterFunc func(d time.Duration, f func()) Timer
 }
+
+// Timer is a started idle timer (*time.Timer is one).
+type Timer interface{ Stop() bool }
 
 // ClientInfo is the MCP client implementation name and version.
 type ClientInfo struct {
@@ -67,7 +73,7 @@ type session struct {
 	// Guarded by Pool.mu: the idle timer, its generation (a timer that
 	// fires after Tools took the session back must not close it), and how
 	// many Tools calls are using the session.
-	timer  *time.Timer
+	timer  Timer
 	gen    uint64
 	active int
 }
@@ -85,6 +91,9 @@ func New(cfg Config) *Pool {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.AfterFunc == nil {
+		cfg.AfterFunc = func(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
 	}
 	if cfg.ClientInfo.Name == "" {
 		cfg.ClientInfo = ClientInfo{Name: "switchboard", Version: "dev"}
@@ -232,7 +241,8 @@ func (p *Pool) release(s *session) {
 
 // Idle starts the session's idle timer: unless Tools is called first, its
 // connections are closed after IdleTimeout and the pool forgets it. The
-// timer is a time.AfterFunc, so an idle session holds no goroutine.
+// timer is a time.AfterFunc (Config.AfterFunc), so an idle session holds
+// no goroutine.
 func (p *Pool) Idle(sessionID string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -245,7 +255,7 @@ func (p *Pool) Idle(sessionID string) {
 	}
 	s.gen++
 	gen := s.gen
-	s.timer = time.AfterFunc(p.cfg.IdleTimeout, func() { p.expire(sessionID, s, gen) })
+	s.timer = p.cfg.AfterFunc(p.cfg.IdleTimeout, func() { p.expire(sessionID, s, gen) })
 }
 
 // expire closes a session whose idle timer ran out, unless it was taken

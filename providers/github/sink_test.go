@@ -63,7 +63,7 @@ func sinkTurn(t *testing.T, st core.Store, sink *output.Sink, id string, evs ...
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !sink.Settled(t.Context()) {
 		if time.Now().After(deadline) {
 			t.Fatal("the sink did not finish")

@@ -44,10 +44,22 @@ func TestRefreshSpendsARefreshTokenOnce(t *testing.T) {
 	r.p.cfg.APIURL = srv.URL
 
 	// The rig's token expires in an hour; the clock moves into the margin
-	// while the first refresh is under way.
+	// while the first refresh is under way. A look at the clock after the
+	// move is the second caller's, made once it read the stored tokens.
 	var clockMu sync.Mutex
-	now := time.Now()
-	r.p.tokens.Now = func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return now }
+	now, moved := time.Now(), false
+	looked := make(chan struct{}, 1)
+	r.p.tokens.Now = func() time.Time {
+		clockMu.Lock()
+		defer clockMu.Unlock()
+		if moved {
+			select {
+			case looked <- struct{}{}:
+			default:
+			}
+		}
+		return now
+	}
 
 	renewed := make(chan error, 1)
 	go func() {
@@ -56,18 +68,19 @@ func TestRefreshSpendsARefreshTokenOnce(t *testing.T) {
 	}()
 	<-entered
 	clockMu.Lock()
-	now = now.Add(58 * time.Minute)
+	now, moved = now.Add(58*time.Minute), true
 	clockMu.Unlock()
 	got := make(chan oauth.TokenSet, 1)
 	go func() {
 		ts, _ := r.p.tokens.Get(context.Background(), r.in)
 		got <- ts
 	}()
-	// Let the second caller reach Linear, or wait for the first.
+	// The second caller has the refresh token the first is spending, and
+	// finds its token in the margin: it must not spend it again.
 	select {
-	case ts := <-got:
-		got <- ts
-	case <-time.After(200 * time.Millisecond):
+	case <-looked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the second caller never looked at its token's expiry")
 	}
 	close(release)
 	if err := <-renewed; err != nil {

@@ -38,6 +38,7 @@ type fakePlatform struct {
 	updates    []sessionUpdate
 	calls      int
 	limited    int    // the next n calls are RATELIMITED
+	refused    int    // calls answered RATELIMITED so far
 	refuse     string // bodies holding this are refused (userError)
 	block      chan struct{}
 	// failPosts: the next n posts fail as a 502 would (after Linear has
@@ -62,6 +63,7 @@ func (f *fakePlatform) createActivity(ctx context.Context, a activity) error {
 	f.calls++
 	if f.limited > 0 {
 		f.limited--
+		f.refused++
 		return &apiError{RateLimited: true, Reset: time.Now().Add(1100 * time.Millisecond), Msg: "RATELIMITED"}
 	}
 	if f.failPosts > 0 {

@@ -2,6 +2,7 @@ package linear
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -57,7 +58,7 @@ func (tw *turnWriter) end(reason core.Reason) {
 
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
@@ -146,8 +147,10 @@ func TestSinkCoalescesThoughtsAndWaitsOutRateLimits(t *testing.T) {
 	r := newRig(t)
 	r.startSink()
 	s := r.start("as-20")
+	// Linear answers RATELIMITED until the whole turn is logged and a
+	// call was refused, however long the appends take.
 	r.fake.mu.Lock()
-	r.fake.limited = 2
+	r.fake.limited = math.MaxInt
 	r.fake.mu.Unlock()
 	tw := r.turn(s.ID)
 	tw.append(false, thoughtEv("first idea"), toolUse("tu_1", "read", `{"path":"a.go"}`))
@@ -156,6 +159,14 @@ func TestSinkCoalescesThoughtsAndWaitsOutRateLimits(t *testing.T) {
 	tw.append(false, core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: "halfway", ToolUseID: "tu_3"}), toolResult("tu_3", "delivered"))
 	tw.append(false, answerEv("all done"))
 	tw.end(core.ReasonCompleted)
+	waitUntil(t, "a call answered RATELIMITED", func() bool {
+		r.fake.mu.Lock()
+		defer r.fake.mu.Unlock()
+		return r.fake.refused > 0
+	})
+	r.fake.mu.Lock()
+	r.fake.limited = 0
+	r.fake.mu.Unlock()
 	waitUntil(t, "the response", func() bool {
 		got := r.fake.shown()
 		return len(got) > 0 && got[len(got)-1] == "response: all done"

@@ -53,7 +53,7 @@ func (r *rig) turn(id string, reason core.Reason, pending []string, evs ...core.
 
 func (r *rig) settled() {
 	r.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !r.sink.Settled(r.t.Context()) {
 		if time.Now().After(deadline) {
 			r.t.Fatal("the sink did not finish")
@@ -213,7 +213,7 @@ func TestSinkFindsAPostACrashDidNotRecord(t *testing.T) {
 	go r.turn(s.ID, core.ReasonCompleted, nil, answer("posted exactly once"))
 	select {
 	case <-parked:
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("the reply was not posted")
 	}
 	// A new process: a fresh provider and sink over the same store.
@@ -227,7 +227,7 @@ func TestSinkFindsAPostACrashDidNotRecord(t *testing.T) {
 	}
 	fresh.p = p2
 	fresh.startSink()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		active, _ := r.store.ActiveSinkSessions(t.Context(), Name)
 		pos, _ := r.store.SinkPosition(t.Context(), Name, s.ID)

@@ -65,7 +65,7 @@ func (r *recorded) add(_ context.Context, session string, b core.EgressBody) {
 
 func (r *recorded) wait(t *testing.T, n int) []core.EgressBody {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		r.mu.Lock()
 		evs := append([]core.EgressBody(nil), r.evs...)
@@ -203,9 +203,13 @@ func TestProxy(t *testing.T) {
 		for range 5 {
 			get(c, "https://127.0.0.3:9/")
 		}
-		time.Sleep(100 * time.Millisecond)
-		if evs := rec.wait(t, 1); len(evs) != 1 {
-			t.Fatalf("%d decisions recorded for 5 identical denials", len(evs))
+		// Decisions are queued as they are made and recorded in order:
+		// once another host's denial is recorded, so is every repeat
+		// that was not folded.
+		get(c, "https://127.0.0.4:9/")
+		evs := rec.wait(t, 2)
+		if len(evs) != 2 || evs[0].Host != "127.0.0.3" || evs[1].Host != "127.0.0.4" {
+			t.Fatalf("decisions recorded for 5 identical denials and another: %+v", evs)
 		}
 	})
 }

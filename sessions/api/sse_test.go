@@ -127,19 +127,36 @@ func TestSSEResumeWithLastEventID(t *testing.T) {
 func TestSSENoGapAtTheSeam(t *testing.T) {
 	e := newAPI(t)
 	s := e.session(t, e.agent(t), "")
-	const total = 300
-	done := make(chan struct{})
+	// Events are appended before the stream opens, all the while it
+	// opens, and after: wherever the seam falls, appends are around it.
+	started, connected := make(chan struct{}), make(chan struct{})
+	total := make(chan uint64, 1)
 	go func() {
-		defer close(done)
-		for range total {
+		var n uint64
+		for ; n < 100; n++ {
 			e.appendEvents(t, s.ID, 1)
 		}
+		close(started)
+	appending:
+		for ; ; n++ {
+			select {
+			case <-connected:
+				break appending
+			default:
+				e.appendEvents(t, s.ID, 1)
+			}
+		}
+		for range 100 {
+			e.appendEvents(t, s.ID, 1)
+			n++
+		}
+		total <- n
 	}()
-	time.Sleep(5 * time.Millisecond)
+	<-started
 	st := openSSE(t, e, admin, "/v1/sessions/"+s.ID+"/events")
 	defer st.close()
-	st.expect(t, 1, total)
-	<-done
+	close(connected)
+	st.expect(t, 1, <-total)
 }
 
 func TestSSELevelAndHeartbeat(t *testing.T) {
@@ -158,13 +175,43 @@ func TestSSELevelAndHeartbeat(t *testing.T) {
 	if err != nil || next.id != 4 || next.level != "user" {
 		t.Fatalf("after an internal event, got %+v %v; want seq 4 at user level", next, err)
 	}
-	time.Sleep(150 * time.Millisecond)
+	// Nothing is logged now: a heartbeat comment comes anyway, and the
+	// stream goes on after it.
+	st.waitComment(t)
 	e.appendEvents(t, s.ID, 1)
-	if _, err := st.next(); err != nil {
-		t.Fatal(err)
+	if next, err := st.next(); err != nil || next.id != 5 {
+		t.Fatalf("after the heartbeat, got %+v %v; want seq 5", next, err)
 	}
-	if st.comments == 0 {
-		t.Fatal("no heartbeat comment within three heartbeat intervals")
+}
+
+// waitComment reads the stream up to a comment line (a heartbeat); an
+// event first, the stream's end or 30 s without one fail the test.
+func (s *sseStream) waitComment(t *testing.T) {
+	t.Helper()
+	got := make(chan error, 1)
+	go func() {
+		for s.sc.Scan() {
+			switch line := s.sc.Text(); {
+			case strings.HasPrefix(line, ":"):
+				s.comments++
+				got <- nil
+				return
+			case line != "":
+				got <- fmt.Errorf("%q before a heartbeat comment", line)
+				return
+			}
+		}
+		got <- fmt.Errorf("stream ended before a heartbeat comment: %v", s.sc.Err())
+	}()
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		s.close()
+		<-got
+		t.Fatal("no heartbeat comment in 30 s while nothing was logged")
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Client talks to one switchboard server with one token (the admin token,
@@ -23,6 +24,9 @@ type Client struct {
 	base  string
 	token string
 	hc    *http.Client
+	// after, when set (tests), stands in for the timer of Follow's
+	// reconnect backoff.
+	after func(time.Duration) <-chan time.Time
 }
 
 // New returns a client for the server at baseURL (e.g.

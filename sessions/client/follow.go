@@ -50,15 +50,24 @@ func (c *Client) Follow(ctx context.Context, id string, after uint64, level stri
 		if connected {
 			delay = minBackoff
 		}
-		t := time.NewTimer(delay)
+		wake, stop := c.timer(delay)
 		select {
 		case <-ctx.Done():
-			t.Stop()
+			stop()
 			return ctx.Err()
-		case <-t.C:
+		case <-wake:
 		}
 		delay = min(delay*2, maxBackoff)
 	}
+}
+
+// timer starts the wait of one reconnect backoff.
+func (c *Client) timer(d time.Duration) (wake <-chan time.Time, stop func()) {
+	if c.after != nil {
+		return c.after(d), func() {}
+	}
+	t := time.NewTimer(d)
+	return t.C, func() { t.Stop() }
 }
 
 // fnError carries the callback's error out of the read loop untouched.

@@ -15,6 +15,36 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/client"
 )
 
+// backoffs records the reconnect backoffs Follow waits out; each ends at
+// once, or never from the nth on when hangFrom is set (then onHang runs).
+type backoffs struct {
+	mu       sync.Mutex
+	waits    []time.Duration
+	hangFrom int
+	onHang   func()
+}
+
+func (b *backoffs) after(d time.Duration) <-chan time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.waits = append(b.waits, d)
+	if b.hangFrom > 0 && len(b.waits) >= b.hangFrom {
+		if b.onHang != nil {
+			b.onHang()
+		}
+		return nil // never ends
+	}
+	ch := make(chan time.Time, 1)
+	ch <- time.Now()
+	return ch
+}
+
+func (b *backoffs) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return fmt.Sprint(b.waits)
+}
+
 func sseEvent(seq int) string {
 	return fmt.Sprintf("id: %d\nevent: agent.message\ndata: {\"id\":\"evt_%d\",\"session_id\":\"ses_1\",\"seq\":%d,\"type\":\"agent.message\",\"level\":\"user\",\"actor\":\"agent\",\"created_at\":\"2026-11-22T10:00:00.123Z\",\"body\":{\"text\":\"m%d\"}}\n\n", seq, seq, seq, seq)
 }
@@ -26,7 +56,6 @@ func TestFollowResumes(t *testing.T) {
 	var mu sync.Mutex
 	var conns []http.Header
 	var queries []string
-	var at []time.Time
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/v1/sessions/ses_1/events" || r.Header.Get("Accept") != "text/event-stream" || r.Header.Get("Authorization") != "Bearer tok" {
 			http.Error(w, `{"error":{"type":"invalid_request","message":"bad request"}}`, 400)
@@ -35,7 +64,6 @@ func TestFollowResumes(t *testing.T) {
 		mu.Lock()
 		conns = append(conns, r.Header.Clone())
 		queries = append(queries, r.URL.RawQuery)
-		at = append(at, time.Now())
 		n := len(conns)
 		mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -61,7 +89,9 @@ func TestFollowResumes(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := client.New(srv.URL, "tok", nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	waits := &backoffs{}
+	client.SetBackoffTimer(c, waits.after)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	stop := errors.New("enough")
 	var got []uint64
@@ -90,29 +120,37 @@ func TestFollowResumes(t *testing.T) {
 			t.Fatalf("connection %d: Last-Event-ID %q query %q", i+1, h.Get("Last-Event-ID"), queries[i])
 		}
 	}
-	if d := at[1].Sub(at[0]); d < 400*time.Millisecond || d > 3*time.Second {
-		t.Fatalf("reconnected after %v, want about 0.5 s", d)
+	// A stream that was open reconnects after the shortest backoff.
+	if got := waits.String(); got != "[500ms 500ms]" {
+		t.Fatalf("reconnected after %s, want 0.5 s each time", got)
 	}
 }
 
 func TestFollowStopsOnClientErrors(t *testing.T) {
+	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(404)
 		fmt.Fprint(w, `{"error":{"type":"not_found","message":"session ses_x: not found"}}`)
 	}))
 	defer srv.Close()
-	start := time.Now()
-	err := client.New(srv.URL, "tok", nil).Follow(context.Background(), "ses_x", 0, "", func(core.Event) error { return nil })
+	c := client.New(srv.URL, "tok", nil)
+	waits := &backoffs{}
+	client.SetBackoffTimer(c, waits.after)
+	err := c.Follow(context.Background(), "ses_x", 0, "", func(core.Event) error { return nil })
 	var ae *client.APIError
 	if !errors.As(err, &ae) || ae.Status != 404 || ae.Message != "session ses_x: not found" {
 		t.Fatalf("err %v", err)
 	}
-	if time.Since(start) > time.Second {
-		t.Fatal("a 404 was retried")
+	if n := calls.Load(); n != 1 || waits.String() != "[]" {
+		t.Fatalf("a 404 was retried: %d calls, backoffs %s", n, waits)
 	}
 }
 
+// TestFollowRetriesServerErrorsUntilContextEnds: 503s are retried with a
+// backoff that doubles up to 2 s, until the context ends, which ends a
+// backoff's wait too.
 func TestFollowRetriesServerErrorsUntilContextEnds(t *testing.T) {
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -120,32 +158,33 @@ func TestFollowRetriesServerErrorsUntilContextEnds(t *testing.T) {
 		w.WriteHeader(503)
 	}))
 	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 1200*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	start := time.Now()
-	err := client.New(srv.URL, "tok", nil).Follow(ctx, "ses_1", 0, "", func(core.Event) error { return nil })
-	if !errors.Is(err, context.DeadlineExceeded) {
+	c := client.New(srv.URL, "tok", nil)
+	// The fifth backoff never ends by itself: the context ends during it.
+	waits := &backoffs{hangFrom: 5, onHang: cancel}
+	client.SetBackoffTimer(c, waits.after)
+	err := c.Follow(ctx, "ses_1", 0, "", func(core.Event) error { return nil })
+	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v", err)
 	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Fatalf("Follow outlived its context by %v", d-1200*time.Millisecond)
-	}
-	// 0, 0.5 s, 1.5 s: backoff doubles.
-	if n := calls.Load(); n < 2 || n > 3 {
-		t.Fatalf("%d attempts in 1.2 s", n)
+	if n := calls.Load(); n != 5 || waits.String() != "[500ms 1s 2s 2s 2s]" {
+		t.Fatalf("%d attempts, backoffs %s; want 5 attempts after 0.5, 1, 2 and 2 s", n, waits)
 	}
 }
 
 func TestFollowEndsWithContextWhileIdle(t *testing.T) {
+	open := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 		w.WriteHeader(200)
 		w.(http.Flusher).Flush()
+		close(open)
 		<-r.Context().Done()
 	}))
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(200*time.Millisecond, cancel)
+	go func() { <-open; cancel() }() // the stream is open and idle
 	err := client.New(srv.URL, "tok", nil).Follow(ctx, "ses_1", 0, "", func(core.Event) error { return nil })
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v", err)

@@ -21,6 +21,10 @@ type fixture struct {
 	agent *core.Agent
 	model *fakemodel.Model
 	rt    *runtime.Runtime
+
+	mu     sync.Mutex
+	letGo  map[string]int // AfterCycle calls by session
+	letSig chan struct{}  // closed at the next AfterCycle call
 }
 
 func start(t *testing.T, model *fakemodel.Model, workers int) *fixture {
@@ -34,7 +38,7 @@ func start(t *testing.T, model *fakemodel.Model, workers int) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{store: st, agent: a, model: model}
+	f := &fixture{store: st, agent: a, model: model, letGo: map[string]int{}}
 	f.rt = f.newRuntime(t, workers)
 	return f
 }
@@ -42,7 +46,7 @@ func start(t *testing.T, model *fakemodel.Model, workers int) *fixture {
 func (f *fixture) newRuntime(t *testing.T, workers int) *runtime.Runtime {
 	t.Helper()
 	rt := runtime.New(runtime.Config{Store: f.store, Model: f.model, Workers: workers,
-		Limits: core.Limits{MaxSteps: 10, TurnSeconds: 30, MaxTokens: 1e6}})
+		Limits: core.Limits{MaxSteps: 10, TurnSeconds: 30, MaxTokens: 1e6}, AfterCycle: f.afterCycle})
 	if err := rt.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +83,7 @@ func (f *fixture) send(t *testing.T, id, typ, text string) {
 // pending input; the store is the only observable here.
 func (f *fixture) waitStatus(t *testing.T, id string, want core.Status) *core.Session {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		s, err := f.store.GetSession(context.Background(), id)
 		if err != nil {
@@ -93,6 +97,47 @@ func (f *fixture) waitStatus(t *testing.T, id string, want core.Status) *core.Se
 			t.Fatalf("session %s: status %s (pending %d), want %s", id, s.Status, len(p), want)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (f *fixture) afterCycle(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.letGo[id]++
+	if f.letSig != nil {
+		close(f.letSig)
+		f.letSig = nil
+	}
+}
+
+// waitLetGo waits until the runtime has let go of every session in ids
+// (AfterCycle), or fails the test after 30 s.
+func (f *fixture) waitLetGo(t *testing.T, ids ...string) {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		f.mu.Lock()
+		missing := ""
+		for _, id := range ids {
+			if f.letGo[id] == 0 {
+				missing = id
+				break
+			}
+		}
+		if missing == "" {
+			f.mu.Unlock()
+			return
+		}
+		if f.letSig == nil {
+			f.letSig = make(chan struct{})
+		}
+		sig := f.letSig
+		f.mu.Unlock()
+		select {
+		case <-sig:
+		case <-timeout:
+			t.Fatalf("the runtime never let go of session %s", missing)
+		}
 	}
 }
 
@@ -113,6 +158,9 @@ func TestWakeRunsATurn(t *testing.T) {
 	if s.StopReason != core.ReasonCompleted || s.Usage.Total() != 15 || s.LastSeq != 6 {
 		t.Fatalf("session %+v", s)
 	}
+	// The worker lets go of the session after its last commit: the store
+	// shows the session idle a moment before.
+	f.waitLetGo(t, id)
 	if f.rt.Running() != 0 {
 		t.Fatalf("%d sessions still held by the runtime", f.rt.Running())
 	}
@@ -222,19 +270,24 @@ func TestIdleHoldsNothing(t *testing.T) {
 	model.Default = &fakemodel.Step{Text: "ok"}
 	f := start(t, model, 4)
 	before := stdruntime.NumGoroutine()
+	var ids []string
 	for range 50 {
 		id := f.session(t)
 		f.send(t, id, core.TypeUserMessage, "hi")
-		defer f.waitStatus(t, id, core.StatusIdle)
+		ids = append(ids, id)
 	}
-	for i := 0; i < 200 && f.rt.Running() > 0; i++ {
-		time.Sleep(10 * time.Millisecond)
+	for _, id := range ids {
+		f.waitStatus(t, id, core.StatusIdle)
 	}
+	f.waitLetGo(t, ids...)
 	if f.rt.Running() != 0 {
 		t.Fatalf("%d sessions held", f.rt.Running())
 	}
-	if n := stdruntime.NumGoroutine(); n > before+2 {
-		t.Fatalf("goroutines grew from %d to %d", before, n)
+	// A worker that let go of its last session is a moment from parked.
+	for deadline := time.Now().Add(30 * time.Second); stdruntime.NumGoroutine() > before+2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("goroutines grew from %d to %d", before, stdruntime.NumGoroutine())
+		}
 	}
 }
 

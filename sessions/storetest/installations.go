@@ -142,7 +142,7 @@ func testInstallationList(t *testing.T, s InstallationStore) {
 		in, err := s.SaveInstallation(ctx, &core.Installation{Provider: p, ExternalID: core.NewID("x")}, nil, nil)
 		must(t, err)
 		ids = append(ids, in.ID)
-		time.Sleep(2 * time.Millisecond) // ids sort by millisecond
+		nextMillisecond() // ids sort by millisecond
 	}
 	page, more, err := s.ListInstallations(ctx, core.InstallationQuery{Provider: "slack", Limit: 2})
 	must(t, err)

@@ -128,7 +128,7 @@ func testAppendStamps(t *testing.T, s core.Store) {
 func testAppendEmpty(t *testing.T, s core.Store) {
 	ctx := t.Context()
 	sess := newSession(t, s)
-	time.Sleep(2 * time.Millisecond) // so a write would move updated_at
+	nextMillisecond() // so a write would move updated_at
 	for _, req := range []core.AppendRequest{{}, {TakeInputs: true}, {TakeInputs: true, TurnID: "turn_x"}} {
 		out, err := s.Append(ctx, sess.ID, req)
 		must(t, err)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/core"
 )
@@ -62,6 +63,14 @@ func wantErr(t *testing.T, err, target error) {
 	t.Helper()
 	if !errors.Is(err, target) {
 		t.Fatalf("err = %v, want %v", err, target)
+	}
+}
+
+// nextMillisecond returns once the wall clock is past the millisecond it
+// was in: what is stamped or given an id from now on is later.
+func nextMillisecond() {
+	for ms := time.Now().UnixMilli(); time.Now().UnixMilli() == ms; {
+		time.Sleep(100 * time.Microsecond)
 	}
 }
 

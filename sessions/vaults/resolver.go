@@ -42,6 +42,9 @@ type Resolver struct {
 	flights singleflight.Group
 	mu      sync.Mutex
 	locks   map[string]*idLock
+	// joined, when set (tests), is told each time a caller has started or
+	// joined a refresh flight, before it waits for the result.
+	joined func()
 }
 
 type idLock struct {
@@ -164,6 +167,9 @@ func (r *Resolver) refresh(ctx context.Context, id string, force bool) (string, 
 		defer cancel()
 		return r.renew(ctx, id, force)
 	})
+	if r.joined != nil {
+		r.joined()
+	}
 	select {
 	case res := <-ch:
 		if res.Err != nil {

@@ -28,8 +28,8 @@ type tokenServer struct {
 	refresh  string // the one refresh token it accepts
 	issued   []string
 	seen     []url.Values
-	delay    time.Duration
-	refuse   bool // answer invalid_grant, echoing what it was sent
+	gate     chan struct{} // when set, requests wait for it to close
+	refuse   bool          // answer invalid_grant, echoing what it was sent
 	clientID string
 	secret   string
 }
@@ -42,6 +42,36 @@ func newTokenServer(e *env, refresh string) *tokenServer {
 }
 
 func (ts *tokenServer) url() string { return ts.srv.URL + "/oauth/token" }
+
+// hold makes token requests wait until the function returned is called
+// (at the latest when the test ends).
+func (ts *tokenServer) hold() (release func()) {
+	gate := make(chan struct{})
+	ts.mu.Lock()
+	ts.gate = gate
+	ts.mu.Unlock()
+	var once sync.Once
+	release = func() { once.Do(func() { close(gate) }) }
+	ts.t.Cleanup(release)
+	return release
+}
+
+// joinedAll makes r tell of each caller that started or joined a refresh,
+// and returns a wait for n of them (failing the test after 30 s).
+func joinedAll(t *testing.T, r *Resolver) (wait func(n int)) {
+	joined := make(chan struct{}, 64)
+	r.joined = func() { joined <- struct{}{} }
+	return func(n int) {
+		t.Helper()
+		for i := range n {
+			select {
+			case <-joined:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("%d of %d callers joined the refresh", i, n)
+			}
+		}
+	}
+}
 
 func (ts *tokenServer) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.URL.Path != "/oauth/token" || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
@@ -57,9 +87,14 @@ func (ts *tokenServer) serve(w http.ResponseWriter, r *http.Request) {
 		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
 	}
 	ts.mu.Lock()
-	defer ts.mu.Unlock()
 	ts.seen = append(ts.seen, r.PostForm)
-	time.Sleep(ts.delay)
+	gate := ts.gate
+	ts.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
 	fail := func(code int, e, desc string) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(code)
@@ -251,19 +286,24 @@ func TestOAuthConcurrentRefreshOnce(t *testing.T) {
 	e := newEnv(t)
 	refresh := e.secret("refresh")
 	ts := newTokenServer(e, refresh)
-	ts.delay = 50 * time.Millisecond
 	c := e.oauthCredential(ts, refresh, e.secret("old"), core.NewTime(time.Now().Add(-time.Hour)).Ptr())
 	r := e.resolver(ts.srv.Client())
+	// The token server holds the request until every caller has started
+	// or joined the refresh, however they are scheduled.
+	waitJoined := joinedAll(t, r)
 
 	const n = 20
 	vals := make([]string, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
+	release := ts.hold()
 	for i := range n {
 		wg.Go(func() {
 			_, vals[i], errs[i] = r.Header(t.Context(), c.ID, "mcp.example.com")
 		})
 	}
+	waitJoined(n)
+	release()
 	wg.Wait()
 	seen, issued, _ := ts.state()
 	if len(seen) != 1 {
@@ -277,6 +317,7 @@ func TestOAuthConcurrentRefreshOnce(t *testing.T) {
 	// Concurrent forced refreshes are collapsed too, and never run beside
 	// another refresh of the same credential (the server rotates refresh
 	// tokens and would refuse a spent one).
+	release = ts.hold()
 	for range n {
 		wg.Go(func() {
 			if err := r.Refresh(t.Context(), c.ID); err != nil {
@@ -284,6 +325,8 @@ func TestOAuthConcurrentRefreshOnce(t *testing.T) {
 			}
 		})
 	}
+	waitJoined(n)
+	release()
 	wg.Wait()
 	if seen, _, _ := ts.state(); len(seen) < 2 || len(seen) > 3 {
 		t.Fatalf("%d concurrent Refresh calls made %d more token requests, want 1 or 2", n, len(seen)-1)
@@ -327,18 +370,20 @@ func TestOAuthWaitHonoursContext(t *testing.T) {
 	e := newEnv(t)
 	refresh := e.secret("refresh")
 	ts := newTokenServer(e, refresh)
-	ts.delay = 300 * time.Millisecond
 	c := e.oauthCredential(ts, refresh, "", nil)
 	r := e.resolver(ts.srv.Client())
 
+	// The token server answers only after the caller's deadline passed.
+	release := ts.hold()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 	defer cancel()
 	if _, err := r.Token(ctx, c.ID); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want the caller's deadline", err)
 	}
+	release()
 	// The refresh ran on regardless and its result was stored, so the
 	// next caller gets it without another request.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if _, sec := e.stored(c.ID); sec.AccessToken != "" {
 			break

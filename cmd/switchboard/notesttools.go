@@ -2,13 +2,10 @@
 
 package main
 
-import (
-	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/sessions/runtime"
-)
+import "github.com/switchboardhq/switchboard/core"
 
 func testTools(func(string) string) []core.Tool { return nil }
 
-func testStore(s runtime.Store, _ func(string) string) runtime.Store { return s }
+func answerFailpoint(func(string) string) func(string) { return nil }
 
 func failpoint(func(string) string, string) func(string) { return nil }

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/sessions/runtime"
 )
 
 // testTools adds test_block, a tool that blocks until its turn ends and
@@ -40,28 +39,19 @@ func (b blockTool) Call(ctx context.Context, call core.ToolCall) (core.ToolResul
 	return core.ToolResult{}, ctx.Err()
 }
 
-// testStore parks the appending goroutine for good right after a final
-// agent.message commits when SWITCHBOARD_TEST_PARK_AFTER_ANSWER is set, so
-// a crash test can SIGKILL the process between the answer and
-// turn.completed (failpoint "after_answer").
-func testStore(s runtime.Store, getenv func(string) string) runtime.Store {
+// answerFailpoint parks the turn for good right after its final answer
+// is logged when SWITCHBOARD_TEST_PARK_AFTER_ANSWER is set, so a crash
+// test can SIGKILL the process between the answer and turn.completed
+// (failpoint "after_answer"); nil otherwise.
+func answerFailpoint(getenv func(string) string) func(point string) {
 	if getenv("SWITCHBOARD_TEST_PARK_AFTER_ANSWER") == "" {
-		return s
+		return nil
 	}
-	return parkingStore{s}
-}
-
-type parkingStore struct{ runtime.Store }
-
-func (p parkingStore) Append(ctx context.Context, id string, req core.AppendRequest) ([]core.Event, error) {
-	evs, err := p.Store.Append(ctx, id, req)
-	for _, e := range evs {
-		var b core.MessageBody
-		if e.Type == core.TypeAgentMessage && e.Level == core.LevelUser && e.Decode(&b) == nil && b.ToolUseID == "" {
-			parkHere("after_answer")
+	return func(point string) {
+		if point == "after_answer" {
+			parkHere(point)
 		}
 	}
-	return evs, err
 }
 
 // failpoint parks for good at an output sink's failpoint when

@@ -59,6 +59,10 @@ type Cycle struct {
 	ContextWindow   int
 	CompactFraction float64
 	Logger          *slog.Logger
+	// Failpoint, when set, is called at named points of a turn
+	// ("after_answer": the final answer is logged, turn.completed is not):
+	// crash tests park the process there. Nil outside test builds.
+	Failpoint func(point string)
 }
 
 // Outcome summarises a cycle.

@@ -387,3 +387,32 @@ func mustRegistry(t *testing.T, tools ...core.Tool) *toolset.Registry {
 	}
 	return r
 }
+
+// TestFailpointAfterAnswer: the "after_answer" failpoint is reached once
+// the final answer is logged and before turn.completed, and not for a
+// response that asks for tools.
+func TestFailpointAfterAnswer(t *testing.T) {
+	e := newEnv(t,
+		fakemodel.Step{Calls: []core.Block{fakemodel.ToolUse("tu_1", "say", `{"text":"working"}`)}},
+		fakemodel.Step{Text: "done"},
+	)
+	var seen [][]string
+	e.cycle.Failpoint = func(point string) {
+		if point != "after_answer" {
+			t.Errorf("failpoint %q", point)
+		}
+		seen = append(seen, e.log.types())
+	}
+	e.say("go")
+	e.run(t, context.Background())
+	if len(seen) != 1 {
+		t.Fatalf("failpoint reached %d times", len(seen))
+	}
+	at := seen[0]
+	if at[len(at)-1] != core.TypeAgentMessage || slices.Contains(at, core.TypeTurnCompleted) {
+		t.Fatalf("log at the failpoint: %v", at)
+	}
+	if e.log.last(core.TypeTurnCompleted).Type == "" {
+		t.Fatal("the turn did not complete after the failpoint returned")
+	}
+}

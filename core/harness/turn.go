@@ -113,6 +113,9 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 			}
 		}
 		if len(calls) == 0 {
+			if len(evs) > 0 && c.Failpoint != nil {
+				c.Failpoint("after_answer")
+			}
 			t.final = true
 			continue
 		}

@@ -49,6 +49,9 @@ type Config struct {
 	// LogCacheEvents bounds the decoded log events kept in memory across
 	// cycles (default 200,000; negative disables the cache).
 	LogCacheEvents int
+	// Failpoint is handed to the harness (crash tests; nil outside test
+	// builds).
+	Failpoint func(point string)
 	// AfterCycle, when set, is told when the runtime lets go of a session
 	// (nothing left to run): resources kept for its turns can start their
 	// idle timers.
@@ -355,6 +358,7 @@ func (r *Runtime) cycle(ctx context.Context, id string) error {
 		Limits:          agent.Limits.Or(r.cfg.Limits),
 		CompactFraction: r.cfg.CompactFraction,
 		Logger:          r.log,
+		Failpoint:       r.cfg.Failpoint,
 	}
 	if r.cfg.ContextWindow != nil {
 		c.ContextWindow = r.cfg.ContextWindow(agent.Model)

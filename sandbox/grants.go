@@ -31,22 +31,22 @@ type sessionGetter interface {
 	GetSession(ctx context.Context, id string) (*core.Session, error)
 }
 
-// platformGrants is the proxy's grant source and its credential source
+// grantSource is the proxy's grant source and its credential source
 // at once: the ids a granter made resolve at that granter, every other id
 // in the vault.
-type platformGrants struct {
+type grantSource struct {
 	sessions sessionGetter
 	granters []GitGranter
 	vault    core.CredentialSource
 }
 
 var (
-	_ core.CredentialSource = (*platformGrants)(nil)
-	_ GrantSource           = (*platformGrants)(nil)
+	_ core.CredentialSource = (*grantSource)(nil)
+	_ GrantSource           = (*grantSource)(nil)
 )
 
 // SessionGrant is the repository access of the session's origin.
-func (g *platformGrants) SessionGrant(ctx context.Context, sessionID string) (egress.Policy, error) {
+func (g *grantSource) SessionGrant(ctx context.Context, sessionID string) (egress.Policy, error) {
 	if len(g.granters) == 0 {
 		return egress.Policy{}, nil
 	}
@@ -64,7 +64,7 @@ func (g *platformGrants) SessionGrant(ctx context.Context, sessionID string) (eg
 	return p, nil
 }
 
-func (g *platformGrants) Header(ctx context.Context, id, host string) (string, string, error) {
+func (g *grantSource) Header(ctx context.Context, id, host string) (string, string, error) {
 	if gr := g.granterOf(id); gr != nil {
 		return gr.GitHeader(ctx, id, host)
 	}
@@ -73,14 +73,14 @@ func (g *platformGrants) Header(ctx context.Context, id, host string) (string, s
 
 // Token refuses a granted id: it is injected by the proxy, never handed
 // to a stdio server or anything else that would hold it.
-func (g *platformGrants) Token(ctx context.Context, id string) (string, error) {
+func (g *grantSource) Token(ctx context.Context, id string) (string, error) {
 	if g.granterOf(id) != nil {
 		return "", fmt.Errorf("credential %s is injected by the egress proxy only: %w", id, core.ErrForbidden)
 	}
 	return g.vault.Token(ctx, id)
 }
 
-func (g *platformGrants) Refresh(ctx context.Context, id string) error {
+func (g *grantSource) Refresh(ctx context.Context, id string) error {
 	if g.granterOf(id) != nil {
 		// A granter renews its own tokens before they expire (GitHub's
 		// installation tokens through ghinstallation).
@@ -90,7 +90,7 @@ func (g *platformGrants) Refresh(ctx context.Context, id string) error {
 }
 
 // granterOf is the granter that made credential id, nil for a vault id.
-func (g *platformGrants) granterOf(id string) GitGranter {
+func (g *grantSource) granterOf(id string) GitGranter {
 	for _, gr := range g.granters {
 		if gr.IsGitCredential(id) {
 			return gr

@@ -63,7 +63,7 @@ func (f *fakeSessions) GetSession(ctx context.Context, id string) (*core.Session
 	return nil, fmt.Errorf("session %s: %w", id, core.ErrNotFound)
 }
 
-func newGrants() (*platformGrants, *fakeVault, *fakeSessions) {
+func newGrants() (*grantSource, *fakeVault, *fakeSessions) {
 	sessions := &fakeSessions{m: map[string]*core.Session{
 		"sesn_gh":    {ID: "sesn_gh", Origin: &core.Origin{Provider: "github", Key: "github:acme/widgets#7"}},
 		"sesn_forge": {ID: "sesn_forge", Origin: &core.Origin{Provider: "forge", Key: "forge:acme/gadgets#1"}},
@@ -72,7 +72,7 @@ func newGrants() (*platformGrants, *fakeVault, *fakeSessions) {
 	}}
 	vault := &fakeVault{}
 	granters := []GitGranter{fakeGranter{"github", "github.com:443"}, fakeGranter{"forge", "forge.example:443"}}
-	return &platformGrants{sessions: sessions, granters: granters, vault: vault}, vault, sessions
+	return &grantSource{sessions: sessions, granters: granters, vault: vault}, vault, sessions
 }
 
 func TestSessionGrant(t *testing.T) {
@@ -118,29 +118,29 @@ func TestSessionGrant(t *testing.T) {
 func TestGrantCredentials(t *testing.T) {
 	tests := []struct {
 		name      string
-		call      func(ctx context.Context, g *platformGrants) (string, error)
+		call      func(ctx context.Context, g *grantSource) (string, error)
 		want      string
 		wantErr   error
 		wantVault []string
 	}{
-		{"a granted id's header at its granter", func(ctx context.Context, g *platformGrants) (string, error) {
+		{"a granted id's header at its granter", func(ctx context.Context, g *grantSource) (string, error) {
 			n, v, err := g.Header(ctx, "forge-git:sesn_forge", "forge.example:443")
 			return n + ": " + v, err
 		}, "Authorization: forge forge-git:sesn_forge for forge.example:443", nil, nil},
-		{"a vault id's header in the vault", func(ctx context.Context, g *platformGrants) (string, error) {
+		{"a vault id's header in the vault", func(ctx context.Context, g *grantSource) (string, error) {
 			n, v, err := g.Header(ctx, "cred_01", "api.example:443")
 			return n + ": " + v, err
 		}, "X-Vault: cred_01 for api.example:443", nil, []string{"header cred_01"}},
-		{"no token of a granted id", func(ctx context.Context, g *platformGrants) (string, error) {
+		{"no token of a granted id", func(ctx context.Context, g *grantSource) (string, error) {
 			return g.Token(ctx, "github-git:sesn_gh")
 		}, "", core.ErrForbidden, nil},
-		{"a vault id's token", func(ctx context.Context, g *platformGrants) (string, error) {
+		{"a vault id's token", func(ctx context.Context, g *grantSource) (string, error) {
 			return g.Token(ctx, "cred_01")
 		}, "vault cred_01", nil, []string{"token cred_01"}},
-		{"refreshing a granted id does nothing", func(ctx context.Context, g *platformGrants) (string, error) {
+		{"refreshing a granted id does nothing", func(ctx context.Context, g *grantSource) (string, error) {
 			return "", g.Refresh(ctx, "github-git:sesn_gh")
 		}, "", nil, nil},
-		{"a vault id refreshes in the vault", func(ctx context.Context, g *platformGrants) (string, error) {
+		{"a vault id refreshes in the vault", func(ctx context.Context, g *grantSource) (string, error) {
 			return "", g.Refresh(ctx, "cred_01")
 		}, "", nil, []string{"refresh cred_01"}},
 	}

@@ -59,7 +59,7 @@ func Open(ctx context.Context, s Settings, deps Deps) (*Docker, error) {
 		return nil, err
 	}
 	events := egressEvents{store: deps.Store, log: log}
-	grants := &platformGrants{sessions: deps.Store, granters: deps.Granters, vault: deps.Vault}
+	grants := &grantSource{sessions: deps.Store, granters: deps.Granters, vault: deps.Vault}
 	cfg := Config{
 		Image:          s.image,
 		Deployment:     deployment,

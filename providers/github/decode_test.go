@@ -15,13 +15,24 @@ import (
 // place and never copied into the repository.
 const upstream = "../../../shared/upstream/github"
 
+// upstreamFiles lists them; without them the tests are skipped with a
+// message, and fail under CI=true (CI has ../shared beside the clone).
 func upstreamFiles(t *testing.T) []string {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(upstream, "*.json"))
 	if len(files) == 0 {
-		t.Skip("no upstream payloads at " + upstream)
+		missingUpstream(t)
 	}
 	return files
+}
+
+// missingUpstream fails under CI=true and skips elsewhere.
+func missingUpstream(t *testing.T) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatal("upstream payloads not available at " + upstream + " (CI has ../shared beside the clone)")
+	}
+	t.Skip("no upstream payloads at " + upstream)
 }
 
 // eventOf is the X-GitHub-Event of an upstream file (issue_comment.created.json).
@@ -75,7 +86,7 @@ func TestDecideUpstream(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join(upstream, tt.file))
 			if errors.Is(err, os.ErrNotExist) {
-				t.Skip("no upstream payload")
+				missingUpstream(t)
 			}
 			var m map[string]any
 			if err := json.Unmarshal(raw, &m); err != nil {

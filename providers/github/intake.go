@@ -26,7 +26,8 @@ func (p *Provider) RegisterWebhooks(mux *http.ServeMux) {
 
 // verify checks X-Hub-Signature-256 (sha256=<hex HMAC of the body>).
 // GitHub signs no timestamp, so replays are stopped by the delivery id's
-// durable dedupe instead of a window.
+// durable dedupe instead of a window, and by the signed body's own
+// identity (dedupeKeys) against a delivery id that was changed.
 func (p *Provider) verify(h http.Header, body []byte) error {
 	got, ok := strings.CutPrefix(h.Get("X-Hub-Signature-256"), "sha256=")
 	if !ok || !webhooks.EqualSignature(got, webhooks.HMACHex(p.cfg.WebhookSecret, body)) {
@@ -95,8 +96,10 @@ func (p *Provider) handleEvent(ctx context.Context, ev any, delivery string, log
 	return p.store(ctx, d, delivery)
 }
 
-// dedupeKeys are the delivery id and, for a review and its comments, the
-// review: they arrive as separate deliveries and make one turn.
+// dedupeKeys are the delivery id and the signed body's identity: for a
+// review and its comments the review (they arrive as separate deliveries
+// and make one turn), else the comment, the label added or the Stop
+// clicked.
 func dedupeKeys(d decision, delivery string) []string {
 	var keys []string
 	if delivery != "" {
@@ -110,6 +113,10 @@ func dedupeKeys(d decision, delivery string) []string {
 		// so its signed body sent again under another delivery id adds
 		// nothing either.
 		keys = append(keys, "github:comment:"+d.ref.Kind+":"+strconv.FormatInt(d.ref.CommentID, 10))
+	case d.signed != "":
+		// The same for a label added and a Stop clicked: the signed body's
+		// identity, so a replayed Stop cancels no later turn.
+		keys = append(keys, d.signed)
 	}
 	return keys
 }

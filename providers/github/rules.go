@@ -79,6 +79,10 @@ type decision struct {
 	// group names deliveries that make one turn together (a review and
 	// its review comments), used as an extra dedupe key.
 	group string
+	// signed names what the signed body tells, for events whose identity
+	// is not a comment id: a second dedupe key beside the unsigned
+	// delivery id (labelKey, stopKey).
+	signed string
 	// change is what an installation event says of its installation.
 	change *installChange
 }
@@ -219,7 +223,9 @@ func decide(ev any, id identity) decision {
 		}
 		is := e.GetIssue()
 		r := baseRef(kindLabel, e.GetInstallation(), e.GetRepo(), is.GetNumber(), is.IsPullRequest(), e.GetSender())
-		return trigger(r, "@"+r.Login+" added the label "+e.GetLabel().GetName()+".", is.GetTitle(), is.GetBody())
+		d := trigger(r, "@"+r.Login+" added the label "+e.GetLabel().GetName()+".", is.GetTitle(), is.GetBody())
+		d.signed = labelKey(d, e.GetLabel(), is.GetUpdatedAt())
+		return d
 	case *gh.PullRequestEvent:
 		if e.GetAction() != "labeled" || !strings.EqualFold(e.GetLabel().GetName(), id.label) {
 			return decision{why: "pull_request " + e.GetAction()}
@@ -233,7 +239,9 @@ func decide(ev any, id identity) decision {
 		pr := e.GetPullRequest()
 		r := baseRef(kindLabel, e.GetInstallation(), e.GetRepo(), pr.GetNumber(), true, e.GetSender())
 		r.HeadSHA = pr.GetHead().GetSHA()
-		return trigger(r, "@"+r.Login+" added the label "+e.GetLabel().GetName()+".", pr.GetTitle(), pr.GetBody())
+		d := trigger(r, "@"+r.Login+" added the label "+e.GetLabel().GetName()+".", pr.GetTitle(), pr.GetBody())
+		d.signed = labelKey(d, e.GetLabel(), pr.GetUpdatedAt())
+		return d
 	case *gh.CheckRunEvent:
 		if ra := e.GetRequestedAction(); e.GetAction() != "requested_action" || ra == nil || ra.Identifier != stopAction {
 			return decision{why: "check_run " + e.GetAction()}
@@ -245,10 +253,27 @@ func decide(ev any, id identity) decision {
 		if _, _, _, err := parseKey(key); err != nil {
 			return decision{why: "check run without a session key"}
 		}
-		return decision{act: actInterrupt, installation: e.GetInstallation().GetID(), key: key,
+		d := decision{act: actInterrupt, installation: e.GetInstallation().GetID(), key: key,
 			ref: ref{Login: e.GetSender().GetLogin(), Installation: e.GetInstallation().GetID()}}
+		if id := e.GetCheckRun().GetID(); id != 0 {
+			// One Stop per check run, which is one per turn.
+			d.signed = "github:stop:" + strconv.FormatInt(id, 10) + ":" + stopAction
+		}
+		return d
 	}
 	return decision{why: "event not handled"}
+}
+
+// labelKey is the identity of a trigger label added: the issue or PR, the
+// label, the item's updated_at (which the labeling moves) and who added
+// it; "" when the body has no updated_at, so that a label removed and
+// added again is not taken for a replay.
+func labelKey(d decision, l *gh.Label, updated gh.Timestamp) string {
+	if d.act != actTrigger || updated.IsZero() {
+		return ""
+	}
+	return "github:label:" + d.key + ":" + strings.ToLower(l.GetName()) + ":" +
+		strconv.FormatInt(updated.UnixNano(), 10) + ":" + strings.ToLower(d.ref.Login)
 }
 
 func baseRef(kind string, in *gh.Installation, repo *gh.Repository, number int, pr bool, sender *gh.User) ref {

@@ -6,14 +6,17 @@ import (
 	"time"
 )
 
-// priority orders activity calls of one organization when its budget is
-// short: a response or question a person waits for goes before tool
-// progress, which goes before thoughts.
+// priority orders calls of one organization when its budget is short: a
+// response or question a person waits for goes before tool progress,
+// which goes before the model's own calls to Linear (its mcp_linear_*
+// tools: a turn waits on them, but nobody watches them), which go before
+// thoughts.
 type priority int
 
 const (
 	prioAnswer  priority = iota // response, elicitation, error, the first thought
-	prioAction                  // tool calls
+	prioAction                  // tool calls shown as actions
+	prioTool                    // the model's mcp_linear_* calls
 	prioThought                 // thoughts
 	numPriorities
 )

@@ -77,7 +77,9 @@ type ContextPrimer interface {
 }
 
 // Revoker revokes an installation's tokens at the platform before the
-// gateway forgets them (DELETE /v1/installations/{id}).
+// gateway forgets them (DELETE /v1/installations/{id}). It is asked
+// whether or not the installation has stored tokens, and returns nil
+// when it holds none.
 type Revoker interface {
 	Provider
 	Revoke(ctx context.Context, in *core.Installation) error

@@ -123,6 +123,7 @@ var (
 	_ providers.Starter       = (*Provider)(nil)
 	_ providers.ContextPrimer = (*Provider)(nil)
 	_ providers.ToolServer    = (*Provider)(nil)
+	_ providers.Revoker       = (*Provider)(nil)
 )
 
 // New returns the provider.

@@ -157,7 +157,9 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return web.NotFound(err, "installation", id)
 	}
-	if rv := h.Revokers[in.Provider]; rv != nil && in.HasToken {
+	// Revokers are asked whether or not tokens are stored: GitHub's are
+	// made from the App key and held only in memory.
+	if rv := h.Revokers[in.Provider]; rv != nil {
 		// The tokens are forgotten whatever the platform answers: an admin
 		// deleting an installation wants the gateway to hold nothing of it.
 		if err := rv.Revoke(r.Context(), in); err != nil {

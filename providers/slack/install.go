@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -127,6 +128,9 @@ func (p *Provider) refresh(ctx context.Context, _ *core.Installation, old oauth.
 // Revoke revokes the installation's tokens at Slack (auth.revoke).
 func (p *Provider) Revoke(ctx context.Context, in *core.Installation) error {
 	ts, err := p.tokens.Get(ctx, in)
+	if errors.Is(err, oauth.ErrNoToken) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}

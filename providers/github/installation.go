@@ -204,17 +204,27 @@ func (p *Provider) forget(id int64) {
 // names it (an app installed while the gateway was down is accepted), and
 // reports whether its events are to be handled: not once it was deleted
 // (until it is installed again) nor while it is suspended.
-func (p *Provider) recordInstallation(ctx context.Context, id int64, account string) (bool, error) {
+func (p *Provider) recordInstallation(ctx context.Context, id int64, account string) (*core.Installation, bool, error) {
 	in, err := p.cfg.Installations.FindInstallation(ctx, Name, strconv.FormatInt(id, 10))
 	if err != nil && !errors.Is(err, core.ErrNotFound) {
-		return false, err
+		return nil, false, err
 	}
 	if err == nil && (account == "" || in.Name == account) {
-		return installStatus(in) == statusActive, nil
+		return in, installStatus(in) == statusActive, nil
 	}
 	in, err = p.trackInstallation(ctx, id, installChange{account: account}, p.log)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
-	return installStatus(in) == statusActive, nil
+	return in, installStatus(in) == statusActive, nil
+}
+
+// policyAllows is the installation's access policy on GitHub: channels
+// are repositories (owner/repo), users are logins, both matched without
+// regard to case as GitHub does.
+func policyAllows(pol core.AccessPolicy, owner, repo, login string) bool {
+	in := func(list []string, v string) bool {
+		return len(list) == 0 || slices.ContainsFunc(list, func(s string) bool { return strings.EqualFold(s, v) })
+	}
+	return in(pol.Channels, owner+"/"+repo) && in(pol.Users, login)
 }

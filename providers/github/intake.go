@@ -62,9 +62,11 @@ func (p *Provider) handleEvent(ctx context.Context, ev any, delivery string, log
 		_, err := p.trackInstallation(ctx, d.installation, *d.change, log)
 		return err
 	}
+	var in *core.Installation
 	if d.installation != 0 {
-		active, err := p.recordInstallation(ctx, d.installation, d.account)
-		if err != nil {
+		var active bool
+		var err error
+		if in, active, err = p.recordInstallation(ctx, d.installation, d.account); err != nil {
 			return err
 		}
 		if !active {
@@ -77,7 +79,12 @@ func (p *Provider) handleEvent(ctx context.Context, ev any, delivery string, log
 		log.Debug("github event needs no session", "act", d.act.String(), "why", d.why)
 		return nil
 	case actInterrupt:
-		return p.interrupt(ctx, d, delivery, log)
+		return p.interrupt(ctx, in, d, delivery, log)
+	}
+	if in != nil && !policyAllows(in.Policy, d.ref.Owner, d.ref.Repo, d.ref.Login) {
+		log.Info("trigger refused by the access policy", "installation_id", in.ID, "login", d.ref.Login, "repository", d.ref.Owner+"/"+d.ref.Repo)
+		p.tellRefused(d, delivery, "Sorry @"+d.ref.Login+", I am not set up to take requests from you in this repository.")
+		return nil
 	}
 	write, err := p.canWrite(ctx, d.ref)
 	if err != nil {
@@ -85,7 +92,7 @@ func (p *Provider) handleEvent(ctx context.Context, ev any, delivery string, log
 	}
 	if !write {
 		log.Info("trigger refused: the commenter has no write access", "login", d.ref.Login, "key", d.key)
-		p.tellRefused(d, delivery)
+		p.tellRefused(d, delivery, "Sorry @"+d.ref.Login+", I only take requests from people with write access to this repository.")
 		return nil
 	}
 	if d.ref.ReviewID != 0 && d.group != "" {
@@ -181,9 +188,13 @@ func (p *Provider) Prime(ctx context.Context, s *core.Session) ([]core.Event, er
 
 // interrupt is the check run's Stop button, from someone with write
 // access.
-func (p *Provider) interrupt(ctx context.Context, d decision, delivery string, log *slog.Logger) error {
+func (p *Provider) interrupt(ctx context.Context, in *core.Installation, d decision, delivery string, log *slog.Logger) error {
 	owner, repo, _, _ := parseKey(d.key)
 	d.ref.Owner, d.ref.Repo = owner, repo
+	if in != nil && !policyAllows(in.Policy, owner, repo, d.ref.Login) {
+		log.Info("stop refused by the access policy", "installation_id", in.ID, "login", d.ref.Login, "repository", owner+"/"+repo)
+		return nil
+	}
 	if ok, err := p.canWrite(ctx, d.ref); err != nil || !ok {
 		return err
 	}
@@ -230,15 +241,15 @@ func (p *Provider) canWrite(ctx context.Context, r ref) (bool, error) {
 	return write, nil
 }
 
-// tellRefused answers a trigger from someone without write access, once
-// per delivery, after the ack.
-func (p *Provider) tellRefused(d decision, delivery string) {
+// tellRefused answers a trigger from someone without write access, or
+// outside the installation's access policy, once per delivery, after the
+// ack.
+func (p *Provider) tellRefused(d decision, delivery, text string) {
 	p.bg.Go(func(ctx context.Context) {
 		first, err := p.cfg.Installations.Once(ctx, "github:refused:"+delivery+":"+d.key, time.Now().Add(8*24*time.Hour))
 		if err != nil || !first {
 			return
 		}
-		text := "Sorry @" + d.ref.Login + ", I only take requests from people with write access to this repository."
 		if err := p.reply(ctx, d.ref, text); err != nil {
 			p.log.Warn("tell a refused commenter", "login", d.ref.Login, "err", err)
 		}

@@ -109,6 +109,24 @@ type Issue struct {
 	Description string `json:"description"`
 	URL         string `json:"url"`
 	TeamID      string `json:"teamId"`
+	Team        *struct {
+		Key string `json:"key"`
+	} `json:"team"`
+}
+
+// teamKey is the key of the issue's team: the payload's team, else the
+// identifier's prefix (ENG-123 is team ENG's).
+func (i *Issue) teamKey() string {
+	if i == nil {
+		return ""
+	}
+	if i.Team != nil && i.Team.Key != "" {
+		return i.Team.Key
+	}
+	if k, _, ok := strings.Cut(i.Identifier, "-"); ok {
+		return k
+	}
+	return ""
 }
 
 // Comment is CommentChildWebhookPayload.

@@ -118,6 +118,13 @@ func (p *Provider) agentSessionEvent(ctx context.Context, pl *Payload, dedupe []
 	if id := eventIdentity(pl); id != "" {
 		dedupe = append(slices.Clip(dedupe), id)
 	}
+	if team, user := pl.AgentSession.Issue.teamKey(), pl.actor(); !in.Policy.Allows(team, user) {
+		log.Info("trigger refused by the access policy", "installation_id", in.ID, "team", team, "user", user)
+		if pl.AgentActivity == nil || pl.AgentActivity.Signal != signalStop {
+			p.tellRefused(in, pl)
+		}
+		return nil
+	}
 	if pl.Action == actionPrompted && pl.AgentActivity.Signal == signalStop {
 		return p.interrupt(ctx, k, dedupe, log)
 	}
@@ -151,6 +158,42 @@ func (p *Provider) agentSessionEvent(ctx context.Context, pl *Payload, dedupe []
 	_, err = p.cfg.Router.Route(ctx, providers.Trigger{Installation: in, Origin: origin, Metadata: meta,
 		Input: core.NewInput(core.TypeUserMessage, raw), Dedupe: dedupe})
 	return err
+}
+
+// actor is who created the agent session or wrote the prompt.
+func (pl *Payload) actor() string {
+	if pl.Action == actionPrompted && pl.AgentActivity != nil {
+		if a := pl.AgentActivity; a.UserID != "" || a.User == nil {
+			return a.UserID
+		}
+		return pl.AgentActivity.User.ID
+	}
+	if s := pl.AgentSession; s.CreatorID != "" || s.Creator == nil {
+		return s.CreatorID
+	}
+	return pl.AgentSession.Creator.ID
+}
+
+// tellRefused answers a trigger from outside the installation's access
+// policy with an error activity on its agent session, once (the id is
+// derived from the event), after the ack: Linear shows the agent as
+// unresponsive to a mention that gets no activity at all.
+func (p *Provider) tellRefused(in *core.Installation, pl *Payload) {
+	if !in.HasToken {
+		return
+	}
+	a := activity{ID: activityID(pl.AgentSession.ID, "refused:"+eventIdentity(pl), 0), AgentSession: pl.AgentSession.ID,
+		Content: map[string]any{"type": "error", "body": "I am not set up to take requests from you in this team. A workspace admin decides who may call me."}}
+	org := pl.OrganizationID
+	p.bg.Go(func(ctx context.Context) {
+		if err := p.budgets.wait(ctx, org, prioAnswer); err != nil {
+			return
+		}
+		err := p.newAPI(in).createActivity(ctx, a)
+		if ae := asAPIError(err); err != nil && (ae == nil || !ae.Exists) {
+			p.log.Warn("tell a refused person", "organization_id", org, "agent_session_id", a.AgentSession, "err", err)
+		}
+	})
 }
 
 // eventIdentity is the dedupe key of what an AgentSessionEvent tells:

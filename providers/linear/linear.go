@@ -129,6 +129,8 @@ type Provider struct {
 	// tokens are single-use.
 	rotations rotations
 
+	bg providers.Background // refusals told after the ack
+
 	mu    sync.Mutex
 	acked map[string]bool             // inputs given their thought in this process
 	tools providers.ToolCache[string] // the sessions' MCP servers, by installation
@@ -141,6 +143,7 @@ var (
 	_ providers.OutputSink    = (*Provider)(nil)
 	_ providers.ToolServer    = (*Provider)(nil)
 	_ providers.Revoker       = (*Provider)(nil)
+	_ providers.Starter       = (*Provider)(nil)
 )
 
 // New returns the provider.
@@ -189,6 +192,12 @@ func New(cfg Config) (*Provider, error) {
 	p.newAPI = p.graphqlAPI
 	return p, nil
 }
+
+// Start has nothing to do: installations come with the OAuth flow.
+func (p *Provider) Start(context.Context) error { return nil }
+
+// Stop waits for the refusals being told.
+func (p *Provider) Stop(ctx context.Context) error { return p.bg.Wait(ctx) }
 
 // Name is "linear".
 func (p *Provider) Name() string { return Name }

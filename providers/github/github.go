@@ -82,6 +82,9 @@ type Config struct {
 	// PermissionTTL is how long a permission answer is trusted (default
 	// 1 min).
 	PermissionTTL time.Duration
+	// Now is the clock the permission cache is judged by (default
+	// time.Now).
+	Now           func() time.Time
 	MaxBody       int64
 	Sessions      Sessions
 	Installations Installations
@@ -154,6 +157,9 @@ func New(cfg Config) (*Provider, error) {
 	}
 	if cfg.PermissionTTL <= 0 {
 		cfg.PermissionTTL = time.Minute
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	if cfg.Transport == nil {
 		cfg.Transport = http.DefaultTransport

@@ -216,7 +216,7 @@ func (p *Provider) canWrite(ctx context.Context, r ref) (bool, error) {
 	p.mu.Lock()
 	e, ok := p.perms[key]
 	p.mu.Unlock()
-	if ok && time.Now().Before(e.until) {
+	if ok && p.cfg.Now().Before(e.until) {
 		return e.write, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 8*time.Second) // GitHub waits 10 s for the 2xx
@@ -236,7 +236,7 @@ func (p *Provider) canWrite(ctx context.Context, r ref) (bool, error) {
 	if len(p.perms) > 10_000 {
 		p.perms = map[string]permEntry{}
 	}
-	p.perms[key] = permEntry{write: write, until: time.Now().Add(p.cfg.PermissionTTL)}
+	p.perms[key] = permEntry{write: write, until: p.cfg.Now().Add(p.cfg.PermissionTTL)}
 	p.mu.Unlock()
 	return write, nil
 }

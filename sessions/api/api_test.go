@@ -1,8 +1,10 @@
 package api_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 )
@@ -30,6 +32,15 @@ func TestIdempotencyKey(t *testing.T) {
 
 	var c created
 	_ = json.Unmarshal(r1, &c)
+	// The kept answer seals the token: the file holds no usable token.
+	file, err := os.ReadFile(e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := c.ClientToken[strings.LastIndex(c.ClientToken, "_")+1:]
+	if c.ClientToken == "" || bytes.Contains(file, []byte(secret)) {
+		t.Fatalf("the store file holds the client token %q in clear", c.ClientToken)
+	}
 	ev := map[string]any{"events": []map[string]any{{"type": "user.message", "text": "again"}}}
 	p1, a1 := e.call(t, admin, "POST", "/v1/sessions/"+c.ID+"/events", ev, "Idempotency-Key", "e1")
 	p2, a2 := e.call(t, admin, "POST", "/v1/sessions/"+c.ID+"/events", ev, "Idempotency-Key", "e1")

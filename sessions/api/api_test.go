@@ -188,3 +188,25 @@ func TestArchiveMakesReadOnly(t *testing.T) {
 	code, raw := e.call(t, admin, "POST", "/v1/sessions/"+s.ID+"/events", map[string]any{"events": []map[string]any{{"type": "user.message", "text": "hi"}}})
 	wantError(t, code, raw, http.StatusConflict, "conflict", "archived")
 }
+
+// TestAgentNameRule: a name outside ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$ is a
+// 400 naming the field and the rule, on create and rename, however long
+// (past bbolt's 32 KiB key limit, which made it a 500; this server's body
+// limit is 64 KiB).
+func TestAgentNameRule(t *testing.T) {
+	e := newAPI(t)
+	id := e.agent(t)
+	for _, name := range []string{strings.Repeat("n", 60<<10), "a\x00b", "ab\u202ecd", "../x", "-a", strings.Repeat("x", 65)} {
+		code, raw := e.call(t, admin, "POST", "/v1/agents", map[string]any{"name": name, "model": "anthropic/x"})
+		wantError(t, code, raw, 400, "invalid_request", `field "name"`)
+		if !strings.Contains(string(raw), "[A-Za-z0-9._-]{0,63}") {
+			t.Fatalf("the error does not give the rule: %s", raw)
+		}
+		code, raw = e.call(t, admin, "POST", "/v1/agents/"+id, map[string]any{"name": name})
+		wantError(t, code, raw, 400, "invalid_request", `field "name"`)
+	}
+	code, raw := e.call(t, admin, "POST", "/v1/agents/"+id, map[string]any{"name": "renamed.v2"})
+	if code != 200 {
+		t.Fatalf("rename: %d %s", code, raw)
+	}
+}

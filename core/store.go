@@ -49,6 +49,11 @@ type QueueRequest struct {
 	Inputs      []Event
 	Dedupe      []string
 	Idempotency *Idempotency
+	// AnswersPending refuses (ErrConflict, after replays and duplicates are
+	// answered) a user.custom_tool_result or user.tool_confirmation whose
+	// tool_use_id the session's pending_action does not list: model APIs
+	// reject a result no call waits for.
+	AnswersPending bool
 }
 
 // QueueResult tells what QueueInputs did.

@@ -2,11 +2,14 @@ package api_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/switchboardhq/switchboard/core"
 )
 
 func TestIdempotencyKey(t *testing.T) {
@@ -208,5 +211,40 @@ func TestAgentNameRule(t *testing.T) {
 	code, raw := e.call(t, admin, "POST", "/v1/agents/"+id, map[string]any{"name": "renamed.v2"})
 	if code != 200 {
 		t.Fatalf("rename: %d %s", code, raw)
+	}
+}
+
+// TestOrphanToolAnswers: a user.custom_tool_result or user.tool_confirmation
+// whose tool_use_id the session's pending_action does not list is a 409
+// naming it, and nothing is queued; one the session waits for is accepted.
+func TestOrphanToolAnswers(t *testing.T) {
+	e := newAPI(t)
+	s := e.session(t, e.agent(t), "")
+	post := func(events string) (int, []byte) {
+		return e.call(t, admin, "POST", "/v1/sessions/"+s.ID+"/events", `{"events":`+events+`}`)
+	}
+	result := `{"type":"user.custom_tool_result","tool_use_id":"tu_ghost","output":"x"}`
+	confirm := `{"type":"user.tool_confirmation","tool_use_id":"tu_ghost","result":"allow"}`
+	for _, ev := range []string{result, confirm, `{"type":"user.message","text":"hi"},` + result} {
+		code, raw := post("[" + ev + "]")
+		wantError(t, code, raw, 409, "conflict", `"tu_ghost"`)
+	}
+	if p, _ := e.store.Pending(context.Background(), s.ID); len(p) != 0 {
+		t.Fatalf("a refused post queued %d inputs", len(p))
+	}
+	ctx := context.Background()
+	if _, err := e.store.Append(ctx, s.ID, core.AppendRequest{TurnID: "turn_1", Holder: "h", Events: []core.Event{core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{})}}); err != nil {
+		t.Fatal(err)
+	}
+	done := core.NewEvent(core.TypeTurnCompleted, core.LevelInternal, core.ActorSystem, core.TurnCompletedBody{YieldReason: core.ReasonRequiresAction, PendingToolUseIDs: []string{"tu_c", "tu_ask"}})
+	status := core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusAwaitingInput, StopReason: core.ReasonRequiresAction})
+	if _, err := e.store.Append(ctx, s.ID, core.AppendRequest{TurnID: "turn_1", Events: []core.Event{done, status}}); err != nil {
+		t.Fatal(err)
+	}
+	code, raw := post("[" + result + "]")
+	wantError(t, code, raw, 409, "conflict", `"tu_ghost"`)
+	code, raw = post(`[{"type":"user.custom_tool_result","tool_use_id":"tu_c","output":"x"},{"type":"user.tool_confirmation","tool_use_id":"tu_ask","result":"deny"}]`)
+	if code != 202 {
+		t.Fatalf("answers to the pending calls: %d %s", code, raw)
 	}
 }

@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) core.Store) {
 		{"queue/errors", testQueueErrors},
 		{"queue/order_and_status", testQueueOrder},
 		{"queue/idempotency_dedupe", testQueueKeys},
+		{"queue/answers_pending", testQueueAnswersPending},
 		{"append/concurrent_gap_free", testAppendConcurrent},
 		{"append/take_inputs", testAppendTakeInputs},
 		{"append/stamps", testAppendStamps},

@@ -131,6 +131,10 @@ type SessionStore interface {
 type WakeQueue interface {
 	// ScheduleWake asks for a visit at or after at; an earlier request wins.
 	ScheduleWake(ctx context.Context, sessionID string, at time.Time) error
+	// MoveWake replaces the session's wake with at, later or earlier: a
+	// retry after a failed visit must not be overtaken by the wake that
+	// queued inputs wrote, which is already due.
+	MoveWake(ctx context.Context, sessionID string, at time.Time) error
 	// DueWakes returns up to limit sessions whose wake is due at now.
 	DueWakes(ctx context.Context, now time.Time, limit int) ([]string, error)
 	// NextWake returns the earliest scheduled wake.

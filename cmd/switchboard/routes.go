@@ -43,11 +43,12 @@ func routes(cfg *serveConfig, store *sessions.Store, hub *live.Hub, rt *runtime.
 		web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		if _, err := store.CountByStatus(r.Context()); err != nil {
-			web.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "store unavailable"})
-			return
+		status, ok := store.Ready(r.Context())
+		code := http.StatusOK
+		if !ok {
+			code = http.StatusServiceUnavailable
 		}
-		web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		web.WriteJSON(w, code, map[string]string{"status": status})
 	})
 	mux.Handle("GET /metrics", m.Handler())
 	return mux

@@ -48,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) core.Store) {
 		{"append/projection", testAppendProjection},
 		{"events/paging", testEventsPaging},
 		{"wake/schedule", testWakeSchedule},
+		{"wake/move", testWakeMove},
 		{"wake/queue_and_turn", testWakeQueueAndTurn},
 		{"wake/open_turns", testOpenTurns},
 		{"archive", testArchive},

@@ -109,11 +109,48 @@ func SplitModel(model string) (provider, name string, err error) {
 	return "", "", fmt.Errorf("model %q: unknown provider %q (want anthropic or openai): %w", model, provider, ErrInvalid)
 }
 
-// Validate checks what a store must refuse to save.
-func (a *Agent) Validate() error {
-	if strings.TrimSpace(a.Name) == "" {
-		return fmt.Errorf("agent name is required: %w", ErrInvalid)
+// agentNamePattern is the rule for agent names: they are keys in the
+// store, path segments in the API and words in chat, so no control or
+// direction characters, no slashes, nothing longer than 64.
+var agentNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// ValidAgentName reports whether name may name an agent.
+func ValidAgentName(name string) error {
+	if name == "" {
+		return fmt.Errorf("field \"name\" is required: %w", ErrInvalid)
 	}
+	if !agentNamePattern.MatchString(name) {
+		shown := name
+		if len(shown) > 80 {
+			shown = shown[:80] + "…"
+		}
+		return fmt.Errorf("field \"name\" (%q, %d bytes) must match %s: %w", shown, len(name), agentNamePattern, ErrInvalid)
+	}
+	return nil
+}
+
+// Validate checks what a store must refuse to save as a new agent.
+func (a *Agent) Validate() error {
+	if err := ValidAgentName(a.Name); err != nil {
+		return err
+	}
+	return a.validateFields()
+}
+
+// ValidateUpdate checks a next version of an agent whose latest version is
+// named prevName. A name stored before names had a rule may stay, so such
+// an agent can still be updated; a new name must follow the rule.
+func (a *Agent) ValidateUpdate(prevName string) error {
+	if a.Name != prevName {
+		if err := ValidAgentName(a.Name); err != nil {
+			return err
+		}
+	}
+	return a.validateFields()
+}
+
+// validateFields checks everything but the name.
+func (a *Agent) validateFields() error {
 	if _, _, err := SplitModel(a.Model); err != nil {
 		return err
 	}

@@ -49,6 +49,11 @@ type QueueRequest struct {
 	Inputs      []Event
 	Dedupe      []string
 	Idempotency *Idempotency
+	// AnswersPending refuses (ErrConflict, after replays and duplicates are
+	// answered) a user.custom_tool_result or user.tool_confirmation whose
+	// tool_use_id the session's pending_action does not list: model APIs
+	// reject a result no call waits for.
+	AnswersPending bool
 }
 
 // QueueResult tells what QueueInputs did.
@@ -126,6 +131,10 @@ type SessionStore interface {
 type WakeQueue interface {
 	// ScheduleWake asks for a visit at or after at; an earlier request wins.
 	ScheduleWake(ctx context.Context, sessionID string, at time.Time) error
+	// MoveWake replaces the session's wake with at, later or earlier: a
+	// retry after a failed visit must not be overtaken by the wake that
+	// queued inputs wrote, which is already due.
+	MoveWake(ctx context.Context, sessionID string, at time.Time) error
 	// DueWakes returns up to limit sessions whose wake is due at now.
 	DueWakes(ctx context.Context, now time.Time, limit int) ([]string, error)
 	// NextWake returns the earliest scheduled wake.

@@ -105,7 +105,7 @@ func (s *Store) UpdateAgent(ctx context.Context, idOrName string, expectVersion 
 		next.Version = cur.Version + 1
 		next.CreatedAt = cur.CreatedAt
 		next.UpdatedAt = s.clock()
-		if err := next.Validate(); err != nil {
+		if err := next.ValidateUpdate(cur.Name); err != nil {
 			return err
 		}
 		if next.Name != cur.Name {

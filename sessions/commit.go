@@ -21,6 +21,7 @@ const maxGroup = 1000
 // the writers is answered.
 type committer struct {
 	db      *bolt.DB
+	health  *writeHealth
 	commits *core.Commits
 	mu      sync.Mutex
 	queue   []*commitCall
@@ -79,7 +80,7 @@ func (c *committer) run() {
 // rolls back for all of them, so each is run again alone and only the
 // failing one reports an error.
 func (c *committer) commit(calls []*commitCall) {
-	err := c.db.Update(func(tx *bolt.Tx) error {
+	err := c.update(func(tx *bolt.Tx) error {
 		for _, call := range calls {
 			ch, err := call.fn(tx)
 			if err != nil {
@@ -99,7 +100,7 @@ func (c *committer) commit(calls []*commitCall) {
 		return
 	}
 	for _, call := range calls {
-		err := c.db.Update(func(tx *bolt.Tx) error {
+		err := c.update(func(tx *bolt.Tx) error {
 			ch, err := call.fn(tx)
 			call.changes = ch
 			return err
@@ -109,4 +110,23 @@ func (c *committer) commit(calls []*commitCall) {
 		}
 		call.err <- err
 	}
+}
+
+// update runs fn in a write transaction and tells the store's health
+// whether the commit itself failed: an error fn returns is a refused
+// write (not found, conflict), not a store that cannot write.
+func (c *committer) update(fn func(*bolt.Tx) error) error {
+	var refused bool
+	err := c.db.Update(func(tx *bolt.Tx) error {
+		err := fn(tx)
+		refused = err != nil
+		return err
+	})
+	switch {
+	case err == nil:
+		c.health.succeeded()
+	case !refused:
+		c.health.failed(err)
+	}
+	return err
 }

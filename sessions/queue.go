@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/switchboardhq/switchboard/core"
 	bolt "go.etcd.io/bbolt"
@@ -158,8 +159,16 @@ func (s *Store) queueInputs(tx *bolt.Tx, sessionID string, req core.QueueRequest
 		return &core.QueueResult{Session: sess, Duplicate: dup, Replay: replay}, nil, nil
 	}
 	sess, err := loadWritable(tx, sessionID)
-	if err != nil || !write {
+	if err != nil {
 		return nil, nil, err
+	}
+	if req.AnswersPending {
+		if err := answersPending(sess, req.Inputs); err != nil {
+			return nil, nil, err
+		}
+	}
+	if !write {
+		return nil, nil, nil
 	}
 	before := sess.Status
 	now := s.clock()
@@ -171,6 +180,31 @@ func (s *Store) queueInputs(tx *bolt.Tx, sessionID string, req core.QueueRequest
 		return nil, nil, err
 	}
 	return &core.QueueResult{Session: sess, Inputs: queued}, []core.Change{changeOf(sess, before, core.Change{Queued: queued})}, nil
+}
+
+// answersPending refuses tool answers that name a call the session does
+// not wait for.
+func answersPending(sess *core.Session, inputs []core.Event) error {
+	var waiting []string
+	if sess.PendingAction != nil {
+		waiting = sess.PendingAction.ToolUseIDs
+	}
+	for i, e := range inputs {
+		if e.Type != core.TypeUserCustomToolResult && e.Type != core.TypeUserToolConfirmation {
+			continue
+		}
+		var b struct {
+			ToolUseID string `json:"tool_use_id"`
+		}
+		if err := e.Decode(&b); err != nil {
+			return fmt.Errorf("events[%d]: %w", i, err)
+		}
+		if !slices.Contains(waiting, b.ToolUseID) {
+			return fmt.Errorf("events[%d]: %s for tool_use_id %q: session %s waits for no such call (pending_action: %q): %w",
+				i, e.Type, b.ToolUseID, sess.ID, waiting, core.ErrConflict)
+		}
+	}
+	return nil
 }
 
 // changeOf completes what a write did to sess for the commit stream; before

@@ -70,6 +70,7 @@ type Options struct {
 // Store is the bbolt implementation of core.Store.
 type Store struct {
 	db      *bolt.DB
+	health  *writeHealth
 	commit  *committer
 	commits *core.Commits
 	log     *slog.Logger
@@ -116,7 +117,8 @@ func Open(path string, opts Options) (*Store, error) {
 	commits.OnLag = func(name string) {
 		opts.Logger.Warn("commit stream subscriber fell behind; it catches up from the store", "subscriber", name)
 	}
-	return &Store{db: db, commit: &committer{db: db, commits: commits}, commits: commits, log: opts.Logger, now: opts.Now, path: path}, nil
+	health := &writeHealth{log: opts.Logger, now: opts.Now}
+	return &Store{db: db, health: health, commit: &committer{db: db, commits: commits, health: health}, commits: commits, log: opts.Logger, now: opts.Now, path: path}, nil
 }
 
 func initBuckets(tx *bolt.Tx) error {

@@ -22,11 +22,17 @@ func wakeTime(k []byte) time.Time {
 // scheduleWake keeps the earlier of the session's current wake and at; the
 // per-session index makes that a point lookup instead of a queue scan.
 func scheduleWake(tx *bolt.Tx, sessionID string, at time.Time) error {
+	return putWake(tx, sessionID, at, false)
+}
+
+// putWake writes the session's wake at at; unless move is set, an earlier
+// wake already there stays.
+func putWake(tx *bolt.Tx, sessionID string, at time.Time, move bool) error {
 	index := bkt(tx, bucketWakeIndex)
 	wakes := bkt(tx, bucketWakes)
 	k := wakeKey(sessionID, at)
 	if old := index.Get([]byte(sessionID)); old != nil {
-		if bytes.Compare(old, k) <= 0 {
+		if bytes.Equal(old, k) || (!move && bytes.Compare(old, k) < 0) {
 			return nil
 		}
 		if err := wakes.Delete(old); err != nil {
@@ -57,7 +63,7 @@ func (s *Store) ScheduleWake(ctx context.Context, sessionID string, at time.Time
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.commit.do(func(tx *bolt.Tx) error {
 		if _, err := loadWritable(tx, sessionID); err != nil {
 			return err
 		}
@@ -65,6 +71,23 @@ func (s *Store) ScheduleWake(ctx context.Context, sessionID string, at time.Time
 	})
 	if err != nil {
 		return fmt.Errorf("schedule wake: %w", err)
+	}
+	return nil
+}
+
+// MoveWake replaces the session's wake with at, later or earlier.
+func (s *Store) MoveWake(ctx context.Context, sessionID string, at time.Time) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	err := s.commit.do(func(tx *bolt.Tx) error {
+		if _, err := loadWritable(tx, sessionID); err != nil {
+			return err
+		}
+		return putWake(tx, sessionID, at, true)
+	})
+	if err != nil {
+		return fmt.Errorf("move wake: %w", err)
 	}
 	return nil
 }
@@ -127,7 +150,7 @@ func (s *Store) ClearWake(ctx context.Context, sessionID string) error {
 	}); err != nil || !scheduled {
 		return err
 	}
-	if err := s.db.Update(func(tx *bolt.Tx) error { return clearWake(tx, sessionID) }); err != nil {
+	if err := s.commit.do(func(tx *bolt.Tx) error { return clearWake(tx, sessionID) }); err != nil {
 		return fmt.Errorf("clear wake: %w", err)
 	}
 	return nil

@@ -24,7 +24,7 @@ import (
 func routes(cfg *serveConfig, store *sessions.Store, hub *live.Hub, rt *runtime.Runtime, m *metrics.Metrics, wh *webhooks.Service, gw *providers.Set, states *oauth.States, sb *sandbox.Docker, log *slog.Logger) http.Handler {
 	a := &api.Auth{AdminToken: cfg.adminToken, Sessions: store, Logger: log}
 	v1 := http.NewServeMux()
-	(&api.Handler{Store: store, Runtime: rt, Destinations: wh, Environments: store, Hub: hub, Logger: log, MaxBody: cfg.maxBody, Heartbeat: cfg.heartbeat, OnSSE: m.SSE}).Register(v1)
+	(&api.Handler{Store: store, Runtime: rt, Destinations: wh, Environments: store, Sealer: cfg.sealer, Hub: hub, Logger: log, MaxBody: cfg.maxBody, Heartbeat: cfg.heartbeat, OnSSE: m.SSE}).Register(v1)
 	sandbox.RegisterEnvironments(v1, sb, store, store, cfg.maxBody, log)
 	(&vaults.Handler{Store: store, Sealer: cfg.sealer, Logger: log, MaxBody: cfg.maxBody}).Register(v1)
 	(&webhooks.Handler{Service: wh, Logger: log, MaxBody: cfg.maxBody}).Register(v1)
@@ -43,11 +43,12 @@ func routes(cfg *serveConfig, store *sessions.Store, hub *live.Hub, rt *runtime.
 		web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		if _, err := store.CountByStatus(r.Context()); err != nil {
-			web.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "store unavailable"})
-			return
+		status, ok := store.Ready(r.Context())
+		code := http.StatusOK
+		if !ok {
+			code = http.StatusServiceUnavailable
 		}
-		web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		web.WriteJSON(w, code, map[string]string{"status": status})
 	})
 	mux.Handle("GET /metrics", m.Handler())
 	return mux

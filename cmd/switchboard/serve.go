@@ -122,6 +122,9 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	if err := sessions.EnsureDefaultAgent(ctx, db, cfg.model, sessions.DefaultSystem, log); err != nil {
 		return err
 	}
+	if err := sessions.WarnStoredAgents(ctx, db, log); err != nil {
+		return err
+	}
 	states, err := oauth.NewStates(cfg.masterKey, db)
 	if err != nil {
 		return err

@@ -172,3 +172,60 @@ func TestToolOutputIsCapped(t *testing.T) {
 		})
 	}
 }
+
+// TestStaleAnswersNeverReachTheModel: a custom tool result or confirmation
+// that answers no open call (never made, or answered already) stays in the
+// log at internal level and is left out of the model's context, which a
+// real model API would refuse.
+func TestStaleAnswersNeverReachTheModel(t *testing.T) {
+	e := newEnv(t,
+		fakemodel.Step{Calls: []core.Block{fakemodel.ToolUse("tu_c", "lookup_order", `{"id":7}`)}},
+		fakemodel.Step{Text: "order 7 shipped"},
+		fakemodel.Step{Text: "noted"},
+	)
+	e.cycle.Tools = registry(t, func(r *toolset.Registry) {
+		_ = r.Add(toolset.CustomTool{Spec: core.ToolSpec{Type: "custom", Name: "lookup_order"}}, core.PolicyAllow)
+	})
+	e.say("where is order 7?")
+	e.run(t, context.Background())
+	e.log.queue(core.TypeUserCustomToolResult, core.CustomToolResultBody{ToolUseID: "tu_c", Output: "shipped yesterday"})
+	e.run(t, context.Background())
+
+	e.log.queue(core.TypeUserCustomToolResult, core.CustomToolResultBody{ToolUseID: "tu_ghost", Output: "from nowhere"})
+	e.log.queue(core.TypeUserCustomToolResult, core.CustomToolResultBody{ToolUseID: "tu_c", Output: "shipped twice"})
+	e.log.queue(core.TypeUserToolConfirmation, core.ToolConfirmationBody{ToolUseID: "tu_other", Result: "allow"})
+	e.say("thanks")
+	if out := e.run(t, context.Background()); out.Reason != core.ReasonCompleted {
+		t.Fatalf("reason %s", out.Reason)
+	}
+	reqs := e.model.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model calls, want 3", len(reqs))
+	}
+	results := 0
+	for _, m := range reqs[2].Messages {
+		for _, b := range m.Content {
+			if b.Type == core.BlockToolResult {
+				results++
+				if b.Output != "shipped yesterday" {
+					t.Fatalf("a stale answer reached the model: %+v", b)
+				}
+			}
+		}
+	}
+	if results != 1 {
+		t.Fatalf("%d tool results in the context, want the one answer", results)
+	}
+	stale := 0
+	for _, ev := range e.log.events {
+		if ev.Type == core.TypeUserCustomToolResult || ev.Type == core.TypeUserToolConfirmation {
+			if ev.Level != core.LevelInternal {
+				t.Fatalf("%s logged at %s", ev.Type, ev.Level)
+			}
+			stale++
+		}
+	}
+	if stale != 4 {
+		t.Fatalf("%d answers in the log, want all 4 kept", stale)
+	}
+}

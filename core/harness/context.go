@@ -39,7 +39,14 @@ func Derive(system string, events []core.Event) (*Context, error) {
 			break
 		}
 	}
+	stale, err := staleAnswers(events[start:])
+	if err != nil {
+		return nil, err
+	}
 	for _, e := range events[start:] {
+		if _, ok := stale[e.ID]; ok {
+			continue
+		}
 		if err := mc.addEvent(e); err != nil {
 			return nil, err
 		}

@@ -72,6 +72,54 @@ func openCalls(events []core.Event) ([]*openCall, error) {
 	return calls, nil
 }
 
+// staleAnswers finds the user.custom_tool_result and user.tool_confirmation
+// events of events that answer no open call: the call was never made, or it
+// already has a result. It maps each such event's id to the tool_use_id it
+// names. Model APIs reject a tool result no call waits for, so a stale one
+// stays in the log (at internal level, as every such input) and never
+// reaches the model.
+func staleAnswers(events []core.Event) (map[string]string, error) {
+	open := map[string]bool{}
+	stale := map[string]string{}
+	for _, e := range events {
+		switch e.Type {
+		case core.TypeAgentToolUse, core.TypeAgentCustomToolUse:
+			var b core.ToolUseBody
+			if err := e.Decode(&b); err != nil {
+				return nil, err
+			}
+			open[b.ToolUseID] = true
+		case core.TypeAgentToolResult:
+			var b core.ToolResultBody
+			if err := e.Decode(&b); err != nil {
+				return nil, err
+			}
+			delete(open, b.ToolUseID)
+		case core.TypeUserCustomToolResult, core.TypeUserToolConfirmation:
+			id, err := answeredCall(e)
+			if err != nil {
+				return nil, err
+			}
+			if !open[id] {
+				stale[e.ID] = id
+			} else if e.Type == core.TypeUserCustomToolResult {
+				delete(open, id)
+			}
+		}
+	}
+	return stale, nil
+}
+
+// answeredCall returns the tool_use_id a user.custom_tool_result or
+// user.tool_confirmation answers.
+func answeredCall(e core.Event) (string, error) {
+	var b struct {
+		ToolUseID string `json:"tool_use_id"`
+	}
+	err := e.Decode(&b)
+	return b.ToolUseID, err
+}
+
 // resolve settles the calls a person was asked about: an allowed call
 // runs now, a denied one gets an error result, a call the person moved on
 // from is closed. It returns the calls still waiting and whether it logged

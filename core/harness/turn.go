@@ -53,6 +53,11 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 		if err != nil {
 			return "", fmt.Errorf("read log: %w", err)
 		}
+		if len(taken) > 0 {
+			if err := t.noteStale(events, taken); err != nil {
+				return "", err
+			}
+		}
 		if len(taken) == 0 {
 			if finalAnswer(turnEvents(events, t.id)) {
 				return t.finish(wctx, core.ReasonCompleted)
@@ -149,6 +154,22 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 			return t.finish(wctx, yield)
 		}
 	}
+}
+
+// noteStale logs the taken answers that answer no open call; Derive
+// leaves them out of the model's context.
+func (t *turn) noteStale(events, taken []core.Event) error {
+	stale, err := staleAnswers(events)
+	if err != nil {
+		return err
+	}
+	for _, e := range taken {
+		if id, ok := stale[e.ID]; ok {
+			t.c.Logger.Warn("ignored an answer to a tool call that waits for none; the model does not see it",
+				"session_id", t.c.SessionID, "turn_id", t.id, "type", e.Type, "tool_use_id", id, "seq", e.Seq)
+		}
+	}
+	return nil
 }
 
 // stopped ends a turn whose context was cancelled.

@@ -28,10 +28,48 @@ var refused = []struct {
 	{netip.MustParsePrefix("64:ff9b:1::/48"), "a local NAT64 address"},
 }
 
-// CheckAddr reports why ip must not be reached, or nil. IPv4-mapped IPv6
-// addresses are judged as the IPv4 address they carry.
+// Prefixes of IPv6 addresses that carry an IPv4 address a relay or the
+// host's stack may deliver to; what they carry is judged.
+var (
+	compatible = netip.MustParsePrefix("::/96")        // IPv4-compatible, deprecated but still routed by some stacks
+	nat64      = netip.MustParsePrefix("64:ff9b::/96") // well-known NAT64 prefix
+	sixToFour  = netip.MustParsePrefix("2002::/16")    // 6to4
+)
+
+// CheckAddr reports why ip must not be reached, or nil. IPv6 addresses
+// that carry an IPv4 address (IPv4-mapped, IPv4-compatible, NAT64, 6to4)
+// are judged by the IPv4 address they carry as well.
 func CheckAddr(ip netip.Addr) error {
 	ip = ip.Unmap()
+	what := judge(ip)
+	if v4, ok := embeddedIPv4(ip); ok && what == "" {
+		if inner := judge(v4); inner != "" {
+			what = "carrying " + v4.String() + ", " + inner
+		}
+	}
+	if what != "" {
+		return fmt.Errorf("%s is %s: %w", ip, what, ErrRefusedAddress)
+	}
+	return nil
+}
+
+// embeddedIPv4 returns the IPv4 address an IPv6 address carries.
+func embeddedIPv4(ip netip.Addr) (netip.Addr, bool) {
+	if !ip.Is6() {
+		return netip.Addr{}, false
+	}
+	b := ip.As16()
+	switch {
+	case compatible.Contains(ip), nat64.Contains(ip):
+		return netip.AddrFrom4([4]byte(b[12:16])), true
+	case sixToFour.Contains(ip):
+		return netip.AddrFrom4([4]byte(b[2:6])), true
+	}
+	return netip.Addr{}, false
+}
+
+// judge says what kind of address ip is when it must not be reached, or "".
+func judge(ip netip.Addr) string {
 	what := ""
 	switch {
 	case !ip.IsValid():
@@ -52,10 +90,7 @@ func CheckAddr(ip netip.Addr) error {
 			what = r.what
 		}
 	}
-	if what != "" {
-		return fmt.Errorf("%s is %s: %w", ip, what, ErrRefusedAddress)
-	}
-	return nil
+	return what
 }
 
 // DialControl, a net.Dialer Control, checks the address a connection is about to be made to:

@@ -113,8 +113,9 @@ func (h *Handler) updateAgent(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	a, err := h.Store.UpdateAgent(r.Context(), r.PathValue("id"), expect, func(a *core.Agent) error {
+		prev := a.Name
 		b.apply(a)
-		return a.Validate()
+		return a.ValidateUpdate(prev)
 	})
 	if err != nil {
 		return err

@@ -39,8 +39,11 @@ type Handler struct {
 	// Environments, when set, are checked for the environment a session or
 	// agent names.
 	Environments Environments
-	Hub          *live.Hub
-	Logger       *slog.Logger
+	// Sealer seals the client token kept with an idempotent create's
+	// answer, so a replay can return it and the store holds no usable token.
+	Sealer core.Sealer
+	Hub    *live.Hub
+	Logger *slog.Logger
 	// MaxBody bounds request bodies (default 1 MiB).
 	MaxBody int64
 	// Heartbeat is the SSE comment interval (default 15 s).

@@ -1,10 +1,15 @@
 package api_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/switchboardhq/switchboard/core"
 )
 
 func TestIdempotencyKey(t *testing.T) {
@@ -30,6 +35,15 @@ func TestIdempotencyKey(t *testing.T) {
 
 	var c created
 	_ = json.Unmarshal(r1, &c)
+	// The kept answer seals the token: the file holds no usable token.
+	file, err := os.ReadFile(e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := c.ClientToken[strings.LastIndex(c.ClientToken, "_")+1:]
+	if c.ClientToken == "" || bytes.Contains(file, []byte(secret)) {
+		t.Fatalf("the store file holds the client token %q in clear", c.ClientToken)
+	}
 	ev := map[string]any{"events": []map[string]any{{"type": "user.message", "text": "again"}}}
 	p1, a1 := e.call(t, admin, "POST", "/v1/sessions/"+c.ID+"/events", ev, "Idempotency-Key", "e1")
 	p2, a2 := e.call(t, admin, "POST", "/v1/sessions/"+c.ID+"/events", ev, "Idempotency-Key", "e1")
@@ -176,4 +190,61 @@ func TestArchiveMakesReadOnly(t *testing.T) {
 	}
 	code, raw := e.call(t, admin, "POST", "/v1/sessions/"+s.ID+"/events", map[string]any{"events": []map[string]any{{"type": "user.message", "text": "hi"}}})
 	wantError(t, code, raw, http.StatusConflict, "conflict", "archived")
+}
+
+// TestAgentNameRule: a name outside ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$ is a
+// 400 naming the field and the rule, on create and rename, however long
+// (past bbolt's 32 KiB key limit, which made it a 500; this server's body
+// limit is 64 KiB).
+func TestAgentNameRule(t *testing.T) {
+	e := newAPI(t)
+	id := e.agent(t)
+	for _, name := range []string{strings.Repeat("n", 60<<10), "a\x00b", "ab\u202ecd", "../x", "-a", strings.Repeat("x", 65)} {
+		code, raw := e.call(t, admin, "POST", "/v1/agents", map[string]any{"name": name, "model": "anthropic/x"})
+		wantError(t, code, raw, 400, "invalid_request", `field "name"`)
+		if !strings.Contains(string(raw), "[A-Za-z0-9._-]{0,63}") {
+			t.Fatalf("the error does not give the rule: %s", raw)
+		}
+		code, raw = e.call(t, admin, "POST", "/v1/agents/"+id, map[string]any{"name": name})
+		wantError(t, code, raw, 400, "invalid_request", `field "name"`)
+	}
+	code, raw := e.call(t, admin, "POST", "/v1/agents/"+id, map[string]any{"name": "renamed.v2"})
+	if code != 200 {
+		t.Fatalf("rename: %d %s", code, raw)
+	}
+}
+
+// TestOrphanToolAnswers: a user.custom_tool_result or user.tool_confirmation
+// whose tool_use_id the session's pending_action does not list is a 409
+// naming it, and nothing is queued; one the session waits for is accepted.
+func TestOrphanToolAnswers(t *testing.T) {
+	e := newAPI(t)
+	s := e.session(t, e.agent(t), "")
+	post := func(events string) (int, []byte) {
+		return e.call(t, admin, "POST", "/v1/sessions/"+s.ID+"/events", `{"events":`+events+`}`)
+	}
+	result := `{"type":"user.custom_tool_result","tool_use_id":"tu_ghost","output":"x"}`
+	confirm := `{"type":"user.tool_confirmation","tool_use_id":"tu_ghost","result":"allow"}`
+	for _, ev := range []string{result, confirm, `{"type":"user.message","text":"hi"},` + result} {
+		code, raw := post("[" + ev + "]")
+		wantError(t, code, raw, 409, "conflict", `"tu_ghost"`)
+	}
+	if p, _ := e.store.Pending(context.Background(), s.ID); len(p) != 0 {
+		t.Fatalf("a refused post queued %d inputs", len(p))
+	}
+	ctx := context.Background()
+	if _, err := e.store.Append(ctx, s.ID, core.AppendRequest{TurnID: "turn_1", Holder: "h", Events: []core.Event{core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{})}}); err != nil {
+		t.Fatal(err)
+	}
+	done := core.NewEvent(core.TypeTurnCompleted, core.LevelInternal, core.ActorSystem, core.TurnCompletedBody{YieldReason: core.ReasonRequiresAction, PendingToolUseIDs: []string{"tu_c", "tu_ask"}})
+	status := core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusAwaitingInput, StopReason: core.ReasonRequiresAction})
+	if _, err := e.store.Append(ctx, s.ID, core.AppendRequest{TurnID: "turn_1", Events: []core.Event{done, status}}); err != nil {
+		t.Fatal(err)
+	}
+	code, raw := post("[" + result + "]")
+	wantError(t, code, raw, 409, "conflict", `"tu_ghost"`)
+	code, raw = post(`[{"type":"user.custom_tool_result","tool_use_id":"tu_c","output":"x"},{"type":"user.tool_confirmation","tool_use_id":"tu_ask","result":"deny"}]`)
+	if code != 202 {
+		t.Fatalf("answers to the pending calls: %d %s", code, raw)
+	}
 }

@@ -203,7 +203,7 @@ func (h *Handler) postEvents(w http.ResponseWriter, r *http.Request) error {
 	if idem != nil {
 		idem.Answer = mustJSON(map[string]any{"data": answer.Data})
 	}
-	res, err := h.Store.QueueInputs(background(r), s.ID, core.QueueRequest{Inputs: inputs, Idempotency: idem})
+	res, err := h.Store.QueueInputs(background(r), s.ID, core.QueueRequest{Inputs: inputs, Idempotency: idem, AnswersPending: true})
 	if err != nil {
 		return err
 	}

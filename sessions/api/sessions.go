@@ -134,17 +134,14 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request) error {
 		s.Status = core.StatusQueued
 	}
 	created := CreatedSession{ID: id, Status: s.Status, Agent: s.Agent, ClientToken: token, Metadata: s.Metadata, Environment: s.Environment, CreatedAt: now}
-	var answer, kept any = created, created
+	var answer any = created
 	if creator != nil {
 		answer = createdWithDestinations{CreatedSession: created, Destinations: shown}
-		k := createdWithDestinations{CreatedSession: created, Destinations: make([]core.CreatedDestination, len(shown))}
-		for i, d := range shown {
-			k.Destinations[i] = core.CreatedDestination{Destination: d.Destination}
-		}
-		kept = k
 	}
 	if idem != nil {
-		idem.Answer = mustJSON(kept)
+		if idem.Answer, err = h.keepCreated(created, shown, creator != nil); err != nil {
+			return err
+		}
 	}
 	req := core.NewSession{Session: s, Inputs: inputs, Idempotency: idem}
 	var res *core.CreateResult
@@ -157,10 +154,67 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if res.Replay != nil {
-		writeRaw(w, http.StatusCreated, res.Replay)
-		return nil
+		return h.replayCreated(w, res.Replay)
 	}
 	web.WriteJSON(w, http.StatusCreated, answer)
+	return nil
+}
+
+// keptCreated is the create answer kept for Idempotency-Key replays. The
+// client token is a bearer credential for its session, so the record
+// holds it sealed with the master key, never in clear; destination
+// secrets are left out.
+type keptCreated struct {
+	Session      CreatedSession             `json:"session"` // client_token empty
+	Destinations *[]core.CreatedDestination `json:"destinations,omitempty"`
+	SealedToken  []byte                     `json:"sealed_client_token"`
+}
+
+// tokenAAD binds a sealed client token to its session.
+func tokenAAD(sessionID string) []byte { return []byte("client_token:" + sessionID) }
+
+func (h *Handler) keepCreated(created CreatedSession, shown []core.CreatedDestination, withDestinations bool) ([]byte, error) {
+	if h.Sealer == nil {
+		return nil, errors.New("idempotent session create: no sealer for the client token")
+	}
+	sealed, err := h.Sealer.Seal([]byte(created.ClientToken), tokenAAD(created.ID))
+	if err != nil {
+		return nil, fmt.Errorf("seal client token: %w", err)
+	}
+	k := keptCreated{Session: created, SealedToken: sealed}
+	k.Session.ClientToken = ""
+	if withDestinations {
+		d := make([]core.CreatedDestination, len(shown))
+		for i, c := range shown {
+			d[i] = core.CreatedDestination{Destination: c.Destination}
+		}
+		k.Destinations = &d
+	}
+	return mustJSON(k), nil
+}
+
+// replayCreated answers a replayed create with the kept answer, its client
+// token opened again.
+func (h *Handler) replayCreated(w http.ResponseWriter, raw []byte) error {
+	var k keptCreated
+	if err := json.Unmarshal(raw, &k); err != nil || k.SealedToken == nil {
+		// Kept before tokens were sealed: the answer as it was stored.
+		writeRaw(w, http.StatusCreated, raw)
+		return nil
+	}
+	if h.Sealer == nil {
+		return errors.New("replay session create: no sealer for the client token")
+	}
+	token, err := h.Sealer.Open(k.SealedToken, tokenAAD(k.Session.ID))
+	if err != nil {
+		return fmt.Errorf("open kept client token of %s: %w", k.Session.ID, err)
+	}
+	k.Session.ClientToken = string(token)
+	if k.Destinations != nil {
+		web.WriteJSON(w, http.StatusCreated, createdWithDestinations{CreatedSession: k.Session, Destinations: *k.Destinations})
+		return nil
+	}
+	web.WriteJSON(w, http.StatusCreated, k.Session)
 	return nil
 }
 

@@ -3,7 +3,11 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -33,8 +37,39 @@ func (f *fakeRuntime) Wake(id string) {
 	f.mu.Unlock()
 }
 
+// testSealer seals with AES-GCM under a fixed key, as the master key's
+// sealer does.
+type testSealer struct{ aead cipher.AEAD }
+
+func newTestSealer(t testing.TB) *testSealer {
+	block, err := aes.NewCipher(bytes.Repeat([]byte{7}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testSealer{aead: aead}
+}
+
+func (s *testSealer) Seal(plaintext, aad []byte) ([]byte, error) {
+	nonce := make([]byte, s.aead.NonceSize())
+	_, _ = rand.Read(nonce)
+	return s.aead.Seal(nonce, nonce, plaintext, aad), nil
+}
+
+func (s *testSealer) Open(sealed, aad []byte) ([]byte, error) {
+	n := s.aead.NonceSize()
+	if len(sealed) < n {
+		return nil, errors.New("sealed value too short")
+	}
+	return s.aead.Open(nil, sealed[:n], sealed[n:], aad)
+}
+
 type apiEnv struct {
 	t     *testing.T
+	path  string // the store's file
 	store *sessions.Store
 	rt    *fakeRuntime
 	srv   *httptest.Server
@@ -42,7 +77,8 @@ type apiEnv struct {
 
 func newAPI(t testing.TB) *apiEnv {
 	t.Helper()
-	db, err := sessions.Open(filepath.Join(t.TempDir(), "db"), sessions.Options{})
+	path := filepath.Join(t.TempDir(), "db")
+	db, err := sessions.Open(path, sessions.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,10 +90,10 @@ func newAPI(t testing.TB) *apiEnv {
 	go hub.Run(ctx, db.Subscribe("sse", 4096))
 	rt := &fakeRuntime{}
 	mux := http.NewServeMux()
-	(&api.Handler{Store: store, Runtime: rt, Environments: store, Hub: hub, MaxBody: 64 << 10, Heartbeat: 50 * time.Millisecond}).Register(mux)
+	(&api.Handler{Store: store, Runtime: rt, Environments: store, Sealer: newTestSealer(t), Hub: hub, MaxBody: 64 << 10, Heartbeat: 50 * time.Millisecond}).Register(mux)
 	srv := httptest.NewServer((&api.Auth{AdminToken: admin, Sessions: store}).Wrap(mux))
 	t.Cleanup(srv.Close)
-	e := &apiEnv{store: store, rt: rt, srv: srv}
+	e := &apiEnv{path: path, store: store, rt: rt, srv: srv}
 	if tt, ok := t.(*testing.T); ok {
 		e.t = tt
 	}

@@ -56,9 +56,15 @@ type Config struct {
 	// (nothing left to run): resources kept for its turns can start their
 	// idle timers.
 	AfterCycle func(sessionID string)
-	// RetryAfter is how long a cycle that failed on the store waits.
-	RetryAfter time.Duration
-	Holder     string // this process; default a fresh id
+	// RetryAfter is how long a session whose cycle failed (the store could
+	// not write, the agent is gone…) waits before the next; it doubles per
+	// consecutive failure of that session up to MaxRetryAfter (defaults 5 s
+	// and 5 min) and resets once a cycle succeeds.
+	RetryAfter    time.Duration
+	MaxRetryAfter time.Duration
+	// Clock is the scheduler's time (default the wall clock).
+	Clock  Clock
+	Holder string // this process; default a fresh id
 	// KeyRetention is how long dedupe and idempotency keys are kept
 	// (default and minimum 7 days); SweepEvery how often older ones go.
 	KeyRetention time.Duration
@@ -78,6 +84,7 @@ type Runtime struct {
 	mu      sync.Mutex
 	queued  map[string]bool        // in ready, not yet taken by a worker
 	running map[string]*activeTurn // taken by a worker
+	retries map[string]*retry      // sessions backing off after failed cycles
 	ready   []string
 	stopped bool
 
@@ -100,6 +107,12 @@ func New(cfg Config) *Runtime {
 	cfg.Limits = cfg.Limits.Or(DefaultLimits)
 	if cfg.RetryAfter <= 0 {
 		cfg.RetryAfter = 5 * time.Second
+	}
+	if cfg.MaxRetryAfter < cfg.RetryAfter {
+		cfg.MaxRetryAfter = max(5*time.Minute, cfg.RetryAfter)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = wallClock{}
 	}
 	if cfg.KeyRetention < 7*24*time.Hour {
 		cfg.KeyRetention = 7 * 24 * time.Hour
@@ -125,6 +138,7 @@ func New(cfg Config) *Runtime {
 		log:      cfg.Logger,
 		queued:   map[string]bool{},
 		running:  map[string]*activeTurn{},
+		retries:  map[string]*retry{},
 		signal:   make(chan struct{}, cfg.Workers),
 		schedule: make(chan struct{}, 1),
 	}
@@ -137,7 +151,7 @@ func (r *Runtime) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("find open turns: %w", err)
 	}
-	now := time.Now()
+	now := r.cfg.Clock.Now()
 	for id, holder := range open {
 		r.log.Info("resuming turn left open", "session_id", id, "holder", holder)
 		if err := r.cfg.Store.ScheduleWake(ctx, id, now); err != nil {
@@ -248,6 +262,11 @@ func (r *Runtime) enqueueLocked(id string) {
 	if r.queued[id] {
 		return
 	}
+	// A session backing off runs at its retry time, whatever wakes it
+	// before: the scheduler hands it over then.
+	if b := r.retries[id]; b != nil && r.cfg.Clock.Now().Before(b.at) {
+		return
+	}
 	r.queued[id] = true
 	r.ready = append(r.ready, id)
 	select {
@@ -301,15 +320,16 @@ func (r *Runtime) runSession(ctx context.Context, id string, a *activeTurn) {
 		r.mu.Unlock()
 		err := r.cycle(cctx, id)
 		cancel(nil)
-		if err != nil && ctx.Err() == nil {
-			r.log.Error("session cycle failed; retrying later", "session_id", id, "err", err)
-			if werr := r.cfg.Store.ScheduleWake(context.WithoutCancel(ctx), id, time.Now().Add(r.cfg.RetryAfter)); werr != nil {
-				r.log.Error("schedule retry", "session_id", id, "err", werr)
-			}
-			r.poke()
+		failed := err != nil && ctx.Err() == nil
+		if failed {
+			r.failed(ctx, id, err)
+		} else if err == nil {
+			r.mu.Lock()
+			delete(r.retries, id)
+			r.mu.Unlock()
 		}
 		r.mu.Lock()
-		if a.again && !r.stopped {
+		if a.again && !r.stopped && !failed {
 			r.mu.Unlock()
 			continue
 		}
@@ -320,6 +340,39 @@ func (r *Runtime) runSession(ctx context.Context, id string, a *activeTurn) {
 		}
 		return
 	}
+}
+
+// failed backs the session off: its wake moves to the retry time (the
+// wake QueueInputs wrote is due already and would bring it straight back),
+// and the runtime itself holds it until then in case the store cannot
+// write even that.
+func (r *Runtime) failed(ctx context.Context, id string, err error) {
+	r.mu.Lock()
+	b := r.retries[id]
+	if b == nil {
+		b = &retry{}
+		r.retries[id] = b
+	}
+	b.failures++
+	wait := backoff(r.cfg.RetryAfter, r.cfg.MaxRetryAfter, b.failures)
+	b.at = r.cfg.Clock.Now().Add(wait)
+	at, failures := b.at, b.failures
+	r.mu.Unlock()
+	r.log.Error("session cycle failed; retrying later", "session_id", id, "failures", failures, "retry_in", wait, "err", err)
+	if werr := r.cfg.Store.MoveWake(context.WithoutCancel(ctx), id, at); werr != nil && !errors.Is(werr, core.ErrArchived) && !errors.Is(werr, core.ErrNotFound) {
+		r.log.Debug("move wake to the retry", "session_id", id, "err", werr)
+	}
+	r.poke()
+}
+
+// backingOff reports until when the session waits, if it does.
+func (r *Runtime) backingOff(id string, now time.Time) (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if b := r.retries[id]; b != nil && now.Before(b.at) {
+		return b.at, true
+	}
+	return time.Time{}, false
 }
 
 // cycle runs the harness once and clears the session's wake when it is

@@ -10,12 +10,15 @@ import (
 const maxIdleWait = 30 * time.Second
 
 // scheduler moves due wakes from the persisted queue to the workers and
-// sleeps until the next one is due.
+// sleeps until the next one is due. A due session that is backing off
+// after failed cycles waits for its retry time instead.
 func (r *Runtime) scheduler(ctx context.Context) {
 	defer r.wg.Done()
+	clock := r.cfg.Clock
 	for {
 		wait := maxIdleWait
-		due, err := r.cfg.Store.DueWakes(ctx, time.Now(), 1000)
+		now := clock.Now()
+		due, err := r.cfg.Store.DueWakes(ctx, now, 1000)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -23,32 +26,38 @@ func (r *Runtime) scheduler(ctx context.Context) {
 			r.log.Error("read wake queue", "err", err)
 			wait = r.cfg.RetryAfter
 		}
+		handed := false
 		for _, id := range due {
+			if at, ok := r.backingOff(id, now); ok {
+				wait = min(wait, at.Sub(now))
+				continue
+			}
 			r.Wake(id)
+			handed = true
 		}
-		if len(due) == 1000 {
+		if len(due) == 1000 && handed {
 			continue
 		}
 		if err == nil {
 			if at, ok, nerr := r.cfg.Store.NextWake(ctx); nerr == nil && ok {
-				if d := time.Until(at); d < wait {
+				if d := at.Sub(now); d > 0 && d < wait {
 					wait = d
+				} else if d <= 0 && handed {
+					// Due but already handed to a worker; look again
+					// shortly rather than spin while it runs.
+					wait = min(wait, 200*time.Millisecond)
 				}
 			}
 		}
-		if wait <= 0 {
-			// Due but already handed to a worker; look again shortly rather
-			// than spin while it runs.
-			wait = 200 * time.Millisecond
-		}
-		t := time.NewTimer(wait)
+		wait = max(wait, time.Millisecond)
+		c, stop := clock.Timer(wait)
 		select {
 		case <-ctx.Done():
-			t.Stop()
+			stop()
 			return
-		case <-t.C:
+		case <-c:
 		case <-r.schedule:
-			t.Stop()
+			stop()
 		}
 	}
 }

@@ -1,7 +1,10 @@
 package storetest
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,5 +116,59 @@ func testQueueKeys(t *testing.T, s core.Store) {
 	must(t, err)
 	if !res.Duplicate {
 		t.Fatalf("cross-method duplicate not detected: %+v", res)
+	}
+}
+
+func toolAnswer(typ, toolUseID string) core.Event {
+	if typ == core.TypeUserToolConfirmation {
+		return core.NewInput(typ, json.RawMessage(fmt.Sprintf(`{"tool_use_id":%q,"result":"allow"}`, toolUseID)))
+	}
+	return core.NewInput(typ, json.RawMessage(fmt.Sprintf(`{"tool_use_id":%q,"output":"ok"}`, toolUseID)))
+}
+
+// testQueueAnswersPending: with AnswersPending, a tool answer must name a
+// call the session's pending_action lists when it is queued; a replay of
+// an accepted request still replays after the call is answered.
+func testQueueAnswersPending(t *testing.T, s core.Store) {
+	ctx := t.Context()
+	sess := newSession(t, s, message("go"))
+	for _, typ := range []string{core.TypeUserCustomToolResult, core.TypeUserToolConfirmation} {
+		_, err := s.QueueInputs(ctx, sess.ID, core.QueueRequest{Inputs: []core.Event{toolAnswer(typ, "tu_1")}, AnswersPending: true})
+		wantErr(t, err, core.ErrConflict)
+		if err == nil || !strings.Contains(err.Error(), "tu_1") {
+			t.Fatalf("the refusal does not name the call: %v", err)
+		}
+	}
+	// Without the flag the store takes any answer (platform buttons).
+	_, err := s.QueueInputs(ctx, sess.ID, core.QueueRequest{Inputs: []core.Event{toolAnswer(core.TypeUserToolConfirmation, "tu_0")}})
+	must(t, err)
+
+	appendEvents(t, s, sess.ID, core.AppendRequest{TakeInputs: true, TurnID: "turn_1", Holder: "w", Events: []core.Event{turnStarted()}})
+	appendEvents(t, s, sess.ID, core.AppendRequest{TurnID: "turn_1", Events: []core.Event{
+		turnCompleted(core.ReasonRequiresAction, core.Usage{}, "tu_1", "tu_2"),
+		statusEvent(core.StatusAwaitingInput, core.ReasonRequiresAction),
+	}})
+	idem := &core.Idempotency{Key: "api:events:k", Hash: "h", Answer: []byte(`{"data":[]}`)}
+	_, err = s.QueueInputs(ctx, sess.ID, core.QueueRequest{Inputs: []core.Event{
+		toolAnswer(core.TypeUserCustomToolResult, "tu_1"), toolAnswer(core.TypeUserToolConfirmation, "tu_2"),
+	}, Idempotency: idem, AnswersPending: true})
+	must(t, err)
+	_, err = s.QueueInputs(ctx, sess.ID, core.QueueRequest{Inputs: []core.Event{
+		message("also"), toolAnswer(core.TypeUserCustomToolResult, "tu_3"),
+	}, AnswersPending: true})
+	wantErr(t, err, core.ErrConflict)
+	pending, err := s.Pending(ctx, sess.ID)
+	must(t, err)
+	if len(pending) != 2 {
+		t.Fatalf("%d pending, want the two answers (a refused request queues nothing)", len(pending))
+	}
+
+	appendEvents(t, s, sess.ID, core.AppendRequest{TakeInputs: true, TurnID: "turn_2", Holder: "w", Events: []core.Event{turnStarted()}})
+	res, err := s.QueueInputs(ctx, sess.ID, core.QueueRequest{Inputs: []core.Event{
+		toolAnswer(core.TypeUserCustomToolResult, "tu_1"), toolAnswer(core.TypeUserToolConfirmation, "tu_2"),
+	}, Idempotency: idem, AnswersPending: true})
+	must(t, err)
+	if string(res.Replay) != `{"data":[]}` {
+		t.Fatalf("replay after the answers were taken = %+v", res)
 	}
 }

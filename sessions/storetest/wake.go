@@ -69,6 +69,41 @@ func testWakeSchedule(t *testing.T, s core.Store) {
 	wantErr(t, s.ScheduleWake(ctx, "ses_missing", base), core.ErrNotFound)
 }
 
+// testWakeMove: MoveWake replaces the session's wake, later or earlier,
+// where ScheduleWake keeps the earlier one.
+func testWakeMove(t *testing.T, s core.Store) {
+	ctx := t.Context()
+	sess := newSession(t, s, message("hi")) // queued: a wake due now
+	queued, ok := nextWake(t, s)
+	if !ok {
+		t.Fatal("a queued session has no wake")
+	}
+	later := queued.Add(time.Minute)
+	must(t, s.MoveWake(ctx, sess.ID, later))
+	if at, _ := nextWake(t, s); !at.Equal(later) {
+		t.Fatalf("moved wake = %v, want %v", at, later)
+	}
+	if got := dueWakes(t, s, queued.Add(time.Second), 0); len(got) != 0 {
+		t.Fatalf("due before the moved wake: %v", got)
+	}
+	must(t, s.MoveWake(ctx, sess.ID, later.Add(time.Minute)))
+	must(t, s.MoveWake(ctx, sess.ID, later)) // earlier again
+	if got := dueWakes(t, s, later, 0); !slices.Equal(got, []string{sess.ID}) {
+		t.Fatalf("due at the moved wake = %v", got)
+	}
+	// ScheduleWake still lets an earlier request win over a moved wake.
+	must(t, s.ScheduleWake(ctx, sess.ID, queued))
+	if at, _ := nextWake(t, s); !at.Equal(queued) {
+		t.Fatalf("after an earlier ScheduleWake = %v, want %v", at, queued)
+	}
+	must(t, s.ClearWake(ctx, sess.ID))
+	must(t, s.MoveWake(ctx, sess.ID, later)) // with no wake: one is made
+	if at, ok := nextWake(t, s); !ok || !at.Equal(later) {
+		t.Fatalf("MoveWake without a wake = %v %v", at, ok)
+	}
+	wantErr(t, s.MoveWake(ctx, "ses_missing", later), core.ErrNotFound)
+}
+
 func testWakeQueueAndTurn(t *testing.T, s core.Store) {
 	ctx := t.Context()
 	before := time.Now()

@@ -41,6 +41,7 @@ type serveConfig struct {
 	runtime                     runtime.Config
 	sandbox                     sandbox.Settings
 	webhooks                    webhooks.Config
+	stdioAllow                  mcpbridge.StdioAllow
 	platforms                   []providers.Build
 	log                         *slog.Logger
 	sealer                      *oauth.Sealer
@@ -85,6 +86,9 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 		return nil, err
 	}
 	if c.webhooks, err = webhooks.LoadConfig(s); err != nil {
+		return nil, err
+	}
+	if c.stdioAllow, err = mcpbridge.LoadStdioAllow(s); err != nil {
 		return nil, err
 	}
 	if c.adminToken, c.adminTokenNew, err = s.Secret("SWITCHBOARD_ADMIN_TOKEN", filepath.Join(c.dataDir, "admin-token")); err != nil {
@@ -149,7 +153,11 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		Credentials: &vaults.Resolver{Store: db, Sealer: cfg.sealer, Logger: log},
 		Logger:      log,
 		ClientInfo:  mcpbridge.ClientInfo{Name: "switchboard", Version: version},
+		StdioAllow:  cfg.stdioAllow,
 	})
+	if err := mcpbridge.WarnDisallowed(ctx, db, cfg.stdioAllow, log); err != nil {
+		return err
+	}
 	defer mcp.Shutdown()
 	// Background work that follows the store's commit stream ends with
 	// this context.

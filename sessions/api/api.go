@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/mcpbridge"
 	"github.com/switchboardhq/switchboard/core/web"
 	"github.com/switchboardhq/switchboard/sessions/live"
 )
@@ -39,8 +40,11 @@ type Handler struct {
 	// Environments, when set, are checked for the environment a session or
 	// agent names.
 	Environments Environments
-	Hub          *live.Hub
-	Logger       *slog.Logger
+	// StdioAllow lists the executables an agent's stdio MCP servers may
+	// name; an agent naming another is refused (the zero value allows none).
+	StdioAllow mcpbridge.StdioAllow
+	Hub        *live.Hub
+	Logger     *slog.Logger
 	// MaxBody bounds request bodies (default 1 MiB).
 	MaxBody int64
 	// Heartbeat is the SSE comment interval (default 15 s).

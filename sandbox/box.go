@@ -180,7 +180,7 @@ func (d *Docker) ensure(ctx context.Context, b *box) (string, error) {
 	}
 	b.limits = sp.limits
 	d.setIdle(b, sp.idle)
-	if _, err := d.cli.ContainerStart(ctx, b.id, client.ContainerStartOptions{}); err != nil {
+	if err := d.startContainer(ctx, b.id); err != nil {
 		return "", fmt.Errorf("start sandbox of %s: %w", b.session, err)
 	}
 	// A start makes a new cgroup, whose counters begin at zero.

@@ -122,6 +122,10 @@ type EgressConfig struct {
 	// address only (default 3128). Sandboxes keep it in their environment,
 	// so changing it recreates them (workspaces kept).
 	Port int
+	// MaxConns is how many connections one sandbox may hold open through
+	// the proxy; more are refused at accept (default
+	// egress.DefaultMaxConnsPerClient).
+	MaxConns int
 	// CA signs the certificates of hosts whose TLS the proxy terminates;
 	// its certificate is baked into every prepared image.
 	CA *egress.CA

@@ -30,6 +30,7 @@ type Docker struct {
 	log    *slog.Logger
 	net    netInfo      // set up by Connect
 	egress *egressState // nil without the egress proxy
+	addrs  addrBook     // who holds each address, for the egress proxy
 
 	flights       singleflight.Group // prepared image builds, by recipe hash
 	buildMu       sync.Mutex

@@ -59,6 +59,7 @@ func (d *Docker) startEgress(ctx context.Context, n netInfo) error {
 		_ = fw.seal(ctx)
 		return fmt.Errorf("%w: listen on %s: %w", ErrEgress, addr, err)
 	}
+	d.addrs.inspect = d.inspectNetwork
 	p, err := egress.New(egress.Config{
 		CA:           e.CA,
 		Clients:      clientTable{d},
@@ -67,6 +68,9 @@ func (d *Docker) startEgress(ctx context.Context, n netInfo) error {
 		AllowPrivate: e.AllowPrivate,
 		Record:       e.Record,
 		Logger:       d.log,
+		// One sandbox's connections must not take the gateway's file
+		// descriptors: past this, they are refused at accept.
+		MaxConnsPerClient: e.MaxConns,
 	})
 	if err != nil {
 		ln.Close()
@@ -150,7 +154,7 @@ func (d *Docker) runThrowaway(ctx context.Context, what string, cmd []string) (i
 		_, _ = d.cli.ContainerRemove(context.WithoutCancel(ctx), c.ID, client.ContainerRemoveOptions{Force: true})
 	}()
 	wait := d.cli.ContainerWait(ctx, c.ID, client.ContainerWaitOptions{Condition: container.WaitConditionNextExit})
-	if _, err := d.cli.ContainerStart(ctx, c.ID, client.ContainerStartOptions{}); err != nil {
+	if err := d.startContainer(ctx, c.ID); err != nil {
 		return 0, "", err
 	}
 	var code int
@@ -193,23 +197,15 @@ func (d *Docker) egressEnv() []string {
 }
 
 // clientTable tells the proxy whose a connection is, by its source
-// address: the container holding that address on the sandbox network now.
-// Asking the engine per connection (a local call of a few milliseconds)
-// keeps no table that a restarted container's new address could outdate.
+// address: the container holding that address on the sandbox network, as
+// the address book has it (see addrBook for when it is read again).
 type clientTable struct{ d *Docker }
 
 func (t clientTable) Client(ctx context.Context, ip netip.Addr) (egress.Client, error) {
 	d := t.d
-	res, err := d.cli.NetworkInspect(ctx, d.net.name, client.NetworkInspectOptions{})
+	name, err := d.addrs.name(ctx, ip)
 	if err != nil {
 		return egress.Client{}, fmt.Errorf("inspect the sandbox network: %w", err)
-	}
-	name := ""
-	for _, ep := range res.Network.Containers {
-		if ep.IPv4Address.Addr() == ip {
-			name = ep.Name
-			break
-		}
 	}
 	rest, ok := strings.CutPrefix(name, "switchboard-"+d.cfg.Deployment+"-")
 	if !ok {

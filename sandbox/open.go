@@ -77,6 +77,7 @@ func Open(ctx context.Context, s Settings, deps Deps) (*Docker, error) {
 		}
 		cfg.Egress = &EgressConfig{
 			Port:         s.egressPort,
+			MaxConns:     s.egressConns,
 			CA:           ca,
 			Credentials:  grants,
 			Grants:       grants,

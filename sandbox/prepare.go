@@ -166,7 +166,7 @@ func (d *Docker) build(ctx context.Context, baseID, tag, h string, env *core.Env
 		d.buildMu.Unlock()
 	}()
 	wait := d.cli.ContainerWait(ctx, c.ID, client.ContainerWaitOptions{Condition: container.WaitConditionNextExit})
-	if _, err := d.cli.ContainerStart(ctx, c.ID, client.ContainerStartOptions{}); err != nil {
+	if err := d.startContainer(ctx, c.ID); err != nil {
 		return "", fmt.Errorf("start the build of %s: %w", tag, err)
 	}
 	select {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core/settings"
+	"github.com/switchboardhq/switchboard/sandbox/egress"
 )
 
 // Options are the settings of the sandboxes and of the egress proxy; a
@@ -26,6 +27,7 @@ func Options() []settings.Option {
 		{Env: "SWITCHBOARD_EGRESS", Flag: "egress", Usage: "on or off: the egress proxy, sandboxes' only way out (default: on when the gateway may set firewall rules, i.e. runs as root)"},
 		{Env: "SWITCHBOARD_EGRESS_PORT", Flag: "egress-port", Default: "3128", Usage: "port of the egress proxy, on the sandbox network's gateway address only"},
 		{Env: "SWITCHBOARD_EGRESS_ALLOW_PRIVATE", Flag: "egress-allow-private", Default: "false", Usage: "let the egress proxy reach loopback, private and link-local upstreams"},
+		{Env: "SWITCHBOARD_EGRESS_MAX_CONNECTIONS", Flag: "egress-max-connections", Default: strconv.Itoa(egress.DefaultMaxConnsPerClient), Usage: "connections one sandbox may hold open through the egress proxy; more are refused"},
 		{Env: "SWITCHBOARD_EGRESS_CA_FILE", Flag: "egress-ca-file", Usage: "PEM file of extra root CAs the egress proxy trusts upstream (beside the system's)"},
 	}
 }
@@ -42,6 +44,7 @@ type Settings struct {
 
 	egress       string // "on", "off", or "" (on when the gateway may set firewall rules)
 	egressPort   int
+	egressConns  int
 	allowPrivate bool
 	roots        *x509.CertPool // nil: the system's
 }
@@ -96,6 +99,9 @@ func (s *Settings) loadEgress(v settings.Values) error {
 		return fmt.Errorf("SWITCHBOARD_EGRESS_PORT=%q: want a port from 1 to 65535", v["SWITCHBOARD_EGRESS_PORT"])
 	}
 	s.egressPort = port
+	if s.egressConns, err = v.Int("SWITCHBOARD_EGRESS_MAX_CONNECTIONS", 1); err != nil {
+		return err
+	}
 	if s.allowPrivate, err = v.Bool("SWITCHBOARD_EGRESS_ALLOW_PRIVATE"); err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ func TestLoadSettingsDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Settings{image: "switchboard-sandbox:latest", idle: 5 * time.Minute, command: 10 * time.Minute, build: 15 * time.Minute,
-		limits: Limits{MemoryBytes: 2 << 30, Pids: 512, NanoCPUs: 1e9}, dataDir: dir, egressPort: 3128}
+		limits: Limits{MemoryBytes: 2 << 30, Pids: 512, NanoCPUs: 1e9}, dataDir: dir, egressPort: 3128, egressConns: 256}
 	if s != want {
 		t.Errorf("got %+v\nwant %+v", s, want)
 	}
@@ -66,6 +66,7 @@ func TestLoadSettingsErrors(t *testing.T) {
 		{"an unknown egress mode", map[string]string{"SWITCHBOARD_EGRESS": "maybe"}, `SWITCHBOARD_EGRESS="maybe": want on or off`},
 		{"a port out of range", map[string]string{"SWITCHBOARD_EGRESS_PORT": "70000"}, `SWITCHBOARD_EGRESS_PORT="70000": want a port from 1 to 65535`},
 		{"a port in words", map[string]string{"SWITCHBOARD_EGRESS_PORT": "proxy"}, `SWITCHBOARD_EGRESS_PORT="proxy": want a port from 1 to 65535`},
+		{"no egress connections", map[string]string{"SWITCHBOARD_EGRESS_MAX_CONNECTIONS": "0"}, `SWITCHBOARD_EGRESS_MAX_CONNECTIONS="0": want a whole number ≥ 1`},
 		{"allow private in words", map[string]string{"SWITCHBOARD_EGRESS_ALLOW_PRIVATE": "yes please"}, `SWITCHBOARD_EGRESS_ALLOW_PRIVATE="yes please": want true or false`},
 		{"a missing CA file", map[string]string{"SWITCHBOARD_EGRESS_CA_FILE": missing}, "SWITCHBOARD_EGRESS_CA_FILE: open " + missing + ": no such file or directory"},
 		{"a CA file without PEM", map[string]string{"SWITCHBOARD_EGRESS_CA_FILE": notPEM}, "SWITCHBOARD_EGRESS_CA_FILE=" + notPEM + ": no PEM certificate in it"},

@@ -12,13 +12,15 @@ import (
 
 const mcpToken = "mcp-e2e-token-58c2e1a9"
 
-// toolsEnv runs serve with the scripted model and no sandbox.
-func toolsEnv(t *testing.T) (*modelserver.Server, *server) {
+// toolsEnv runs serve with the scripted model and no sandbox, allowing
+// the stdio MCP servers given.
+func toolsEnv(t *testing.T, stdio ...string) (*modelserver.Server, *server) {
 	t.Helper()
 	ms, hs := modelserver.Start(t)
 	env := modelEnv(hs.URL, modelserver.FormatAnthropic)
 	delete(env, "SWITCHBOARD_MODEL")
 	env["SWITCHBOARD_SANDBOX"] = "none"
+	env["SWITCHBOARD_MCP_STDIO_ALLOW"] = strings.Join(stdio, ",")
 	return ms, startServer(t, t.TempDir(), env)
 }
 
@@ -180,7 +182,7 @@ func TestMCPServerOverHTTP(t *testing.T) {
 func TestMCPServerOverStdio(t *testing.T) {
 	bin := mcpservers.BuildStdio(t)
 	record := filepath.Join(t.TempDir(), "record")
-	ms, srv := toolsEnv(t)
+	ms, srv := toolsEnv(t, bin)
 	agent := srv.agent(map[string]any{"name": "local-agent", "mcp_servers": []map[string]any{{
 		"name": "local", "transport": "stdio", "command": bin,
 		"args": []string{"-record", record, "-token-env", "MCP_TOKEN", "-want-sha256", mcpservers.TokenHash(mcpToken)},
@@ -199,6 +201,19 @@ func TestMCPServerOverStdio(t *testing.T) {
 		t.Fatalf("stdio server started %d times", rec.Inits)
 	}
 	noSecret(t, ms, srv, id)
+
+	// Started again without it on the list, the gateway warns about the
+	// stored agent once and refuses the command on an update.
+	srv.kill()
+	srv.env["SWITCHBOARD_MCP_STDIO_ALLOW"] = ""
+	srv = srv.restart()
+	if got := strings.Count(srv.out.String(), "stdio MCP server that will not be started"); got != 1 {
+		t.Errorf("%d start-up warnings, want 1:\n%s", got, srv.out.String())
+	}
+	code, raw := srv.do("POST", "/v1/agents/"+agent, map[string]any{"mcp_servers": []map[string]any{{"name": "local", "transport": "stdio", "command": bin}}})
+	if code != 400 || !strings.Contains(string(raw), "SWITCHBOARD_MCP_STDIO_ALLOW") {
+		t.Errorf("update naming a command off the list: %d %s", code, raw)
+	}
 }
 
 // TestMCPServerDownMidSession: calls to a server that went away are tool

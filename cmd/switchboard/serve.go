@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/harness"
+	"github.com/switchboardhq/switchboard/core/httpserver"
 	"github.com/switchboardhq/switchboard/core/mcpbridge"
 	"github.com/switchboardhq/switchboard/core/models"
 	"github.com/switchboardhq/switchboard/core/settings"
@@ -41,6 +41,8 @@ type serveConfig struct {
 	runtime                     runtime.Config
 	sandbox                     sandbox.Settings
 	webhooks                    webhooks.Config
+	stdioAllow                  mcpbridge.StdioAllow
+	http                        httpserver.Config
 	platforms                   []providers.Build
 	log                         *slog.Logger
 	sealer                      *oauth.Sealer
@@ -85,6 +87,12 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 		return nil, err
 	}
 	if c.webhooks, err = webhooks.LoadConfig(s); err != nil {
+		return nil, err
+	}
+	if c.stdioAllow, err = mcpbridge.LoadStdioAllow(s); err != nil {
+		return nil, err
+	}
+	if c.http, err = httpserver.Load(s); err != nil {
 		return nil, err
 	}
 	if c.adminToken, c.adminTokenNew, err = s.Secret("SWITCHBOARD_ADMIN_TOKEN", filepath.Join(c.dataDir, "admin-token")); err != nil {
@@ -152,7 +160,11 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		Credentials: &vaults.Resolver{Store: db, Sealer: cfg.sealer, Logger: log},
 		Logger:      log,
 		ClientInfo:  mcpbridge.ClientInfo{Name: "switchboard", Version: version},
+		StdioAllow:  cfg.stdioAllow,
 	})
+	if err := mcpbridge.WarnDisallowed(ctx, db, cfg.stdioAllow, log); err != nil {
+		return err
+	}
 	defer mcp.Shutdown()
 	// Background work that follows the store's commit stream ends with
 	// this context.
@@ -202,11 +214,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		return err
 	}
 
-	srv := &http.Server{
-		Handler:           routes(cfg, db, hub, rt, m, wh, gw, states, sb, log),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := httpserver.New(cfg.http, routes(cfg, db, hub, rt, m, wh, gw, states, sb, log), log)
 	wh.Start(ctx)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
@@ -224,8 +232,9 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	}
 	sctx, cancel := context.WithTimeout(ctx, cfg.shutdown)
 	defer cancel()
-	// Stop taking requests first, then checkpoint the turns in flight: they
-	// stay open in the log and resume at the next start.
+	// Stop taking requests first (event streams end at once), then
+	// checkpoint the turns in flight: they stay open in the log and resume
+	// at the next start.
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("http shutdown", "err", err)
 	}

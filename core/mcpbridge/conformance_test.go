@@ -252,7 +252,12 @@ func TestConformance(t *testing.T) {
 					logs := &logBuffer{}
 					creds := &fakeCreds{token: token}
 					timers := &idleTimers{}
-					e := &env{tgt: m.make(t), creds: creds, logs: logs, timers: timers, pool: newPoolTimers(t, creds, logs, time.Minute, timers)}
+					tgt := m.make(t)
+					var stdio []string
+					if tgt.command != "" {
+						stdio = append(stdio, tgt.command)
+					}
+					e := &env{tgt: tgt, creds: creds, logs: logs, timers: timers, pool: newPoolTimers(t, creds, logs, time.Minute, timers, stdio...)}
 					c.run(t, e)
 				})
 			}

@@ -91,10 +91,16 @@ func newPool(t *testing.T, creds core.CredentialSource, logs *logBuffer, idle ti
 	return newPoolTimers(t, creds, logs, idle, nil)
 }
 
-// newPoolTimers is newPool with idle timers the test fires (nil: real ones).
-func newPoolTimers(t *testing.T, creds core.CredentialSource, logs *logBuffer, idle time.Duration, timers *idleTimers) *mcpbridge.Pool {
+// newPoolTimers is newPool with idle timers the test fires (nil: real
+// ones), allowing the stdio executables given.
+func newPoolTimers(t *testing.T, creds core.CredentialSource, logs *logBuffer, idle time.Duration, timers *idleTimers, stdio ...string) *mcpbridge.Pool {
 	t.Helper()
+	allow, err := mcpbridge.NewStdioAllow(stdio...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := mcpbridge.Config{
+		StdioAllow:     allow,
 		Credentials:    creds,
 		IdleTimeout:    idle,
 		ConnectTimeout: 5 * time.Second,

@@ -32,6 +32,9 @@ type Config struct {
 	// AfterFunc starts an idle timer: f runs after d unless the timer is
 	// stopped first (default time.AfterFunc; tests fire timers themselves).
 	AfterFunc func(d time.Duration, f func()) Timer
+	// StdioAllow lists the executables stdio servers may run; a server
+	// naming another is not started (the zero value allows none).
+	StdioAllow StdioAllow
 }
 
 // Timer is a started idle timer (*time.Timer is one).

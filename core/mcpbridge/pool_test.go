@@ -236,7 +236,7 @@ func TestStdioEnvironment(t *testing.T) {
 		Env:       map[string]string{"LOCAL_MODE": "test", "LOCAL_TOKEN": "the spec cannot override it"},
 		Auth:      &core.MCPAuth{VaultCredential: credID, Env: "LOCAL_TOKEN"},
 	}
-	pool := newPool(t, &fakeCreds{token: token}, &logBuffer{}, time.Minute)
+	pool := newPoolTimers(t, &fakeCreds{token: token}, &logBuffer{}, time.Minute, nil, bin)
 	entries, err := pool.Tools(t.Context(), "ses_1", []mcpbridge.Server{mcpbridge.External(spec)})
 	if err != nil {
 		t.Fatalf("Tools: %v", err)

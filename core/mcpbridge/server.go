@@ -133,6 +133,11 @@ func (p *Pool) open(ctx context.Context, l *link, srv Server, sec *secrets, log 
 			}
 			return client.NewClient(tr, opts...), nil
 		case core.TransportStdio:
+			// Agents stored before the allowlist (or under another) can
+			// still name any command: it is refused here too.
+			if !p.cfg.StdioAllow.Allows(s.Command) {
+				return nil, fmt.Errorf("command %q is not in %s: %w", s.Command, StdioAllowEnv, core.ErrForbidden)
+			}
 			env, err := p.stdioEnv(ctx, s, sec)
 			if err != nil {
 				return nil, err

@@ -28,6 +28,8 @@ type target struct {
 	auth func() []string
 	// http servers can refuse a credential with 401.
 	http *mcpservers.HTTPServer
+	// command is the stdio server's executable, which the pool must allow.
+	command string
 }
 
 const token = "s3cr3t-token-never-shown"
@@ -103,9 +105,10 @@ func stdioTarget(t *testing.T, bin string) *target {
 	rec := func() mcpservers.StdioRecord { return mcpservers.ReadStdioRecord(t, record) }
 	gone := exe + ".gone"
 	return &target{
-		server: mcpbridge.External(spec),
-		inits:  func() int { return rec().Inits },
-		ends:   func() int { return rec().Ends },
+		server:  mcpbridge.External(spec),
+		command: exe,
+		inits:   func() int { return rec().Inits },
+		ends:    func() int { return rec().Ends },
 		stop: func() {
 			if err := os.Rename(exe, gone); err != nil {
 				t.Fatalf("take stdio server away: %v", err)

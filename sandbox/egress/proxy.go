@@ -64,7 +64,11 @@ type Config struct {
 	Record func(ctx context.Context, sessionID string, body core.EgressBody)
 	// DialTimeout bounds connecting upstream (default 10 s).
 	DialTimeout time.Duration
-	Logger      *slog.Logger
+	// MaxConnsPerClient is how many connections one source address may
+	// hold open; more are refused at accept (default
+	// DefaultMaxConnsPerClient).
+	MaxConnsPerClient int
+	Logger            *slog.Logger
 }
 
 // Proxy is the egress proxy. Serve it on a listener the sandboxes reach.
@@ -92,6 +96,9 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.MaxConnsPerClient <= 0 {
+		cfg.MaxConnsPerClient = DefaultMaxConnsPerClient
 	}
 	d := &net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second}
 	if !cfg.AllowPrivate {
@@ -125,9 +132,10 @@ func New(cfg Config) (*Proxy, error) {
 	return p, nil
 }
 
-// Serve answers connections on ln until Close.
+// Serve answers connections on ln until Close, at most
+// Config.MaxConnsPerClient at once from each source address.
 func (p *Proxy) Serve(ln net.Listener) error {
-	err := p.srv.Serve(ln)
+	err := p.srv.Serve(newPerClient(ln, p.cfg.MaxConnsPerClient, p.log))
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}

@@ -80,6 +80,9 @@ func (h *Handler) createAgent(w http.ResponseWriter, r *http.Request) error {
 	if err := a.Validate(); err != nil {
 		return err
 	}
+	if err := h.StdioAllow.Check(a.MCPServers); err != nil {
+		return err
+	}
 	if err := h.checkEnvironment(r.Context(), a.Environment); err != nil {
 		return err
 	}
@@ -115,7 +118,15 @@ func (h *Handler) updateAgent(w http.ResponseWriter, r *http.Request) error {
 	a, err := h.Store.UpdateAgent(r.Context(), r.PathValue("id"), expect, func(a *core.Agent) error {
 		prev := a.Name
 		b.apply(a)
-		return a.ValidateUpdate(prev)
+		if err := a.ValidateUpdate(prev); err != nil {
+			return err
+		}
+		// An update that leaves mcp_servers alone is not refused for a
+		// server stored before the allowlist: the bridge will not start it.
+		if b.MCPServers == nil {
+			return nil
+		}
+		return h.StdioAllow.Check(a.MCPServers)
 	})
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/mcpbridge"
 	"github.com/switchboardhq/switchboard/core/web"
 	"github.com/switchboardhq/switchboard/sessions/live"
 )
@@ -42,8 +43,11 @@ type Handler struct {
 	// Sealer seals the client token kept with an idempotent create's
 	// answer, so a replay can return it and the store holds no usable token.
 	Sealer core.Sealer
-	Hub    *live.Hub
-	Logger *slog.Logger
+	// StdioAllow lists the executables an agent's stdio MCP servers may
+	// name; an agent naming another is refused (the zero value allows none).
+	StdioAllow mcpbridge.StdioAllow
+	Hub        *live.Hub
+	Logger     *slog.Logger
 	// MaxBody bounds request bodies (default 1 MiB).
 	MaxBody int64
 	// Heartbeat is the SSE comment interval (default 15 s).

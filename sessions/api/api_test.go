@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/mcpbridge"
 )
 
 func TestIdempotencyKey(t *testing.T) {
@@ -73,10 +74,6 @@ func TestClientToken(t *testing.T) {
 	steer := map[string]any{"events": []map[string]any{{"type": "user.message", "text": "steer"}}}
 	if code, raw := e.call(t, tok, "POST", "/v1/sessions/"+mine.ID+"/events", steer); code != 202 {
 		t.Fatalf("steer own session: %d %s", code, raw)
-	}
-	// ?token= works too, for EventSource.
-	if code, raw := e.call(t, "", "GET", "/v1/sessions/"+mine.ID+"?token="+tok, nil); code != 200 {
-		t.Fatalf("?token=: %d %s", code, raw)
 	}
 	tests := []struct {
 		name, token, method, path string
@@ -246,5 +243,78 @@ func TestOrphanToolAnswers(t *testing.T) {
 	code, raw = post(`[{"type":"user.custom_tool_result","tool_use_id":"tu_c","output":"x"},{"type":"user.tool_confirmation","tool_use_id":"tu_ask","result":"deny"}]`)
 	if code != 202 {
 		t.Fatalf("answers to the pending calls: %d %s", code, raw)
+	}
+}
+
+// TestQueryTokenOnlyOnTheEventStream: ?token= is for EventSource, which
+// cannot send a header; anywhere else a token in the address (which proxy
+// logs keep) is refused, the admin token included.
+func TestQueryTokenOnlyOnTheEventStream(t *testing.T) {
+	e := newAPI(t)
+	s := e.session(t, e.agent(t), "")
+	sse := []string{"Accept", "text/event-stream"}
+	for _, c := range []struct {
+		name, method, path string
+		hdr                []string
+		status             int
+	}{
+		{"client token on the stream", "GET", "/v1/sessions/" + s.ID + "/events?token=" + s.ClientToken, sse, 200},
+		{"admin token on the stream", "GET", "/v1/sessions/" + s.ID + "/events?token=" + admin, sse, 200},
+		{"client token on the events page", "GET", "/v1/sessions/" + s.ID + "/events?token=" + s.ClientToken, nil, 401},
+		{"client token on the session", "GET", "/v1/sessions/" + s.ID + "?token=" + s.ClientToken, nil, 401},
+		{"admin token on the session", "GET", "/v1/sessions/" + s.ID + "?token=" + admin, nil, 401},
+		{"admin token on the list", "GET", "/v1/sessions?token=" + admin, nil, 401},
+		{"admin token on an agent create", "POST", "/v1/agents?token=" + admin, nil, 401},
+		{"admin token posting events", "POST", "/v1/sessions/" + s.ID + "/events?token=" + admin, sse, 401},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, c.method, e.srv.URL+c.path, strings.NewReader(`{}`))
+			for i := 0; i+1 < len(c.hdr); i += 2 {
+				req.Header.Set(c.hdr[i], c.hdr[i+1])
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != c.status {
+				t.Errorf("status %d, want %d", resp.StatusCode, c.status)
+			}
+		})
+	}
+}
+
+// TestStdioServersOnlyFromTheAllowlist: naming a stdio command is running
+// it on the host, so only the executables the admin listed at start are
+// accepted, on create and on update.
+func TestStdioServersOnlyFromTheAllowlist(t *testing.T) {
+	e := newAPI(t)
+	stdio := func(cmd string) []map[string]any {
+		return []map[string]any{{"name": "local", "transport": "stdio", "command": cmd}}
+	}
+	id := e.agent(t)
+	for _, c := range []struct {
+		name, method, path string
+		body               map[string]any
+		status             int
+	}{
+		{"create, allowed", "POST", "/v1/agents", map[string]any{"name": "ok", "model": "anthropic/claude-x", "mcp_servers": stdio(allowedStdio)}, 201},
+		{"create, a shell", "POST", "/v1/agents", map[string]any{"name": "sh", "model": "anthropic/claude-x", "mcp_servers": stdio("/bin/sh")}, 400},
+		{"create, relative name", "POST", "/v1/agents", map[string]any{"name": "rel", "model": "anthropic/claude-x", "mcp_servers": stdio("allowed-server")}, 400},
+		{"create, http server", "POST", "/v1/agents", map[string]any{"name": "http", "model": "anthropic/claude-x", "mcp_servers": []map[string]any{{"name": "h", "url": "https://mcp.example.com/mcp"}}}, 201},
+		{"update, a shell", "POST", "/v1/agents/" + id, map[string]any{"mcp_servers": stdio("/bin/bash")}, 400},
+		{"update, allowed", "POST", "/v1/agents/" + id, map[string]any{"mcp_servers": stdio(allowedStdio)}, 200},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, raw := e.call(t, admin, c.method, c.path, c.body)
+			if code != c.status {
+				t.Fatalf("status %d, want %d: %s", code, c.status, raw)
+			}
+			if code == 400 && !strings.Contains(string(raw), mcpbridge.StdioAllowEnv) {
+				t.Errorf("the error does not name %s: %s", mcpbridge.StdioAllowEnv, raw)
+			}
+		})
 	}
 }

@@ -17,8 +17,11 @@ type SessionGetter interface {
 }
 
 // Auth puts the request's principal in its context: the admin token, or a
-// session's client token (header or ?token=, since EventSource cannot set
-// headers). Anything else is a 401 that says nothing about what exists.
+// session's client token. Anything else is a 401 that says nothing about
+// what exists. A token is read from the Authorization header, and from
+// ?token= only where a browser cannot send the header (BrowserRoute):
+// an address ends up in proxy and access logs, so elsewhere a token in it
+// is not accepted.
 type Auth struct {
 	AdminToken string
 	Sessions   SessionGetter
@@ -59,11 +62,34 @@ func (a *Auth) Wrap(next http.Handler) http.Handler {
 	})
 }
 
-// TokenFrom reads a bearer token from the Authorization header or ?token=.
+// TokenFrom reads a bearer token from the Authorization header, or from
+// ?token= on a BrowserRoute.
 func TokenFrom(r *http.Request) string {
 	if h := r.Header.Get("Authorization"); h != "" {
 		t, _ := strings.CutPrefix(h, "Bearer ")
 		return strings.TrimSpace(t)
 	}
+	if !BrowserRoute(r) {
+		return ""
+	}
 	return r.URL.Query().Get("token")
+}
+
+// BrowserRoute reports whether r is one a browser opens by address, which
+// cannot carry an Authorization header: the session page
+// (GET /sessions/{id}) and its EventSource stream
+// (GET /v1/sessions/{id}/events asking for text/event-stream).
+func BrowserRoute(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	if id, ok := strings.CutPrefix(r.URL.Path, "/sessions/"); ok {
+		return id != "" && !strings.Contains(id, "/")
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/v1/sessions/")
+	if !ok {
+		return false
+	}
+	id, tail, _ := strings.Cut(rest, "/")
+	return id != "" && tail == "events" && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 }

@@ -18,12 +18,16 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/mcpbridge"
 	"github.com/switchboardhq/switchboard/sessions"
 	"github.com/switchboardhq/switchboard/sessions/api"
 	"github.com/switchboardhq/switchboard/sessions/live"
 )
 
 const admin = "admin-secret"
+
+// allowedStdio is the one executable stdio MCP servers may run.
+const allowedStdio = "/opt/mcp/allowed-server"
 
 // fakeRuntime records the sessions POST …/wake asked to run.
 type fakeRuntime struct {
@@ -90,7 +94,11 @@ func newAPI(t testing.TB) *apiEnv {
 	go hub.Run(ctx, db.Subscribe("sse", 4096))
 	rt := &fakeRuntime{}
 	mux := http.NewServeMux()
-	(&api.Handler{Store: store, Runtime: rt, Environments: store, Sealer: newTestSealer(t), Hub: hub, MaxBody: 64 << 10, Heartbeat: 50 * time.Millisecond}).Register(mux)
+	allow, err := mcpbridge.NewStdioAllow(allowedStdio)
+	if err != nil {
+		t.Fatal(err)
+	}
+	(&api.Handler{Store: store, Runtime: rt, Environments: store, Sealer: newTestSealer(t), Hub: hub, MaxBody: 64 << 10, Heartbeat: 50 * time.Millisecond, StdioAllow: allow}).Register(mux)
 	srv := httptest.NewServer((&api.Auth{AdminToken: admin, Sessions: store}).Wrap(mux))
 	t.Cleanup(srv.Close)
 	e := &apiEnv{path: path, store: store, rt: rt, srv: srv}

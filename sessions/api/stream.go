@@ -2,12 +2,14 @@ package api
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/httpserver"
 	"github.com/switchboardhq/switchboard/sessions/live"
 )
 
@@ -17,8 +19,25 @@ const subscriberBuffer = 256
 
 // stream serves the session's events as SSE: the history after a seq,
 // then live events, with heartbeats, until the client leaves.
+//
+// A stream outlives the server's read deadline, which it lifts, and ends
+// with a last comment when the server shuts down.
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, id string, after uint64, level core.Level) error {
 	rc := http.NewResponseController(w)
+	// The request is read; the heartbeats find a client that left.
+	_ = rc.SetReadDeadline(time.Time{})
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	drain := httpserver.Draining(r.Context())
+	if drain != nil {
+		go func() {
+			select {
+			case <-drain:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	f := live.Follow(h.Hub, h.Store, id, after, subscriberBuffer)
 	defer f.Close()
 	if h.OnSSE != nil {
@@ -34,7 +53,17 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, id string, afte
 	bw := bufio.NewWriterSize(w, 16<<10)
 	// Tell EventSource how soon to come back after a drop.
 	fmt.Fprint(bw, "retry: 1000\n\n")
-	ctx := r.Context()
+	// When the server stops, the client hears it before the end.
+	defer func() {
+		select {
+		case <-drain:
+			fmt.Fprint(bw, ": server shutting down\n\n")
+			if bw.Flush() == nil {
+				_ = rc.Flush()
+			}
+		default:
+		}
+	}()
 	for {
 		evs, err := f.Backlog(ctx)
 		if err != nil {

@@ -37,6 +37,7 @@ type config struct {
 	docker      bool
 	bin         string
 	keep        bool
+	stacks      bool
 	dir         string
 }
 
@@ -61,6 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	fs.StringVar(&cfg.bin, "bin", "", "switchboard binary built with -tags switchboard_testtools (default: build it)")
 	fs.StringVar(&cfg.dir, "dir", "", "working directory: data dir and serve.log (default: a temporary one)")
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the working directory")
+	fs.BoolVar(&cfg.stacks, "stacks", false, "at the end, SIGQUIT serve so that serve.log holds every goroutine's stack")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -185,6 +187,9 @@ func (w *world) soak(log *slog.Logger) (*figures, error) {
 		if n <= goroutinesStart+20 || time.Now().After(deadline) {
 			break
 		}
+	}
+	if w.cfg.stacks {
+		w.gw.quit()
 	}
 	if f.GoroutinesEnd > goroutinesStart+20 {
 		f.violate("go_goroutines %d at rest, %d at the start", f.GoroutinesEnd, goroutinesStart)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -137,4 +138,18 @@ func (g *gateway) URL() string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.url
+}
+
+// quit sends SIGQUIT, on which the Go runtime writes every goroutine's
+// stack to the log, and waits until the process is gone.
+func (g *gateway) quit() {
+	g.mu.Lock()
+	cmd, exited := g.cmd, g.exited
+	g.url = ""
+	g.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGQUIT)
+	<-exited
 }

@@ -30,8 +30,9 @@ const (
 	slackChannel  = "C0SOAK"
 	githubRepo    = "acme/widgets"
 	githubInstall = 777
-	// idleSeconds is the sandboxes' idle timeout, waited once after the
-	// run before containers and goroutines are counted.
+	// idleSeconds is the idle timeout of sandboxes and MCP connections,
+	// waited once after the run before containers and goroutines are
+	// counted.
 	idleSeconds = 5
 )
 
@@ -96,6 +97,7 @@ func newWorld(cfg config, tb *fixtureTB, dir string) (*world, error) {
 		"SWITCHBOARD_LOG_LEVEL":                   "info",
 		"SWITCHBOARD_SANDBOX":                     sandbox,
 		"SWITCHBOARD_SANDBOX_IDLE_SECONDS":        strconv.Itoa(idleSeconds),
+		"SWITCHBOARD_MCP_IDLE_SECONDS":            strconv.Itoa(idleSeconds),
 		"SWITCHBOARD_MODEL":                       "anthropic/claude-soak",
 		"ANTHROPIC_API_KEY":                       "soak-key",
 		"ANTHROPIC_BASE_URL":                      modelserver.AnthropicBaseURL(w.modelH.URL),

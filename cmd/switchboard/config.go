@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/switchboardhq/switchboard/core/mcpbridge"
 	"github.com/switchboardhq/switchboard/core/settings"
 	"github.com/switchboardhq/switchboard/providers"
 	"github.com/switchboardhq/switchboard/providers/github"
@@ -43,7 +44,7 @@ func modules() []providers.Module {
 // and those the packages it wires declare.
 func allServeOptions() []settings.Option {
 	var opts []settings.Option
-	for _, list := range [][]settings.Option{serveOptions, settings.LogOptions(), runtime.Options(), sandbox.Options(), webhooks.Options(), providers.Options(modules())} {
+	for _, list := range [][]settings.Option{serveOptions, settings.LogOptions(), runtime.Options(), mcpbridge.Options(), sandbox.Options(), webhooks.Options(), providers.Options(modules())} {
 		opts = append(opts, list...)
 	}
 	return opts

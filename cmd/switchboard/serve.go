@@ -39,6 +39,7 @@ type serveConfig struct {
 	maxBody                     int64
 	heartbeat                   time.Duration
 	runtime                     runtime.Config
+	mcpIdle                     time.Duration
 	sandbox                     sandbox.Settings
 	webhooks                    webhooks.Config
 	platforms                   []providers.Build
@@ -65,6 +66,9 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 		}
 	}
 	if c.runtime, err = runtime.LoadConfig(s); err != nil {
+		return nil, err
+	}
+	if c.mcpIdle, err = mcpbridge.LoadIdleTimeout(s); err != nil {
 		return nil, err
 	}
 	if c.shutdown, err = s.Duration("SWITCHBOARD_SHUTDOWN_SECONDS"); err != nil {
@@ -149,6 +153,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		Credentials: &vaults.Resolver{Store: db, Sealer: cfg.sealer, Logger: log},
 		Logger:      log,
 		ClientInfo:  mcpbridge.ClientInfo{Name: "switchboard", Version: version},
+		IdleTimeout: cfg.mcpIdle,
 	})
 	defer mcp.Shutdown()
 	// Background work that follows the store's commit stream ends with

@@ -39,6 +39,7 @@ type serveConfig struct {
 	maxBody                     int64
 	heartbeat                   time.Duration
 	runtime                     runtime.Config
+	mcpIdle                     time.Duration
 	sandbox                     sandbox.Settings
 	webhooks                    webhooks.Config
 	stdioAllow                  mcpbridge.StdioAllow
@@ -67,6 +68,9 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 		}
 	}
 	if c.runtime, err = runtime.LoadConfig(s); err != nil {
+		return nil, err
+	}
+	if c.mcpIdle, err = mcpbridge.LoadIdleTimeout(s); err != nil {
 		return nil, err
 	}
 	if c.shutdown, err = s.Duration("SWITCHBOARD_SHUTDOWN_SECONDS"); err != nil {
@@ -161,6 +165,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		Logger:      log,
 		ClientInfo:  mcpbridge.ClientInfo{Name: "switchboard", Version: version},
 		StdioAllow:  cfg.stdioAllow,
+		IdleTimeout: cfg.mcpIdle,
 	})
 	if err := mcpbridge.WarnDisallowed(ctx, db, cfg.stdioAllow, log); err != nil {
 		return err

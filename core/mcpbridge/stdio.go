@@ -17,13 +17,6 @@ import (
 // ones, once, at start.
 const StdioAllowEnv = "SWITCHBOARD_MCP_STDIO_ALLOW"
 
-// Options are the MCP bridge's settings.
-func Options() []settings.Option {
-	return []settings.Option{
-		{Env: StdioAllowEnv, Flag: "mcp-stdio-allow", Usage: "comma-separated absolute paths of the executables stdio MCP servers may run (default: none)"},
-	}
-}
-
 // StdioAllow is the set of executables stdio servers may run, matched
 // exactly against a spec's command. The zero value allows none.
 type StdioAllow struct {

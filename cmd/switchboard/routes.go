@@ -24,7 +24,7 @@ import (
 func routes(cfg *serveConfig, store *sessions.Store, hub *live.Hub, rt *runtime.Runtime, m *metrics.Metrics, wh *webhooks.Service, gw *providers.Set, states *oauth.States, sb *sandbox.Docker, log *slog.Logger) http.Handler {
 	a := &api.Auth{AdminToken: cfg.adminToken, Sessions: store, Logger: log}
 	v1 := http.NewServeMux()
-	(&api.Handler{Store: store, Runtime: rt, Destinations: wh, Environments: store, Sealer: cfg.sealer, StdioAllow: cfg.stdioAllow, Hub: hub, Logger: log, MaxBody: cfg.maxBody, Heartbeat: cfg.heartbeat, OnSSE: m.SSE}).Register(v1)
+	(&api.Handler{Store: store, Runtime: rt, Destinations: wh, Environments: store, Sealer: cfg.sealer, StdioAllow: cfg.mcp.StdioAllow, Hub: hub, Logger: log, MaxBody: cfg.maxBody, Heartbeat: cfg.heartbeat, OnSSE: m.SSE}).Register(v1)
 	sandbox.RegisterEnvironments(v1, sb, store, store, cfg.maxBody, log)
 	(&vaults.Handler{Store: store, Sealer: cfg.sealer, Logger: log, MaxBody: cfg.maxBody}).Register(v1)
 	(&webhooks.Handler{Service: wh, Logger: log, MaxBody: cfg.maxBody}).Register(v1)

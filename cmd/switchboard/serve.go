@@ -39,10 +39,9 @@ type serveConfig struct {
 	maxBody                     int64
 	heartbeat                   time.Duration
 	runtime                     runtime.Config
-	mcpIdle                     time.Duration
+	mcp                         mcpbridge.Config
 	sandbox                     sandbox.Settings
 	webhooks                    webhooks.Config
-	stdioAllow                  mcpbridge.StdioAllow
 	http                        httpserver.Config
 	platforms                   []providers.Build
 	log                         *slog.Logger
@@ -70,7 +69,7 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 	if c.runtime, err = runtime.LoadConfig(s); err != nil {
 		return nil, err
 	}
-	if c.mcpIdle, err = mcpbridge.LoadIdleTimeout(s); err != nil {
+	if c.mcp, err = mcpbridge.LoadConfig(s); err != nil {
 		return nil, err
 	}
 	if c.shutdown, err = s.Duration("SWITCHBOARD_SHUTDOWN_SECONDS"); err != nil {
@@ -91,9 +90,6 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 		return nil, err
 	}
 	if c.webhooks, err = webhooks.LoadConfig(s); err != nil {
-		return nil, err
-	}
-	if c.stdioAllow, err = mcpbridge.LoadStdioAllow(s); err != nil {
 		return nil, err
 	}
 	if c.http, err = httpserver.Load(s); err != nil {
@@ -160,14 +156,11 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	mcp := mcpbridge.New(mcpbridge.Config{
-		Credentials: &vaults.Resolver{Store: db, Sealer: cfg.sealer, Logger: log},
-		Logger:      log,
-		ClientInfo:  mcpbridge.ClientInfo{Name: "switchboard", Version: version},
-		StdioAllow:  cfg.stdioAllow,
-		IdleTimeout: cfg.mcpIdle,
-	})
-	if err := mcpbridge.WarnDisallowed(ctx, db, cfg.stdioAllow, log); err != nil {
+	mc := cfg.mcp
+	mc.Credentials, mc.Logger = &vaults.Resolver{Store: db, Sealer: cfg.sealer, Logger: log}, log
+	mc.ClientInfo = mcpbridge.ClientInfo{Name: "switchboard", Version: version}
+	mcp := mcpbridge.New(mc)
+	if err := mcpbridge.WarnDisallowed(ctx, db, cfg.mcp.StdioAllow, log); err != nil {
 		return err
 	}
 	defer mcp.Shutdown()

@@ -1,10 +1,6 @@
 package mcpbridge
 
-import (
-	"time"
-
-	"github.com/switchboardhq/switchboard/core/settings"
-)
+import "github.com/switchboardhq/switchboard/core/settings"
 
 // Options are the MCP bridge's settings.
 func Options() []settings.Option {
@@ -14,7 +10,14 @@ func Options() []settings.Option {
 	}
 }
 
-// LoadIdleTimeout reads the idle timeout of Options.
-func LoadIdleTimeout(s settings.Values) (time.Duration, error) {
-	return s.Duration("SWITCHBOARD_MCP_IDLE_SECONDS")
+// LoadConfig reads Options into a Config; the caller adds the credential
+// source, the client info and the logger.
+func LoadConfig(s settings.Values) (Config, error) {
+	var c Config
+	var err error
+	if c.IdleTimeout, err = s.Duration("SWITCHBOARD_MCP_IDLE_SECONDS"); err != nil {
+		return c, err
+	}
+	c.StdioAllow, err = LoadStdioAllow(s)
+	return c, err
 }

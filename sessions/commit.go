@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/writehealth"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -21,7 +22,7 @@ const maxGroup = 1000
 // the writers is answered.
 type committer struct {
 	db      *bolt.DB
-	health  *writeHealth
+	health  *writehealth.Health
 	commits *core.Commits
 	mu      sync.Mutex
 	queue   []*commitCall
@@ -124,9 +125,9 @@ func (c *committer) update(fn func(*bolt.Tx) error) error {
 	})
 	switch {
 	case err == nil:
-		c.health.succeeded()
+		c.health.Succeeded()
 	case !refused:
-		c.health.failed(err)
+		c.health.Failed(err)
 	}
 	return err
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/writehealth"
 )
 
 // syncBuffer is a log sink safe for the committer's goroutine.
@@ -74,7 +75,7 @@ func TestWriteErr(t *testing.T) {
 	if n := out.count("cannot write"); n != 1 {
 		t.Fatalf("%d log lines for 5 failed commits within the interval, want 1:\n%s", n, out.b.String())
 	}
-	advance(writeLogEvery)
+	advance(writehealth.LogEvery)
 	if _, err := s.Append(ctx, id, core.AppendRequest{Events: []core.Event{big}}); err == nil {
 		t.Fatal("an append past the size limit succeeded")
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/writehealth"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
@@ -70,7 +71,7 @@ type Options struct {
 // Store is the bbolt implementation of core.Store.
 type Store struct {
 	db      *bolt.DB
-	health  *writeHealth
+	health  *writehealth.Health
 	commit  *committer
 	commits *core.Commits
 	log     *slog.Logger
@@ -117,7 +118,7 @@ func Open(path string, opts Options) (*Store, error) {
 	commits.OnLag = func(name string) {
 		opts.Logger.Warn("commit stream subscriber fell behind; it catches up from the store", "subscriber", name)
 	}
-	health := &writeHealth{log: opts.Logger, now: opts.Now}
+	health := writehealth.New(opts.Logger, opts.Now)
 	return &Store{db: db, health: health, commit: &committer{db: db, commits: commits, health: health}, commits: commits, log: opts.Logger, now: opts.Now, path: path}, nil
 }
 

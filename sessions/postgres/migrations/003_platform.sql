@@ -1,0 +1,2 @@
+-- Reserved: the tables of this part of the store come with its implementation.
+SELECT 1;

@@ -1,0 +1,246 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/writehealth"
+)
+
+// Options tune Open. The zero value is ready to use.
+type Options struct {
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+	// Now stamps records (created_at, queued_at…; default time.Now); tests
+	// move it to age dedupe keys for Sweep. Lease expiry is judged by the
+	// database's clock, never by this one.
+	Now func() time.Time
+	// MaxConns bounds the connection pool (default pgxpool's: 4 or the
+	// number of CPUs, whichever is more).
+	MaxConns int32
+	// ConnectTimeout bounds the first connection and the migrations at
+	// Open (default 10 s): an unreachable server stops serve at start.
+	ConnectTimeout time.Duration
+}
+
+// Store is the PostgreSQL implementation of the session store.
+type Store struct {
+	pool    *pgxpool.Pool
+	commits *core.Commits
+	health  *writehealth.Health
+	log     *slog.Logger
+	now     func() time.Time
+
+	// stripes order a session's writes within this process from the
+	// transaction to the publication of its changes, so the commit stream
+	// carries one session's changes in commit order. The session's row
+	// lock orders them in the database.
+	stripes [64]sync.Mutex
+	seed    maphash.Seed
+}
+
+// ErrSchemaNewer is returned by Open when the database's schema needs a
+// newer binary than this one.
+var ErrSchemaNewer = errors.New("the database's schema needs a newer switchboard")
+
+// Open connects to the database named by dsn, applies the schema
+// migrations this binary carries (under a lock, so replicas starting
+// together apply them once) and returns the store. Errors never hold the
+// DSN's password.
+func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.ConnectTimeout <= 0 {
+		opts.ConnectTimeout = 10 * time.Second
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("parse the DSN: %s", redact(err.Error(), dsn))
+	}
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	cctx, cancel := context.WithTimeout(ctx, opts.ConnectTimeout)
+	defer cancel()
+	pool, err := pgxpool.NewWithConfig(cctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect: %s", redact(err.Error(), dsn))
+	}
+	if err := pool.Ping(cctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to %s: %s", where(cfg), redact(err.Error(), dsn))
+	}
+	if err := migrateSchema(cctx, pool, opts.Logger); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	commits := core.NewCommits()
+	commits.OnLag = func(name string) {
+		opts.Logger.Warn("commit stream subscriber fell behind; it catches up from the store", "subscriber", name)
+	}
+	opts.Logger.Debug("session store opened", "server", where(cfg))
+	return &Store{
+		pool:    pool,
+		commits: commits,
+		health:  writehealth.New(opts.Logger, opts.Now),
+		log:     opts.Logger,
+		now:     opts.Now,
+		seed:    maphash.MakeSeed(),
+	}, nil
+}
+
+// where names the server without credentials.
+func where(cfg *pgxpool.Config) string {
+	return fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
+}
+
+// redact removes the DSN's password from a message that may quote it.
+func redact(msg, dsn string) string {
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err == nil && cfg.Password != "" {
+		msg = strings.ReplaceAll(msg, cfg.Password, "xxxxx")
+	}
+	if i := strings.Index(dsn, "://"); i >= 0 {
+		if at := strings.LastIndex(dsn, "@"); at > i {
+			if colon := strings.Index(dsn[i+3:at], ":"); colon >= 0 {
+				if pw := dsn[i+3+colon+1 : at]; pw != "" {
+					msg = strings.ReplaceAll(msg, pw, "xxxxx")
+				}
+			}
+		}
+	}
+	return msg
+}
+
+// Close releases the pool.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// clock returns the store's current time at the API's precision.
+func (s *Store) clock() core.Time { return core.NewTime(s.now()) }
+
+// Subscribe follows the store's commit stream: what each committed write
+// of this process did to sessions, published once the commit is durable.
+func (s *Store) Subscribe(name string, buf int) *core.Subscription {
+	return s.commits.Subscribe(name, buf)
+}
+
+// writeFunc is a write transaction's body; it reports what it changed.
+type writeFunc func(tx pgx.Tx) ([]core.Change, error)
+
+// maxAttempts bounds the retries of a transaction the server aborted to
+// break a deadlock or a serialization conflict.
+const maxAttempts = 5
+
+// write runs fn in a transaction and, once it committed, publishes the
+// changes fn reported. sessionID, when given, orders the session's writes
+// of this process (see stripes). fn may run more than once (a deadlock
+// the server broke is retried), so it derives everything from the
+// transaction's state.
+func (s *Store) write(ctx context.Context, sessionID string, fn writeFunc) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	if sessionID != "" {
+		mu := &s.stripes[maphash.String(s.seed, sessionID)%uint64(len(s.stripes))]
+		mu.Lock()
+		defer mu.Unlock()
+	}
+	var changes []core.Change
+	var err error
+	for attempt := 1; ; attempt++ {
+		var refused bool
+		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			var ferr error
+			changes, ferr = fn(tx)
+			refused = ferr != nil && !retryable(ferr)
+			return ferr
+		})
+		if err == nil {
+			s.health.Succeeded()
+			break
+		}
+		if retryable(err) && attempt < maxAttempts {
+			continue
+		}
+		if !refused && ctx.Err() == nil {
+			s.health.Failed(err)
+		}
+		return err
+	}
+	s.commits.Publish(changes...)
+	return nil
+}
+
+// do is write for a transaction that changes no session.
+func (s *Store) do(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return s.write(ctx, "", func(tx pgx.Tx) ([]core.Change, error) { return nil, fn(tx) })
+}
+
+// retryable reports a transaction the server aborted that succeeds when
+// run again.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+}
+
+// isUnique reports a unique constraint violation (optionally of the named
+// constraint).
+func isUnique(err error, constraint ...string) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "23505" {
+		return false
+	}
+	return len(constraint) == 0 || pe.ConstraintName == constraint[0]
+}
+
+func ctxErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("session store: %w", err)
+	}
+	return nil
+}
+
+// clampLimit applies the list paging rules: default 100, at most 1000.
+func clampLimit(limit int) int {
+	switch {
+	case limit <= 0:
+		return 100
+	case limit > 1000:
+		return 1000
+	}
+	return limit
+}
+
+// WriteErr is the error of the last commit when it failed, nil once a
+// commit succeeds: a store that cannot write is not ready.
+func (s *Store) WriteErr() error { return s.health.Err() }
+
+// Ready is the store's readiness, as GET /readyz reports it: "ready", or
+// why not ("store unavailable": the database does not answer; "store
+// cannot write": the last commit failed).
+func (s *Store) Ready(ctx context.Context) (status string, ok bool) {
+	if err := s.pool.Ping(ctx); err != nil {
+		return "store unavailable", false
+	}
+	if s.WriteErr() != nil {
+		return "store cannot write", false
+	}
+	return "ready", true
+}

@@ -16,6 +16,9 @@ var (
 	ErrArchived = errors.New("session is archived")
 	// ErrLocked: another process holds the data directory.
 	ErrLocked = errors.New("data directory is in use by another process")
+	// ErrLeaseLost: another runtime took the session (its lease epoch
+	// moved on): the write was refused and the turn must stop.
+	ErrLeaseLost = errors.New("session lease lost to another runtime")
 	// ErrModelNotConfigured: a session needs a model that has no client or key.
 	ErrModelNotConfigured = errors.New("model not configured")
 )

@@ -75,6 +75,10 @@ type AppendRequest struct {
 	// Holder names the runtime appending; a turn.started records it as the
 	// session's lease, which turn.completed releases.
 	Holder string
+	// Epoch, when not zero, fences the write: the store refuses it with
+	// ErrLeaseLost, in the same transaction, unless the session's lease is
+	// still at this epoch (see LeaseStore).
+	Epoch  uint64
 	Events []Event
 }
 
@@ -150,6 +154,7 @@ type Store interface {
 	AgentStore
 	SessionStore
 	WakeQueue
+	LeaseStore
 	CommitStream
 	// Sweep deletes idempotency and dedupe keys older than before.
 	Sweep(ctx context.Context, before time.Time) (int, error)

@@ -54,6 +54,13 @@
 //	leases          session id → holder (the runtime that appended the
 //	                turn.started of the open turn); deleted by turn.completed
 //	                and by archive
+//	run_leases      session id → JSON {"holder": the runtime running the
+//	                session's turns, omitted once released; "epoch": the
+//	                grant counter, which only grows; "expires_ms": the
+//	                lease's expiry by the store's clock in unix
+//	                milliseconds; "last": the holder of the latest grant}
+//	replicas        holder → JSON {"expires_ms": its heartbeat's expiry,
+//	                "draining": true while it stops}
 //
 //	keys            kind byte ‖ caller's key → 8-byte big-endian uint64
 //	                created time in unix nanoseconds ‖ 4-byte big-endian

@@ -147,6 +147,9 @@ func (s *Store) appendTx(tx *bolt.Tx, sessionID string, req core.AppendRequest, 
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := checkEpoch(tx, sessionID, req.Epoch); err != nil {
+		return nil, nil, err
+	}
 	before := sess.Status
 	log, err := bkt(tx, bucketLogs).CreateBucketIfNotExists([]byte(sessionID))
 	if err != nil {

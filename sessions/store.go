@@ -54,6 +54,7 @@ var allBuckets = []string{
 	bucketEnvironments, bucketEnvironmentNames,
 	bucketInstallations, bucketInstallationKeys, bucketInstallationTokens,
 	bucketOnce, bucketOnceTimes, bucketSinkPositions, bucketSinkActive,
+	bucketRunLeases, bucketReplicas,
 }
 
 // Options tune Open. The zero value is ready to use.
@@ -77,6 +78,7 @@ type Store struct {
 	log     *slog.Logger
 	now     func() time.Time
 	path    string
+	boot    string // this Open: leases of earlier ones are void
 }
 
 var _ core.Store = (*Store)(nil)
@@ -119,7 +121,7 @@ func Open(path string, opts Options) (*Store, error) {
 		opts.Logger.Warn("commit stream subscriber fell behind; it catches up from the store", "subscriber", name)
 	}
 	health := writehealth.New(opts.Logger, opts.Now)
-	return &Store{db: db, health: health, commit: &committer{db: db, commits: commits, health: health}, commits: commits, log: opts.Logger, now: opts.Now, path: path}, nil
+	return &Store{db: db, health: health, commit: &committer{db: db, commits: commits, health: health}, commits: commits, log: opts.Logger, now: opts.Now, path: path, boot: core.NewID("boot")}, nil
 }
 
 func initBuckets(tx *bolt.Tx) error {

@@ -187,7 +187,7 @@ func (h *Default) compact(ctx context.Context, c *Cycle, mc *Context, turnID str
 		return resp.Usage, fmt.Errorf("compact: the model returned an empty summary")
 	}
 	ev := core.NewEvent(core.TypeCompacted, core.LevelInternal, core.ActorSystem, core.CompactedBody{Summary: summary})
-	if _, err := c.Log.Append(context.WithoutCancel(ctx), c.SessionID, core.AppendRequest{TurnID: turnID, Events: []core.Event{ev}}); err != nil {
+	if _, err := c.Log.Append(context.WithoutCancel(ctx), c.SessionID, core.AppendRequest{Epoch: c.Epoch, TurnID: turnID, Events: []core.Event{ev}}); err != nil {
 		return resp.Usage, fmt.Errorf("log compaction: %w", err)
 	}
 	return resp.Usage, nil

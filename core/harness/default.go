@@ -62,7 +62,7 @@ func (h *Default) Init(ctx context.Context, c *Cycle) error {
 		return nil
 	}
 	c.Logger.Info("closed tool calls interrupted by restart", "session_id", c.SessionID, "turn_id", s.TurnID, "count", len(results))
-	_, err = c.Log.Append(ctx, c.SessionID, core.AppendRequest{TurnID: s.TurnID, Events: results})
+	_, err = c.Log.Append(ctx, c.SessionID, core.AppendRequest{Epoch: c.Epoch, TurnID: s.TurnID, Events: results})
 	return err
 }
 
@@ -112,7 +112,7 @@ func (h *Default) Run(ctx context.Context, c *Cycle) (Outcome, error) {
 			if pending[0].Type == core.TypeUserInterrupt {
 				// Nothing runs, so there is nothing to cancel: log it and
 				// let the session rest.
-				if _, err := c.Log.Append(ctx, c.SessionID, core.AppendRequest{TakeInputs: true, Events: []core.Event{
+				if _, err := c.Log.Append(ctx, c.SessionID, core.AppendRequest{Epoch: c.Epoch, TakeInputs: true, Events: []core.Event{
 					statusEvent(core.StatusIdle, core.ReasonCanceled),
 				}}); err != nil {
 					return out, err
@@ -120,7 +120,7 @@ func (h *Default) Run(ctx context.Context, c *Cycle) (Outcome, error) {
 				continue
 			}
 			turnID = core.NewID(core.PrefixTurn)
-			if _, err := c.Log.Append(ctx, c.SessionID, core.AppendRequest{TakeInputs: true, TurnID: turnID, Holder: c.Holder, Events: []core.Event{
+			if _, err := c.Log.Append(ctx, c.SessionID, core.AppendRequest{Epoch: c.Epoch, TakeInputs: true, TurnID: turnID, Holder: c.Holder, Events: []core.Event{
 				statusEvent(core.StatusRunning, ""),
 				core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
 			}}); err != nil {
@@ -167,7 +167,9 @@ func (h *Default) generate(ctx context.Context, c *Cycle, req core.ModelRequest)
 // gateway is shutting down and the turn must stay open.
 func reasonFor(ctx context.Context) core.Reason {
 	switch cause := context.Cause(ctx); {
-	case errors.Is(cause, ErrShutdown):
+	case errors.Is(cause, ErrShutdown), errors.Is(cause, core.ErrLeaseLost):
+		// The turn stays open: for the next process, or for the runtime
+		// that took the session over.
 		return ""
 	case errors.Is(cause, ErrInterrupted):
 		return core.ReasonCanceled

@@ -47,10 +47,14 @@ type Cycle struct {
 	SessionID string
 	Agent     *core.Agent // the pinned version
 	Holder    string      // the runtime instance, recorded as the turn's lease
-	Log       Log
-	Model     core.Model
-	Tools     *toolset.Registry
-	Limits    core.Limits // resolved: no zero fields
+	// Epoch is the runtime's lease on the session: every append carries
+	// it, and the store refuses them (core.ErrLeaseLost) once another
+	// runtime took the session over. Zero: unfenced.
+	Epoch  uint64
+	Log    Log
+	Model  core.Model
+	Tools  *toolset.Registry
+	Limits core.Limits // resolved: no zero fields
 	// MaxToolOutput caps what one tool call returns to the model, in bytes
 	// (default 64 KiB).
 	MaxToolOutput int

@@ -189,7 +189,7 @@ func (t *turn) logResult(ctx context.Context, id string, res core.ToolResult) er
 	}
 	output := capOutput(res.Output, t.c.MaxToolOutput)
 	out = append(out, core.NewEvent(core.TypeAgentToolResult, core.LevelProgress, core.ActorSystem, core.ToolResultBody{ToolUseID: id, Output: output, IsError: res.IsError}))
-	if _, err := t.c.Log.Append(ctx, t.c.SessionID, core.AppendRequest{TurnID: t.id, Events: out}); err != nil {
+	if _, err := t.c.Log.Append(ctx, t.c.SessionID, core.AppendRequest{Epoch: t.c.Epoch, TurnID: t.id, Events: out}); err != nil {
 		return fmt.Errorf("log tool result: %w", err)
 	}
 	return nil

@@ -33,7 +33,7 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 	// Log writes must land even when the turn was just cancelled.
 	wctx := context.WithoutCancel(ctx)
 	for {
-		taken, err := c.Log.Append(wctx, c.SessionID, core.AppendRequest{TakeInputs: true, TurnID: t.id})
+		taken, err := c.Log.Append(wctx, c.SessionID, core.AppendRequest{Epoch: c.Epoch, TakeInputs: true, TurnID: t.id})
 		if err != nil {
 			return "", fmt.Errorf("take inputs: %w", err)
 		}
@@ -113,7 +113,7 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 		if len(evs) > 0 {
 			// One append per response, so a crash leaves a response either
 			// wholly logged or not at all.
-			if _, err := c.Log.Append(wctx, c.SessionID, core.AppendRequest{TurnID: t.id, Events: evs}); err != nil {
+			if _, err := c.Log.Append(wctx, c.SessionID, core.AppendRequest{Epoch: c.Epoch, TurnID: t.id, Events: evs}); err != nil {
 				return "", fmt.Errorf("log response: %w", err)
 			}
 		}
@@ -189,7 +189,7 @@ func (t *turn) fail(ctx context.Context, err error) (core.Reason, error) {
 	}
 	t.c.Logger.Warn("model call failed", "session_id", t.c.SessionID, "turn_id", t.id, "err", err)
 	ev := core.NewEvent(core.TypeError, core.LevelUser, core.ActorSystem, body)
-	if _, err := t.c.Log.Append(ctx, t.c.SessionID, core.AppendRequest{TurnID: t.id, Events: []core.Event{ev}}); err != nil {
+	if _, err := t.c.Log.Append(ctx, t.c.SessionID, core.AppendRequest{Epoch: t.c.Epoch, TurnID: t.id, Events: []core.Event{ev}}); err != nil {
 		return "", fmt.Errorf("log error: %w", err)
 	}
 	return t.finish(ctx, core.ReasonError)
@@ -200,6 +200,7 @@ func (t *turn) fail(ctx context.Context, err error) (core.Reason, error) {
 func (t *turn) finish(ctx context.Context, r core.Reason, waiting ...string) (core.Reason, error) {
 	body := core.TurnCompletedBody{YieldReason: r, Usage: t.usage, PendingToolUseIDs: waiting}
 	req := core.AppendRequest{
+		Epoch:  t.c.Epoch,
 		TurnID: t.id,
 		// A cancelled turn takes the interrupt that cancelled it, and what
 		// was queued before it, but nothing queued after.

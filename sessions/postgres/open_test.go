@@ -90,4 +90,3 @@ func TestOpenErrorsHideThePassword(t *testing.T) {
 		})
 	}
 }
-

@@ -23,6 +23,7 @@ import (
 type Store interface {
 	harness.Log
 	core.WakeQueue
+	core.LeaseStore
 	GetAgentVersion(ctx context.Context, id string, version int) (*core.Agent, error)
 	Sweep(ctx context.Context, before time.Time) (int, error)
 }
@@ -65,6 +66,9 @@ type Config struct {
 	// Clock is the scheduler's time (default the wall clock).
 	Clock  Clock
 	Holder string // this process; default a fresh id
+	// LeaseTTL is how long a session's lease lasts without renewal
+	// (default DefaultLeaseTTL).
+	LeaseTTL time.Duration
 	// KeyRetention is how long dedupe and idempotency keys are kept
 	// (default and minimum 7 days); SweepEvery how often older ones go.
 	KeyRetention time.Duration
@@ -120,6 +124,9 @@ func New(cfg Config) *Runtime {
 	if cfg.SweepEvery <= 0 {
 		cfg.SweepEvery = time.Hour
 	}
+	if cfg.LeaseTTL <= 0 {
+		cfg.LeaseTTL = DefaultLeaseTTL
+	}
 	if cfg.Holder == "" {
 		cfg.Holder = core.NewID("run")
 	}
@@ -168,9 +175,10 @@ func (r *Runtime) Start(ctx context.Context) error {
 			sub.Run(rctx, r.committed, r.poke)
 		}()
 	}
-	r.wg.Add(2 + r.cfg.Workers)
+	r.wg.Add(3 + r.cfg.Workers)
 	go r.scheduler(rctx)
 	go r.sweeper(rctx)
+	go r.heartbeat(rctx)
 	for range r.cfg.Workers {
 		go r.worker(rctx)
 	}
@@ -230,6 +238,10 @@ func (r *Runtime) Running() int {
 // Stop cancels running turns, leaving them open in the log for the next
 // process, and waits for the workers until ctx ends.
 func (r *Runtime) Stop(ctx context.Context) error {
+	// Draining: the sessions this runtime ran last may go elsewhere now.
+	if err := r.cfg.Store.Heartbeat(ctx, r.cfg.Holder, r.cfg.LeaseTTL, true); err != nil {
+		r.log.Debug("draining heartbeat", "err", err)
+	}
 	r.mu.Lock()
 	r.stopped = true
 	for _, a := range r.running {
@@ -311,15 +323,39 @@ func (r *Runtime) worker(ctx context.Context) {
 	}
 }
 
-// runSession runs cycles of one session until nothing asks for another.
+// runSession runs cycles of one session, under its lease, until nothing
+// asks for another.
 func (r *Runtime) runSession(ctx context.Context, id string, a *activeTurn) {
+	lctx, lost := context.WithCancelCause(ctx)
+	defer lost(nil)
+	h, ok, err := r.takeLease(lctx, id, lost)
+	if err != nil || !ok {
+		if err != nil && ctx.Err() == nil {
+			r.failed(ctx, id, err)
+		}
+		// Not ours to run now: another runtime holds the session, and its
+		// wake stays for when that lease ends.
+		r.mu.Lock()
+		delete(r.running, id)
+		r.mu.Unlock()
+		return
+	}
+	defer r.release(ctx, h)
 	for {
-		cctx, cancel := context.WithCancelCause(ctx)
+		cctx, cancel := context.WithCancelCause(lctx)
 		r.mu.Lock()
 		a.cancel, a.again = cancel, false
 		r.mu.Unlock()
-		err := r.cycle(cctx, id)
+		err := r.cycle(cctx, id, h.lease.Epoch)
 		cancel(nil)
+		if errors.Is(err, core.ErrLeaseLost) || context.Cause(lctx) == core.ErrLeaseLost {
+			// Another runtime runs the session now; nothing to retry here.
+			r.log.Info("session taken over by another runtime", "session_id", id)
+			err = nil
+			r.mu.Lock()
+			a.again = false
+			r.mu.Unlock()
+		}
 		failed := err != nil && ctx.Err() == nil
 		if failed {
 			r.failed(ctx, id, err)
@@ -377,7 +413,7 @@ func (r *Runtime) backingOff(id string, now time.Time) (time.Time, bool) {
 
 // cycle runs the harness once and clears the session's wake when it is
 // done with it.
-func (r *Runtime) cycle(ctx context.Context, id string) error {
+func (r *Runtime) cycle(ctx context.Context, id string, epoch uint64) error {
 	s, err := r.cfg.Store.GetSession(ctx, id)
 	if errors.Is(err, core.ErrNotFound) {
 		return r.cfg.Store.ClearWake(ctx, id)
@@ -405,6 +441,7 @@ func (r *Runtime) cycle(ctx context.Context, id string) error {
 		SessionID:       id,
 		Agent:           agent,
 		Holder:          r.cfg.Holder,
+		Epoch:           epoch,
 		Log:             r.store,
 		Model:           r.cfg.Model,
 		Tools:           tools,

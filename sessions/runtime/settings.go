@@ -14,6 +14,7 @@ func Options() []settings.Option {
 		{Env: "SWITCHBOARD_TURN_SECONDS", Flag: "turn-seconds", Default: "900", Usage: "default wall seconds per turn"},
 		{Env: "SWITCHBOARD_MAX_TOKENS", Flag: "max-tokens", Default: "2000000", Usage: "default tokens (input+output) per turn"},
 		{Env: "SWITCHBOARD_CONTEXT_WINDOW", Flag: "context-window", Default: "0", Usage: "model context window in tokens (0: 200000 for anthropic, 128000 for openai)"},
+		{Env: "SWITCHBOARD_LEASE_SECONDS", Flag: "lease-seconds", Default: "15", Usage: "a session's lease on the replica running it lasts this long without renewal (a dead replica's turns resume elsewhere after it)"},
 		{Env: "SWITCHBOARD_COMPACT_FRACTION", Flag: "compact-fraction", Default: "0.8", Usage: "compact the context when it passes this fraction of the window (0 disables)"},
 	}
 }
@@ -42,6 +43,9 @@ func LoadConfig(s settings.Values) (Config, error) {
 		return c, err
 	}
 	c.ContextWindow = func(model string) int { return contextWindow(window, model) }
+	if c.LeaseTTL, err = s.Duration("SWITCHBOARD_LEASE_SECONDS"); err != nil {
+		return c, err
+	}
 	if c.CompactFraction, err = s.Float("SWITCHBOARD_COMPACT_FRACTION", 0, 1); err != nil {
 		return c, err
 	}

@@ -1,0 +1,103 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// DefaultLeaseTTL is how long a session's lease lasts without renewal: a
+// replica that dies has its turns resumed elsewhere after at most this.
+const DefaultLeaseTTL = 15 * time.Second
+
+// hold is a lease the runtime holds while a worker runs the session. It is
+// renewed every third of its TTL; when renewal says another runtime took
+// the session, or renewals keep failing for a whole TTL (the holder cannot
+// know whether it still holds it), the session's work is cancelled with
+// core.ErrLeaseLost: the turn stops where it is and stays open for the
+// new holder. Renewals are paced by the wall clock even when a test drives
+// the scheduler with its own: leases expire by the store's clock, which a
+// runtime's fake clock does not move.
+type hold struct {
+	lease core.Lease
+	stop  chan struct{}
+	done  sync.WaitGroup
+}
+
+// takeLease takes the session's lease. ok is false when another runtime
+// holds it or has the session's affinity: that runtime runs it.
+func (r *Runtime) takeLease(ctx context.Context, id string, cancel context.CancelCauseFunc) (*hold, bool, error) {
+	l, ok, err := r.cfg.Store.TakeLease(ctx, id, r.cfg.Holder, r.cfg.LeaseTTL)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	h := &hold{lease: l, stop: make(chan struct{})}
+	h.done.Add(1)
+	go r.renew(ctx, h, cancel)
+	return h, true, nil
+}
+
+func (r *Runtime) renew(ctx context.Context, h *hold, cancel context.CancelCauseFunc) {
+	defer h.done.Done()
+	ttl := r.cfg.LeaseTTL
+	renewed := wallClock{}.Now()
+	for {
+		c, stop := wallClock{}.Timer(ttl / 3)
+		select {
+		case <-h.stop:
+			stop()
+			return
+		case <-ctx.Done():
+			stop()
+			return
+		case <-c:
+		}
+		err := r.cfg.Store.RenewLease(ctx, h.lease, ttl)
+		switch {
+		case err == nil:
+			renewed = wallClock{}.Now()
+		case errors.Is(err, core.ErrLeaseLost):
+			r.log.Warn("session lease lost to another runtime; stopping its turn here", "session_id", h.lease.SessionID, "epoch", h.lease.Epoch)
+			cancel(core.ErrLeaseLost)
+			return
+		case wallClock{}.Now().Sub(renewed) >= ttl:
+			r.log.Warn("session lease could not be renewed for its whole TTL; stopping its turn here", "session_id", h.lease.SessionID, "err", err)
+			cancel(core.ErrLeaseLost)
+			return
+		default:
+			r.log.Debug("renew session lease", "session_id", h.lease.SessionID, "err", err)
+		}
+	}
+}
+
+// release stops renewing and gives the lease back, so another runtime may
+// take the session at once.
+func (r *Runtime) release(ctx context.Context, h *hold) {
+	close(h.stop)
+	h.done.Wait()
+	if err := r.cfg.Store.ReleaseLease(context.WithoutCancel(ctx), h.lease); err != nil {
+		r.log.Debug("release session lease", "session_id", h.lease.SessionID, "err", err)
+	}
+}
+
+// heartbeat tells the other runtimes sharing the store that this one is
+// alive, so sessions it ran last wait for it (their sandboxes are here),
+// until ctx ends.
+func (r *Runtime) heartbeat(ctx context.Context) {
+	defer r.wg.Done()
+	for {
+		if err := r.cfg.Store.Heartbeat(ctx, r.cfg.Holder, r.cfg.LeaseTTL, false); err != nil && ctx.Err() == nil {
+			r.log.Debug("heartbeat", "err", err)
+		}
+		c, stop := wallClock{}.Timer(r.cfg.LeaseTTL / 3)
+		select {
+		case <-ctx.Done():
+			stop()
+			return
+		case <-c:
+		}
+	}
+}

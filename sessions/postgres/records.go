@@ -134,3 +134,16 @@ func encodeEvents(events []core.Event) ([][]byte, error) {
 	}
 	return out, nil
 }
+
+// ids reads one text column, in the query's order; none is an empty list.
+func (s *Store) ids(ctx context.Context, sql string, args ...any) ([]string, error) {
+	rows, err := s.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if out == nil {
+		out = []string{}
+	}
+	return out, err
+}

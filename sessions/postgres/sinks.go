@@ -123,16 +123,9 @@ func (s *Store) ActiveSinkSessions(ctx context.Context, sink string) ([]string, 
 	if strings.ContainsRune(sink, 0) {
 		return []string{}, nil // no sink has such a name
 	}
-	rows, err := s.pool.Query(ctx, `SELECT session_id FROM sink_active WHERE sink = $1 ORDER BY session_id`, sink)
+	out, err := s.ids(ctx, `SELECT session_id FROM sink_active WHERE sink = $1 ORDER BY session_id`, sink)
 	if err != nil {
 		return nil, fmt.Errorf("active sink sessions: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("active sink sessions: %w", err)
-	}
-	if out == nil {
-		out = []string{}
 	}
 	return out, nil
 }

@@ -59,16 +59,9 @@ func (s *Store) DueWakes(ctx context.Context, now time.Time, limit int) ([]strin
 	if limit > 0 {
 		lim = &limit
 	}
-	rows, err := s.pool.Query(ctx, `SELECT session_id FROM wakes WHERE due_at <= $1 ORDER BY due_at, session_id LIMIT $2`, now.UnixNano(), lim)
+	out, err := s.ids(ctx, `SELECT session_id FROM wakes WHERE due_at <= $1 ORDER BY due_at, session_id LIMIT $2`, now.UnixNano(), lim)
 	if err != nil {
 		return nil, fmt.Errorf("due wakes: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("due wakes: %w", err)
-	}
-	if out == nil {
-		out = []string{}
 	}
 	return out, nil
 }

@@ -7,15 +7,12 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/switchboardhq/switchboard/core"
 )
 
-// querier is what reads need of a pool or a transaction.
+// querier reads one row from a pool or a transaction.
 type querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
 // encode marshals v without HTML escaping, as the bbolt store does, so raw

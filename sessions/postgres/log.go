@@ -162,6 +162,9 @@ func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, sessionID string, req c
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := checkEpoch(ctx, tx, sessionID, req.Epoch); err != nil {
+		return nil, nil, err
+	}
 	now := s.clock()
 	var out []core.Event
 	put := func(e core.Event) {

@@ -59,20 +59,31 @@ func (s *Store) DueWakes(ctx context.Context, now time.Time, limit int) ([]strin
 	if limit > 0 {
 		lim = &limit
 	}
-	out, err := s.ids(ctx, `SELECT session_id FROM wakes WHERE due_at <= $1 ORDER BY due_at, session_id LIMIT $2`, now.UnixNano(), lim)
+	// A session another runtime holds is not due for this one: its holder
+	// runs it, and NextWake tells when the lease would run out.
+	out, err := s.ids(ctx, `SELECT w.session_id FROM wakes w
+		LEFT JOIN session_leases l ON l.session_id = w.session_id AND l.holder IS NOT NULL AND l.expires_at > now()
+		WHERE w.due_at <= $1 AND l.session_id IS NULL
+		ORDER BY w.due_at, w.session_id LIMIT $2`, now.UnixNano(), lim)
 	if err != nil {
 		return nil, fmt.Errorf("due wakes: %w", err)
 	}
 	return out, nil
 }
 
-// NextWake returns the earliest scheduled wake.
+// NextWake returns the earliest scheduled wake. A session whose lease is
+// live wakes no earlier than when the lease would run out (on the store's
+// clock, from the database's remaining time).
 func (s *Store) NextWake(ctx context.Context) (time.Time, bool, error) {
 	if err := ctxErr(ctx); err != nil {
 		return time.Time{}, false, err
 	}
 	var at *int64
-	if err := s.pool.QueryRow(ctx, `SELECT min(due_at) FROM wakes`).Scan(&at); err != nil {
+	now := s.now().UnixNano()
+	if err := s.pool.QueryRow(ctx, `SELECT min(greatest(w.due_at, CASE WHEN l.session_id IS NULL THEN 0
+			ELSE $1 + (extract(epoch FROM l.expires_at - now()) * 1e9)::bigint END))
+		FROM wakes w
+		LEFT JOIN session_leases l ON l.session_id = w.session_id AND l.holder IS NOT NULL AND l.expires_at > now()`, now).Scan(&at); err != nil {
 		return time.Time{}, false, fmt.Errorf("next wake: %w", err)
 	}
 	if at == nil {

@@ -20,3 +20,10 @@ func TestEnvironmentStoreConformance(t *testing.T) {
 		return s
 	})
 }
+
+func TestInstallationConformance(t *testing.T) {
+	storetest.RunInstallations(t, func(t *testing.T) storetest.InstallationStore {
+		s, _ := openTest(t, Options{})
+		return s
+	})
+}

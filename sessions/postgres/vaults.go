@@ -143,7 +143,7 @@ func (s *Store) PutCredential(ctx context.Context, in *core.Credential, sealed [
 		}
 		now := s.clock()
 		c.CreatedAt, c.UpdatedAt = now, now
-		prev, err := lockOrInsert(ctx, tx, "credential", c.ID,
+		prev, err := lockOrInsert(ctx, tx, "credential "+c.ID, []any{c.ID},
 			"SELECT body FROM credentials WHERE id = $1 FOR UPDATE",
 			"INSERT INTO credentials (id, vault_id, body) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING",
 			func() ([]any, error) {
@@ -185,15 +185,15 @@ func (s *Store) PutCredential(ctx context.Context, in *core.Credential, sealed [
 	return out, nil
 }
 
-// lockOrInsert locks the row lock selects (its body) or, when there is
-// none, inserts the one insert makes (with the args row gives) and
-// returns nil. A concurrent transaction may insert the same key between
-// the two: insert then does nothing and the row it made is locked
-// instead, so two writers of one key take turns rather than fail.
-func lockOrInsert(ctx context.Context, tx pgx.Tx, what, key, lock, insert string, row func() ([]any, error)) ([]byte, error) {
+// lockOrInsert locks the row lock selects by key (and returns its body)
+// or, when there is none, inserts the one insert makes (with the args row
+// gives) and returns nil. A concurrent transaction may insert the same
+// key between the two: insert then does nothing and the row it made is
+// locked instead, so two writers of one key take turns rather than fail.
+func lockOrInsert(ctx context.Context, tx pgx.Tx, what string, key []any, lock, insert string, row func() ([]any, error)) ([]byte, error) {
 	for range 3 {
 		var body []byte
-		err := tx.QueryRow(ctx, lock, key).Scan(&body)
+		err := tx.QueryRow(ctx, lock, key...).Scan(&body)
 		if err == nil {
 			return body, nil
 		}
@@ -202,7 +202,7 @@ func lockOrInsert(ctx context.Context, tx pgx.Tx, what, key, lock, insert string
 		}
 		args, err := row()
 		if err != nil {
-			return nil, fmt.Errorf("encode %s %s: %w", what, key, err)
+			return nil, fmt.Errorf("encode %s: %w", what, err)
 		}
 		tag, err := tx.Exec(ctx, insert, args...)
 		if err != nil {
@@ -212,7 +212,7 @@ func lockOrInsert(ctx context.Context, tx pgx.Tx, what, key, lock, insert string
 			return nil, nil
 		}
 	}
-	return nil, fmt.Errorf("%s %s is being created and deleted concurrently: %w", what, key, core.ErrConflict)
+	return nil, fmt.Errorf("%s is being created and deleted concurrently: %w", what, core.ErrConflict)
 }
 
 // GetCredential returns a credential and its sealed secret.

@@ -60,14 +60,7 @@ func (s *Store) CreateEnvironment(ctx context.Context, in *core.Environment) (*c
 
 // GetEnvironment returns the environment with this id or name.
 func (s *Store) GetEnvironment(ctx context.Context, idOrName string) (*core.Environment, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	e, err := getBody[core.Environment](ctx, s.pool, "environment", idOrName, environmentByIDOrName, idOrName)
-	if err != nil {
-		return nil, fmt.Errorf("get environment: %w", err)
-	}
-	return e, nil
+	return readOne[core.Environment](ctx, s, "get environment", "environment", idOrName, environmentByIDOrName, idOrName)
 }
 
 // ListEnvironments pages through environments in id order (creation
@@ -119,22 +112,7 @@ func (s *Store) UpdateEnvironment(ctx context.Context, idOrName string, update f
 // DeleteEnvironment deletes the environment and frees its name. Sessions
 // that name it fail their next sandbox start with a tool error saying so.
 func (s *Store) DeleteEnvironment(ctx context.Context, idOrName string) error {
-	if err := ctxErr(ctx); err != nil {
-		return err
-	}
-	err := s.do(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `DELETE FROM environments WHERE id = (
+	return s.deleteOne(ctx, "delete environment", fmt.Errorf("environment %q: %w", idOrName, core.ErrNotFound),
+		`DELETE FROM environments WHERE id = (
 			SELECT id FROM environments WHERE id = $1 OR name = $1 ORDER BY id = $1 DESC LIMIT 1 FOR UPDATE)`, idOrName)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("environment %q: %w", idOrName, core.ErrNotFound)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("delete environment: %w", err)
-	}
-	return nil
 }

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -111,27 +110,13 @@ func (s *Store) SaveInstallation(ctx context.Context, in *core.Installation, sea
 
 // GetInstallation returns one installation.
 func (s *Store) GetInstallation(ctx context.Context, id string) (*core.Installation, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	in, err := getBody[core.Installation](ctx, s.pool, "installation", id, "SELECT body FROM installations WHERE id = $1", id)
-	if err != nil {
-		return nil, fmt.Errorf("get installation: %w", err)
-	}
-	return in, nil
+	return readOne[core.Installation](ctx, s, "get installation", "installation", id, "SELECT body FROM installations WHERE id = $1", id)
 }
 
 // FindInstallation returns the installation of a provider's tenant.
 func (s *Store) FindInstallation(ctx context.Context, provider, externalID string) (*core.Installation, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	in, err := getBody[core.Installation](ctx, s.pool, provider+" installation", externalID,
+	return readOne[core.Installation](ctx, s, "find installation", provider+" installation", externalID,
 		"SELECT body FROM installations WHERE provider = $1 AND external_id = $2", provider, externalID)
-	if err != nil {
-		return nil, fmt.Errorf("find installation: %w", err)
-	}
-	return in, nil
 }
 
 // ListInstallations pages through installations in id order, of one
@@ -174,22 +159,14 @@ func (s *Store) UpdateInstallation(ctx context.Context, id string, fn func(*core
 	return out, nil
 }
 
-// InstallationTokens returns the sealed tokens. One statement tells a
-// missing installation from one without tokens.
+// InstallationTokens returns the sealed tokens.
 func (s *Store) InstallationTokens(ctx context.Context, id string) ([]byte, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	var sealed []byte
-	err := s.pool.QueryRow(ctx, `SELECT t.sealed FROM installations i
-		LEFT JOIN installation_tokens t ON t.installation_id = i.id WHERE i.id = $1`, id).Scan(&sealed)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return nil, fmt.Errorf("installation tokens: installation %q: %w", id, core.ErrNotFound)
-	case err != nil:
-		return nil, fmt.Errorf("installation tokens of %q: %w", id, err)
-	case sealed == nil:
-		return nil, fmt.Errorf("installation tokens: tokens of installation %q: %w", id, core.ErrNotFound)
+	sealed, err := installationTokens(ctx, s.pool, id)
+	if err != nil {
+		return nil, fmt.Errorf("installation tokens: %w", err)
 	}
 	return sealed, nil
 }
@@ -237,21 +214,6 @@ func (s *Store) replaceTokens(ctx context.Context, tx pgx.Tx, id string, sealed 
 // DeleteInstallation deletes the record and (the foreign key cascades)
 // its tokens.
 func (s *Store) DeleteInstallation(ctx context.Context, id string) error {
-	if err := ctxErr(ctx); err != nil {
-		return err
-	}
-	err := s.do(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, "DELETE FROM installations WHERE id = $1", id)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("installation %q: %w", id, core.ErrNotFound)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("delete installation: %w", err)
-	}
-	return nil
+	return s.deleteOne(ctx, "delete installation", fmt.Errorf("installation %q: %w", id, core.ErrNotFound),
+		"DELETE FROM installations WHERE id = $1", id)
 }

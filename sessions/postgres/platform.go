@@ -82,3 +82,64 @@ func getBody[T any](ctx context.Context, q querier, what, key, query string, arg
 type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
+
+// readOne reads one record from the pool; op names the call in errors.
+func readOne[T any](ctx context.Context, s *Store, op, what, key, query string, args ...any) (*T, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	v, err := getBody[T](ctx, s.pool, what, key, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	return v, nil
+}
+
+// deleteOne runs a delete of one record in its own transaction; a delete
+// that found no row is notFound. op names the call in errors.
+func (s *Store) deleteOne(ctx context.Context, op string, notFound error, query string, args ...any) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	err := s.do(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, query, args...)
+		if err == nil && tag.RowsAffected() == 0 {
+			err = notFound
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return nil
+}
+
+// lockOrInsert locks the row lock selects by key (and returns its body)
+// or, when there is none, inserts the one insert makes (with the args row
+// gives) and returns nil. A concurrent transaction may insert the same
+// key between the two: insert then does nothing and the row it made is
+// locked instead, so two writers of one key take turns rather than fail.
+func lockOrInsert(ctx context.Context, tx pgx.Tx, what string, key []any, lock, insert string, row func() ([]any, error)) ([]byte, error) {
+	for range 3 {
+		var body []byte
+		err := tx.QueryRow(ctx, lock, key...).Scan(&body)
+		if err == nil {
+			return body, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return nil, err
+		}
+		args, err := row()
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", what, err)
+		}
+		tag, err := tx.Exec(ctx, insert, args...)
+		if err != nil {
+			return nil, err
+		}
+		if tag.RowsAffected() == 1 {
+			return nil, nil
+		}
+	}
+	return nil, fmt.Errorf("%s is being created and deleted concurrently: %w", what, core.ErrConflict)
+}

@@ -49,14 +49,7 @@ func (s *Store) CreateVault(ctx context.Context, in *core.Vault) (*core.Vault, e
 
 // GetVault returns one vault.
 func (s *Store) GetVault(ctx context.Context, id string) (*core.Vault, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	v, err := getBody[core.Vault](ctx, s.pool, "vault", id, "SELECT body FROM vaults WHERE id = $1", id)
-	if err != nil {
-		return nil, fmt.Errorf("get vault: %w", err)
-	}
-	return v, nil
+	return readOne[core.Vault](ctx, s, "get vault", "vault", id, "SELECT body FROM vaults WHERE id = $1", id)
 }
 
 // ListVaults pages through vaults in id order (creation order, to the
@@ -185,36 +178,6 @@ func (s *Store) PutCredential(ctx context.Context, in *core.Credential, sealed [
 	return out, nil
 }
 
-// lockOrInsert locks the row lock selects by key (and returns its body)
-// or, when there is none, inserts the one insert makes (with the args row
-// gives) and returns nil. A concurrent transaction may insert the same
-// key between the two: insert then does nothing and the row it made is
-// locked instead, so two writers of one key take turns rather than fail.
-func lockOrInsert(ctx context.Context, tx pgx.Tx, what string, key []any, lock, insert string, row func() ([]any, error)) ([]byte, error) {
-	for range 3 {
-		var body []byte
-		err := tx.QueryRow(ctx, lock, key...).Scan(&body)
-		if err == nil {
-			return body, nil
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return nil, err
-		}
-		args, err := row()
-		if err != nil {
-			return nil, fmt.Errorf("encode %s: %w", what, err)
-		}
-		tag, err := tx.Exec(ctx, insert, args...)
-		if err != nil {
-			return nil, err
-		}
-		if tag.RowsAffected() == 1 {
-			return nil, nil
-		}
-	}
-	return nil, fmt.Errorf("%s is being created and deleted concurrently: %w", what, core.ErrConflict)
-}
-
 // GetCredential returns a credential and its sealed secret.
 func (s *Store) GetCredential(ctx context.Context, id string) (*core.Credential, []byte, error) {
 	if err := ctxErr(ctx); err != nil {
@@ -275,22 +238,10 @@ func (s *Store) ListCredentials(ctx context.Context, vaultID string) ([]*core.Cr
 // DeleteCredential deletes a credential of the vault, and its secret; one
 // of another vault is not found, as if it did not exist.
 func (s *Store) DeleteCredential(ctx context.Context, vaultID, id string) error {
-	if err := ctxErr(ctx); err != nil {
-		return err
+	err := s.deleteOne(ctx, "delete credential", fmt.Errorf("credential %q in vault %q: %w", id, vaultID, core.ErrNotFound),
+		"DELETE FROM credentials WHERE id = $1 AND vault_id = $2", id, vaultID)
+	if err == nil {
+		s.log.Debug("credential deleted", "vault_id", vaultID, "credential_id", id)
 	}
-	err := s.do(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, "DELETE FROM credentials WHERE id = $1 AND vault_id = $2", id, vaultID)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("credential %q in vault %q: %w", id, vaultID, core.ErrNotFound)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("delete credential: %w", err)
-	}
-	s.log.Debug("credential deleted", "vault_id", vaultID, "credential_id", id)
-	return nil
+	return err
 }

@@ -27,7 +27,7 @@ func decodeAgent(v []byte) (*core.Agent, error) {
 // record, and returns it as decoded from the stored bytes so that the
 // caller sees exactly what a later read will.
 func putAgent(tx *bolt.Tx, a *core.Agent) (*core.Agent, error) {
-	v, err := encode(a)
+	v, err := core.EncodeJSON(a)
 	if err != nil {
 		return nil, fmt.Errorf("encode agent %s: %w", a.ID, err)
 	}

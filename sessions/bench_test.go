@@ -83,7 +83,7 @@ func BenchmarkBoltBatchBaseline(b *testing.B) {
 	defer db.Close()
 	ev := core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, benchBody())
 	ev.ID, ev.SessionID, ev.TurnID, ev.CreatedAt = core.NewID(core.PrefixEvent), core.NewID(core.PrefixSession), "turn_bench", core.Now()
-	record, err := encode(&ev)
+	record, err := core.EncodeJSON(&ev)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func loadDelivery(tx *bolt.Tx, id string) (*core.Delivery, error) {
 }
 
 func saveDelivery(tx *bolt.Tx, d *core.Delivery) error {
-	v, err := encode(d)
+	v, err := core.EncodeJSON(d)
 	if err != nil {
 		return fmt.Errorf("encode delivery %s: %w", d.ID, err)
 	}

@@ -56,7 +56,7 @@ func filterKey(d *core.Destination) []byte {
 }
 
 func putFilter(tx *bolt.Tx, d *core.Destination) error {
-	v, err := encode(storedFilter{EventFilter: d.Filter(), Paused: d.Status == core.DestinationPaused})
+	v, err := core.EncodeJSON(storedFilter{EventFilter: d.Filter(), Paused: d.Status == core.DestinationPaused})
 	if err != nil {
 		return fmt.Errorf("encode filter of %s: %w", d.ID, err)
 	}
@@ -76,7 +76,7 @@ func loadDestination(tx *bolt.Tx, id string) (*core.Destination, error) {
 }
 
 func saveDestination(tx *bolt.Tx, d *core.Destination) error {
-	v, err := encode(d)
+	v, err := core.EncodeJSON(d)
 	if err != nil {
 		return fmt.Errorf("encode destination %s: %w", d.ID, err)
 	}

@@ -29,7 +29,7 @@ func decodeEnvironment(v []byte) (*core.Environment, error) {
 // putEnvironment writes e and returns it as decoded from the stored bytes,
 // so that the caller sees exactly what a later read will.
 func putEnvironment(tx *bolt.Tx, e *core.Environment) (*core.Environment, error) {
-	v, err := encode(e)
+	v, err := core.EncodeJSON(e)
 	if err != nil {
 		return nil, fmt.Errorf("encode environment %s: %w", e.ID, err)
 	}

@@ -45,7 +45,7 @@ func getInstallation(tx *bolt.Tx, id string) (*core.Installation, error) {
 }
 
 func putInstallation(tx *bolt.Tx, in *core.Installation) error {
-	v, err := encode(in)
+	v, err := core.EncodeJSON(in)
 	if err != nil {
 		return fmt.Errorf("encode installation %s: %w", in.ID, err)
 	}

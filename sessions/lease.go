@@ -49,7 +49,7 @@ func loadRunLease(tx *bolt.Tx, sessionID string) (runLease, error) {
 }
 
 func putJSON(tx *bolt.Tx, bucket, key string, v any) error {
-	b, err := encode(v)
+	b, err := core.EncodeJSON(v)
 	if err != nil {
 		return err
 	}

@@ -161,7 +161,7 @@ func (s *Store) appendTx(tx *bolt.Tx, sessionID string, req core.AppendRequest, 
 	put := func(e core.Event) error {
 		sess.LastSeq++
 		e.Seq = sess.LastSeq
-		v, err := encode(&e)
+		v, err := core.EncodeJSON(&e)
 		if err != nil {
 			return fmt.Errorf("encode event %s: %w", e.ID, err)
 		}

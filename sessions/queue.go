@@ -77,7 +77,7 @@ func (s *Store) queue(tx *bolt.Tx, sess *core.Session, inputs []core.Event, now 
 		if e.CreatedAt.IsZero() {
 			e.CreatedAt = now
 		}
-		v, err := encode(&e)
+		v, err := core.EncodeJSON(&e)
 		if err != nil {
 			return nil, fmt.Errorf("encode input %s: %w", e.ID, err)
 		}

@@ -36,7 +36,7 @@ func loadWritable(tx *bolt.Tx, id string) (*core.Session, error) {
 }
 
 func saveSession(tx *bolt.Tx, sess *core.Session) error {
-	v, err := encode(sess)
+	v, err := core.EncodeJSON(sess)
 	if err != nil {
 		return fmt.Errorf("encode session %s: %w", sess.ID, err)
 	}

@@ -72,7 +72,7 @@ func (s *Store) SaveSinkPosition(ctx context.Context, sink, sessionID string, p 
 		}
 		p.State = buf.Bytes()
 	}
-	v, err := encode(p)
+	v, err := core.EncodeJSON(p)
 	if err != nil {
 		return fmt.Errorf("encode sink position: %w", err)
 	}

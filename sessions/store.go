@@ -1,10 +1,8 @@
 package sessions
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -152,18 +150,6 @@ func (s *Store) Close() error {
 func (s *Store) clock() core.Time { return core.NewTime(s.now()) }
 
 func bkt(tx *bolt.Tx, name string) *bolt.Bucket { return tx.Bucket([]byte(name)) }
-
-// encode marshals v without HTML escaping, so raw JSON bodies are stored
-// byte for byte as the caller (after compaction) gave them.
-func encode(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
 
 func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(make([]byte, 0, 8), v) }
 

@@ -136,7 +136,7 @@ func TestDataSurvivesReopen(t *testing.T) {
 
 func j(t *testing.T, v any) string {
 	t.Helper()
-	b, err := encode(v)
+	b, err := core.EncodeJSON(v)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func (s *Store) CreateVault(ctx context.Context, in *core.Vault) (*core.Vault, e
 	}
 	v.CreatedAt = s.clock()
 	v.UpdatedAt = v.CreatedAt
-	raw, err := encode(&v)
+	raw, err := core.EncodeJSON(&v)
 	if err != nil {
 		return nil, fmt.Errorf("create vault: encode: %w", err)
 	}
@@ -198,7 +198,7 @@ func (s *Store) PutCredential(ctx context.Context, in *core.Credential, sealed [
 		}
 		c.UpdatedAt = now
 		var err error
-		if raw, err = encode(&c); err != nil {
+		if raw, err = core.EncodeJSON(&c); err != nil {
 			return fmt.Errorf("encode credential %s: %w", c.ID, err)
 		}
 		if err := bkt(tx, bucketCredentials).Put([]byte(c.ID), raw); err != nil {

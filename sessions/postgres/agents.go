@@ -24,7 +24,7 @@ func decodeAgent(v []byte) (*core.Agent, error) {
 // and as its immutable version record, and returns it as decoded from the
 // stored bytes so that the caller sees exactly what a later read will.
 func putAgent(ctx context.Context, tx pgx.Tx, a *core.Agent, insert bool) (*core.Agent, error) {
-	v, err := encode(a)
+	v, err := core.EncodeJSON(a)
 	if err != nil {
 		return nil, fmt.Errorf("encode agent %s: %w", a.ID, err)
 	}

@@ -37,7 +37,7 @@ func (s *Store) CreateEnvironment(ctx context.Context, in *core.Environment) (*c
 	if err := e.Validate(); err != nil {
 		return nil, err
 	}
-	raw, err := encodeBody(&e)
+	raw, err := core.EncodeJSON(&e)
 	if err != nil {
 		return nil, fmt.Errorf("create environment: encode: %w", err)
 	}
@@ -94,7 +94,7 @@ func (s *Store) UpdateEnvironment(ctx context.Context, idOrName string, update f
 		if err := next.Validate(); err != nil {
 			return err
 		}
-		if raw, err = encodeBody(next); err != nil {
+		if raw, err = core.EncodeJSON(next); err != nil {
 			return fmt.Errorf("encode environment %s: %w", cur.ID, err)
 		}
 		_, err = tx.Exec(ctx, "UPDATE environments SET name = $2, body = $3 WHERE id = $1", cur.ID, next.Name, raw)

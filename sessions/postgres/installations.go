@@ -32,7 +32,7 @@ func lockInstallation(ctx context.Context, tx pgx.Tx, id string) (*core.Installa
 // putInstallation writes the record (its identity columns never change)
 // and returns it as a later read will see it.
 func putInstallation(ctx context.Context, tx pgx.Tx, in *core.Installation) (*core.Installation, error) {
-	raw, err := encodeBody(in)
+	raw, err := core.EncodeJSON(in)
 	if err != nil {
 		return nil, fmt.Errorf("encode installation %s: %w", in.ID, err)
 	}
@@ -77,7 +77,7 @@ func (s *Store) SaveInstallation(ctx context.Context, in *core.Installation, sea
 			`INSERT INTO installations (id, provider, external_id, body) VALUES ($1, $2, $3, $4)
 				ON CONFLICT (provider, external_id) DO NOTHING`,
 			func() ([]any, error) {
-				raw, err := encodeBody(rec)
+				raw, err := core.EncodeJSON(rec)
 				return []any{rec.ID, rec.Provider, rec.ExternalID, raw}, err
 			})
 		if err != nil {

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,19 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
 )
-
-// encodeBody is the JSON a record is stored as: what the bbolt store
-// writes (no HTML escaping, no trailing newline), so both stores keep the
-// same bytes.
-func encodeBody(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
 
 // decodeBody decodes a stored record; what names it in errors.
 func decodeBody[T any](what string, raw []byte) (*T, error) {
@@ -76,11 +62,6 @@ func getBody[T any](ctx context.Context, q querier, what, key, query string, arg
 		return nil, fmt.Errorf("read %s %q: %w", what, key, err)
 	}
 	return decodeBody[T](what, raw)
-}
-
-// querier is what reads need: the pool, or a transaction.
-type querier interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
 // readOne reads one record from the pool; op names the call in errors.

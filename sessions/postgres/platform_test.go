@@ -37,7 +37,7 @@ func TestInstallationConformance(t *testing.T) {
 // waits for it and then finds it, rather than failing on the unique key.
 func TestConcurrentCreateTakesTurns(t *testing.T) {
 	taken := &core.Installation{ID: core.NewID(core.PrefixInstallation), Provider: "slack", ExternalID: "T1", CreatedAt: core.Now()}
-	body, err := encodeBody(taken)
+	body, err := core.EncodeJSON(taken)
 	if err != nil {
 		t.Fatal(err)
 	}

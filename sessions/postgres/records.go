@@ -15,19 +15,6 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// encode marshals v without HTML escaping, as the bbolt store does, so raw
-// JSON bodies are stored byte for byte as the caller (after compaction)
-// gave them and both stores hold the same bytes.
-func encode(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
 // collect reads one bytea column of rows and decodes each value.
 func collect[T any](rows pgx.Rows, decode func([]byte) (T, error)) ([]T, error) {
 	defer rows.Close()
@@ -123,7 +110,7 @@ func decodeEvent(v []byte) (core.Event, error) {
 func encodeEvents(events []core.Event) ([][]byte, error) {
 	out := make([][]byte, len(events))
 	for i := range events {
-		v, err := encode(&events[i])
+		v, err := core.EncodeJSON(&events[i])
 		if err != nil {
 			return nil, fmt.Errorf("encode event %s: %w", events[i].ID, err)
 		}

@@ -103,7 +103,7 @@ func (r *row) setStatus(st core.Status) {
 
 // save queues the write of the session's row (its insert, for a new one).
 func (r *row) save(b *pgx.Batch) error {
-	v, err := encode(r.sess)
+	v, err := core.EncodeJSON(r.sess)
 	if err != nil {
 		return fmt.Errorf("encode session %s: %w", r.sess.ID, err)
 	}

@@ -29,7 +29,7 @@ func (s *Store) CreateVault(ctx context.Context, in *core.Vault) (*core.Vault, e
 	}
 	v.CreatedAt = s.clock()
 	v.UpdatedAt = v.CreatedAt
-	raw, err := encodeBody(&v)
+	raw, err := core.EncodeJSON(&v)
 	if err != nil {
 		return nil, fmt.Errorf("create vault: encode: %w", err)
 	}
@@ -141,7 +141,7 @@ func (s *Store) PutCredential(ctx context.Context, in *core.Credential, sealed [
 			"INSERT INTO credentials (id, vault_id, body) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING",
 			func() ([]any, error) {
 				var err error
-				raw, err = encodeBody(&c)
+				raw, err = core.EncodeJSON(&c)
 				return []any{c.ID, c.VaultID, raw}, err
 			})
 		if err != nil {
@@ -156,7 +156,7 @@ func (s *Store) PutCredential(ctx context.Context, in *core.Credential, sealed [
 				return fmt.Errorf("credential %s belongs to vault %s, not %s: %w", c.ID, old.VaultID, c.VaultID, core.ErrConflict)
 			}
 			c.CreatedAt = old.CreatedAt
-			if raw, err = encodeBody(&c); err != nil {
+			if raw, err = core.EncodeJSON(&c); err != nil {
 				return fmt.Errorf("encode credential %s: %w", c.ID, err)
 			}
 			if _, err := tx.Exec(ctx, "UPDATE credentials SET body = $2 WHERE id = $1", c.ID, raw); err != nil {

@@ -11,6 +11,8 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/fixtures/fakemodel"
 	"github.com/switchboardhq/switchboard/sessions"
+	"github.com/switchboardhq/switchboard/sessions/postgres"
+	"github.com/switchboardhq/switchboard/sessions/postgres/pgtest"
 	"github.com/switchboardhq/switchboard/sessions/runtime"
 )
 
@@ -18,7 +20,7 @@ import (
 // reach for its lease bookkeeping (a partitioned or paused replica):
 // renewals and heartbeats fail once cut is set.
 type cutOffStore struct {
-	*sessions.Store
+	runtime.Store
 	cut atomic.Bool
 }
 
@@ -54,6 +56,16 @@ func (m *firstCallWatch) Generate(ctx context.Context, req core.ModelRequest) (*
 	return resp, err
 }
 
+// sharedStore is a store two runtimes share: one bbolt store in this
+// process, or PostgreSQL, where each runtime has a store of its own on the
+// same database (two replicas).
+type sharedStore interface {
+	runtime.Store
+	core.CommitStream
+	CreateAgent(ctx context.Context, a *core.Agent) (*core.Agent, error)
+	CreateSession(ctx context.Context, req core.NewSession) (*core.CreateResult, error)
+}
+
 // TestLeaseTakeover: two runtimes share a store. The one running a turn
 // stops renewing its lease; it cancels its own turn once a whole TTL passed
 // without renewal (fencing from the holder's side), leaving the turn open,
@@ -61,12 +73,31 @@ func (m *firstCallWatch) Generate(ctx context.Context, req core.ModelRequest) (*
 // the store's clock and finishes the same turn: one turn.started, one
 // turn.completed, the answer logged once.
 func TestLeaseTakeover(t *testing.T) {
+	t.Run("bbolt", func(t *testing.T) {
+		st, err := sessions.Open(filepath.Join(t.TempDir(), "db"), sessions.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		testLeaseTakeover(t, st, st)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dsn := pgtest.DSN(t)
+		var stores [2]*postgres.Store
+		for i := range stores {
+			st, err := postgres.Open(t.Context(), dsn, postgres.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			stores[i] = st
+		}
+		testLeaseTakeover(t, stores[0], stores[1])
+	})
+}
+
+func testLeaseTakeover(t *testing.T, st, other sharedStore) {
 	ctx := context.Background()
-	st, err := sessions.Open(filepath.Join(t.TempDir(), "db"), sessions.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
 	agent, err := st.CreateAgent(ctx, &core.Agent{Name: "a", Model: "anthropic/test"})
 	if err != nil {
 		t.Fatal(err)
@@ -77,8 +108,8 @@ func TestLeaseTakeover(t *testing.T) {
 		fakemodel.Step{Text: "done"},
 	), returned: make(chan struct{})}
 	cut := &cutOffStore{Store: st}
-	newRuntime := func(holder string, store runtime.Store) *runtime.Runtime {
-		rt := runtime.New(runtime.Config{Store: store, Commits: st, Model: model, Workers: 2, Holder: holder,
+	newRuntime := func(holder string, store runtime.Store, commits core.CommitStream) *runtime.Runtime {
+		rt := runtime.New(runtime.Config{Store: store, Commits: commits, Model: model, Workers: 2, Holder: holder,
 			LeaseTTL: 300 * time.Millisecond, Limits: core.Limits{MaxSteps: 10, TurnSeconds: 60, MaxTokens: 1e6}})
 		if err := rt.Start(ctx); err != nil {
 			t.Fatal(err)
@@ -86,7 +117,7 @@ func TestLeaseTakeover(t *testing.T) {
 		t.Cleanup(func() { _ = rt.Stop(context.Background()) })
 		return rt
 	}
-	newRuntime("replica-a", cut)
+	newRuntime("replica-a", cut, st)
 	res, err := st.CreateSession(ctx, core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: agent.ID, Version: 1}},
 		Inputs: []core.Event{core.NewInput(core.TypeUserMessage, []byte(`{"text":"hi"}`))}})
 	if err != nil {
@@ -106,7 +137,7 @@ func TestLeaseTakeover(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the cut-off runtime kept its turn running")
 	}
-	newRuntime("replica-b", st)
+	newRuntime("replica-b", other, other)
 
 	deadline := time.Now().Add(time.Minute)
 	for {

@@ -101,15 +101,22 @@ func wantOneLine(t *testing.T, out, name string) {
 	}
 }
 
-// newerSchema is a database a newer binary migrated, to a schema that no
-// longer accepts this one.
-func newerSchema(t *testing.T) string {
+// migrated is a fresh database at this binary's schema, with a store
+// open on it until the test ends.
+func migrated(t *testing.T) (*postgres.Store, string) {
 	dsn := pgtest.DSN(t)
 	st, err := postgres.Open(t.Context(), dsn, postgres.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Close()
+	t.Cleanup(func() { st.Close() })
+	return st, dsn
+}
+
+// newerSchema is a database a newer binary migrated, to a schema that no
+// longer accepts this one.
+func newerSchema(t *testing.T) string {
+	_, dsn := migrated(t)
 	conn, err := pgx.Connect(t.Context(), dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -128,12 +135,7 @@ func newerSchema(t *testing.T) string {
 
 // usedWithKeyA is a database first used with the master key keyA.
 func usedWithKeyA(t *testing.T) string {
-	dsn := pgtest.DSN(t)
-	st, err := postgres.Open(t.Context(), dsn, postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, dsn := migrated(t)
 	sealer, err := oauth.NewSealer(keyA)
 	if err != nil {
 		t.Fatal(err)

@@ -4,8 +4,10 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hkdf"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -26,6 +28,10 @@ const sealInfo = "switchboard/oauth/seal/v1 aes-256-gcm"
 // a weak key, so a short one is refused instead of silently used.
 const minMasterKey = 16
 
+// keyCheckLabel is what KeyCheck authenticates with the master key: its
+// own label, so the check value is independent of every derived key.
+const keyCheckLabel = "switchboard/master-key-check/v1 hmac-sha256"
+
 const nonceSize = 12
 
 var _ core.Sealer = (*Sealer)(nil)
@@ -38,7 +44,8 @@ var _ core.Sealer = (*Sealer)(nil)
 // and the aad (the record id, say) is authenticated but not stored, so a
 // value copied to another record fails to open.
 type Sealer struct {
-	aead cipher.AEAD
+	aead  cipher.AEAD
+	check string
 }
 
 // NewSealer derives the sealing key from masterKey with HKDF-SHA256.
@@ -58,8 +65,17 @@ func NewSealer(masterKey string) (*Sealer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sealing cipher: %w", err)
 	}
-	return &Sealer{aead: aead}, nil
+	m := hmac.New(sha256.New, []byte(masterKey))
+	m.Write([]byte(keyCheckLabel))
+	return &Sealer{aead: aead, check: hex.EncodeToString(m.Sum(nil))}, nil
 }
+
+// KeyCheck is a value derived from the master key (HMAC-SHA256 of a fixed
+// label, hex), the same for every process given the same key: a shared
+// store keeps it to refuse a process started with another key, whose
+// sealed values the others could not open. It reveals nothing of the key
+// beyond what a guess can be checked against.
+func (s *Sealer) KeyCheck() string { return s.check }
 
 // Seal encrypts plaintext bound to aad.
 func (s *Sealer) Seal(plaintext, aad []byte) ([]byte, error) {

@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"bytes"
+	"encoding/hex"
 	"strings"
 	"testing"
 )
@@ -103,5 +104,30 @@ func TestNewSealerRefusesShortKey(t *testing.T) {
 		if _, err := NewSealer(k); err == nil || !strings.Contains(err.Error(), "master key") {
 			t.Fatalf("NewSealer(%q) err = %v, want a master key error", k, err)
 		}
+	}
+}
+
+// TestKeyCheck: the check value is the same for the same key across
+// sealers, differs between keys, and is not the key.
+func TestKeyCheck(t *testing.T) {
+	a := newSealer(t, testKey).KeyCheck()
+	tests := []struct {
+		name  string
+		other string
+		same  bool
+	}{
+		{"same key, another sealer", testKey, true},
+		{"another key", testKey + "!", false},
+		{"a prefix of the key", testKey[:len(testKey)-1], false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := newSealer(t, tt.other).KeyCheck(); (got == a) != tt.same {
+				t.Fatalf("KeyCheck(%q) = %s, KeyCheck(%q) = %s; want equal: %v", tt.other, got, testKey, a, tt.same)
+			}
+		})
+	}
+	if len(a) != 64 || strings.Contains(a, testKey) || strings.Contains(a, hex.EncodeToString([]byte(testKey))) {
+		t.Fatalf("KeyCheck = %q: want 64 hex digits that do not hold the key", a)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/switchboardhq/switchboard/providers/linear"
 	"github.com/switchboardhq/switchboard/providers/slack"
 	"github.com/switchboardhq/switchboard/sandbox"
+	"github.com/switchboardhq/switchboard/sessions/backend"
 	"github.com/switchboardhq/switchboard/sessions/runtime"
 	"github.com/switchboardhq/switchboard/webhooks"
 )
@@ -27,8 +28,8 @@ var serveOptions = []settings.Option{
 	{Env: "SWITCHBOARD_ADDR", Flag: "addr", Default: defaultAddr, Usage: "listen address"},
 	{Env: "SWITCHBOARD_DATA_DIR", Flag: "data-dir", Default: defaultDataDir, Usage: "directory of the bbolt file and generated keys"},
 	{Env: "SWITCHBOARD_PUBLIC_URL", Flag: "public-url", Usage: "base URL for OAuth redirects and links (default http://<addr>)"},
-	{Env: "SWITCHBOARD_ADMIN_TOKEN", Flag: "admin-token", Usage: "bearer token for /v1 (default: generated into <data dir>/admin-token)"},
-	{Env: "SWITCHBOARD_MASTER_KEY", Flag: "master-key", Usage: "key encrypting tokens and vault items at rest (default: generated into <data dir>/master.key)"},
+	{Env: "SWITCHBOARD_ADMIN_TOKEN", Flag: "admin-token", Usage: "bearer token for /v1 (default: generated into <data dir>/admin-token; required with a PostgreSQL store)"},
+	{Env: "SWITCHBOARD_MASTER_KEY", Flag: "master-key", Usage: "key encrypting tokens and vault items at rest (default: generated into <data dir>/master.key; required with a PostgreSQL store)"},
 	{Env: "SWITCHBOARD_MODEL", Flag: "model", Usage: "model of the agent named default: anthropic/<model> or openai/<model>"},
 	{Env: "SWITCHBOARD_SHUTDOWN_SECONDS", Flag: "shutdown-seconds", Default: "20", Usage: "how long a stop waits for in-flight work"},
 	{Env: "SWITCHBOARD_SSE_HEARTBEAT_SECONDS", Flag: "sse-heartbeat-seconds", Default: "15", Usage: "interval of SSE heartbeat comments"},
@@ -45,7 +46,7 @@ func modules() []providers.Module {
 // and those the packages it wires declare.
 func allServeOptions() []settings.Option {
 	var opts []settings.Option
-	for _, list := range [][]settings.Option{serveOptions, httpserver.Options(), settings.LogOptions(), runtime.Options(), mcpbridge.Options(), sandbox.Options(), webhooks.Options(), providers.Options(modules())} {
+	for _, list := range [][]settings.Option{serveOptions, backend.Options(), httpserver.Options(), settings.LogOptions(), runtime.Options(), mcpbridge.Options(), sandbox.Options(), webhooks.Options(), providers.Options(modules())} {
 		opts = append(opts, list...)
 	}
 	return opts

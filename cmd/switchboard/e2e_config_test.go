@@ -1,12 +1,6 @@
 package main_test
 
-import (
-	"context"
-	"os"
-	"os/exec"
-	"strings"
-	"testing"
-)
+import "testing"
 
 // TestMisconfigurationNamesTheVariable: each bad setting stops serve at
 // once with one line that names the variable.
@@ -26,18 +20,7 @@ func TestMisconfigurationNamesTheVariable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), patience)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, binPath, "serve")
-			cmd.Env = append(os.Environ(), "SWITCHBOARD_DATA_DIR="+t.TempDir(), "SWITCHBOARD_ADDR="+anyPort, tt.name+"="+tt.value)
-			out, err := cmd.CombinedOutput()
-			if err == nil {
-				t.Fatalf("serve accepted %s=%s:\n%s", tt.name, tt.value, out)
-			}
-			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-			if len(lines) != 1 || !strings.Contains(lines[0], tt.name) {
-				t.Fatalf("want one line naming %s, got:\n%s", tt.name, out)
-			}
+			wantOneLine(t, serveFails(t, t.TempDir(), map[string]string{tt.name: tt.value}), tt.name)
 		})
 	}
 }

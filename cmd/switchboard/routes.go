@@ -9,8 +9,8 @@ import (
 	"github.com/switchboardhq/switchboard/providers"
 	"github.com/switchboardhq/switchboard/providers/installations"
 	"github.com/switchboardhq/switchboard/sandbox"
-	"github.com/switchboardhq/switchboard/sessions"
 	"github.com/switchboardhq/switchboard/sessions/api"
+	"github.com/switchboardhq/switchboard/sessions/backend"
 	"github.com/switchboardhq/switchboard/sessions/live"
 	"github.com/switchboardhq/switchboard/sessions/metrics"
 	"github.com/switchboardhq/switchboard/sessions/page"
@@ -21,7 +21,7 @@ import (
 
 // routes mounts every package's handlers: the API and the session page
 // behind authentication, health and metrics in the open.
-func routes(cfg *serveConfig, store *sessions.Store, hub *live.Hub, rt *runtime.Runtime, m *metrics.Metrics, wh *webhooks.Service, gw *providers.Set, states *oauth.States, sb *sandbox.Docker, log *slog.Logger) http.Handler {
+func routes(cfg *serveConfig, store backend.Store, hub *live.Hub, rt *runtime.Runtime, m *metrics.Metrics, wh *webhooks.Service, gw *providers.Set, states *oauth.States, sb *sandbox.Docker, log *slog.Logger) http.Handler {
 	a := &api.Auth{AdminToken: cfg.adminToken, Sessions: store, Logger: log}
 	v1 := http.NewServeMux()
 	(&api.Handler{Store: store, Runtime: rt, Destinations: wh, Environments: store, Sealer: cfg.sealer, StdioAllow: cfg.mcp.StdioAllow, Hub: hub, Logger: log, MaxBody: cfg.maxBody, Heartbeat: cfg.heartbeat, OnSSE: m.SSE}).Register(v1)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -23,6 +22,7 @@ import (
 	"github.com/switchboardhq/switchboard/providers"
 	"github.com/switchboardhq/switchboard/sandbox"
 	"github.com/switchboardhq/switchboard/sessions"
+	"github.com/switchboardhq/switchboard/sessions/backend"
 	"github.com/switchboardhq/switchboard/sessions/live"
 	"github.com/switchboardhq/switchboard/sessions/metrics"
 	"github.com/switchboardhq/switchboard/sessions/runtime"
@@ -42,6 +42,7 @@ type serveConfig struct {
 	mcp                         mcpbridge.Config
 	sandbox                     sandbox.Settings
 	webhooks                    webhooks.Config
+	store                       backend.Config
 	http                        httpserver.Config
 	platforms                   []providers.Build
 	log                         *slog.Logger
@@ -95,6 +96,18 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 	if c.http, err = httpserver.Load(s); err != nil {
 		return nil, err
 	}
+	if c.store, err = backend.LoadConfig(s); err != nil {
+		return nil, err
+	}
+	if c.store.Postgres() {
+		// Processes sharing a database share these: each would generate
+		// its own into its data dir.
+		for _, name := range []string{"SWITCHBOARD_ADMIN_TOKEN", "SWITCHBOARD_MASTER_KEY"} {
+			if s[name] == "" {
+				return nil, fmt.Errorf("%s is required when SWITCHBOARD_STORE is a PostgreSQL database", name)
+			}
+		}
+	}
 	if c.adminToken, c.adminTokenNew, err = s.Secret("SWITCHBOARD_ADMIN_TOKEN", filepath.Join(c.dataDir, "admin-token")); err != nil {
 		return nil, err
 	}
@@ -117,15 +130,12 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		return err
 	}
 	log := cfg.log
-	db, err := sessions.Open(filepath.Join(cfg.dataDir, "switchboard.db"), sessions.Options{Logger: log})
+	ctx := context.Background()
+	db, err := backend.Open(ctx, cfg.store, backend.Env{DataDir: cfg.dataDir, KeyCheck: cfg.sealer.KeyCheck(), Logger: log})
 	if err != nil {
-		if errors.Is(err, core.ErrLocked) {
-			return fmt.Errorf("another switchboard is already serving SWITCHBOARD_DATA_DIR=%s: %w", cfg.dataDir, err)
-		}
-		return fmt.Errorf("open store: %w", err)
+		return err
 	}
 	defer db.Close()
-	ctx := context.Background()
 	model := core.Model(models.FromEnv(getenv, log))
 	if err := sessions.EnsureDefaultAgent(ctx, db, cfg.model, sessions.DefaultSystem, log); err != nil {
 		return err

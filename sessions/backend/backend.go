@@ -1,0 +1,143 @@
+// Package backend chooses the session store serve runs on, from the
+// SWITCHBOARD_STORE setting it owns: the bbolt file in the data directory,
+// or a PostgreSQL database (sessions/postgres). It declares Store, what the
+// gateway needs of either, and checks at Open what a shared database needs
+// of the processes using it.
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/settings"
+	"github.com/switchboardhq/switchboard/sessions"
+	"github.com/switchboardhq/switchboard/sessions/postgres"
+)
+
+// Store is what the gateway needs of its session store: the contract of
+// core, the commit stream with it, and readiness for GET /readyz.
+type Store interface {
+	core.Store
+	core.VaultStore
+	core.InstallationStore
+	core.OnceStore
+	core.SinkStore
+	core.EnvironmentStore
+	core.DestinationStore
+	core.DeliveryQueue
+	// Ready is "ready", or why not.
+	Ready(ctx context.Context) (status string, ok bool)
+}
+
+var _ Store = (*sessions.Store)(nil)
+
+// The PostgreSQL store is a Store once every part of the contract is in;
+// then this assertion holds and openPostgres returns it directly:
+//
+//	var _ Store = (*postgres.Store)(nil)
+
+// Options are the store's settings.
+func Options() []settings.Option {
+	return []settings.Option{
+		{Env: "SWITCHBOARD_STORE", Flag: "store", Usage: "session store: empty for the bbolt file in the data dir, or a postgres:// DSN"},
+	}
+}
+
+// Config is the store serve opens.
+type Config struct {
+	// DSN is the PostgreSQL database's; empty is the bbolt file in the data
+	// directory.
+	DSN string
+}
+
+// Postgres reports whether the store is a PostgreSQL database.
+func (c Config) Postgres() bool { return c.DSN != "" }
+
+// scheme is what may be quoted of a value that is not a store: the text
+// before "://" when it looks like a URL scheme (never the rest, which may
+// hold a password).
+var scheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
+
+// LoadConfig reads Options into a Config. A value that is no store is an
+// error naming SWITCHBOARD_STORE that never quotes more than the scheme.
+func LoadConfig(s settings.Values) (Config, error) {
+	v := s["SWITCHBOARD_STORE"]
+	if v == "" {
+		return Config{}, nil
+	}
+	sch, _, ok := strings.Cut(v, "://")
+	if ok && (strings.EqualFold(sch, "postgres") || strings.EqualFold(sch, "postgresql")) {
+		return Config{DSN: v}, nil
+	}
+	const want = "want empty (the bbolt file in the data directory) or a postgres:// DSN"
+	if ok && scheme.MatchString(sch) {
+		return Config{}, fmt.Errorf("SWITCHBOARD_STORE: unknown scheme %q: %s", sch, want)
+	}
+	return Config{}, fmt.Errorf("SWITCHBOARD_STORE: not a store: %s", want)
+}
+
+// Env is what Open needs besides the Config.
+type Env struct {
+	// DataDir holds the bbolt file.
+	DataDir string
+	// KeyCheck is derived from the master key (oauth.Sealer.KeyCheck): a
+	// shared database refuses a process whose key differs from the first.
+	KeyCheck string
+	Logger   *slog.Logger
+}
+
+// Open opens the configured store. Its errors are one line naming the
+// setting to fix, and never quote the DSN's password.
+func Open(ctx context.Context, c Config, env Env) (Store, error) {
+	if c.Postgres() {
+		return openPostgres(ctx, c, env)
+	}
+	db, err := sessions.Open(filepath.Join(env.DataDir, "switchboard.db"), sessions.Options{Logger: env.Logger})
+	if err != nil {
+		if errors.Is(err, core.ErrLocked) {
+			return nil, fmt.Errorf("another switchboard is already serving SWITCHBOARD_DATA_DIR=%s: %w", env.DataDir, err)
+		}
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	return db, nil
+}
+
+func openPostgres(ctx context.Context, c Config, env Env) (Store, error) {
+	pg, err := postgres.Open(ctx, c.DSN, postgres.Options{Logger: env.Logger})
+	if err != nil {
+		return nil, oneLine{fmt.Errorf("SWITCHBOARD_STORE: %w", err)}
+	}
+	if err := pg.CheckMasterKey(ctx, env.KeyCheck); err != nil {
+		pg.Close()
+		if errors.Is(err, postgres.ErrMasterKeyMismatch) {
+			return nil, fmt.Errorf("SWITCHBOARD_MASTER_KEY: %w: every process sharing SWITCHBOARD_STORE must use the same key", err)
+		}
+		return nil, oneLine{fmt.Errorf("SWITCHBOARD_STORE: %w", err)}
+	}
+	st, ok := any(pg).(Store)
+	if !ok {
+		pg.Close()
+		return nil, errors.New("SWITCHBOARD_STORE: this build's PostgreSQL store does not implement the whole session store")
+	}
+	return st, nil
+}
+
+// oneLine is err on one line: the driver lists each address it tried on a
+// line of its own.
+type oneLine struct{ err error }
+
+func (e oneLine) Error() string {
+	lines := strings.Split(e.err.Error(), "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	return strings.Join(lines, " ")
+}
+
+func (e oneLine) Unwrap() error { return e.err }

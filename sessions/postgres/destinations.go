@@ -12,8 +12,8 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 )
 
-// Row locks a write takes on a destination; see 004_deliveries.sql for
-// which write takes which.
+// Row locks a read takes (appended to its SELECT); 004_deliveries.sql says
+// which write takes which on a destination.
 const (
 	lockShare     = " FOR SHARE"
 	lockNoKey     = " FOR NO KEY UPDATE"

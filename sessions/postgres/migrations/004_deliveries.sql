@@ -4,11 +4,12 @@
 -- the event, so the log and the queue commit together.
 --
 -- Locking: every write that touches a destination's streams locks the
--- destination's row first (Append and a successful attempt FOR SHARE; a
--- failed attempt, pause, resume and redelivery FOR NO KEY UPDATE or
--- stronger; delete FOR UPDATE), then the stream's row, then its
--- deliveries. A destination's status therefore cannot change under an
--- append that is scheduling one of its streams.
+-- destination's row first (an append, a successful attempt and a
+-- redelivery FOR SHARE; a failed attempt, which may pause it, and a resume
+-- FOR NO KEY UPDATE; a delete FOR UPDATE), then the stream's row, then its
+-- deliveries. A destination's status therefore never changes under a
+-- write that is scheduling one of its streams, and no delete runs under an
+-- append that queues to it.
 
 -- destinations: one row per webhook destination.
 --   id            the destination's id ("dst_…"); the sealed secret's aad.
@@ -20,8 +21,9 @@
 --                 need not decode it.
 --   body          the destination as the API shows it (JSON, byte for byte).
 --   sealed_secret the signing secret, sealed with id as aad; NULL: none.
--- No foreign key to sessions: a session destination outlives nothing it
--- needs, and the sessions table belongs to another migration.
+-- No foreign key to the sessions table: the store checks the session when
+-- it creates the destination (its row locked), and migrations stay
+-- independent of each other's tables.
 CREATE TABLE destinations (
     id            text PRIMARY KEY,
     session_id    text,

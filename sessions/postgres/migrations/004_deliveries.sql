@@ -3,6 +3,9 @@
 -- every destination whose filter it passes, in the transaction that logs
 -- the event, so the log and the queue commit together.
 --
+-- Ids are text in the "C" collation: lists page in byte order, as the
+-- bbolt store's, whatever the database's locale.
+--
 -- Locking: every write that touches a destination's streams locks the
 -- destination's row first (an append, a successful attempt and a
 -- redelivery FOR SHARE; a failed attempt, which may pause it, and a resume
@@ -25,9 +28,9 @@
 -- it creates the destination (its row locked), and migrations stay
 -- independent of each other's tables.
 CREATE TABLE destinations (
-    id            text PRIMARY KEY,
-    session_id    text,
-    agent_id      text NOT NULL DEFAULT '',
+    id            text COLLATE "C" PRIMARY KEY,
+    session_id    text COLLATE "C",
+    agent_id      text COLLATE "C" NOT NULL DEFAULT '',
     status        text NOT NULL,
     body          bytea NOT NULL,
     sealed_secret bytea
@@ -48,9 +51,9 @@ CREATE INDEX destinations_scope ON destinations (session_id, id);
 --   body           the delivery as the API shows it (JSON, with its
 --                  attempts).
 CREATE TABLE deliveries (
-    id             text PRIMARY KEY,
-    destination_id text NOT NULL,
-    session_id     text NOT NULL,
+    id             text COLLATE "C" PRIMARY KEY,
+    destination_id text COLLATE "C" NOT NULL,
+    session_id     text COLLATE "C" NOT NULL,
     seq            bigint NOT NULL,
     state          text NOT NULL,
     body           bytea NOT NULL
@@ -75,8 +78,8 @@ CREATE SEQUENCE delivery_ids;
 --   due_at         when the stream's head is next attempted, unix
 --                  milliseconds; NULL while the destination is paused.
 CREATE TABLE delivery_streams (
-    destination_id text NOT NULL,
-    session_id     text NOT NULL,
+    destination_id text COLLATE "C" NOT NULL,
+    session_id     text COLLATE "C" NOT NULL,
     due_at         bigint,
     PRIMARY KEY (destination_id, session_id)
 );

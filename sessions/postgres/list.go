@@ -1,0 +1,115 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// ListSessions pages through sessions in id order. The query names only
+// the filters given, so each is answered from its index (external key,
+// status or agent, then id) rather than by a plan that must allow any.
+func (s *Store) ListSessions(ctx context.Context, f core.SessionFilter) ([]*core.Session, bool, error) {
+	where := []string{"id > $1"}
+	args := []any{f.After}
+	add := func(column, value string) {
+		if value != "" {
+			args = append(args, value)
+			where = append(where, column+" = $"+strconv.Itoa(len(args)))
+		}
+	}
+	add("external_key", f.OriginKey)
+	add("status", string(f.Status))
+	add("agent_id", f.AgentID)
+	sql := `SELECT body FROM sessions WHERE ` + strings.Join(where, " AND ") + ` ORDER BY id LIMIT $` + strconv.Itoa(len(args)+1)
+	list, more, err := listPage(ctx, s, sql, args, f.Limit, decodeSession)
+	if err != nil {
+		return nil, false, fmt.Errorf("list sessions: %w", err)
+	}
+	return list, more, nil
+}
+
+// Archive makes the session read-only: it drops the queued inputs, the wake
+// and any lease, since an archived session is never visited again.
+func (s *Store) Archive(ctx context.Context, id string) (*core.Session, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	// Archiving twice must not cost a write.
+	cur, err := s.GetSession(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("archive: %w", err)
+	}
+	if cur.Status == core.StatusArchived {
+		return cur, nil
+	}
+	var out *core.Session
+	err = s.write(ctx, id, func(tx pgx.Tx) ([]core.Change, error) {
+		r, err := lockRow(ctx, tx, id)
+		if err != nil {
+			return nil, err
+		}
+		if r == nil {
+			return nil, fmt.Errorf("session %s: %w", id, core.ErrNotFound)
+		}
+		out = r.sess
+		if r.sess.Status == core.StatusArchived {
+			return nil, nil
+		}
+		r.setStatus(core.StatusArchived)
+		r.sess.UpdatedAt = s.clock()
+		r.lease = nil
+		b := &pgx.Batch{}
+		b.Queue(`DELETE FROM pending_inputs WHERE session_id = $1`, id)
+		b.Queue(`DELETE FROM wakes WHERE session_id = $1`, id)
+		if err := r.save(b); err != nil {
+			return nil, err
+		}
+		r.queueCounts(b)
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return nil, err
+		}
+		return []core.Change{r.change(core.Change{})}, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("archive: %w", err)
+	}
+	return out, nil
+}
+
+// CountByStatus sums the counters every status change moves; it reads a
+// few rows per status, never the sessions.
+func (s *Store) CountByStatus(ctx context.Context) (map[core.Status]int, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT status, sum(n)::bigint FROM session_counts GROUP BY status`)
+	if err != nil {
+		return nil, fmt.Errorf("count sessions: %w", err)
+	}
+	defer rows.Close()
+	out := map[core.Status]int{}
+	for rows.Next() {
+		var st string
+		var n int64
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, fmt.Errorf("count sessions: %w", err)
+		}
+		if n < 0 {
+			s.log.Warn("status count went negative; clamped", "status", st, "count", n)
+			n = 0
+		}
+		// Only the statuses in use, as the bbolt store answers.
+		if n > 0 {
+			out[core.Status(st)] = int(n)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count sessions: %w", err)
+	}
+	return out, nil
+}

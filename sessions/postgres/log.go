@@ -1,0 +1,276 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// logEvent is an event to append with the bodies the projection reads,
+// decoded once before the transaction.
+type logEvent struct {
+	ev     core.Event
+	status *core.StatusChangedBody
+	done   *core.TurnCompletedBody
+}
+
+func knownStatus(st core.Status) bool {
+	switch st {
+	case core.StatusQueued, core.StatusRunning, core.StatusAwaitingInput,
+		core.StatusIdle, core.StatusFailed, core.StatusArchived:
+		return true
+	}
+	return false
+}
+
+// prepareEvents validates events and fixes their ids before the
+// transaction, so a malformed event fails alone and a transaction run
+// again is deterministic.
+func prepareEvents(in []core.Event) ([]logEvent, error) {
+	out := make([]logEvent, len(in))
+	for i, e := range in {
+		if e.Type == "" {
+			return nil, fmt.Errorf("event %d: type is required: %w", i, core.ErrInvalid)
+		}
+		e, err := prepareEvent(e)
+		if err != nil {
+			return nil, fmt.Errorf("event %d (%s): %w", i, e.Type, err)
+		}
+		le := logEvent{ev: e}
+		switch e.Type {
+		case core.TypeStatusChanged:
+			le.status = &core.StatusChangedBody{}
+			if err := json.Unmarshal(e.Body, le.status); err != nil || !knownStatus(le.status.Status) {
+				return nil, fmt.Errorf("event %d: %s body %s: %w", i, e.Type, e.Body, core.ErrInvalid)
+			}
+		case core.TypeTurnCompleted:
+			le.done = &core.TurnCompletedBody{}
+			if err := json.Unmarshal(e.Body, le.done); err != nil {
+				return nil, fmt.Errorf("event %d: %s body: %v: %w", i, e.Type, err, core.ErrInvalid)
+			}
+		}
+		out[i] = le
+	}
+	return out, nil
+}
+
+// Append appends to the session's log and projects the new events onto the
+// session's row, in one transaction under the row's lock.
+func (s *Store) Append(ctx context.Context, sessionID string, req core.AppendRequest) ([]core.Event, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	events, err := prepareEvents(req.Events)
+	if err != nil {
+		return nil, err
+	}
+	if len(events) == 0 {
+		// Refuse unknown and archived sessions, and skip the write when
+		// there is nothing to append.
+		nothing, err := s.nothingToTake(ctx, sessionID, req.TakeInputs)
+		if err != nil || nothing {
+			if err != nil {
+				return nil, fmt.Errorf("append: %w", err)
+			}
+			return nil, nil
+		}
+	}
+	var out []core.Event
+	err = s.write(ctx, sessionID, func(tx pgx.Tx) ([]core.Change, error) {
+		r, ch, err := s.appendTx(ctx, tx, sessionID, req, events)
+		out = r
+		return ch, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("append: %w", err)
+	}
+	return out, nil
+}
+
+// nothingToTake reports whether an append of no events has nothing to do:
+// it takes no inputs, or none are queued.
+func (s *Store) nothingToTake(ctx context.Context, sessionID string, take bool) (bool, error) {
+	var v []byte
+	var pending bool
+	err := s.pool.QueryRow(ctx, `SELECT body, EXISTS (SELECT 1 FROM pending_inputs WHERE session_id = $1)
+		FROM sessions WHERE id = $1`, sessionID).Scan(&v, &pending)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, fmt.Errorf("session %s: %w", sessionID, core.ErrNotFound)
+	}
+	if err != nil {
+		return false, err
+	}
+	sess, err := decodeSession(v)
+	if err != nil {
+		return false, err
+	}
+	if sess.Status == core.StatusArchived {
+		return false, fmt.Errorf("session %s: %w", sessionID, core.ErrArchived)
+	}
+	return !take || !pending, nil
+}
+
+// takeInputs removes the queued inputs up to and including the first
+// interrupt, so the harness can stop at it, and returns them in order.
+func takeInputs(ctx context.Context, tx pgx.Tx, sessionID string) ([]core.Event, error) {
+	rows, err := tx.Query(ctx, `DELETE FROM pending_inputs WHERE session_id = $1 AND pos <= (
+			SELECT coalesce(min(pos) FILTER (WHERE type = $2), max(pos)) FROM pending_inputs WHERE session_id = $1)
+		RETURNING pos, body`, sessionID, core.TypeUserInterrupt)
+	if err != nil {
+		return nil, err
+	}
+	type taken struct {
+		pos int64
+		ev  core.Event
+	}
+	all, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (taken, error) {
+		var t taken
+		var v []byte
+		if err := row.Scan(&t.pos, &v); err != nil {
+			return t, err
+		}
+		t.ev, err = decodeEvent(v)
+		return t, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("take inputs: %w", err)
+	}
+	slices.SortFunc(all, func(a, b taken) int { return cmp.Compare(a.pos, b.pos) })
+	out := make([]core.Event, len(all))
+	for i, t := range all {
+		out[i] = t.ev
+	}
+	return out, nil
+}
+
+// turnEffects is what the events of one append do beside the session's
+// record.
+type turnEffects struct {
+	markSink  bool // a turn started: the origin's sink may be behind
+	clearWake bool // a turn completed: no visit needed unless input waits
+}
+
+func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, sessionID string, req core.AppendRequest, events []logEvent) ([]core.Event, []core.Change, error) {
+	r, err := lockWritable(ctx, tx, sessionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := s.clock()
+	var out []core.Event
+	put := func(e core.Event) {
+		r.sess.LastSeq++
+		e.Seq = r.sess.LastSeq
+		out = append(out, e)
+	}
+	if req.TakeInputs {
+		taken, err := takeInputs(ctx, tx, sessionID)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, e := range taken {
+			e.ProcessedAt = now.Ptr()
+			if req.TurnID != "" {
+				e.TurnID = req.TurnID
+			}
+			put(e)
+		}
+	}
+	var fx turnEffects
+	for _, le := range events {
+		e := le.ev
+		e.SessionID = sessionID
+		if e.CreatedAt.IsZero() {
+			e.CreatedAt = now
+		}
+		if e.TurnID == "" {
+			e.TurnID = req.TurnID
+		}
+		put(e)
+		r.project(le, e, req.Holder, &fx)
+	}
+	if len(out) == 0 {
+		return nil, nil, nil // another appender took the inputs first
+	}
+	bodies, err := encodeEvents(out)
+	if err != nil {
+		return nil, nil, err
+	}
+	seqs := make([]int64, len(out))
+	for i, e := range out {
+		seqs[i] = int64(e.Seq)
+	}
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO events (session_id, seq, body) SELECT $1, seq, body FROM unnest($2::bigint[], $3::bytea[]) AS u(seq, body)`,
+		sessionID, seqs, bodies)
+	// The mark is set in the transaction that opens the turn, so a crash
+	// after it cannot lose the turn's output.
+	if o := r.sess.Origin; fx.markSink && o != nil && validSink(o.Provider, sessionID) == nil {
+		b.Queue(`INSERT INTO sink_active (sink, session_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, o.Provider, sessionID)
+	}
+	if fx.clearWake {
+		b.Queue(`DELETE FROM wakes WHERE session_id = $1 AND NOT EXISTS (SELECT 1 FROM pending_inputs WHERE session_id = $1)`, sessionID)
+	}
+	r.sess.UpdatedAt = now
+	if err := r.save(b); err != nil {
+		return nil, nil, err
+	}
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return nil, nil, err
+	}
+	if err := s.enqueueDeliveries(ctx, tx, r.sess, out, now); err != nil {
+		return nil, nil, err
+	}
+	// Counters last: their rows are shared, so they are held the least.
+	counts := &pgx.Batch{}
+	if r.queueCounts(counts); counts.Len() > 0 {
+		if err := tx.SendBatch(ctx, counts).Close(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return out, []core.Change{r.change(core.Change{Events: out})}, nil
+}
+
+// project folds one logged event into the session's record.
+func (r *row) project(le logEvent, e core.Event, holder string, fx *turnEffects) {
+	sess := r.sess
+	switch {
+	case le.status != nil:
+		sess.StopReason = le.status.StopReason
+		r.setStatus(le.status.Status)
+	case e.Type == core.TypeTurnStarted:
+		sess.TurnID = e.TurnID
+		sess.PendingAction = nil
+		fx.markSink = true
+		r.lease = &holder
+	case le.done != nil:
+		sess.Usage = sess.Usage.Add(le.done.Usage)
+		sess.PendingAction = nil
+		if le.done.YieldReason == core.ReasonRequiresAction {
+			sess.PendingAction = &core.PendingAction{ToolUseIDs: append([]string{}, le.done.PendingToolUseIDs...)}
+		}
+		sess.TurnID = ""
+		r.lease = nil
+		fx.clearWake = true
+	}
+}
+
+// Events returns logged events with seq > after, at most limit (0: all).
+func (s *Store) Events(ctx context.Context, sessionID string, after uint64, limit int) ([]core.Event, error) {
+	var lim *int
+	if limit > 0 {
+		lim = &limit
+	}
+	from := int64(min(after, math.MaxInt64)) // no seq is past it
+	out, err := s.sessionRows(ctx, sessionID, `SELECT body FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, from, lim)
+	if err != nil {
+		return nil, fmt.Errorf("events: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,136 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// querier is what reads need of a pool or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// encode marshals v without HTML escaping, as the bbolt store does, so raw
+// JSON bodies are stored byte for byte as the caller (after compaction)
+// gave them and both stores hold the same bytes.
+func encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// collect reads one bytea column of rows and decodes each value.
+func collect[T any](rows pgx.Rows, decode func([]byte) (T, error)) ([]T, error) {
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		var v []byte
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		item, err := decode(v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, item)
+	}
+	return out, rows.Err()
+}
+
+// listPage reads one page of records in id order: sql selects their
+// bodies after the cursor ($1) with args, ordered by id, and takes the
+// limit as its last parameter. It asks for one more row than the page
+// holds to tell whether there are more.
+func listPage[T any](ctx context.Context, s *Store, sql string, args []any, limit int, decode func([]byte) (T, error)) ([]T, bool, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, false, err
+	}
+	limit = clampLimit(limit)
+	rows, err := s.pool.Query(ctx, sql, append(args, limit+1)...)
+	if err != nil {
+		return nil, false, err
+	}
+	out, err := collect(rows, decode)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(out) > limit {
+		return out[:limit], true, nil
+	}
+	return out, false, nil
+}
+
+// normalizeBody compacts a body so that what is returned equals what is
+// stored; an empty body becomes {}.
+func normalizeBody(b json.RawMessage) (json.RawMessage, error) {
+	if len(b) == 0 {
+		return json.RawMessage(`{}`), nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return nil, fmt.Errorf("event body is not json: %v: %w", err, core.ErrInvalid)
+	}
+	return buf.Bytes(), nil
+}
+
+// normalizeTimes truncates caller-supplied times to the stored precision.
+func normalizeTimes(e *core.Event) {
+	if !e.CreatedAt.IsZero() {
+		e.CreatedAt = core.NewTime(e.CreatedAt.Time)
+	}
+	if e.QueuedAt != nil {
+		e.QueuedAt = core.NewTime(e.QueuedAt.Time).Ptr()
+	}
+	if e.ProcessedAt != nil {
+		e.ProcessedAt = core.NewTime(e.ProcessedAt.Time).Ptr()
+	}
+}
+
+// prepareEvent normalizes an event before any transaction, so a malformed
+// one fails alone and a transaction run again assigns the same id.
+func prepareEvent(e core.Event) (core.Event, error) {
+	body, err := normalizeBody(e.Body)
+	if err != nil {
+		return e, err
+	}
+	e.Body = body
+	if e.ID == "" {
+		e.ID = core.NewID(core.PrefixEvent)
+	}
+	e.Seq = 0
+	normalizeTimes(&e)
+	return e, nil
+}
+
+func decodeEvent(v []byte) (core.Event, error) {
+	var e core.Event
+	if err := json.Unmarshal(v, &e); err != nil {
+		return e, fmt.Errorf("decode event: %w", err)
+	}
+	return e, nil
+}
+
+// encodeEvents encodes events for an unnest insert.
+func encodeEvents(events []core.Event) ([][]byte, error) {
+	out := make([][]byte, len(events))
+	for i := range events {
+		v, err := encode(&events[i])
+		if err != nil {
+			return nil, fmt.Errorf("encode event %s: %w", events[i].ID, err)
+		}
+		out[i] = v
+	}
+	return out, nil
+}

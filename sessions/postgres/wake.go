@@ -1,0 +1,142 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// queueWake queues the write of the session's wake at at; unless move is
+// set, an earlier wake already there stays.
+func queueWake(b *pgx.Batch, sessionID string, at time.Time, move bool) {
+	keep := `least(wakes.due_at, excluded.due_at)`
+	if move {
+		keep = `excluded.due_at`
+	}
+	b.Queue(`INSERT INTO wakes (session_id, due_at) VALUES ($1, $2)
+		ON CONFLICT (session_id) DO UPDATE SET due_at = `+keep, sessionID, at.UnixNano())
+}
+
+// putWake writes a wake of a session that may still change (archived
+// sessions are never visited, so they refuse).
+func (s *Store) putWake(ctx context.Context, sessionID string, at time.Time, move bool) error {
+	return s.do(ctx, func(tx pgx.Tx) error {
+		if _, err := lockWritable(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		b := &pgx.Batch{}
+		queueWake(b, sessionID, at, move)
+		return tx.SendBatch(ctx, b).Close()
+	})
+}
+
+// ScheduleWake asks for a visit at or after at; an earlier request wins.
+func (s *Store) ScheduleWake(ctx context.Context, sessionID string, at time.Time) error {
+	if err := s.putWake(ctx, sessionID, at, false); err != nil {
+		return fmt.Errorf("schedule wake: %w", err)
+	}
+	return nil
+}
+
+// MoveWake replaces the session's wake with at, later or earlier.
+func (s *Store) MoveWake(ctx context.Context, sessionID string, at time.Time) error {
+	if err := s.putWake(ctx, sessionID, at, true); err != nil {
+		return fmt.Errorf("move wake: %w", err)
+	}
+	return nil
+}
+
+// DueWakes returns, earliest first, up to limit (0: all) sessions whose
+// wake is due at now. It leaves them scheduled; the runtime clears a wake
+// once it has visited.
+func (s *Store) DueWakes(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	var lim *int
+	if limit > 0 {
+		lim = &limit
+	}
+	rows, err := s.pool.Query(ctx, `SELECT session_id FROM wakes WHERE due_at <= $1 ORDER BY due_at, session_id LIMIT $2`, now.UnixNano(), lim)
+	if err != nil {
+		return nil, fmt.Errorf("due wakes: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("due wakes: %w", err)
+	}
+	if out == nil {
+		out = []string{}
+	}
+	return out, nil
+}
+
+// NextWake returns the earliest scheduled wake.
+func (s *Store) NextWake(ctx context.Context) (time.Time, bool, error) {
+	if err := ctxErr(ctx); err != nil {
+		return time.Time{}, false, err
+	}
+	var at *int64
+	if err := s.pool.QueryRow(ctx, `SELECT min(due_at) FROM wakes`).Scan(&at); err != nil {
+		return time.Time{}, false, fmt.Errorf("next wake: %w", err)
+	}
+	if at == nil {
+		return time.Time{}, false, nil
+	}
+	return time.Unix(0, *at).UTC(), true, nil
+}
+
+// ClearWake removes the session's wake, if any. It takes the session's
+// lock like every write of the session, so it orders with the writes
+// that queue inputs and schedule a wake.
+func (s *Store) ClearWake(ctx context.Context, sessionID string) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	// Clearing nothing must not cost a write.
+	var scheduled bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM wakes WHERE session_id = $1)`, sessionID).Scan(&scheduled); err != nil || !scheduled {
+		if err != nil {
+			return fmt.Errorf("clear wake: %w", err)
+		}
+		return nil
+	}
+	err := s.do(ctx, func(tx pgx.Tx) error {
+		if _, err := lockRow(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `DELETE FROM wakes WHERE session_id = $1`, sessionID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("clear wake: %w", err)
+	}
+	return nil
+}
+
+// OpenTurns returns the leases: sessions with a turn started and not
+// completed, and who started it.
+func (s *Store) OpenTurns(ctx context.Context) (map[string]string, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id, lease_holder FROM sessions WHERE lease_holder IS NOT NULL`)
+	if err != nil {
+		return nil, fmt.Errorf("open turns: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var id, holder string
+		if err := rows.Scan(&id, &holder); err != nil {
+			return nil, fmt.Errorf("open turns: %w", err)
+		}
+		out[id] = holder
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("open turns: %w", err)
+	}
+	return out, nil
+}

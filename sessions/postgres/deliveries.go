@@ -33,7 +33,7 @@ func decodeDestination(body []byte) (*core.Destination, error) {
 }
 
 // loadDelivery reads a delivery, taking lock ("" or a lock constant).
-func loadDelivery(ctx context.Context, q rowReader, id, lock string) (*core.Delivery, error) {
+func loadDelivery(ctx context.Context, q querier, id, lock string) (*core.Delivery, error) {
 	ds, err := queryDeliveries(ctx, q, "SELECT body FROM deliveries WHERE id = $1"+lock, id)
 	if err != nil {
 		return nil, err
@@ -45,22 +45,14 @@ func loadDelivery(ctx context.Context, q rowReader, id, lock string) (*core.Deli
 }
 
 // queryDeliveries decodes the deliveries whose bodies sql selects.
-func queryDeliveries(ctx context.Context, q rowReader, sql string, args ...any) ([]*core.Delivery, error) {
+func queryDeliveries(ctx context.Context, q querier, sql string, args ...any) ([]*core.Delivery, error) {
 	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read deliveries: %w", err)
 	}
-	bodies, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	out, err := collect(rows, decodeDelivery)
 	if err != nil {
 		return nil, fmt.Errorf("read deliveries: %w", err)
-	}
-	out := make([]*core.Delivery, 0, len(bodies))
-	for _, b := range bodies {
-		d, err := decodeDelivery(b)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
 	}
 	return out, nil
 }
@@ -72,7 +64,7 @@ func saveDeliveries(ctx context.Context, tx pgx.Tx, ds ...*core.Delivery) error 
 	}
 	ids, states, bodies := make([]string, len(ds)), make([]string, len(ds)), make([][]byte, len(ds))
 	for i, d := range ds {
-		b, err := webhookJSON(d)
+		b, err := encode(d)
 		if err != nil {
 			return fmt.Errorf("encode delivery %s: %w", d.ID, err)
 		}
@@ -134,7 +126,7 @@ func (s *Store) enqueueDeliveries(ctx context.Context, tx pgx.Tx, sess *core.Ses
 				EventID: e.ID, EventType: e.Type, Seq: e.Seq, State: core.DeliveryPending,
 				Attempts: []core.Attempt{}, NextAttemptAt: now.Ptr(), CreatedAt: now, UpdatedAt: now,
 			}
-			b, err := webhookJSON(d)
+			b, err := encode(d)
 			if err != nil {
 				return fmt.Errorf("encode delivery %s: %w", d.ID, err)
 			}
@@ -231,8 +223,7 @@ func (s *Store) ListDeliveries(ctx context.Context, q core.DeliveryQuery) ([]*co
 	if err := ctxErr(ctx); err != nil {
 		return nil, false, err
 	}
-	w := sqlConds{}
-	w.add("id > ?", q.After)
+	w := sqlConds{args: []any{q.After}}
 	if q.DestinationID != "" {
 		w.add("destination_id = ?", q.DestinationID)
 	}
@@ -242,15 +233,16 @@ func (s *Store) ListDeliveries(ctx context.Context, q core.DeliveryQuery) ([]*co
 	if q.State != "" {
 		w.add("state = ?", string(q.State))
 	}
-	out, more, err := recordPage(ctx, s, "deliveries", w, clampLimit(q.Limit), decodeDelivery)
+	out, more, err := listPage(ctx, s, w.pageSQL("deliveries"), w.args, q.Limit, decodeDelivery)
 	if err != nil {
 		return nil, false, fmt.Errorf("list deliveries: %w", err)
 	}
 	return out, more, nil
 }
 
-// sqlConds builds a WHERE clause: each condition's "?" becomes its
-// argument's placeholder.
+// sqlConds builds a list's query: the cursor is $1 (args[0]), each
+// condition's "?" becomes its argument's placeholder, and the limit
+// listPage adds comes last.
 type sqlConds struct {
 	conds []string
 	args  []any
@@ -264,31 +256,14 @@ func (w *sqlConds) add(cond string, args ...any) {
 	w.conds = append(w.conds, cond)
 }
 
-// recordPage reads one page of a table's records (their body column) in
-// id order: the shape of every list of the API. more reports a record
-// past the page.
-func recordPage[T any](ctx context.Context, s *Store, table string, w sqlConds, limit int, decode func([]byte) (*T, error)) ([]*T, bool, error) {
-	sql := "SELECT body FROM " + table
-	if len(w.conds) > 0 {
-		sql += " WHERE " + strings.Join(w.conds, " AND ")
+// pageSQL selects the bodies of a table's records after the cursor, in id
+// order.
+func (w *sqlConds) pageSQL(table string) string {
+	sql := "SELECT body FROM " + table + " WHERE id > $1"
+	for _, c := range w.conds {
+		sql += " AND " + c
 	}
-	rows, err := s.pool.Query(ctx, sql+" ORDER BY id LIMIT "+strconv.Itoa(limit+1), w.args...)
-	if err != nil {
-		return nil, false, err
-	}
-	bodies, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-	if err != nil {
-		return nil, false, err
-	}
-	out := make([]*T, 0, min(len(bodies), limit))
-	for _, b := range bodies[:min(len(bodies), limit)] {
-		rec, err := decode(b)
-		if err != nil {
-			return nil, false, err
-		}
-		out = append(out, rec)
-	}
-	return out, len(bodies) > limit, nil
+	return sql + " ORDER BY id LIMIT $" + strconv.Itoa(len(w.args)+1)
 }
 
 // Redeliver puts a delivered or dead delivery back in its stream at its

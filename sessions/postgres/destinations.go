@@ -1,15 +1,18 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
+)
+
+var (
+	_ core.DestinationStore = (*Store)(nil)
+	_ core.DeliveryQueue    = (*Store)(nil)
 )
 
 // Row locks a read takes (appended to its SELECT); 004_deliveries.sql says
@@ -20,27 +23,9 @@ const (
 	lockExclusive = " FOR UPDATE"
 )
 
-// webhookJSON encodes a record as the bbolt store does: no HTML escaping,
-// no trailing newline.
-func webhookJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
-// rowReader is a pool or a transaction.
-type rowReader interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-}
-
 // loadDestination reads a destination, taking lock (one of the lock
 // constants, or "") on its row.
-func loadDestination(ctx context.Context, q rowReader, id, lock string) (*core.Destination, error) {
+func loadDestination(ctx context.Context, q querier, id, lock string) (*core.Destination, error) {
 	var body []byte
 	err := q.QueryRow(ctx, "SELECT body FROM destinations WHERE id = $1"+lock, id).Scan(&body)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -54,7 +39,7 @@ func loadDestination(ctx context.Context, q rowReader, id, lock string) (*core.D
 
 // saveDestination rewrites a destination whose row tx has locked.
 func saveDestination(ctx context.Context, tx pgx.Tx, d *core.Destination) error {
-	body, err := webhookJSON(d)
+	body, err := encode(d)
 	if err != nil {
 		return fmt.Errorf("encode destination %s: %w", d.ID, err)
 	}
@@ -92,7 +77,7 @@ func (s *Store) insertDestination(ctx context.Context, tx pgx.Tx, nd core.NewDes
 		return nil, err
 	}
 	if d.SessionID != "" {
-		if err := lockWritableSession(ctx, tx, d.SessionID); err != nil {
+		if _, err := lockWritable(ctx, tx, d.SessionID); err != nil {
 			return nil, err
 		}
 	}
@@ -110,7 +95,7 @@ func (s *Store) insertDestination(ctx context.Context, tx pgx.Tx, nd core.NewDes
 		d.CreatedAt = now
 	}
 	d.UpdatedAt = d.CreatedAt
-	body, err := webhookJSON(&d)
+	body, err := encode(&d)
 	if err != nil {
 		return nil, fmt.Errorf("encode destination %s: %w", d.ID, err)
 	}
@@ -186,8 +171,7 @@ func (s *Store) ListDestinations(ctx context.Context, q core.DestinationQuery) (
 	if err := ctxErr(ctx); err != nil {
 		return nil, false, err
 	}
-	w := sqlConds{}
-	w.add("id > ?", q.After)
+	w := sqlConds{args: []any{q.After}}
 	switch {
 	case q.SessionID != "":
 		w.add("session_id = ?", q.SessionID)
@@ -197,7 +181,7 @@ func (s *Store) ListDestinations(ctx context.Context, q core.DestinationQuery) (
 	if q.AgentID != "" {
 		w.add("agent_id = ?", q.AgentID)
 	}
-	out, more, err := recordPage(ctx, s, "destinations", w, clampLimit(q.Limit), decodeDestination)
+	out, more, err := listPage(ctx, s, w.pageSQL("destinations"), w.args, q.Limit, decodeDestination)
 	if err != nil {
 		return nil, false, fmt.Errorf("list destinations: %w", err)
 	}

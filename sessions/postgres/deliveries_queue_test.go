@@ -256,3 +256,51 @@ func TestDueQueryUsesTheDueIndex(t *testing.T) {
 		t.Fatalf("plan does not read the due and queue indexes in order:\n%s", plan)
 	}
 }
+
+// TestAttemptSeesTheAppendItWaitedFor: an attempt that empties its stream
+// while an append is queueing behind it waits for the append and hands
+// on the new delivery, rather than dropping the stream under it.
+func TestAttemptSeesTheAppendItWaitedFor(t *testing.T) {
+	f := newQueueFixture(t)
+	ctx := t.Context()
+	f.globalDest()
+	f.append("ses_a", 1)
+	due, _, err := f.s.DueDeliveries(ctx, time.Now().Add(time.Second), 10, nil)
+	if err != nil || len(due) != 1 {
+		t.Fatalf("due = %+v, %v", due, err)
+	}
+	tx, err := f.s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	if err := f.enqueue(ctx, tx, "ses_a", 1); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		next *core.Delivery
+		err  error
+	}
+	recorded := make(chan result, 1)
+	go func() {
+		_, next, err := f.s.RecordAttempt(ctx, due[0].ID, core.AttemptResult{Success: true, Attempt: core.Attempt{At: core.Now()}})
+		recorded <- result{next, err}
+	}()
+	done := make(chan error, 1)
+	go func() {
+		r := <-recorded
+		recorded <- r
+		done <- r.err
+	}()
+	waitForBlocked(t, f.s, tx.Conn().PgConn().PID(), done)
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-recorded
+	if r.err != nil || r.next == nil || r.next.Seq != 2 {
+		t.Fatalf("next = %+v, %v; want the appended delivery", r.next, r.err)
+	}
+	if n := f.streamRows(); n != 1 {
+		t.Fatalf("%d stream rows, want the stream kept", n)
+	}
+}

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/switchboardhq/switchboard/sessions/postgres/pgtest"
 )
 
 // binPath is the switchboard binary built once for the package's tests,
@@ -106,6 +108,7 @@ const anyPort = "127.0.0.1:0"
 // startServer runs serve on dataDir with env and waits until it answers.
 func startServer(t *testing.T, dataDir string, env map[string]string) *server {
 	t.Helper()
+	env = onPostgres(t, env)
 	s := &server{t: t, dataDir: dataDir, env: env, out: &syncBuffer{}, exited: make(chan struct{})}
 	// The address file of an earlier process on the data dir is stale.
 	addrFile := filepath.Join(dataDir, "addr")
@@ -169,6 +172,30 @@ func startServer(t *testing.T, dataDir string, env map[string]string) *server {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// e2ePostgres names the variable that runs the end-to-end tests on the
+// PostgreSQL store instead of bbolt: ./scripts/test sets it for a second
+// pass over the tests that cover the store's whole contract end to end.
+const e2ePostgres = "SWITCHBOARD_E2E_POSTGRES"
+
+// onPostgres gives a test's servers a database of their own when the tests
+// run on PostgreSQL, kept in env so a restart finds the same one.
+func onPostgres(t *testing.T, env map[string]string) map[string]string {
+	if os.Getenv(e2ePostgres) != "1" {
+		return env
+	}
+	if _, ok := env["SWITCHBOARD_STORE"]; ok {
+		return env
+	}
+	out := map[string]string{
+		"SWITCHBOARD_STORE":      pgtest.DSN(t),
+		"SWITCHBOARD_MASTER_KEY": "e2e-postgres-master-key-0123456789abcdef",
+	}
+	for k, v := range env {
+		out[k] = v
+	}
+	return out
 }
 
 // restart starts a new process on the same data dir and environment.

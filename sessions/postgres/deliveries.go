@@ -64,7 +64,7 @@ func saveDeliveries(ctx context.Context, tx pgx.Tx, ds ...*core.Delivery) error 
 	}
 	ids, states, bodies := make([]string, len(ds)), make([]string, len(ds)), make([][]byte, len(ds))
 	for i, d := range ds {
-		b, err := encode(d)
+		b, err := core.EncodeJSON(d)
 		if err != nil {
 			return fmt.Errorf("encode delivery %s: %w", d.ID, err)
 		}
@@ -126,7 +126,7 @@ func (s *Store) enqueueDeliveries(ctx context.Context, tx pgx.Tx, sess *core.Ses
 				EventID: e.ID, EventType: e.Type, Seq: e.Seq, State: core.DeliveryPending,
 				Attempts: []core.Attempt{}, NextAttemptAt: now.Ptr(), CreatedAt: now, UpdatedAt: now,
 			}
-			b, err := encode(d)
+			b, err := core.EncodeJSON(d)
 			if err != nil {
 				return fmt.Errorf("encode delivery %s: %w", d.ID, err)
 			}

@@ -39,7 +39,7 @@ func loadDestination(ctx context.Context, q querier, id, lock string) (*core.Des
 
 // saveDestination rewrites a destination whose row tx has locked.
 func saveDestination(ctx context.Context, tx pgx.Tx, d *core.Destination) error {
-	body, err := encode(d)
+	body, err := core.EncodeJSON(d)
 	if err != nil {
 		return fmt.Errorf("encode destination %s: %w", d.ID, err)
 	}
@@ -95,7 +95,7 @@ func (s *Store) insertDestination(ctx context.Context, tx pgx.Tx, nd core.NewDes
 		d.CreatedAt = now
 	}
 	d.UpdatedAt = d.CreatedAt
-	body, err := encode(&d)
+	body, err := core.EncodeJSON(&d)
 	if err != nil {
 		return nil, fmt.Errorf("encode destination %s: %w", d.ID, err)
 	}

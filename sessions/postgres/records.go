@@ -10,9 +10,10 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 )
 
-// querier reads one row from a pool or a transaction.
+// querier reads from a pool or a transaction.
 type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
 // collect reads one bytea column of rows and decodes each value.

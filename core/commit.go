@@ -133,6 +133,21 @@ func (s *Commits) Publish(changes ...Change) {
 	}
 }
 
+// LagAll signals Lagged to every subscriber: changes may have been
+// missed that were never offered to any of them (a store lost its feed of
+// another process's commits for a while), so each recovers from the store.
+// OnLag is not told: no subscriber fell behind.
+func (s *Commits) LagAll() {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for sub := range s.subs {
+		select {
+		case sub.lagged <- struct{}{}:
+		default:
+		}
+	}
+}
+
 // Run calls change for each change and lagged after a lag, in order, until
 // ctx ends; then it closes the subscription.
 func (s *Subscription) Run(ctx context.Context, change func(Change), lagged func()) {

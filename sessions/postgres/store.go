@@ -41,6 +41,13 @@ type Store struct {
 	log     *slog.Logger
 	now     func() time.Time
 
+	// replica names this store in its notifications, channel is the
+	// deployment's (see notify.go); listener feeds commits with the
+	// changes of the other replicas.
+	replica  string
+	channel  string
+	listener *listener
+
 	// stripes order a session's writes within this process from the
 	// transaction to the publication of its changes, so the commit stream
 	// carries one session's changes in commit order. The session's row
@@ -88,19 +95,31 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
+	channel, err := currentChannel(cctx, pool)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
 	commits := core.NewCommits()
 	commits.OnLag = func(name string) {
 		opts.Logger.Warn("commit stream subscriber fell behind; it catches up from the store", "subscriber", name)
 	}
-	opts.Logger.Debug("session store opened", "server", where(cfg))
-	return &Store{
+	s := &Store{
 		pool:    pool,
 		commits: commits,
 		health:  writehealth.New(opts.Logger, opts.Now),
 		log:     opts.Logger,
 		now:     opts.Now,
 		seed:    maphash.MakeSeed(),
-	}, nil
+		replica: newReplicaID(),
+		channel: channel,
+	}
+	if s.listener, err = s.startListener(cctx, cfg.ConnConfig); err != nil {
+		pool.Close()
+		return nil, errors.New(redact(err.Error(), dsn))
+	}
+	opts.Logger.Debug("session store opened", "server", where(cfg), "replica", s.replica)
+	return s, nil
 }
 
 // where names the server without credentials.
@@ -126,8 +145,9 @@ func redact(msg, dsn string) string {
 	return msg
 }
 
-// Close releases the pool.
+// Close stops listening to the other replicas and releases the pool.
 func (s *Store) Close() error {
+	s.listener.stop()
 	s.pool.Close()
 	return nil
 }
@@ -136,7 +156,9 @@ func (s *Store) Close() error {
 func (s *Store) clock() core.Time { return core.NewTime(s.now()) }
 
 // Subscribe follows the store's commit stream: what each committed write
-// of this process did to sessions, published once the commit is durable.
+// did to sessions, published once the commit is durable; this store's
+// writes as they commit, the other replicas' as their notifications
+// arrive (listen.go).
 func (s *Store) Subscribe(name string, buf int) *core.Subscription {
 	return s.commits.Subscribe(name, buf)
 }
@@ -169,6 +191,9 @@ func (s *Store) write(ctx context.Context, sessionID string, fn writeFunc) error
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			var ferr error
 			changes, ferr = fn(tx)
+			if ferr == nil {
+				ferr = s.notify(ctx, tx, changes)
+			}
 			refused = ferr != nil && !retryable(ferr)
 			return ferr
 		})

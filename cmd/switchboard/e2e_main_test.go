@@ -180,7 +180,9 @@ func startServer(t *testing.T, dataDir string, env map[string]string) *server {
 const e2ePostgres = "SWITCHBOARD_E2E_POSTGRES"
 
 // onPostgres gives a test's servers a database of their own when the tests
-// run on PostgreSQL, kept in env so a restart finds the same one.
+// run on PostgreSQL. It adds to env in place: tests change the map they
+// gave (a failpoint removed) before they restart, and a restart must find
+// the same database.
 func onPostgres(t *testing.T, env map[string]string) map[string]string {
 	if os.Getenv(e2ePostgres) != "1" {
 		return env
@@ -188,14 +190,12 @@ func onPostgres(t *testing.T, env map[string]string) map[string]string {
 	if _, ok := env["SWITCHBOARD_STORE"]; ok {
 		return env
 	}
-	out := map[string]string{
-		"SWITCHBOARD_STORE":      pgtest.DSN(t),
-		"SWITCHBOARD_MASTER_KEY": "e2e-postgres-master-key-0123456789abcdef",
+	if env == nil {
+		env = map[string]string{}
 	}
-	for k, v := range env {
-		out[k] = v
-	}
-	return out
+	env["SWITCHBOARD_STORE"] = pgtest.DSN(t)
+	env["SWITCHBOARD_MASTER_KEY"] = "e2e-postgres-master-key-0123456789abcdef"
+	return env
 }
 
 // restart starts a new process on the same data dir and environment.

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -115,6 +116,21 @@ type InstallationStore interface {
 	ForgetInstallationTokens(ctx context.Context, id string) error
 	// DeleteInstallation deletes the record and its tokens.
 	DeleteInstallation(ctx context.Context, id string) error
+}
+
+// RunRefresh runs a RefreshInstallationTokens callback for a store, with
+// the current tokens of installation id, and checks what it gives back:
+// next is nil when the current tokens are to be kept; empty tokens are
+// ErrInvalid. Both stores answer the same through it.
+func RunRefresh(id string, current []byte, refresh func(current []byte) (next []byte, expiresAt *Time, err error)) ([]byte, *Time, error) {
+	next, expiresAt, err := refresh(current)
+	switch {
+	case err != nil:
+		return nil, nil, fmt.Errorf("refresh tokens of installation %s: %w", id, err)
+	case next != nil && len(next) == 0:
+		return nil, nil, fmt.Errorf("refresh installation tokens: empty: %w", ErrInvalid)
+	}
+	return next, expiresAt, nil
 }
 
 // OnceStore remembers keys for a while: OAuth states that may be redeemed

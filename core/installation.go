@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -96,11 +97,40 @@ type InstallationStore interface {
 	InstallationTokens(ctx context.Context, id string) ([]byte, error)
 	// PutInstallationTokens replaces the sealed tokens (a refresh).
 	PutInstallationTokens(ctx context.Context, id string, sealed []byte, expiresAt *Time) error
+	// RefreshInstallationTokens renews the tokens one caller at a time,
+	// across every process sharing the store: Slack's rotating refresh
+	// tokens and Linear's are single-use, so two callers must never spend
+	// the same one. Holding the installation's refresh lock, it reads the
+	// sealed tokens, runs refresh with them and stores what refresh
+	// returns (with its expiry), even when ctx ends meanwhile: the
+	// platform has spent the old ones. A caller that waited for the lock
+	// gets the tokens the previous holder stored; refresh returns nil to
+	// keep the current ones (renewed meanwhile), and an error to leave
+	// them as they were. No transaction is open while refresh calls the
+	// platform, and refresh must not use the store. It returns the
+	// tokens stored when it ends; an installation without tokens is
+	// ErrNotFound, and refresh is not run; an empty next is ErrInvalid.
+	RefreshInstallationTokens(ctx context.Context, id string, refresh func(current []byte) (next []byte, expiresAt *Time, err error)) ([]byte, error)
 	// ForgetInstallationTokens deletes the tokens and keeps the record
 	// (the app was uninstalled; a reinstall finds its binding and policy).
 	ForgetInstallationTokens(ctx context.Context, id string) error
 	// DeleteInstallation deletes the record and its tokens.
 	DeleteInstallation(ctx context.Context, id string) error
+}
+
+// RunRefresh runs a RefreshInstallationTokens callback for a store, with
+// the current tokens of installation id, and checks what it gives back:
+// next is nil when the current tokens are to be kept; empty tokens are
+// ErrInvalid. Both stores answer the same through it.
+func RunRefresh(id string, current []byte, refresh func(current []byte) (next []byte, expiresAt *Time, err error)) ([]byte, *Time, error) {
+	next, expiresAt, err := refresh(current)
+	switch {
+	case err != nil:
+		return nil, nil, fmt.Errorf("refresh tokens of installation %s: %w", id, err)
+	case next != nil && len(next) == 0:
+		return nil, nil, fmt.Errorf("refresh installation tokens: empty: %w", ErrInvalid)
+	}
+	return next, expiresAt, nil
 }
 
 // OnceStore remembers keys for a while: OAuth states that may be redeemed

@@ -30,9 +30,10 @@ func (m *memOnce) Once(_ context.Context, key string, until time.Time) (bool, er
 
 // memTokens is a hand-written TokenStore.
 type memTokens struct {
-	mu     sync.Mutex
-	sealed map[string][]byte
-	puts   int
+	mu         sync.Mutex
+	refreshing sync.Mutex // one refresh at a time, as a store orders them
+	sealed     map[string][]byte
+	puts       int
 }
 
 func (m *memTokens) InstallationTokens(_ context.Context, id string) ([]byte, error) {
@@ -54,4 +55,18 @@ func (m *memTokens) PutInstallationTokens(_ context.Context, id string, sealed [
 	m.sealed[id] = sealed
 	m.puts++
 	return nil
+}
+
+func (m *memTokens) RefreshInstallationTokens(ctx context.Context, id string, refresh func([]byte) ([]byte, *core.Time, error)) ([]byte, error) {
+	m.refreshing.Lock()
+	defer m.refreshing.Unlock()
+	cur, err := m.InstallationTokens(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	next, exp, err := refresh(cur)
+	if err != nil || next == nil {
+		return cur, err
+	}
+	return next, m.PutInstallationTokens(ctx, id, next, exp)
 }

@@ -28,9 +28,12 @@ func (t TokenSet) expiring(now time.Time, margin time.Duration) bool {
 }
 
 // TokenStore is where sealed tokens live (core.InstallationStore).
+// RefreshInstallationTokens orders refreshes across every process
+// sharing the store: refresh tokens that rotate are single-use.
 type TokenStore interface {
 	InstallationTokens(ctx context.Context, id string) ([]byte, error)
 	PutInstallationTokens(ctx context.Context, id string, sealed []byte, expiresAt *core.Time) error
+	RefreshInstallationTokens(ctx context.Context, id string, refresh func(current []byte) (next []byte, expiresAt *core.Time, err error)) ([]byte, error)
 }
 
 // RefreshFunc renews an expiring token set at the platform.
@@ -45,7 +48,8 @@ var ErrNoToken = fmt.Errorf("installation has no token: %w", core.ErrNotFound)
 
 // Tokens seals installations' tokens at rest and hands them out, renewing
 // a rotating token before it expires. One refresh runs per installation
-// at a time; concurrent callers share its result.
+// at a time: concurrent callers in a process share its result, and the
+// store orders the processes sharing it (see Renew).
 type Tokens struct {
 	Store  TokenStore
 	Sealer core.Sealer
@@ -101,14 +105,19 @@ func (t *Tokens) Put(ctx context.Context, in *core.Installation, ts TokenSet) er
 
 // open reads and opens in's stored tokens.
 func (t *Tokens) open(ctx context.Context, in *core.Installation) (TokenSet, error) {
-	var ts TokenSet
 	sealed, err := t.Store.InstallationTokens(ctx, in.ID)
 	if errors.Is(err, core.ErrNotFound) {
-		return ts, ErrNoToken
+		return TokenSet{}, ErrNoToken
 	}
 	if err != nil {
-		return ts, err
+		return TokenSet{}, err
 	}
+	return t.unseal(in, sealed)
+}
+
+// unseal opens sealed tokens of in.
+func (t *Tokens) unseal(in *core.Installation, sealed []byte) (TokenSet, error) {
+	var ts TokenSet
 	raw, err := t.Sealer.Open(sealed, core.InstallationAAD(in.Provider, in.ExternalID))
 	if err != nil {
 		return ts, fmt.Errorf("tokens of installation %s: %w", in.ID, err)
@@ -126,26 +135,16 @@ func (t *Tokens) Get(ctx context.Context, in *core.Installation) (TokenSet, erro
 	if err != nil || t.Refresh == nil || ts.RefreshToken == "" || !ts.expiring(t.now(), t.margin()) {
 		return ts, err
 	}
+	// Callers in this process share one renewal rather than queue at the
+	// store for the lock one after the other.
 	ch := t.group.DoChan(in.ID, func() (any, error) {
-		// Another caller may have refreshed while this one waited.
-		cur, err := t.open(context.WithoutCancel(ctx), in)
-		if err != nil || !cur.expiring(t.now(), t.margin()) {
-			return cur, err
+		cur, err := t.Renew(context.WithoutCancel(ctx), in, func(cur TokenSet) bool {
+			return cur.expiring(t.now(), t.margin())
+		})
+		if err != nil && cur.AccessToken == "" && !errors.Is(err, ErrNoToken) {
+			cur = ts // the lock or the read failed: what this caller read
 		}
-		next, err := t.Refresh(context.WithoutCancel(ctx), in, cur)
-		if err != nil {
-			return cur, fmt.Errorf("refresh tokens of installation %s: %w", in.ID, err)
-		}
-		if next.RefreshToken == "" {
-			next.RefreshToken = cur.RefreshToken
-		}
-		if next.Extra == nil {
-			next.Extra = cur.Extra
-		}
-		if err := t.Put(context.WithoutCancel(ctx), in, next); err != nil {
-			return cur, err
-		}
-		return next, nil
+		return cur, err
 	})
 	if t.joined != nil {
 		t.joined()
@@ -158,4 +157,46 @@ func (t *Tokens) Get(ctx context.Context, in *core.Installation) (TokenSet, erro
 		return ts, err
 	}
 	return ts, nil
+}
+
+// Renew refreshes in's tokens at the platform if stale says the stored
+// ones need it, and returns the tokens stored when it ends. It runs under
+// the store's refresh lock for in, so stale sees the tokens as the last
+// renewal (in any process sharing the store) left them: a refresh token
+// another caller spent is never spent again. On error it returns the
+// tokens it found, if any; tokens that cannot be refreshed (no Refresh,
+// no refresh token) are returned as they are.
+func (t *Tokens) Renew(ctx context.Context, in *core.Installation, stale func(TokenSet) bool) (TokenSet, error) {
+	var cur, got TokenSet
+	ran := false
+	_, err := t.Store.RefreshInstallationTokens(ctx, in.ID, func(sealed []byte) ([]byte, *core.Time, error) {
+		ran = true
+		var err error
+		if cur, err = t.unseal(in, sealed); err != nil {
+			return nil, nil, err
+		}
+		got = cur
+		if t.Refresh == nil || cur.RefreshToken == "" || !stale(cur) {
+			return nil, nil, nil
+		}
+		next, err := t.Refresh(ctx, in, cur)
+		if err != nil {
+			return nil, nil, err
+		}
+		if next.RefreshToken == "" {
+			next.RefreshToken = cur.RefreshToken
+		}
+		if next.Extra == nil {
+			next.Extra = cur.Extra
+		}
+		got = next
+		return t.Seal(in, next)
+	})
+	switch {
+	case !ran && errors.Is(err, core.ErrNotFound):
+		return cur, ErrNoToken
+	case err != nil:
+		return cur, err
+	}
+	return got, nil
 }

@@ -77,6 +77,8 @@ type Store struct {
 	now     func() time.Time
 	path    string
 	boot    string // this Open: leases of earlier ones are void
+	// refreshes orders each installation's token refreshes.
+	refreshes refreshLocks
 }
 
 var _ core.Store = (*Store)(nil)

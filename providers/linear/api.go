@@ -132,26 +132,14 @@ func (t *authTransport) send(req *http.Request, token string) (*http.Response, e
 }
 
 // renew refreshes an installation's tokens now, unless another caller
-// already replaced the refused access token; one renewal runs per
-// installation at a time.
+// (in this process or another replica) already replaced the refused
+// access token. Callers in this process share one renewal; the store
+// orders the replicas' (oauth.Tokens.Renew).
 func (p *Provider) renew(ctx context.Context, in *core.Installation, refused string) (oauth.TokenSet, error) {
 	v, err, _ := p.renews.Do(in.ID, func() (any, error) {
-		ctx := context.WithoutCancel(ctx)
-		cur, err := p.tokens.Get(ctx, in)
-		if err != nil {
-			return cur, err
-		}
-		if cur.AccessToken != refused || cur.RefreshToken == "" {
-			return cur, nil
-		}
-		next, err := p.refresh(ctx, in, cur)
-		if err != nil {
-			return cur, fmt.Errorf("refresh tokens of installation %s: %w", in.ID, err)
-		}
-		if next.RefreshToken == "" {
-			next.RefreshToken = cur.RefreshToken
-		}
-		return next, p.tokens.Put(ctx, in, next)
+		return p.tokens.Renew(context.WithoutCancel(ctx), in, func(cur oauth.TokenSet) bool {
+			return cur.AccessToken == refused
+		})
 	})
 	return v.(oauth.TokenSet), err
 }

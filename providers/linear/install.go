@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -114,41 +113,18 @@ func tokenSet(tok *xoauth2.Token, old oauth.TokenSet) oauth.TokenSet {
 	return ts
 }
 
-// rotations remembers, per installation, the refresh token last spent
-// and what it got.
-type rotations struct {
-	mu   sync.Mutex
-	last map[string]rotation
-}
-
-type rotation struct {
-	spent string
-	got   oauth.TokenSet
-}
-
 // refresh renews the access token with the refresh token; Linear rotates
 // the refresh token, and the new one is what oauth.Tokens stores, sealed.
-// Refreshes run one at a time: a caller that read the refresh token just
-// spent by another (oauth.Tokens and renew race when a 401 meets a token
-// entering its margin) gets that refresh's tokens instead of spending it
-// a second time, which Linear refuses.
+// Linear refuses a refresh token presented twice: oauth.Tokens runs
+// refresh under the store's refresh lock with the tokens stored last, so
+// a refresh token spent by another caller or replica is never presented.
 func (p *Provider) refresh(ctx context.Context, in *core.Installation, old oauth.TokenSet) (oauth.TokenSet, error) {
-	r := &p.rotations
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if last, ok := r.last[in.ID]; ok && last.spent == old.RefreshToken {
-		return last.got, nil
-	}
 	src := p.oauthConfig("").TokenSource(p.oauthContext(ctx), &xoauth2.Token{RefreshToken: old.RefreshToken, Expiry: time.Unix(1, 0)})
 	tok, err := src.Token()
 	if err != nil {
 		return oauth.TokenSet{}, err
 	}
 	ts := tokenSet(tok, old)
-	if r.last == nil {
-		r.last = map[string]rotation{}
-	}
-	r.last[in.ID] = rotation{spent: old.RefreshToken, got: ts}
 	p.log.Info("linear token refreshed", "installation_id", in.ID, "expires_at", ts.Expiry)
 	return ts, nil
 }

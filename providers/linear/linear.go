@@ -123,11 +123,8 @@ type Provider struct {
 	// newAPI makes the Linear client of an installation (a fake in tests).
 	newAPI  func(in *core.Installation) platform
 	budgets *budgets
-	renews  singleflight.Group
-	// rotations serialises refreshes: oauth.Tokens (ahead of expiry) and
-	// renew (after a 401) refresh on their own, and Linear's refresh
-	// tokens are single-use.
-	rotations rotations
+	// renews shares a renewal after a 401 among this process's callers.
+	renews singleflight.Group
 
 	bg providers.Background // refusals told after the ack
 

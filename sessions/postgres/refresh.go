@@ -62,15 +62,12 @@ func (s *Store) RefreshInstallationTokens(ctx context.Context, id string, refres
 	if err != nil {
 		return nil, fmt.Errorf("refresh installation tokens: %w", err)
 	}
-	next, expiresAt, err := refresh(current)
+	next, expiresAt, err := core.RunRefresh(id, current, refresh)
 	if err != nil {
-		return nil, fmt.Errorf("refresh tokens of installation %s: %w", id, err)
+		return nil, err
 	}
 	if next == nil {
 		return current, nil
-	}
-	if len(next) == 0 {
-		return nil, fmt.Errorf("refresh installation tokens: empty: %w", core.ErrInvalid)
 	}
 	// The platform has spent the old tokens: store the new ones even when
 	// the caller gave up meanwhile.

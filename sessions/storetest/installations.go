@@ -27,6 +27,8 @@ func RunInstallations(t *testing.T, open func(t *testing.T) InstallationStore) {
 		{"installations/invalid", testInstallationInvalid},
 		{"installations/update_keeps_identity", testInstallationUpdate},
 		{"installations/tokens", testInstallationTokens},
+		{"installations/refresh_one_at_a_time", testRefreshOneAtATime},
+		{"installations/refresh_outcomes", testRefreshOutcomes},
 		{"installations/list_paging", testInstallationList},
 		{"installations/delete", testInstallationDelete},
 		{"once", testOnce},

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/switchboardhq/switchboard/sessions/record"
+
 	"github.com/switchboardhq/switchboard/core"
 	bolt "go.etcd.io/bbolt"
 )
@@ -22,7 +24,7 @@ func (s *Store) ListDeliveries(ctx context.Context, q core.DeliveryQuery) ([]*co
 	if err := ctxErr(ctx); err != nil {
 		return nil, false, err
 	}
-	limit := clampLimit(q.Limit)
+	limit := record.ClampLimit(q.Limit)
 	var out []*core.Delivery
 	var more bool
 	err := s.db.View(func(tx *bolt.Tx) error {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboardhq/switchboard/sessions/record"
+
 	"github.com/switchboardhq/switchboard/core"
 	bolt "go.etcd.io/bbolt"
 )
@@ -288,7 +290,7 @@ func (s *Store) RecordAttempt(ctx context.Context, id string, r core.AttemptResu
 			return err
 		}
 		now := s.clock()
-		addAttempt(d, r.Attempt, now)
+		record.AddAttempt(d, r.Attempt, now)
 		stored = d
 		if d.State != core.DeliveryPending {
 			// Its destination was deleted, or it was settled meanwhile:
@@ -342,19 +344,6 @@ func (s *Store) RecordAttempt(ctx context.Context, id string, r core.AttemptResu
 		return nil, nil, fmt.Errorf("record attempt: %w", err)
 	}
 	return stored, next, nil
-}
-
-// addAttempt appends an attempt, keeping the most recent ones.
-func addAttempt(d *core.Delivery, a core.Attempt, now core.Time) {
-	d.AttemptCount++
-	d.Attempts = append(d.Attempts, a)
-	if n := len(d.Attempts) - core.MaxAttemptsKept; n > 0 {
-		d.Attempts = append([]core.Attempt{}, d.Attempts[n:]...)
-	}
-	if d.FirstAttemptAt == nil {
-		d.FirstAttemptAt = a.At.Ptr()
-	}
-	d.UpdatedAt = now
 }
 
 // noteFailure extends the destination's run of failures and pauses it

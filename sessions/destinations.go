@@ -5,7 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
+
+	"github.com/switchboardhq/switchboard/sessions/record"
 
 	"github.com/switchboardhq/switchboard/core"
 	bolt "go.etcd.io/bbolt"
@@ -83,25 +84,6 @@ func saveDestination(tx *bolt.Tx, d *core.Destination) error {
 	return bkt(tx, bucketDestinations).Put([]byte(d.ID), v)
 }
 
-// checkDestination refuses what the store cannot key or deliver to. The
-// API validates more (and first); this guards the layout.
-func checkDestination(d *core.Destination) error {
-	if !core.HasPrefix(d.ID, core.PrefixDestination) {
-		return fmt.Errorf("destination id %q is not a destination id: %w", d.ID, core.ErrInvalid)
-	}
-	u, err := url.Parse(d.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("destination url %q: want an absolute http(s) URL: %w", d.URL, core.ErrInvalid)
-	}
-	if _, err := core.ParseLevel(string(d.Level)); err != nil {
-		return err
-	}
-	if d.SessionID != "" && d.AgentID != "" {
-		return fmt.Errorf("destination %s: a session destination takes no agent filter: %w", d.ID, core.ErrInvalid)
-	}
-	return nil
-}
-
 // insertDestination writes a new destination, its secret and its filter.
 func (s *Store) insertDestination(tx *bolt.Tx, nd core.NewDestination, now core.Time) (*core.Destination, error) {
 	d := nd.Destination
@@ -143,7 +125,7 @@ func (s *Store) CreateDestination(ctx context.Context, nd core.NewDestination) (
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	if err := checkDestination(&nd.Destination); err != nil {
+	if err := record.CheckDestination(&nd.Destination); err != nil {
 		return nil, fmt.Errorf("create destination: %w", err)
 	}
 	var out *core.Destination
@@ -189,7 +171,7 @@ func (s *Store) ListDestinations(ctx context.Context, q core.DestinationQuery) (
 	if err := ctxErr(ctx); err != nil {
 		return nil, false, err
 	}
-	limit := clampLimit(q.Limit)
+	limit := record.ClampLimit(q.Limit)
 	var out []*core.Destination
 	var more bool
 	err := s.db.View(func(tx *bolt.Tx) error {

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
+
+	"github.com/switchboardhq/switchboard/sessions/record"
 
 	"github.com/switchboardhq/switchboard/core"
 	bolt "go.etcd.io/bbolt"
@@ -52,23 +53,13 @@ func putInstallation(tx *bolt.Tx, in *core.Installation) error {
 	return bkt(tx, bucketInstallations).Put([]byte(in.ID), v)
 }
 
-func validInstallation(in *core.Installation) error {
-	switch {
-	case in.Provider == "" || strings.ContainsRune(in.Provider, 0):
-		return fmt.Errorf("installation provider %q: %w", in.Provider, core.ErrInvalid)
-	case in.ExternalID == "":
-		return fmt.Errorf("installation external id is required: %w", core.ErrInvalid)
-	}
-	return nil
-}
-
 // SaveInstallation creates or updates the installation of a provider's
 // tenant, and replaces its tokens when sealed is given, in one transaction.
 func (s *Store) SaveInstallation(ctx context.Context, in *core.Installation, sealed []byte, tokenExpiresAt *core.Time) (*core.Installation, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	if err := validInstallation(in); err != nil {
+	if err := record.ValidInstallation(in); err != nil {
 		return nil, err
 	}
 	var out *core.Installation
@@ -138,7 +129,7 @@ func (s *Store) ListInstallations(ctx context.Context, q core.InstallationQuery)
 	if err := ctxErr(ctx); err != nil {
 		return nil, false, err
 	}
-	limit := clampLimit(q.Limit)
+	limit := record.ClampLimit(q.Limit)
 	out := []*core.Installation{}
 	more := false
 	err := s.db.View(func(tx *bolt.Tx) error {

@@ -53,20 +53,6 @@ func parseKeyRecord(v []byte) (keyRecord, error) {
 	}, nil
 }
 
-// validateKeys refuses empty keys up front, outside any batch, so a bad
-// request cannot make bbolt re-run its neighbours.
-func validateKeys(idem *core.Idempotency, dedupe []string) error {
-	if idem != nil && idem.Key == "" {
-		return fmt.Errorf("idempotency key is empty: %w", core.ErrInvalid)
-	}
-	for _, d := range dedupe {
-		if d == "" {
-			return fmt.Errorf("dedupe key is empty: %w", core.ErrInvalid)
-		}
-	}
-	return nil
-}
-
 // checkKeys answers whether a write was already done: a non-nil replay for a
 // known idempotency key with the same hash, dup for a known dedupe key.
 func checkKeys(tx *bolt.Tx, idem *core.Idempotency, dedupe []string) (replay []byte, dup bool, err error) {

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/switchboardhq/switchboard/sessions/record"
+
 	"github.com/switchboardhq/switchboard/core"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -24,7 +26,7 @@ func (s *Store) ListSessions(ctx context.Context, f core.SessionFilter) ([]*core
 	if err := ctxErr(ctx); err != nil {
 		return nil, false, err
 	}
-	limit := clampLimit(f.Limit)
+	limit := record.ClampLimit(f.Limit)
 	out := []*core.Session{}
 	more := false
 	err := s.db.View(func(tx *bolt.Tx) error {

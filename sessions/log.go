@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/switchboardhq/switchboard/sessions/record"
+
 	"github.com/switchboardhq/switchboard/core"
 	bolt "go.etcd.io/bbolt"
 )
@@ -19,15 +21,6 @@ type logEvent struct {
 	done   *core.TurnCompletedBody
 }
 
-func knownStatus(st core.Status) bool {
-	switch st {
-	case core.StatusQueued, core.StatusRunning, core.StatusAwaitingInput,
-		core.StatusIdle, core.StatusFailed, core.StatusArchived:
-		return true
-	}
-	return false
-}
-
 // prepareEvents validates events and fixes their ids outside the batch, so
 // a malformed event fails alone and a re-run batch is deterministic.
 func prepareEvents(in []core.Event) ([]logEvent, error) {
@@ -36,26 +29,20 @@ func prepareEvents(in []core.Event) ([]logEvent, error) {
 		if e.Type == "" {
 			return nil, fmt.Errorf("event %d: type is required: %w", i, core.ErrInvalid)
 		}
-		body, err := normalizeBody(e.Body)
+		e, err := record.PrepareEvent(e)
 		if err != nil {
 			return nil, fmt.Errorf("event %d (%s): %w", i, e.Type, err)
 		}
-		e.Body = body
-		if e.ID == "" {
-			e.ID = core.NewID(core.PrefixEvent)
-		}
-		e.Seq = 0
-		normalizeTimes(&e)
 		le := logEvent{ev: e}
 		switch e.Type {
 		case core.TypeStatusChanged:
 			le.status = &core.StatusChangedBody{}
-			if err := json.Unmarshal(body, le.status); err != nil || !knownStatus(le.status.Status) {
-				return nil, fmt.Errorf("event %d: %s body %s: %w", i, e.Type, body, core.ErrInvalid)
+			if err := json.Unmarshal(e.Body, le.status); err != nil || !record.KnownStatus(le.status.Status) {
+				return nil, fmt.Errorf("event %d: %s body %s: %w", i, e.Type, e.Body, core.ErrInvalid)
 			}
 		case core.TypeTurnCompleted:
 			le.done = &core.TurnCompletedBody{}
-			if err := json.Unmarshal(body, le.done); err != nil {
+			if err := json.Unmarshal(e.Body, le.done); err != nil {
 				return nil, fmt.Errorf("event %d: %s body: %v: %w", i, e.Type, err, core.ErrInvalid)
 			}
 		}
@@ -224,7 +211,7 @@ func (s *Store) project(tx *bolt.Tx, sess *core.Session, le logEvent, e core.Eve
 		// The origin's output sink may be behind on this session from now
 		// on: marked in the transaction that opens the turn, so a crash
 		// after it cannot lose the turn's output.
-		if sess.Origin != nil && validSink(sess.Origin.Provider, sess.ID) == nil {
+		if sess.Origin != nil && record.ValidSink(sess.Origin.Provider, sess.ID) == nil {
 			if err := bkt(tx, bucketSinkActive).Put(sinkKey(sess.Origin.Provider, sess.ID), nil); err != nil {
 				return err
 			}

@@ -1,64 +1,15 @@
 package sessions
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
+
+	"github.com/switchboardhq/switchboard/sessions/record"
 
 	"github.com/switchboardhq/switchboard/core"
 	bolt "go.etcd.io/bbolt"
 )
-
-// normalizeBody compacts a body so that what is returned equals what is
-// stored; an empty body becomes {}.
-func normalizeBody(b json.RawMessage) (json.RawMessage, error) {
-	if len(b) == 0 {
-		return json.RawMessage(`{}`), nil
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, b); err != nil {
-		return nil, fmt.Errorf("event body is not json: %v: %w", err, core.ErrInvalid)
-	}
-	return buf.Bytes(), nil
-}
-
-// normalizeTimes truncates caller-supplied times to the stored precision.
-func normalizeTimes(e *core.Event) {
-	if !e.CreatedAt.IsZero() {
-		e.CreatedAt = core.NewTime(e.CreatedAt.Time)
-	}
-	if e.QueuedAt != nil {
-		e.QueuedAt = core.NewTime(e.QueuedAt.Time).Ptr()
-	}
-	if e.ProcessedAt != nil {
-		e.ProcessedAt = core.NewTime(e.ProcessedAt.Time).Ptr()
-	}
-}
-
-// prepareInputs validates inputs and fixes their ids before any batch, so
-// a bad request fails alone and a re-run batch assigns the same ids.
-func prepareInputs(in []core.Event) ([]core.Event, error) {
-	out := make([]core.Event, len(in))
-	for i, e := range in {
-		if !core.IsInput(e.Type) {
-			return nil, fmt.Errorf("input %d: type %q is not an input type: %w", i, e.Type, core.ErrInvalid)
-		}
-		body, err := normalizeBody(e.Body)
-		if err != nil {
-			return nil, fmt.Errorf("input %d: %w", i, err)
-		}
-		e.Body = body
-		if e.ID == "" {
-			e.ID = core.NewID(core.PrefixEvent)
-		}
-		e.Seq = 0
-		normalizeTimes(&e)
-		out[i] = e
-	}
-	return out, nil
-}
 
 // queue stores inputs in the session's pending area in order, marks the
 // session queued unless a turn is running, and schedules a wake now. It
@@ -114,10 +65,10 @@ func (s *Store) QueueInputs(ctx context.Context, sessionID string, req core.Queu
 		// Nothing to queue would still mark the session queued and wake it.
 		return nil, fmt.Errorf("queue inputs: no inputs: %w", core.ErrInvalid)
 	}
-	if err := validateKeys(req.Idempotency, req.Dedupe); err != nil {
+	if err := record.ValidateKeys(req.Idempotency, req.Dedupe); err != nil {
 		return nil, err
 	}
-	inputs, err := prepareInputs(req.Inputs)
+	inputs, err := record.PrepareInputs(req.Inputs)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +114,7 @@ func (s *Store) queueInputs(tx *bolt.Tx, sessionID string, req core.QueueRequest
 		return nil, nil, err
 	}
 	if req.AnswersPending {
-		if err := answersPending(sess, req.Inputs); err != nil {
+		if err := record.AnswersPending(sess, req.Inputs); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -180,31 +131,6 @@ func (s *Store) queueInputs(tx *bolt.Tx, sessionID string, req core.QueueRequest
 		return nil, nil, err
 	}
 	return &core.QueueResult{Session: sess, Inputs: queued}, []core.Change{changeOf(sess, before, core.Change{Queued: queued})}, nil
-}
-
-// answersPending refuses tool answers that name a call the session does
-// not wait for.
-func answersPending(sess *core.Session, inputs []core.Event) error {
-	var waiting []string
-	if sess.PendingAction != nil {
-		waiting = sess.PendingAction.ToolUseIDs
-	}
-	for i, e := range inputs {
-		if e.Type != core.TypeUserCustomToolResult && e.Type != core.TypeUserToolConfirmation {
-			continue
-		}
-		var b struct {
-			ToolUseID string `json:"tool_use_id"`
-		}
-		if err := e.Decode(&b); err != nil {
-			return fmt.Errorf("events[%d]: %w", i, err)
-		}
-		if !slices.Contains(waiting, b.ToolUseID) {
-			return fmt.Errorf("events[%d]: %s for tool_use_id %q: session %s waits for no such call (pending_action: %q): %w",
-				i, e.Type, b.ToolUseID, sess.ID, waiting, core.ErrConflict)
-		}
-	}
-	return nil
 }
 
 // changeOf completes what a write did to sess for the commit stream; before

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/switchboardhq/switchboard/sessions/record"
+
 	"github.com/switchboardhq/switchboard/core"
 	bolt "go.etcd.io/bbolt"
 )
@@ -95,14 +97,14 @@ func (s *Store) createWith(ctx context.Context, req core.NewSession, dests []cor
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	if err := validateKeys(req.Idempotency, req.Dedupe); err != nil {
+	if err := record.ValidateKeys(req.Idempotency, req.Dedupe); err != nil {
 		return nil, err
 	}
-	inputs, err := prepareInputs(req.Inputs)
+	inputs, err := record.PrepareInputs(req.Inputs)
 	if err != nil {
 		return nil, err
 	}
-	if req.StartInputs, err = prepareInputs(req.StartInputs); err != nil {
+	if req.StartInputs, err = record.PrepareInputs(req.StartInputs); err != nil {
 		return nil, err
 	}
 	id := req.Session.ID
@@ -113,7 +115,7 @@ func (s *Store) createWith(ctx context.Context, req core.NewSession, dests []cor
 		if dests[i].Destination.SessionID != id {
 			return nil, fmt.Errorf("create session: destination %d names session %q, not %q: %w", i, dests[i].Destination.SessionID, id, core.ErrInvalid)
 		}
-		if err := checkDestination(&dests[i].Destination); err != nil {
+		if err := record.CheckDestination(&dests[i].Destination); err != nil {
 			return nil, fmt.Errorf("create session: %w", err)
 		}
 	}

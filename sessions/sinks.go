@@ -6,7 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+
+	"github.com/switchboardhq/switchboard/sessions/record"
 
 	"github.com/switchboardhq/switchboard/core"
 	bolt "go.etcd.io/bbolt"
@@ -27,13 +28,6 @@ func sinkKey(sink, sessionID string) []byte {
 	return append(append(append(k, sink...), 0), sessionID...)
 }
 
-func validSink(sink, sessionID string) error {
-	if sink == "" || strings.ContainsRune(sink, 0) || sessionID == "" {
-		return fmt.Errorf("sink %q, session %q: %w", sink, sessionID, core.ErrInvalid)
-	}
-	return nil
-}
-
 // SinkPosition returns a sink's position in a session's log; zero when
 // none was saved.
 func (s *Store) SinkPosition(ctx context.Context, sink, sessionID string) (core.SinkPosition, error) {
@@ -41,7 +35,7 @@ func (s *Store) SinkPosition(ctx context.Context, sink, sessionID string) (core.
 	if err := ctxErr(ctx); err != nil {
 		return p, err
 	}
-	if err := validSink(sink, sessionID); err != nil {
+	if err := record.ValidSink(sink, sessionID); err != nil {
 		return p, err
 	}
 	err := s.db.View(func(tx *bolt.Tx) error {
@@ -62,7 +56,7 @@ func (s *Store) SaveSinkPosition(ctx context.Context, sink, sessionID string, p 
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	if err := validSink(sink, sessionID); err != nil {
+	if err := record.ValidSink(sink, sessionID); err != nil {
 		return err
 	}
 	if len(p.State) > 0 {
@@ -91,7 +85,7 @@ func (s *Store) ReleaseSink(ctx context.Context, sink, sessionID string, rendere
 	if err := ctxErr(ctx); err != nil {
 		return false, err
 	}
-	if err := validSink(sink, sessionID); err != nil {
+	if err := record.ValidSink(sink, sessionID); err != nil {
 		return false, err
 	}
 	released := false

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/switchboardhq/switchboard/sessions/record"
+
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/sessions/writehealth"
 	bolt "go.etcd.io/bbolt"
@@ -172,17 +174,6 @@ func ctxErr(ctx context.Context) error {
 	return nil
 }
 
-// clampLimit applies the list paging rules: default 100, at most 1000.
-func clampLimit(limit int) int {
-	switch {
-	case limit <= 0:
-		return 100
-	case limit > 1000:
-		return 1000
-	}
-	return limit
-}
-
 // viewOne reads one record in a read transaction; what names it in
 // errors ("get session").
 func viewOne[T any](ctx context.Context, s *Store, what string, get func(*bolt.Tx) (T, error)) (T, error) {
@@ -208,7 +199,7 @@ func listPage[T any](ctx context.Context, s *Store, bucket, after string, limit 
 	if err := ctxErr(ctx); err != nil {
 		return nil, false, err
 	}
-	limit = clampLimit(limit)
+	limit = record.ClampLimit(limit)
 	out := []T{}
 	more := false
 	err := s.db.View(func(tx *bolt.Tx) error {

@@ -7,6 +7,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/switchboardhq/switchboard/sessions/record"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
 )
@@ -180,7 +182,7 @@ func (s *Store) recordAttempt(ctx context.Context, tx pgx.Tx, id string, r core.
 		return nil, nil, err
 	}
 	now := s.clock()
-	addAttempt(d, r.Attempt, now)
+	record.AddAttempt(d, r.Attempt, now)
 	if d.State != core.DeliveryPending {
 		// Its destination was deleted, or it was settled meanwhile: keep
 		// the attempt for the record, move nothing.
@@ -229,19 +231,6 @@ func (s *Store) recordAttempt(ctx context.Context, tx pgx.Tx, id string, r core.
 		}
 	}
 	return d, next, nil
-}
-
-// addAttempt appends an attempt, keeping the most recent ones.
-func addAttempt(d *core.Delivery, a core.Attempt, now core.Time) {
-	d.AttemptCount++
-	d.Attempts = append(d.Attempts, a)
-	if n := len(d.Attempts) - core.MaxAttemptsKept; n > 0 {
-		d.Attempts = append([]core.Attempt{}, d.Attempts[n:]...)
-	}
-	if d.FirstAttemptAt == nil {
-		d.FirstAttemptAt = a.At.Ptr()
-	}
-	d.UpdatedAt = now
 }
 
 // noteFailure extends the destination's run of failures and pauses it

@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
+
+	"github.com/switchboardhq/switchboard/sessions/record"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
@@ -49,31 +50,12 @@ func saveDestination(ctx context.Context, tx pgx.Tx, d *core.Destination) error 
 	return nil
 }
 
-// checkDestination refuses what the store cannot deliver to, as the bbolt
-// store does. The API validates more (and first).
-func checkDestination(d *core.Destination) error {
-	if !core.HasPrefix(d.ID, core.PrefixDestination) {
-		return fmt.Errorf("destination id %q is not a destination id: %w", d.ID, core.ErrInvalid)
-	}
-	u, err := url.Parse(d.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("destination url %q: want an absolute http(s) URL: %w", d.URL, core.ErrInvalid)
-	}
-	if _, err := core.ParseLevel(string(d.Level)); err != nil {
-		return err
-	}
-	if d.SessionID != "" && d.AgentID != "" {
-		return fmt.Errorf("destination %s: a session destination takes no agent filter: %w", d.ID, core.ErrInvalid)
-	}
-	return nil
-}
-
 // insertDestination creates a destination in tx. A session destination
 // needs its session writable: the session's row is locked, so it cannot
 // be archived before tx commits.
 func (s *Store) insertDestination(ctx context.Context, tx pgx.Tx, nd core.NewDestination, now core.Time) (*core.Destination, error) {
 	d := nd.Destination
-	if err := checkDestination(&d); err != nil {
+	if err := record.CheckDestination(&d); err != nil {
 		return nil, err
 	}
 	if d.SessionID != "" {
@@ -121,7 +103,7 @@ func (s *Store) insertDestination(ctx context.Context, tx pgx.Tx, nd core.NewDes
 
 // CreateDestination saves a destination with its sealed secret.
 func (s *Store) CreateDestination(ctx context.Context, nd core.NewDestination) (*core.Destination, error) {
-	if err := checkDestination(&nd.Destination); err != nil {
+	if err := record.CheckDestination(&nd.Destination); err != nil {
 		return nil, fmt.Errorf("create destination: %w", err)
 	}
 	var out *core.Destination

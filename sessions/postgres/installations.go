@@ -5,23 +5,14 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
+
+	"github.com/switchboardhq/switchboard/sessions/record"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
 )
 
 var _ core.InstallationStore = (*Store)(nil)
-
-func validInstallation(in *core.Installation) error {
-	switch {
-	case in.Provider == "" || strings.ContainsRune(in.Provider, 0):
-		return fmt.Errorf("installation provider %q: %w", in.Provider, core.ErrInvalid)
-	case in.ExternalID == "":
-		return fmt.Errorf("installation external id is required: %w", core.ErrInvalid)
-	}
-	return nil
-}
 
 // lockInstallation locks an installation's row and returns its record.
 // Every write of an installation or its tokens locks this row first.
@@ -64,7 +55,7 @@ func (s *Store) SaveInstallation(ctx context.Context, in *core.Installation, sea
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	if err := validInstallation(in); err != nil {
+	if err := record.ValidInstallation(in); err != nil {
 		return nil, err
 	}
 	var out *core.Installation

@@ -22,19 +22,6 @@ const (
 // same key fails on; it is run again and finds the other's key.
 const keysConstraint = "request_keys_pkey"
 
-// validateKeys refuses empty keys before any transaction.
-func validateKeys(idem *core.Idempotency, dedupe []string) error {
-	if idem != nil && idem.Key == "" {
-		return fmt.Errorf("idempotency key is empty: %w", core.ErrInvalid)
-	}
-	for _, d := range dedupe {
-		if d == "" {
-			return fmt.Errorf("dedupe key is empty: %w", core.ErrInvalid)
-		}
-	}
-	return nil
-}
-
 // checkKeys answers whether a write was already done: a non-nil replay for
 // a known idempotency key with the same hash, dup for a known dedupe key.
 func checkKeys(ctx context.Context, tx pgx.Tx, idem *core.Idempotency, dedupe []string) (replay []byte, dup bool, err error) {

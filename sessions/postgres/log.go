@@ -9,6 +9,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/switchboardhq/switchboard/sessions/record"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
 )
@@ -21,15 +23,6 @@ type logEvent struct {
 	done   *core.TurnCompletedBody
 }
 
-func knownStatus(st core.Status) bool {
-	switch st {
-	case core.StatusQueued, core.StatusRunning, core.StatusAwaitingInput,
-		core.StatusIdle, core.StatusFailed, core.StatusArchived:
-		return true
-	}
-	return false
-}
-
 // prepareEvents validates events and fixes their ids before the
 // transaction, so a malformed event fails alone and a transaction run
 // again is deterministic.
@@ -39,7 +32,7 @@ func prepareEvents(in []core.Event) ([]logEvent, error) {
 		if e.Type == "" {
 			return nil, fmt.Errorf("event %d: type is required: %w", i, core.ErrInvalid)
 		}
-		e, err := prepareEvent(e)
+		e, err := record.PrepareEvent(e)
 		if err != nil {
 			return nil, fmt.Errorf("event %d (%s): %w", i, e.Type, err)
 		}
@@ -47,7 +40,7 @@ func prepareEvents(in []core.Event) ([]logEvent, error) {
 		switch e.Type {
 		case core.TypeStatusChanged:
 			le.status = &core.StatusChangedBody{}
-			if err := json.Unmarshal(e.Body, le.status); err != nil || !knownStatus(le.status.Status) {
+			if err := json.Unmarshal(e.Body, le.status); err != nil || !record.KnownStatus(le.status.Status) {
 				return nil, fmt.Errorf("event %d: %s body %s: %w", i, e.Type, e.Body, core.ErrInvalid)
 			}
 		case core.TypeTurnCompleted:
@@ -214,7 +207,7 @@ func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, sessionID string, req c
 		sessionID, seqs, bodies)
 	// The mark is set in the transaction that opens the turn, so a crash
 	// after it cannot lose the turn's output.
-	if o := r.sess.Origin; fx.markSink && o != nil && validSink(o.Provider, sessionID) == nil {
+	if o := r.sess.Origin; fx.markSink && o != nil && record.ValidSink(o.Provider, sessionID) == nil {
 		b.Queue(`INSERT INTO sink_active (sink, session_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, o.Provider, sessionID)
 	}
 	if fx.clearWake {

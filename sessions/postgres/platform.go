@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/switchboardhq/switchboard/sessions/record"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
 )
@@ -26,7 +28,7 @@ func bodyPage[T any](ctx context.Context, s *Store, what, query, after string, l
 	if err := ctxErr(ctx); err != nil {
 		return nil, false, err
 	}
-	limit = clampLimit(limit)
+	limit = record.ClampLimit(limit)
 	rows, err := s.pool.Query(ctx, query, append([]any{after, limit + 1}, args...)...)
 	if err != nil {
 		return nil, false, fmt.Errorf("list %s: %w", what, err)

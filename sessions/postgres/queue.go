@@ -4,29 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
+
+	"github.com/switchboardhq/switchboard/sessions/record"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
 )
-
-// prepareInputs validates inputs and fixes their ids before any
-// transaction, so a bad request fails alone and a transaction run again
-// assigns the same ids.
-func prepareInputs(in []core.Event) ([]core.Event, error) {
-	out := make([]core.Event, len(in))
-	for i, e := range in {
-		if !core.IsInput(e.Type) {
-			return nil, fmt.Errorf("input %d: type %q is not an input type: %w", i, e.Type, core.ErrInvalid)
-		}
-		e, err := prepareEvent(e)
-		if err != nil {
-			return nil, fmt.Errorf("input %d: %w", i, err)
-		}
-		out[i] = e
-	}
-	return out, nil
-}
 
 // queue queues inputs at the end of the session's pending inputs, marks
 // the session queued unless a turn is running, and schedules a wake now.
@@ -70,10 +53,10 @@ func (s *Store) QueueInputs(ctx context.Context, sessionID string, req core.Queu
 		// Nothing to queue would still mark the session queued and wake it.
 		return nil, fmt.Errorf("queue inputs: no inputs: %w", core.ErrInvalid)
 	}
-	if err := validateKeys(req.Idempotency, req.Dedupe); err != nil {
+	if err := record.ValidateKeys(req.Idempotency, req.Dedupe); err != nil {
 		return nil, err
 	}
-	inputs, err := prepareInputs(req.Inputs)
+	inputs, err := record.PrepareInputs(req.Inputs)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +115,7 @@ func (s *Store) queueInputs(ctx context.Context, tx pgx.Tx, sessionID string, re
 		return nil, nil, fmt.Errorf("session %s: %w", sessionID, core.ErrArchived)
 	}
 	if req.AnswersPending {
-		if err := answersPending(r.sess, req.Inputs); err != nil {
+		if err := record.AnswersPending(r.sess, req.Inputs); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -151,31 +134,6 @@ func (s *Store) queueInputs(ctx context.Context, tx pgx.Tx, sessionID string, re
 		return nil, nil, err
 	}
 	return &core.QueueResult{Session: r.sess, Inputs: queued}, []core.Change{r.change(core.Change{Queued: queued})}, nil
-}
-
-// answersPending refuses tool answers that name a call the session does
-// not wait for.
-func answersPending(sess *core.Session, inputs []core.Event) error {
-	var waiting []string
-	if sess.PendingAction != nil {
-		waiting = sess.PendingAction.ToolUseIDs
-	}
-	for i, e := range inputs {
-		if e.Type != core.TypeUserCustomToolResult && e.Type != core.TypeUserToolConfirmation {
-			continue
-		}
-		var b struct {
-			ToolUseID string `json:"tool_use_id"`
-		}
-		if err := e.Decode(&b); err != nil {
-			return fmt.Errorf("events[%d]: %w", i, err)
-		}
-		if !slices.Contains(waiting, b.ToolUseID) {
-			return fmt.Errorf("events[%d]: %s for tool_use_id %q: session %s waits for no such call (pending_action: %q): %w",
-				i, e.Type, b.ToolUseID, sess.ID, waiting, core.ErrConflict)
-		}
-	}
-	return nil
 }
 
 // Pending returns the queued inputs not yet in the log, in queue order.

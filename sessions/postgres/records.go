@@ -1,10 +1,11 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/switchboardhq/switchboard/sessions/record"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
@@ -42,7 +43,7 @@ func listPage[T any](ctx context.Context, s *Store, sql string, args []any, limi
 	if err := ctxErr(ctx); err != nil {
 		return nil, false, err
 	}
-	limit = clampLimit(limit)
+	limit = record.ClampLimit(limit)
 	rows, err := s.pool.Query(ctx, sql, append(args, limit+1)...)
 	if err != nil {
 		return nil, false, err
@@ -55,48 +56,6 @@ func listPage[T any](ctx context.Context, s *Store, sql string, args []any, limi
 		return out[:limit], true, nil
 	}
 	return out, false, nil
-}
-
-// normalizeBody compacts a body so that what is returned equals what is
-// stored; an empty body becomes {}.
-func normalizeBody(b json.RawMessage) (json.RawMessage, error) {
-	if len(b) == 0 {
-		return json.RawMessage(`{}`), nil
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, b); err != nil {
-		return nil, fmt.Errorf("event body is not json: %v: %w", err, core.ErrInvalid)
-	}
-	return buf.Bytes(), nil
-}
-
-// normalizeTimes truncates caller-supplied times to the stored precision.
-func normalizeTimes(e *core.Event) {
-	if !e.CreatedAt.IsZero() {
-		e.CreatedAt = core.NewTime(e.CreatedAt.Time)
-	}
-	if e.QueuedAt != nil {
-		e.QueuedAt = core.NewTime(e.QueuedAt.Time).Ptr()
-	}
-	if e.ProcessedAt != nil {
-		e.ProcessedAt = core.NewTime(e.ProcessedAt.Time).Ptr()
-	}
-}
-
-// prepareEvent normalizes an event before any transaction, so a malformed
-// one fails alone and a transaction run again assigns the same id.
-func prepareEvent(e core.Event) (core.Event, error) {
-	body, err := normalizeBody(e.Body)
-	if err != nil {
-		return e, err
-	}
-	e.Body = body
-	if e.ID == "" {
-		e.ID = core.NewID(core.PrefixEvent)
-	}
-	e.Seq = 0
-	normalizeTimes(&e)
-	return e, nil
 }
 
 func decodeEvent(v []byte) (core.Event, error) {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/switchboardhq/switchboard/sessions/record"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
 )
@@ -40,14 +42,14 @@ func (s *Store) createWith(ctx context.Context, req core.NewSession, dests []cor
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	if err := validateKeys(req.Idempotency, req.Dedupe); err != nil {
+	if err := record.ValidateKeys(req.Idempotency, req.Dedupe); err != nil {
 		return nil, err
 	}
-	inputs, err := prepareInputs(req.Inputs)
+	inputs, err := record.PrepareInputs(req.Inputs)
 	if err != nil {
 		return nil, err
 	}
-	if req.StartInputs, err = prepareInputs(req.StartInputs); err != nil {
+	if req.StartInputs, err = record.PrepareInputs(req.StartInputs); err != nil {
 		return nil, err
 	}
 	id := req.Session.ID

@@ -8,20 +8,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/switchboardhq/switchboard/sessions/record"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
 )
 
 var _ core.SinkStore = (*Store)(nil)
-
-// validSink refuses what the bbolt store cannot key (a sink name with
-// 0x00), so both stores accept the same names.
-func validSink(sink, sessionID string) error {
-	if sink == "" || strings.ContainsRune(sink, 0) || sessionID == "" {
-		return fmt.Errorf("sink %q, session %q: %w", sink, sessionID, core.ErrInvalid)
-	}
-	return nil
-}
 
 // SinkPosition returns a sink's position in a session's log; zero when
 // none was saved.
@@ -30,7 +23,7 @@ func (s *Store) SinkPosition(ctx context.Context, sink, sessionID string) (core.
 	if err := ctxErr(ctx); err != nil {
 		return p, err
 	}
-	if err := validSink(sink, sessionID); err != nil {
+	if err := record.ValidSink(sink, sessionID); err != nil {
 		return p, err
 	}
 	var v []byte
@@ -52,7 +45,7 @@ func (s *Store) SaveSinkPosition(ctx context.Context, sink, sessionID string, p 
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	if err := validSink(sink, sessionID); err != nil {
+	if err := record.ValidSink(sink, sessionID); err != nil {
 		return err
 	}
 	if len(p.State) > 0 {
@@ -84,7 +77,7 @@ func (s *Store) ReleaseSink(ctx context.Context, sink, sessionID string, rendere
 	if err := ctxErr(ctx); err != nil {
 		return false, err
 	}
-	if err := validSink(sink, sessionID); err != nil {
+	if err := record.ValidSink(sink, sessionID); err != nil {
 		return false, err
 	}
 	released := false

@@ -242,17 +242,6 @@ func ctxErr(ctx context.Context) error {
 	return nil
 }
 
-// clampLimit applies the list paging rules: default 100, at most 1000.
-func clampLimit(limit int) int {
-	switch {
-	case limit <= 0:
-		return 100
-	case limit > 1000:
-		return 1000
-	}
-	return limit
-}
-
 // WriteErr is the error of the last commit when it failed, nil once a
 // commit succeeds: a store that cannot write is not ready.
 func (s *Store) WriteErr() error { return s.health.Err() }

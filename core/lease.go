@@ -36,3 +36,15 @@ type LeaseStore interface {
 	// its affinity only while its heartbeat is fresh.
 	Heartbeat(ctx context.Context, holder string, ttl time.Duration, draining bool) error
 }
+
+// Claim is a holder's hold on a stream of output that must leave once and
+// in order: a session's provider sink, or one (destination, session)
+// delivery stream. Like a lease, it expires by the store's clock unless
+// renewed, every grant has a higher epoch than the stream had, and each
+// write the holder makes for the stream (a saved position, an attempt's
+// result) carries Epoch and is refused with ErrLeaseLost once another
+// holder has claimed the stream.
+type Claim struct {
+	Holder string
+	Epoch  uint64
+}

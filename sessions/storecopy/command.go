@@ -81,7 +81,7 @@ func run(ctx context.Context, d Deps, env command.Env, args []string) error {
 	if c, err := backend.LoadConfig(map[string]string{"SWITCHBOARD_STORE": dsn}); err != nil || !c.Postgres() {
 		return usageError("store copy: --to: want a postgres:// DSN")
 	}
-	masterKey, err := readMasterKey(env.Getenv, dir)
+	masterKey, keySource, err := readMasterKey(env.Getenv, dir)
 	if err != nil {
 		return err
 	}
@@ -112,24 +112,24 @@ func run(ctx context.Context, d Deps, env command.Env, args []string) error {
 	if err := sum.Write(env.Stdout); err != nil {
 		return err
 	}
-	fmt.Fprintln(env.Stdout, "serve on it with SWITCHBOARD_STORE set to the database and SWITCHBOARD_MASTER_KEY to this master key")
+	fmt.Fprintf(env.Stdout, "serve on it with SWITCHBOARD_STORE set to the database and SWITCHBOARD_MASTER_KEY to %s\n", keySource)
 	return nil
 }
 
-// readMasterKey is the key serve ran the data directory with:
-// SWITCHBOARD_MASTER_KEY, else the key serve generated into master.key.
-// Unlike serve, the copy never generates one.
-func readMasterKey(getenv func(string) string, dir string) (string, error) {
+// readMasterKey is the key serve ran the data directory with, and where it
+// came from: SWITCHBOARD_MASTER_KEY, else the key serve generated into
+// master.key. Unlike serve, the copy never generates one.
+func readMasterKey(getenv func(string) string, dir string) (key, source string, err error) {
 	if k := getenv("SWITCHBOARD_MASTER_KEY"); k != "" {
-		return k, nil
+		return k, "the same key", nil
 	}
 	path := filepath.Join(dir, "master.key")
 	k, err := settings.ReadSecret(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("no master key: set SWITCHBOARD_MASTER_KEY to the key serve ran with (%s does not exist)", path)
+		return "", "", fmt.Errorf("no master key: set SWITCHBOARD_MASTER_KEY to the key serve ran with (%s does not exist)", path)
 	}
 	if err != nil {
-		return "", fmt.Errorf("master key: %w", err)
+		return "", "", fmt.Errorf("master key: %w", err)
 	}
-	return k, nil
+	return k, "the key in " + path, nil
 }

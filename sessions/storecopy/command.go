@@ -65,6 +65,10 @@ func run(ctx context.Context, d Deps, env command.Env, args []string) error {
 	}
 	fset := flag.NewFlagSet("store copy", flag.ContinueOnError)
 	fset.SetOutput(env.Stderr)
+	fset.Usage = func() {
+		fmt.Fprintf(env.Stderr, "usage: switchboard %s\n\nCopies the bbolt store of a stopped gateway's data directory into an empty\nPostgreSQL database. The master key is $SWITCHBOARD_MASTER_KEY, else DATA_DIR/master.key.\n\n", usage)
+		fset.PrintDefaults()
+	}
 	from := fset.String("from", "", "the data directory of the bbolt store (default $SWITCHBOARD_DATA_DIR, else "+d.DataDir+")")
 	to := fset.String("to", "", "the PostgreSQL database, a postgres:// DSN (default $SWITCHBOARD_STORE)")
 	if err := fset.Parse(args[1:]); err != nil {

@@ -7,6 +7,10 @@
 // sinks. Store implements core.Store, core.VaultStore,
 // core.DestinationStore and core.DeliveryQueue.
 //
+// Open with Options.ReadOnly reads a file under a shared lock, refused
+// while a process writes it; Dump then puts every record, as stored, for
+// store copy (sessions/dump, sessions/storecopy).
+//
 // Every write is an fsync'd bbolt transaction that has committed before the
 // method returns (NoSync is never set). The writes that change sessions
 // (CreateSession, QueueInputs, Append, Archive) report what they changed,

@@ -67,6 +67,10 @@ type Options struct {
 	// Now is the store's clock (default time.Now); tests move it to age
 	// dedupe keys for Sweep.
 	Now func() time.Time
+	// ReadOnly opens an existing file for reading (Dump) under a shared
+	// lock: several readers, but never beside a process that writes it.
+	// Every write fails.
+	ReadOnly bool
 }
 
 // Store is the bbolt implementation of core.Store.
@@ -97,8 +101,10 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+	if !opts.ReadOnly {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("open %s: %w", path, err)
+		}
 	}
 	// NoSync stays false: every commit is fsync'd before the caller is
 	// answered (ack after commit). The map freelist only changes how free
@@ -106,6 +112,7 @@ func Open(path string, opts Options) (*Store, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{
 		Timeout:      opts.LockTimeout,
 		FreelistType: bolt.FreelistMapType,
+		ReadOnly:     opts.ReadOnly,
 	})
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("open %s: %w", path, core.ErrLocked)
@@ -113,7 +120,11 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	if err := db.Update(initBuckets); err != nil {
+	init := db.Update
+	if opts.ReadOnly {
+		init = db.View
+	}
+	if err := init(initBuckets); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -126,17 +137,28 @@ func Open(path string, opts Options) (*Store, error) {
 	return &Store{db: db, health: health, commit: &committer{db: db, commits: commits, health: health}, commits: commits, log: opts.Logger, now: opts.Now, path: path, boot: core.NewID("boot")}, nil
 }
 
+// initBuckets creates the buckets and checks the schema version; a
+// read-only transaction only checks.
 func initBuckets(tx *bolt.Tx) error {
 	for _, name := range allBuckets {
+		if !tx.Writable() {
+			break // a file of an older release may lack some; Dump skips them
+		}
 		if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)
 		}
 	}
 	meta := tx.Bucket([]byte(bucketMeta))
+	if meta == nil {
+		return errors.New("not a switchboard store: no meta bucket")
+	}
 	if v := meta.Get([]byte(metaSchemaVersion)); v != nil {
 		if len(v) != 4 || binary.BigEndian.Uint32(v) > schemaVersion {
 			return fmt.Errorf("database schema %x is newer than this binary (%d)", v, schemaVersion)
 		}
+		return nil
+	}
+	if !tx.Writable() {
 		return nil
 	}
 	return meta.Put([]byte(metaSchemaVersion), binary.BigEndian.AppendUint32(nil, schemaVersion))

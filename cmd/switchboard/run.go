@@ -5,7 +5,9 @@ import (
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/core/command"
+	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/sessions/cli"
+	"github.com/switchboardhq/switchboard/sessions/storecopy"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -18,6 +20,7 @@ func commands() []command.Command {
 		{Name: "serve", Usage: "serve [flags]", Summary: "run the gateway (see serve -h)", Run: runServe},
 		cli.Agent(clientDefaults),
 		cli.Session(clientDefaults),
+		storecopy.Command(storecopy.Deps{DataDir: defaultDataDir, Keys: func(key string) (storecopy.Keys, error) { return oauth.NewSealer(key) }}),
 		{Name: "version", Usage: "version", Summary: "print the version", Run: func(_ context.Context, env command.Env, _ []string) int {
 			fmt.Fprintln(env.Stdout, "switchboard", version)
 			return 0

@@ -26,6 +26,20 @@ func (v Values) Dir(name string) (string, error) {
 	return abs, nil
 }
 
+// ReadSecret returns the secret kept in path, as Secret generated it; a
+// missing file is an error wrapping fs.ErrNotExist.
+func ReadSecret(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return "", fmt.Errorf("%s is empty: delete it to generate a new one", path)
+	}
+	return s, nil
+}
+
 // Secret is the value of name or, when it is empty, the secret kept in
 // file: generated into it the first time, which created reports, so that
 // a secret nobody set survives restarts.
@@ -42,16 +56,8 @@ func (v Values) Secret(name, file string) (secret string, created bool, err erro
 // secretFile returns the secret in path, generating 32 random bytes (hex)
 // into it with mode 0600 when it does not exist; created says so.
 func secretFile(path string) (secret string, created bool, err error) {
-	b, err := os.ReadFile(path)
-	if err == nil {
-		s := strings.TrimSpace(string(b))
-		if s == "" {
-			return "", false, fmt.Errorf("%s is empty: delete it to generate a new one", path)
-		}
-		return s, false, nil
-	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return "", false, fmt.Errorf("read %s: %w", path, err)
+	if kept, err := ReadSecret(path); !errors.Is(err, fs.ErrNotExist) {
+		return kept, false, err
 	}
 	raw := make([]byte, 32)
 	if _, err := io.ReadFull(rand.Reader, raw); err != nil {

@@ -96,7 +96,7 @@ func Open(ctx context.Context, c Config, env Env) (Store, error) {
 	if c.Postgres() {
 		return openPostgres(ctx, c, env)
 	}
-	db, err := sessions.Open(filepath.Join(env.DataDir, "switchboard.db"), sessions.Options{Logger: env.Logger})
+	db, err := sessions.Open(BoltFile(env.DataDir), sessions.Options{Logger: env.Logger})
 	if err != nil {
 		if errors.Is(err, core.ErrLocked) {
 			return nil, fmt.Errorf("another switchboard is already serving SWITCHBOARD_DATA_DIR=%s: %w", env.DataDir, err)
@@ -106,10 +106,25 @@ func Open(ctx context.Context, c Config, env Env) (Store, error) {
 	return db, nil
 }
 
-func openPostgres(ctx context.Context, c Config, env Env) (Store, error) {
-	pg, err := postgres.Open(ctx, c.DSN, postgres.Options{Logger: env.Logger})
+// BoltFile is the bbolt store's file in a data directory.
+func BoltFile(dataDir string) string { return filepath.Join(dataDir, "switchboard.db") }
+
+// OpenPostgres connects to a PostgreSQL database and migrates its schema,
+// without the master key check of Open (store copy makes it in its own
+// transaction). Errors are one line naming setting, the flag or variable
+// the DSN came from, and never quote the DSN's password.
+func OpenPostgres(ctx context.Context, dsn, setting string, log *slog.Logger) (*postgres.Store, error) {
+	pg, err := postgres.Open(ctx, dsn, postgres.Options{Logger: log})
 	if err != nil {
-		return nil, oneLine{fmt.Errorf("SWITCHBOARD_STORE: %w", err)}
+		return nil, oneLine{fmt.Errorf("%s: %w", setting, err)}
+	}
+	return pg, nil
+}
+
+func openPostgres(ctx context.Context, c Config, env Env) (Store, error) {
+	pg, err := OpenPostgres(ctx, c.DSN, "SWITCHBOARD_STORE", env.Logger)
+	if err != nil {
+		return nil, err
 	}
 	if err := pg.CheckMasterKey(ctx, env.KeyCheck); err != nil {
 		pg.Close()

@@ -16,6 +16,10 @@
 // session's row orders its writes: seq is assigned under it, never from a
 // sequence); no transaction stays open across a model or tool call.
 //
+// Load fills an empty database with the records of another store
+// (sessions/dump) in one transaction, for store copy; load.go says what
+// it refuses.
+//
 // # Commit stream across replicas
 //
 // A store publishes its own writes' changes after they commit, and the

@@ -125,6 +125,9 @@ func (r *row) save(b *pgx.Batch) error {
 // countShards spreads each status's count over this many rows.
 const countShards = 8
 
+// countShard is the shard a session always counts in.
+func countShard(id string) int16 { return int16(crc32.ChecksumIEEE([]byte(id)) % countShards) }
+
 // queueCounts queues the moves of session_counts, in status order so two
 // writes lock the counter rows they share in the same order.
 func (r *row) queueCounts(b *pgx.Batch) {
@@ -142,7 +145,7 @@ func (r *row) queueCounts(b *pgx.Batch) {
 	for _, st := range statuses {
 		deltas = append(deltas, r.counts[core.Status(st)])
 	}
-	shard := int16(crc32.ChecksumIEEE([]byte(r.sess.ID)) % countShards)
+	shard := countShard(r.sess.ID)
 	b.Queue(`INSERT INTO session_counts (status, shard, n)
 		SELECT st, $1, n FROM unnest($2::text[], $3::bigint[]) AS u(st, n) ORDER BY st
 		ON CONFLICT (status, shard) DO UPDATE SET n = session_counts.n + excluded.n`, shard, statuses, deltas)

@@ -1,0 +1,152 @@
+package storecopy_test
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions"
+	"github.com/switchboardhq/switchboard/sessions/backend"
+	"github.com/switchboardhq/switchboard/sessions/postgres"
+	"github.com/switchboardhq/switchboard/sessions/postgres/pgtest"
+	"github.com/switchboardhq/switchboard/sessions/storecopy"
+)
+
+func openBolt(t *testing.T, clk *clock) *sessions.Store {
+	t.Helper()
+	s, err := sessions.Open(filepath.Join(t.TempDir(), "switchboard.db"), sessions.Options{Now: clk.now})
+	must(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func openPostgres(t *testing.T, dsn string, clk *clock) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Open(t.Context(), dsn, postgres.Options{Now: clk.now})
+	must(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestCopy copies a store holding every kind of record and reads both
+// through the store contract: the copy answers as the original did.
+func TestCopy(t *testing.T) {
+	keys := fakeKeys{name: "k1"}
+	clk := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	src := openBolt(t, clk)
+	fill(t, src, keys, clk)
+	dst := openPostgres(t, pgtest.DSN(t), clk)
+
+	sum, err := storecopy.Copy(t.Context(), src, dst, keys)
+	must(t, err)
+	want := storecopy.Summary{
+		"agents": 2, "agent versions": 3, "sessions": 7, "events": 23, "queued inputs": 4,
+		"dedupe keys": 3, "idempotency keys": 2, "wakes": 2, "sink positions": 3, "sink marks": 3,
+		"vaults": 2, "credentials": 2, "environments": 1, "installations": 3, "once keys": 1,
+		"destinations": 2, "deliveries": 13, "delivery streams": 7,
+	}
+	if got, w := jsonOf(t, sum), jsonOf(t, want); got != w {
+		t.Errorf("summary = %s\nwant      %s", got, w)
+	}
+	a, b := snapshot(t, src, clk.t), snapshot(t, dst, clk.t)
+	if a != b {
+		t.Fatalf("the copy reads differently:\nbbolt:    %s\npostgres: %s", a, b)
+	}
+	// Keys and the once key answer on the copy as on the original.
+	for name, s := range map[string]backend.Store{"bbolt": src, "postgres": dst} {
+		t.Run(name, func(t *testing.T) {
+			after(t, s, clk.t)
+		})
+	}
+}
+
+// after checks what only a write shows: the copied keys still dedupe and
+// replay, the once key is still used, and new events follow the copied
+// log without a gap.
+func after(t *testing.T, s backend.Store, now time.Time) {
+	ctx := t.Context()
+	res, err := s.CreateSession(ctx, core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: "agt_none", Version: 1}},
+		Idempotency: &core.Idempotency{Key: "api:sessions:k1", Hash: "h1"}})
+	must(t, err)
+	if string(res.Replay) != `{"id":"first answer"}` {
+		t.Errorf("idempotent replay = %q", res.Replay)
+	}
+	slack, err := s.SessionByKey(ctx, "slack:T1:C1:1700000000.000100")
+	must(t, err)
+	res, err = s.CreateSession(ctx, core.NewSession{Session: core.Session{Agent: slack.Agent, Origin: slack.Origin}, ExternalKey: slack.Origin.Key,
+		Inputs: []core.Event{text("again")}, Dedupe: []string{"slack:delivery-1"}})
+	must(t, err)
+	if !res.Duplicate || res.Session.ID != slack.ID {
+		t.Errorf("a copied dedupe key is not a duplicate: %+v", res)
+	}
+	fresh, err := s.Once(ctx, "oauth:state:nonce1", now.Add(time.Hour))
+	must(t, err)
+	if fresh {
+		t.Error("the copied once key was used again")
+	}
+	out, err := s.Append(ctx, slack.ID, core.AppendRequest{Events: []core.Event{core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: "more"})}})
+	must(t, err)
+	if len(out) != 1 || out[0].Seq != slack.LastSeq+1 {
+		t.Errorf("append after the copy = %+v, want seq %d", out, slack.LastSeq+1)
+	}
+}
+
+// TestCopyRefusesNonEmpty: a second copy into the same database fails
+// with one line and changes nothing; so does a copy whose master key does
+// not open the sealed values, or differs from the database's.
+func TestCopyRefusesNonEmpty(t *testing.T) {
+	keys := fakeKeys{name: "k1"}
+	clk := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	src := openBolt(t, clk)
+	fill(t, src, keys, clk)
+
+	t.Run("wrong key", func(t *testing.T) {
+		dst := openPostgres(t, pgtest.DSN(t), clk)
+		_, err := storecopy.Copy(t.Context(), src, dst, fakeKeys{name: "k2"})
+		if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), "master key does not open") {
+			t.Fatalf("copy with another key = %v", err)
+		}
+		if got := snapshot(t, dst, clk.t); got != snapshot(t, openPostgres(t, pgtest.DSN(t), clk), clk.t) {
+			t.Fatalf("a refused copy wrote: %s", got)
+		}
+	})
+
+	dsn := pgtest.DSN(t)
+	dst := openPostgres(t, dsn, clk)
+	_, err := storecopy.Copy(t.Context(), src, dst, keys)
+	must(t, err)
+	before := snapshot(t, dst, clk.t)
+	// The source grows, so a second copy would change what the target reads.
+	_, err = src.CreateAgent(t.Context(), &core.Agent{Name: "late", Model: "anthropic/x", System: "s"})
+	must(t, err)
+
+	t.Run("second copy", func(t *testing.T) {
+		_, err := storecopy.Copy(t.Context(), src, dst, keys)
+		if !errors.Is(err, core.ErrConflict) || !strings.Contains(err.Error(), "not empty") || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("second copy = %v, want one line saying the database is not empty", err)
+		}
+		if after := snapshot(t, dst, clk.t); after != before {
+			t.Fatalf("the refused copy changed the target:\nbefore: %s\nafter:  %s", before, after)
+		}
+	})
+	t.Run("another key on an empty database", func(t *testing.T) {
+		other := pgtest.DSN(t)
+		pg := openPostgres(t, other, clk)
+		must(t, pg.CheckMasterKey(t.Context(), fakeKeys{name: "k2"}.KeyCheck()))
+		_, err := storecopy.Copy(t.Context(), src, pg, keys)
+		if !errors.Is(err, postgres.ErrMasterKeyMismatch) {
+			t.Fatalf("copy into a database of another key = %v", err)
+		}
+	})
+}
+
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	must(t, err)
+	return string(b)
+}

@@ -71,7 +71,7 @@ func (s *Sink) Thread(sess *core.Session, pos core.SinkPosition) *Thread {
 // rendered: a renderer records an intent this way before a call it must
 // not repeat.
 func (t *Thread) Save(ctx context.Context) error {
-	return t.sink.cfg.Store.SaveSinkPosition(ctx, t.sink.cfg.Name, t.Session.ID, core.SinkPosition{Seq: t.seq, State: t.State})
+	return t.sink.cfg.Store.SaveSinkPosition(ctx, t.sink.cfg.Name, t.Session.ID, core.Claim{}, core.SinkPosition{Seq: t.seq, State: t.State})
 }
 
 type permanentError struct{ err error }

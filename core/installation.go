@@ -150,11 +150,29 @@ type SinkPosition struct {
 }
 
 // SinkStore keeps output sinks' positions, and which sessions each sink
-// may still be behind on, so a restart resumes exactly those.
+// may still be behind on, so a restart resumes exactly those. A sink's
+// output of one session is claimed as a whole by one holder at a time (a
+// Claim), so replicas sharing the store render each session once, in
+// order; expiry is judged by the store's clock.
 type SinkStore interface {
 	// SinkPosition returns the position (zero when none was saved).
 	SinkPosition(ctx context.Context, sink, sessionID string) (SinkPosition, error)
-	SaveSinkPosition(ctx context.Context, sink, sessionID string, p SinkPosition) error
+	// SaveSinkPosition stores p for the holder of claim c. It is refused
+	// with ErrLeaseLost, in the write's own transaction, when the
+	// stream's claim has another epoch than c's: another holder claimed
+	// it since. The zero Claim writes only to a stream never claimed.
+	SaveSinkPosition(ctx context.Context, sink, sessionID string, c Claim, p SinkPosition) error
+	// ClaimSink grants holder the sink's output of the session for ttl,
+	// unless another holder's claim is live: then ok is false. Every
+	// grant, a holder's own again included, has a higher epoch than any
+	// the stream had, so writes of earlier grants are refused from now on.
+	ClaimSink(ctx context.Context, sink, sessionID, holder string, ttl time.Duration) (c Claim, ok bool, err error)
+	// RenewSinkClaim extends claim c by ttl; ErrLeaseLost when another
+	// holder claimed the stream since, or c was released.
+	RenewSinkClaim(ctx context.Context, sink, sessionID string, c Claim, ttl time.Duration) error
+	// ReleaseSinkClaim ends claim c now, so another holder may claim the
+	// stream at once; a claim already lost is left alone.
+	ReleaseSinkClaim(ctx context.Context, sink, sessionID string, c Claim) error
 	// ReleaseSink unmarks a session the sink has rendered up to and
 	// including seq rendered, in one transaction with the check that
 	// nothing was logged after it: a turn that started meanwhile (and

@@ -2,6 +2,7 @@ package providers
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/settings"
@@ -53,4 +54,9 @@ type Deps struct {
 	DataDir    string
 	MaxBody    int64
 	Logger     *slog.Logger
+	// Holder names this replica in the store's claims on sessions'
+	// output (the id its runtime's leases carry), and ClaimTTL is how long
+	// a claim lasts without renewal; zero values take output's defaults.
+	Holder   string
+	ClaimTTL time.Duration
 }

@@ -59,7 +59,8 @@ func NewSet(builds []Build, d Deps, failpoint func(provider string) func(point s
 		if !ok {
 			continue
 		}
-		cfg := output.Config{Name: p.Name(), Store: d.Store, Renderer: o.Renderer(), Logger: d.Logger.With("component", "output")}
+		cfg := output.Config{Name: p.Name(), Store: d.Store, Renderer: o.Renderer(), Logger: d.Logger.With("component", "output"),
+			Holder: d.Holder, ClaimTTL: d.ClaimTTL}
 		if failpoint != nil {
 			cfg.Failpoint = failpoint(p.Name())
 		}

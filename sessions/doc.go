@@ -181,6 +181,15 @@
 //	                     by its origin provider in the transaction that
 //	                     logs a turn.started; ReleaseSink unmarks it once
 //	                     the sink has rendered the whole log
+//	sink_claims          sink name ‖ 0x00 ‖ session id → JSON {"holder":
+//	                     the holder rendering the sink's output of the
+//	                     session, omitted once released; "boot": the Open
+//	                     that granted it (a claim of an earlier Open is
+//	                     void: its process is gone); "epoch": the grant
+//	                     counter, which only grows, and which
+//	                     SaveSinkPosition checks in its transaction;
+//	                     "expires_ms": the claim's expiry by the store's
+//	                     clock in unix milliseconds}
 //
 // An installation's three entries are written and deleted in one
 // transaction. Sink names and providers never contain 0x00.

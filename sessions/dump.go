@@ -40,6 +40,7 @@ var undumped = map[string]string{
 	bucketOnceTimes:          "index: rebuilt from the once keys",
 	bucketRunLeases:          "running processes' leases: void in another store",
 	bucketReplicas:           "running processes' heartbeats: void in another store",
+	bucketSinkClaims:         "running processes' claims on output: void in another store",
 }
 
 // Dump puts every record of the store, in one read transaction (a

@@ -51,8 +51,9 @@ func (s *Store) SinkPosition(ctx context.Context, sink, sessionID string) (core.
 	return p, nil
 }
 
-// SaveSinkPosition stores a sink's position (fsync'd before it returns).
-func (s *Store) SaveSinkPosition(ctx context.Context, sink, sessionID string, p core.SinkPosition) error {
+// SaveSinkPosition stores a sink's position for the holder of claim c
+// (fsync'd before it returns).
+func (s *Store) SaveSinkPosition(ctx context.Context, sink, sessionID string, c core.Claim, p core.SinkPosition) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
@@ -70,8 +71,12 @@ func (s *Store) SaveSinkPosition(ctx context.Context, sink, sessionID string, p 
 	if err != nil {
 		return fmt.Errorf("encode sink position: %w", err)
 	}
-	err = s.db.Update(func(tx *bolt.Tx) error {
-		return bkt(tx, bucketSinkPositions).Put(sinkKey(sink, sessionID), v)
+	k := sinkKey(sink, sessionID)
+	err = s.commit.do(func(tx *bolt.Tx) error {
+		if err := checkSinkClaim(tx, k, c); err != nil {
+			return err
+		}
+		return bkt(tx, bucketSinkPositions).Put(k, v)
 	})
 	if err != nil {
 		return fmt.Errorf("save sink position: %w", err)

@@ -53,7 +53,7 @@ var allBuckets = []string{
 	bucketDeliveries, bucketDeliveriesByDest, bucketDeliveriesBySess,
 	bucketEnvironments, bucketEnvironmentNames,
 	bucketInstallations, bucketInstallationKeys, bucketInstallationTokens,
-	bucketOnce, bucketOnceTimes, bucketSinkPositions, bucketSinkActive,
+	bucketOnce, bucketOnceTimes, bucketSinkPositions, bucketSinkActive, bucketSinkClaims,
 	bucketRunLeases, bucketReplicas,
 }
 

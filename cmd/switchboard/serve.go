@@ -154,9 +154,13 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		return err
 	}
 	defer ln.Close()
+	// One id names this replica in the store: the runtime's leases on
+	// sessions and the output sinks' claims on their output.
+	holder := core.NewID("run")
 	gw, err := providers.NewSet(cfg.platforms, providers.Deps{
 		Store: db, Router: &providers.Router{Store: db, Logger: log.With("component", "router")}, Sealer: cfg.sealer, States: states,
 		PublicURL: cfg.publicURL, AdminToken: cfg.adminToken, DataDir: cfg.dataDir, MaxBody: cfg.maxBody, Logger: log,
+		Holder: holder, ClaimTTL: cfg.runtime.LeaseTTL,
 	}, func(provider string) func(string) { return failpoint(getenv, provider) })
 	if err != nil {
 		return err
@@ -208,6 +212,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	}
 
 	rc := cfg.runtime
+	rc.Holder = holder
 	rc.Store, rc.Commits, rc.Harness, rc.Model, rc.Logger = db, db, &harness.Default{Observer: m}, model, log
 	rc.Failpoint = answerFailpoint(getenv)
 	rc.Tools = gw.Toolset(append(append(harness.Conversation(), sandbox.HandsTools(sb, cfg.sandbox)...), testTools(getenv)...), mcp, db, log)

@@ -67,7 +67,7 @@ func TestCheckRunOnce(t *testing.T) {
 	// A turn that starts with no run (the one before completed) makes one
 	// at turn.started, also once.
 	prior, _ := json.Marshal(sinkState{Reply: g})
-	if err := r.store.SaveSinkPosition(t.Context(), Name, s.ID, core.SinkPosition{Seq: 8, State: prior}); err != nil {
+	if err := r.store.SaveSinkPosition(t.Context(), Name, s.ID, core.Claim{}, core.SinkPosition{Seq: 8, State: prior}); err != nil {
 		t.Fatal(err)
 	}
 	started := core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{})

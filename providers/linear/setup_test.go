@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -142,11 +143,16 @@ type rig struct {
 	srv   *httptest.Server
 	in    *core.Installation
 	sink  *output.Sink
+	// skew moves the store's clock ahead: a crash test expires the
+	// parked sink's claim with it, as time would once its process died.
+	skew *atomic.Int64
 }
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
-	store, err := sessions.Open(filepath.Join(t.TempDir(), "switchboard.db"), sessions.Options{})
+	skew := &atomic.Int64{}
+	store, err := sessions.Open(filepath.Join(t.TempDir(), "switchboard.db"),
+		sessions.Options{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +164,7 @@ func newRig(t *testing.T) *rig {
 	if _, err := store.CreateAgent(t.Context(), &core.Agent{Name: "default", Model: "anthropic/x"}); err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, store: store, fake: &fakePlatform{}, rt: fakeruntime.Follow(store)}
+	r := &rig{t: t, store: store, fake: &fakePlatform{}, rt: fakeruntime.Follow(store), skew: skew}
 	r.p, err = New(Config{ClientID: "client-1", ClientSecret: "s", WebhookSecret: testSecret, PublicURL: "https://sb.example",
 		Sessions: store, Installations: store, Sealer: sealer, Router: &providers.Router{Store: store}, Burst: 1000, RequestsPerHour: 3_600_000})
 	if err != nil {
@@ -183,7 +189,8 @@ func newRig(t *testing.T) *rig {
 // startSink runs the Linear output sink over the rig's store, with a
 // failpoint if one is given.
 func (r *rig) startSink(failpoint ...func(string)) {
-	cfg := output.Config{Name: Name, Store: r.store, Renderer: r.p.Renderer(), RetryMin: 10 * time.Millisecond}
+	cfg := output.Config{Name: Name, Store: r.store, Renderer: r.p.Renderer(), RetryMin: 10 * time.Millisecond,
+		ClaimTTL: time.Hour, ClaimRetry: 10 * time.Millisecond}
 	if len(failpoint) > 0 {
 		cfg.Failpoint = failpoint[0]
 	}

@@ -233,8 +233,11 @@ func TestSinkPostsTheResponseOnceAcrossARestart(t *testing.T) {
 			tw.end(core.ReasonCompleted)
 			<-parked
 			// The parked worker never returns: a new sink stands for the
-			// next process (the first one is abandoned, as by SIGKILL).
-			sink2 := output.New(output.Config{Name: Name, Store: r.store, Renderer: r.p.Renderer(), RetryMin: 10 * time.Millisecond})
+			// next process (the first one is abandoned, as by SIGKILL),
+			// and the first one's claim expires.
+			r.skew.Add(int64(2 * time.Hour))
+			sink2 := output.New(output.Config{Name: Name, Store: r.store, Renderer: r.p.Renderer(), RetryMin: 10 * time.Millisecond,
+				ClaimRetry: 10 * time.Millisecond})
 			if err := sink2.Start(t.Context()); err != nil {
 				t.Fatal(err)
 			}

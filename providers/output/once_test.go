@@ -84,8 +84,10 @@ func (p *poster) snapshot() (posts, finds []string) {
 }
 
 // TestPostOnceAcrossACrash parks the sink at each failpoint, as a crash
-// would stop it, and restarts it on the same store: the post is made once,
-// looked up only when an intent was left unconfirmed.
+// would stop it, and another holder takes the session over once the
+// parked one's claim expires by the store's clock (a replica that died
+// mid-post releases nothing): the post is made once, looked up only when
+// an intent was left unconfirmed.
 func TestPostOnceAcrossACrash(t *testing.T) {
 	for _, tc := range []struct {
 		point     string
@@ -96,11 +98,12 @@ func TestPostOnceAcrossACrash(t *testing.T) {
 		{"after_post", 1, 1},
 	} {
 		t.Run(tc.point, func(t *testing.T) {
-			st := openStore(t, t.TempDir())
+			clock := &storeClock{}
+			st := openStoreAt(t, t.TempDir(), clock.Now)
 			p := &poster{st: st, failFind: 1}
 			parked, release := make(chan struct{}), make(chan struct{})
 			ctx, cancel := context.WithCancel(t.Context())
-			sink := output.New(output.Config{Name: "test", Store: st, Renderer: p, RetryMin: time.Millisecond,
+			sink := output.New(output.Config{Name: "test", Store: st, Renderer: p, RetryMin: time.Millisecond, ClaimTTL: time.Minute,
 				Failpoint: func(point string) {
 					if point == tc.point {
 						close(parked)
@@ -121,11 +124,14 @@ func TestPostOnceAcrossACrash(t *testing.T) {
 			}
 			cancel()
 			crashed := &poster{st: st, posts: posts, failFind: 1}
-			sink2 := output.New(output.Config{Name: "test", Store: st, Renderer: crashed, RetryMin: time.Millisecond})
+			sink2 := output.New(output.Config{Name: "test", Store: st, Renderer: crashed, RetryMin: time.Millisecond, ClaimRetry: time.Millisecond})
 			if err := sink2.Start(t.Context()); err != nil {
 				t.Fatal(err)
 			}
 			defer sink2.Stop(context.Background())
+			// The parked holder's claim is live: sink2 waits, then takes
+			// the session once the claim expired.
+			clock.Advance(time.Hour)
 			waitUntil(t, "the restarted sink to finish", func() bool { return sink2.Settled(t.Context()) })
 			posts, finds := crashed.snapshot()
 			if len(posts) != 1 {

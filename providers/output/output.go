@@ -17,6 +17,19 @@
 // mark (ReleaseSink, refused if something was logged meanwhile) and lets
 // go. At start, and after its subscription lagged, the sink resumes the
 // sessions still marked.
+//
+// Replicas sharing a store all hear of every turn, so a worker claims the
+// session's output first (core.SinkStore.ClaimSink: a holder, an epoch,
+// an expiry by the store's clock) and renders only while it holds the
+// claim. It renews the claim while it follows the session and releases it
+// when it lets go or the sink stops. Each position it saves carries the
+// claim, and the store refuses it once another holder has claimed the
+// session, so a worker that stalled past its claim posts nothing more:
+// PostOnce saves its intent before posting. A worker refused a claim
+// tries again every ClaimRetry, so the output of a replica that died
+// mid-post is picked up once its claim expires; the new holder reads the
+// intent the dead one saved, and PostOnce looks the post up before
+// making it again.
 package output
 
 import (
@@ -59,6 +72,7 @@ type Thread struct {
 	State json.RawMessage
 	seq   uint64
 	sink  *Sink
+	claim core.Claim // the sink's claim on the session's output: saves carry it
 }
 
 // Thread is what the sink hands its renderer for sess, whose position is
@@ -69,9 +83,10 @@ func (s *Sink) Thread(sess *core.Session, pos core.SinkPosition) *Thread {
 
 // Save persists State now, at the position before the event being
 // rendered: a renderer records an intent this way before a call it must
-// not repeat.
+// not repeat. It fails with core.ErrLeaseLost once another holder has
+// claimed the session's output: the renderer must not make the call.
 func (t *Thread) Save(ctx context.Context) error {
-	return t.sink.cfg.Store.SaveSinkPosition(ctx, t.sink.cfg.Name, t.Session.ID, core.SinkPosition{Seq: t.seq, State: t.State})
+	return t.sink.cfg.Store.SaveSinkPosition(ctx, t.sink.cfg.Name, t.Session.ID, t.claim, core.SinkPosition{Seq: t.seq, State: t.State})
 }
 
 type permanentError struct{ err error }
@@ -116,6 +131,18 @@ type Config struct {
 	Failpoint func(point string)
 	// Now is the clock intents are stamped with (default time.Now).
 	Now func() time.Time
+	// Holder names this process in the store's claims on sessions' output
+	// (default a fresh id); the gateway passes the id its runtime's leases
+	// use.
+	Holder string
+	// ClaimTTL is how long a claim on a session's output lasts without
+	// renewal (default 15 s): the output of a replica that died is picked
+	// up by another within about this. Claims are renewed every third of
+	// it.
+	ClaimTTL time.Duration
+	// ClaimRetry is how often a worker whose session another holder has
+	// claimed tries to claim it again (default a third of ClaimTTL).
+	ClaimRetry time.Duration
 }
 
 // Sink renders the sessions of one provider.
@@ -161,6 +188,15 @@ func New(cfg Config) *Sink {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Holder == "" {
+		cfg.Holder = core.NewID("run")
+	}
+	if cfg.ClaimTTL <= 0 {
+		cfg.ClaimTTL = DefaultClaimTTL
+	}
+	if cfg.ClaimRetry <= 0 {
+		cfg.ClaimRetry = cfg.ClaimTTL / 3
 	}
 	return &Sink{cfg: cfg, log: cfg.Logger.With("sink", cfg.Name), entries: map[string]*entry{}}
 }
@@ -220,8 +256,9 @@ func (s *Sink) committed(c core.Change) {
 	}
 }
 
-// Stop stops the workers; what they had not rendered stays marked and is
-// resumed at the next start.
+// Stop stops the workers and releases their claims, so another replica
+// takes their sessions at once; what they had not rendered stays marked
+// and is resumed there, or at the next start.
 func (s *Sink) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	cancel := s.cancel

@@ -64,7 +64,13 @@ func (r *recorder) got() []string {
 
 func openStore(t *testing.T, dir string) *sessions.Store {
 	t.Helper()
-	s, err := sessions.Open(filepath.Join(dir, "switchboard.db"), sessions.Options{})
+	return openStoreAt(t, dir, nil)
+}
+
+// openStoreAt opens a store whose clock is now: claims expire by it.
+func openStoreAt(t *testing.T, dir string, now func() time.Time) *sessions.Store {
+	t.Helper()
+	s, err := sessions.Open(filepath.Join(dir, "switchboard.db"), sessions.Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,11 +8,31 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 )
 
-// work follows one session: it acknowledges queued inputs, renders the
-// log from the saved position, and lets go once the session has no open
-// turn and everything is rendered.
+// work follows one session: it claims the session's output, then
+// renders it (follow) until it lets go. A worker whose claim went to
+// another holder stops rendering and waits to claim the session again,
+// for that holder may die before it is done.
 func (s *Sink) work(ctx context.Context, id string, e *entry) {
 	defer s.wg.Done()
+	for {
+		h, ok := s.claim(ctx, id)
+		if !ok {
+			return
+		}
+		retired := s.follow(h.ctx, id, e, h.claim)
+		s.release(ctx, id, h)
+		if retired || ctx.Err() != nil {
+			return
+		}
+		s.log.Warn("another holder claimed this session's output; rendering stopped here", "session_id", id, "epoch", h.claim.Epoch)
+	}
+}
+
+// follow acknowledges queued inputs and renders the log from the saved
+// position under claim c, and lets go once the session has no open turn
+// and everything is rendered (retired). It returns false when ctx ends or
+// the claim is lost.
+func (s *Sink) follow(ctx context.Context, id string, e *entry, c core.Claim) (retired bool) {
 	log := s.log.With("session_id", id)
 	wait := s.cfg.RetryMin
 	for {
@@ -27,21 +47,21 @@ func (s *Sink) work(ctx context.Context, id string, e *entry) {
 			if s.retire(ctx, id, e, true) {
 				s.drop(id, e)
 			}
-			return
+			return true
 		}
 		if err == nil && inputs {
 			s.received(ctx, sess)
 		}
 		if err == nil {
-			err = s.drain(ctx, sess)
+			err = s.drain(ctx, sess, c)
 		}
-		if ctx.Err() != nil {
-			return
+		if ctx.Err() != nil || lost(ctx, err) {
+			return false
 		}
 		if err != nil {
 			log.Warn("render output; retrying", "retry_in", wait, "err", err)
 			if !sleep(ctx, wait) {
-				return
+				return false
 			}
 			wait = min(wait*2, s.cfg.RetryMax)
 			continue
@@ -49,7 +69,7 @@ func (s *Sink) work(ctx context.Context, id string, e *entry) {
 		wait = s.cfg.RetryMin
 		if s.retire(ctx, id, e, false) {
 			s.drop(id, e)
-			return
+			return true
 		}
 		// Wait for the next append; look again now and then, for a turn
 		// that ends without one (its session archived mid-turn).
@@ -57,7 +77,7 @@ func (s *Sink) work(ctx context.Context, id string, e *entry) {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return
+			return false
 		case <-e.signal:
 		case <-t.C:
 		}
@@ -76,14 +96,17 @@ func (s *Sink) received(ctx context.Context, sess *core.Session) {
 	}
 }
 
-// drain renders every logged event after the saved position.
-func (s *Sink) drain(ctx context.Context, sess *core.Session) error {
+// drain renders every logged event after the saved position, saving
+// under claim c. The position is read after the claim was granted, so an
+// intent the previous holder saved is found and honoured.
+func (s *Sink) drain(ctx context.Context, sess *core.Session, c core.Claim) error {
 	pos, err := s.cfg.Store.SinkPosition(ctx, s.cfg.Name, sess.ID)
 	if err != nil {
 		return err
 	}
 	saved := pos.Seq
 	t := s.Thread(sess, pos)
+	t.claim = c
 	for {
 		evs, err := s.cfg.Store.Events(ctx, sess.ID, t.seq, s.cfg.Batch)
 		if err != nil || len(evs) == 0 {
@@ -119,6 +142,8 @@ func (s *Sink) render(ctx context.Context, t *Thread, ev core.Event) (bool, erro
 			return acted, nil
 		case ctx.Err() != nil:
 			return false, ctx.Err()
+		case errors.Is(err, core.ErrLeaseLost):
+			return false, err // another holder renders it now
 		case IsPermanent(err):
 			s.log.Warn("output not rendered: giving up on this event", "session_id", t.Session.ID, "seq", ev.Seq, "type", ev.Type, "err", err)
 			return true, nil

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,11 +32,16 @@ type rig struct {
 	srv   *httptest.Server
 	agent *core.Agent
 	sink  *output.Sink
+	// skew moves the store's clock ahead: a crash test expires the
+	// parked sink's claim with it, as time would once its process died.
+	skew *atomic.Int64
 }
 
 func newRig(t *testing.T, team fakeslack.Team, withAgent bool) *rig {
 	t.Helper()
-	store, err := sessions.Open(filepath.Join(t.TempDir(), "switchboard.db"), sessions.Options{})
+	skew := &atomic.Int64{}
+	store, err := sessions.Open(filepath.Join(t.TempDir(), "switchboard.db"),
+		sessions.Options{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +53,7 @@ func newRig(t *testing.T, team fakeslack.Team, withAgent bool) *rig {
 	fake := fakeslack.Start(t)
 	bot := fake.AddTeam(team)
 	team, _ = fake.Team(team.ID)
-	r := &rig{t: t, store: store, fake: fake, team: team, rt: fakeruntime.Follow(store)}
+	r := &rig{t: t, store: store, fake: fake, team: team, rt: fakeruntime.Follow(store), skew: skew}
 	if withAgent {
 		if r.agent, err = store.CreateAgent(t.Context(), &core.Agent{Name: "default", Model: "anthropic/x"}); err != nil {
 			t.Fatal(err)
@@ -71,7 +77,8 @@ func newRig(t *testing.T, team fakeslack.Team, withAgent bool) *rig {
 
 // startSink runs the Slack output sink over the rig's store.
 func (r *rig) startSink() {
-	r.sink = output.New(output.Config{Name: Name, Store: r.store, Renderer: r.p.Renderer(), RetryMin: 10 * time.Millisecond})
+	r.sink = output.New(output.Config{Name: Name, Store: r.store, Renderer: r.p.Renderer(), RetryMin: 10 * time.Millisecond,
+		ClaimTTL: time.Hour, ClaimRetry: 10 * time.Millisecond})
 	if err := r.sink.Start(r.t.Context()); err != nil {
 		r.t.Fatal(err)
 	}

@@ -194,7 +194,7 @@ func TestSinkFindsAPostACrashDidNotRecord(t *testing.T) {
 	// only let go (with its context cancelled, so it records nothing)
 	// when the test ends.
 	r.sink = output.New(output.Config{Name: Name, Store: r.store, Renderer: r.p.Renderer(), RetryMin: 10 * time.Millisecond,
-		Failpoint: func(point string) {
+		ClaimTTL: time.Hour, Failpoint: func(point string) {
 			if point == "after_post" {
 				close(parked)
 				<-release
@@ -216,7 +216,10 @@ func TestSinkFindsAPostACrashDidNotRecord(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the reply was not posted")
 	}
-	// A new process: a fresh provider and sink over the same store.
+	// A new process: a fresh provider and sink over the same store. The
+	// first one's claim on the session expires, as it would once its
+	// process died.
+	r.skew.Add(int64(2 * time.Hour))
 	fresh := *r
 	p2, err := New(r.p.cfg)
 	if err != nil {

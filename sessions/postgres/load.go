@@ -15,7 +15,7 @@ import (
 // about the database, and the leases and heartbeats of running processes,
 // which a copied store does not carry.
 var unloaded = map[string]bool{
-	"switchboard_meta": true, versionTable: true, "session_leases": true, "replicas": true,
+	"switchboard_meta": true, versionTable: true, "session_leases": true, "replicas": true, "sink_claims": true,
 }
 
 // loadBatch bounds the statements sent to the server at once.

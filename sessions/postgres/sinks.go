@@ -40,8 +40,9 @@ func (s *Store) SinkPosition(ctx context.Context, sink, sessionID string) (core.
 	return p, nil
 }
 
-// SaveSinkPosition stores a sink's position, durable before it returns.
-func (s *Store) SaveSinkPosition(ctx context.Context, sink, sessionID string, p core.SinkPosition) error {
+// SaveSinkPosition stores a sink's position for the holder of claim c,
+// durable before it returns.
+func (s *Store) SaveSinkPosition(ctx context.Context, sink, sessionID string, c core.Claim, p core.SinkPosition) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
@@ -60,6 +61,9 @@ func (s *Store) SaveSinkPosition(ctx context.Context, sink, sessionID string, p 
 		return fmt.Errorf("encode sink position: %w", err)
 	}
 	err = s.do(ctx, func(tx pgx.Tx) error {
+		if err := checkSinkClaim(ctx, tx, sink, sessionID, c); err != nil {
+			return err
+		}
 		_, err := tx.Exec(ctx, `INSERT INTO sink_positions (sink, session_id, body) VALUES ($1, $2, $3)
 			ON CONFLICT (sink, session_id) DO UPDATE SET body = excluded.body`, sink, sessionID, v)
 		return err

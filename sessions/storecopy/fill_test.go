@@ -111,7 +111,7 @@ func fill(t *testing.T, s backend.Store, keys fakeKeys, clk *clock) {
 		sess := create(core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: other.ID, Version: 1}, Origin: &o}, ExternalKey: o.Key,
 			Inputs: []core.Event{text("@bot help " + o.Provider)}, Dedupe: []string{o.Provider + ":delivery-1"}})
 		answered(sess.ID, "turn_"+o.Provider, "on it")
-		must(t, s.SaveSinkPosition(ctx, o.Provider, sess.ID, core.SinkPosition{Seq: 2, State: json.RawMessage(`{"ts":"1700000000.000200"}`)}))
+		must(t, s.SaveSinkPosition(ctx, o.Provider, sess.ID, core.Claim{}, core.SinkPosition{Seq: 2, State: json.RawMessage(`{"ts":"1700000000.000200"}`)}))
 	}
 
 	queued := create(core.NewSession{Inputs: []core.Event{text("one")}})

@@ -24,6 +24,9 @@ func RunSinks(t *testing.T, open func(t *testing.T) SinkStore) {
 		{"sinks/position", testSinkPosition},
 		{"sinks/active", testSinkActive},
 		{"sinks/invalid", testSinkInvalid},
+		{"sinks/claim_excludes", testSinkClaimExcludes},
+		{"sinks/claim_expires", testSinkClaimExpires},
+		{"sinks/claim_release", testSinkClaimRelease},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
@@ -37,8 +40,8 @@ func testSinkPosition(t *testing.T, s SinkStore) {
 	if p.Seq != 0 || len(p.State) != 0 {
 		t.Fatalf("fresh position %+v", p)
 	}
-	must(t, s.SaveSinkPosition(ctx, "slack", "ses_1", core.SinkPosition{Seq: 7, State: []byte(`{ "status_ts": "1.2" }`)}))
-	must(t, s.SaveSinkPosition(ctx, "github", "ses_1", core.SinkPosition{Seq: 3}))
+	must(t, s.SaveSinkPosition(ctx, "slack", "ses_1", core.Claim{}, core.SinkPosition{Seq: 7, State: []byte(`{ "status_ts": "1.2" }`)}))
+	must(t, s.SaveSinkPosition(ctx, "github", "ses_1", core.Claim{}, core.SinkPosition{Seq: 3}))
 	p, err = s.SinkPosition(ctx, "slack", "ses_1")
 	must(t, err)
 	if p.Seq != 7 || string(p.State) != `{"status_ts":"1.2"}` {
@@ -49,7 +52,7 @@ func testSinkPosition(t *testing.T, s SinkStore) {
 	if p.Seq != 3 || len(p.State) != 0 {
 		t.Fatalf("other sink's position %+v", p)
 	}
-	wantErr(t, s.SaveSinkPosition(ctx, "slack", "ses_1", core.SinkPosition{State: []byte("{")}), core.ErrInvalid)
+	wantErr(t, s.SaveSinkPosition(ctx, "slack", "ses_1", core.Claim{}, core.SinkPosition{State: []byte("{")}), core.ErrInvalid)
 }
 
 // originSession creates a session started on provider under key.
@@ -121,7 +124,7 @@ func testSinkInvalid(t *testing.T, s SinkStore) {
 	ctx := t.Context()
 	_, err := s.SinkPosition(ctx, "", "ses_1")
 	wantErr(t, err, core.ErrInvalid)
-	wantErr(t, s.SaveSinkPosition(ctx, "a\x00b", "ses_1", core.SinkPosition{}), core.ErrInvalid)
+	wantErr(t, s.SaveSinkPosition(ctx, "a\x00b", "ses_1", core.Claim{}, core.SinkPosition{}), core.ErrInvalid)
 	_, err = s.ReleaseSink(ctx, "slack", "", 1)
 	wantErr(t, err, core.ErrInvalid)
 }

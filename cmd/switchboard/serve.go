@@ -67,9 +67,6 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 			return nil, fmt.Errorf("SWITCHBOARD_MODEL: %w", err)
 		}
 	}
-	if c.runtime, err = runtime.LoadConfig(s); err != nil {
-		return nil, err
-	}
 	if c.mcp, err = mcpbridge.LoadConfig(s); err != nil {
 		return nil, err
 	}
@@ -85,6 +82,9 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 	}
 	c.maxBody = int64(maxBody)
 	if c.dataDir, err = s.Dir("SWITCHBOARD_DATA_DIR"); err != nil {
+		return nil, err
+	}
+	if c.runtime, err = runtime.LoadConfig(s, c.dataDir); err != nil {
 		return nil, err
 	}
 	if c.sandbox, err = sandbox.LoadSettings(s, c.dataDir); err != nil {
@@ -213,6 +213,10 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	rc.Tools = gw.Toolset(append(append(harness.Conversation(), sandbox.HandsTools(sb, cfg.sandbox)...), testTools(getenv)...), mcp, db, log)
 	// Idle sessions let go of their MCP connections after a while.
 	rc.AfterCycle = mcp.Idle
+	if sb != nil {
+		// Sessions that move between replicas leave their sandboxes.
+		rc.Sandboxes = sb
+	}
 	rt := runtime.New(rc)
 	if err := gw.Start(ctx); err != nil {
 		return err

@@ -3,7 +3,6 @@ package runtime_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -41,19 +40,10 @@ func (s *fakeSandboxes) dropped() []string {
 // as its sandbox backend.
 func startReplica(t *testing.T, model *fakemodel.Model, holder string, sb runtime.Sandboxes, store func(*sessions.Store) runtime.Store) *fixture {
 	t.Helper()
-	st, err := sessions.Open(filepath.Join(t.TempDir(), "db"), sessions.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	a, err := st.CreateAgent(context.Background(), &core.Agent{Name: "a", Model: "anthropic/test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{store: st, agent: a, model: model, letGo: map[string]int{}}
-	var rs runtime.Store = st
+	f := newFixture(t, model)
+	var rs runtime.Store = f.store
 	if store != nil {
-		rs = store(st)
+		rs = store(f.store)
 	}
 	f.rt = runtime.New(runtime.Config{Store: rs, Model: model, Workers: 2, Holder: holder, Sandboxes: sb,
 		LeaseTTL: 300 * time.Millisecond, Limits: core.Limits{MaxSteps: 10, TurnSeconds: 60, MaxTokens: 1e6}, AfterCycle: f.afterCycle})

@@ -14,7 +14,15 @@ type Lease struct {
 	SessionID string
 	Holder    string
 	Epoch     uint64
+	// Previous is the holder that ran the session before this grant ("" at
+	// the first). When it is another holder the session moved here, and
+	// what it left on that replica (its sandbox) is not here.
+	Previous string
 }
+
+// Moved reports whether the session ran on another holder before this
+// grant.
+func (l Lease) Moved() bool { return l.Previous != "" && l.Previous != l.Holder }
 
 // LeaseStore hands out sessions' leases. Expiry is judged by the store's
 // clock (the database's, when replicas share one), never by a holder's.
@@ -23,7 +31,8 @@ type LeaseStore interface {
 	// lease is live, or the session's last holder is a replica whose
 	// heartbeat is fresh and that is not draining (its sandbox is there):
 	// then ok is false. Every grant has a new epoch, higher than any the
-	// session had, so writes of earlier grants are refused from now on.
+	// session had, so writes of earlier grants are refused from now on,
+	// and names the holder that ran the session last (Lease.Previous).
 	TakeLease(ctx context.Context, sessionID, holder string, ttl time.Duration) (l Lease, ok bool, err error)
 	// RenewLease extends a live lease by ttl; ErrLeaseLost when another
 	// holder took the session or the lease expired and was released.

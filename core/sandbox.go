@@ -11,6 +11,20 @@ import (
 // there.
 const SandboxWorkspace = "/workspace"
 
+// TypeSandboxReset is the progress event logged when a session's files
+// from before are gone: the session moved to a replica that runs its
+// sandbox on another engine, and its next command starts a fresh one.
+// The model sees it as a note in its context (docs/api.md#events).
+const TypeSandboxReset = "session.sandbox_reset"
+
+// SandboxResetBody is the body of a session.sandbox_reset event.
+type SandboxResetBody struct {
+	Reason string `json:"reason"`
+}
+
+// ResetMoved is the reason of a reset that follows a move.
+const ResetMoved = "moved from another replica"
+
 // ErrSandboxUnavailable: the sandbox backend cannot run the command (no
 // engine, no image); the hands tools report it to the model as a tool error.
 var ErrSandboxUnavailable = errors.New("sandbox unavailable")

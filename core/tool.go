@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 )
 
 // ToolCall is one call the model made.
@@ -74,5 +75,14 @@ func ValidToolName(name string) error {
 // hands); an agent cannot declare tools under these names, nor under the
 // mcp_ prefix that MCP server tools take.
 func ReservedToolNames() []string {
-	return []string{"say", "ask", "bash", "read", "write", "edit", "ls", "glob", "grep"}
+	return append([]string{"say", "ask"}, handsToolNames...)
+}
+
+// handsToolNames are the tools that work in a session's sandbox.
+var handsToolNames = []string{"bash", "read", "write", "edit", "ls", "glob", "grep"}
+
+// IsHandsTool reports whether name is a tool that works in the session's
+// sandbox: a session whose log holds a call of one has had a sandbox.
+func IsHandsTool(name string) bool {
+	return slices.Contains(handsToolNames, name)
 }

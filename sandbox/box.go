@@ -192,7 +192,7 @@ func (d *Docker) ensure(ctx context.Context, b *box) (string, error) {
 func (d *Docker) create(ctx context.Context, sessionID string, sp spec) (string, error) {
 	network := d.net.name
 	vol := d.cfg.volumeName(sessionID)
-	if _, err := d.cli.VolumeCreate(ctx, client.VolumeCreateOptions{Name: vol, Labels: d.cfg.labels(sessionID, "workspace")}); err != nil {
+	if _, err := d.cli.VolumeCreate(ctx, client.VolumeCreateOptions{Name: vol, Driver: d.cfg.WorkspaceDriver, Labels: d.cfg.labels(sessionID, "workspace")}); err != nil {
 		return "", fmt.Errorf("create workspace volume %s: %w", vol, err)
 	}
 	uid, gid, _ := strings.Cut(d.cfg.User, ":")
@@ -252,6 +252,24 @@ func (d *Docker) create(ctx context.Context, sessionID string, sp spec) (string,
 // Remove deletes the session's container and workspace volume: the session
 // was archived. Nothing there is not an error.
 func (d *Docker) Remove(ctx context.Context, sessionID string) error {
+	return d.discard(ctx, sessionID, true)
+}
+
+// Drop deletes the session's container, and its workspace volume unless
+// workspaces are shared: another replica runs the session now, so what is
+// here is an orphan, or stale when the session comes back.
+func (d *Docker) Drop(ctx context.Context, sessionID string) error {
+	return d.discard(ctx, sessionID, !d.SharedWorkspaces())
+}
+
+// SharedWorkspaces reports whether workspaces are on storage every
+// replica reaches (Config.WorkspaceDriver): a session that moves keeps its
+// files.
+func (d *Docker) SharedWorkspaces() bool { return d.cfg.WorkspaceDriver != "" }
+
+// discard removes the session's container, and its workspace when asked,
+// and forgets its box.
+func (d *Docker) discard(ctx context.Context, sessionID string, workspace bool) error {
 	b, err := d.acquire(sessionID)
 	if err != nil {
 		return err
@@ -270,20 +288,22 @@ func (d *Docker) Remove(ctx context.Context, sessionID string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.running = false
-	return d.removeObjects(ctx, sessionID)
+	return d.removeObjects(ctx, sessionID, workspace)
 }
 
-// removeObjects removes a session's container, then its volume.
-func (d *Docker) removeObjects(ctx context.Context, sessionID string) error {
+// removeObjects removes a session's container, then its volume when asked.
+func (d *Docker) removeObjects(ctx context.Context, sessionID string, workspace bool) error {
 	_, err := d.cli.ContainerRemove(ctx, d.cfg.containerName(sessionID), client.ContainerRemoveOptions{Force: true})
 	if err = ignoreNotFound(err); err != nil {
 		return fmt.Errorf("remove sandbox of %s: %w", sessionID, err)
 	}
-	_, err = d.cli.VolumeRemove(ctx, d.cfg.volumeName(sessionID), client.VolumeRemoveOptions{Force: true})
-	if err = ignoreNotFound(err); err != nil {
-		return fmt.Errorf("remove workspace of %s: %w", sessionID, err)
+	if workspace {
+		_, err = d.cli.VolumeRemove(ctx, d.cfg.volumeName(sessionID), client.VolumeRemoveOptions{Force: true})
+		if err = ignoreNotFound(err); err != nil {
+			return fmt.Errorf("remove workspace of %s: %w", sessionID, err)
+		}
 	}
-	d.log.Info("sandbox removed", "session_id", sessionID)
+	d.log.Info("sandbox removed", "session_id", sessionID, "workspace", workspace)
 	return nil
 }
 

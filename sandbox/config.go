@@ -88,6 +88,13 @@ type Config struct {
 	Egress *EgressConfig
 	// BuildTimeout bounds building one prepared image (default 15 minutes).
 	BuildTimeout time.Duration
+	// WorkspaceDriver, when set, is the Docker volume driver of the
+	// workspaces: a plugin every replica's engine has, that keeps volumes
+	// on storage they all reach. A workspace is then named after its
+	// session alone, so a session that moves to another replica mounts
+	// the same files there (docs/sandbox-backends.md#shared-workspaces).
+	// Empty: the engine's local volumes, which a move leaves behind.
+	WorkspaceDriver string
 	// Host is the engine's address; empty means DOCKER_HOST or the default
 	// socket.
 	Host   string
@@ -239,6 +246,11 @@ func (c Config) containerName(sessionID string) string {
 }
 
 func (c Config) volumeName(sessionID string) string {
+	if c.WorkspaceDriver != "" {
+		// Every replica's engine names the shared workspace alike: the
+		// deployment id differs between replicas, session ids do not.
+		return "switchboard-" + sessionID + "-workspace"
+	}
 	return "switchboard-" + c.Deployment + "-" + sessionID + "-workspace"
 }
 

@@ -61,14 +61,15 @@ func Open(ctx context.Context, s Settings, deps Deps) (*Docker, error) {
 	events := egressEvents{store: deps.Store, log: log}
 	grants := &grantSource{sessions: deps.Store, granters: deps.Granters, vault: deps.Vault}
 	cfg := Config{
-		Image:          s.image,
-		Deployment:     deployment,
-		IdleTimeout:    s.idle,
-		Limits:         s.limits,
-		CommandTimeout: min(2*time.Minute, s.command),
-		BuildTimeout:   s.build,
-		Environments:   environments.Sessions{Store: deps.Store},
-		Logger:         log,
+		Image:           s.image,
+		Deployment:      deployment,
+		IdleTimeout:     s.idle,
+		Limits:          s.limits,
+		CommandTimeout:  min(2*time.Minute, s.command),
+		BuildTimeout:    s.build,
+		Environments:    environments.Sessions{Store: deps.Store},
+		WorkspaceDriver: s.driver,
+		Logger:          log,
 	}
 	if s.egress != "off" {
 		ca, err := egress.LoadOrCreateCA(s.dataDir)
@@ -115,7 +116,7 @@ func Open(ctx context.Context, s Settings, deps Deps) (*Docker, error) {
 		// Leftovers cost disk, not correctness: the next start tries again.
 		log.Warn("reap sandboxes", "removed", res.Removed, "adopted", res.Adopted, "err", err)
 	}
-	log.Info("sandbox on", "image", s.image, "deployment", deployment, "idle_timeout", s.idle.String(), "egress", cfg.Egress != nil)
+	log.Info("sandbox on", "image", s.image, "deployment", deployment, "idle_timeout", s.idle.String(), "egress", cfg.Egress != nil, "shared_workspaces", d.SharedWorkspaces())
 	return d, nil
 }
 

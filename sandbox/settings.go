@@ -23,6 +23,7 @@ func Options() []settings.Option {
 		{Env: "SWITCHBOARD_SANDBOX_PIDS", Flag: "sandbox-pids", Default: "512", Usage: "process limit of each sandbox"},
 		{Env: "SWITCHBOARD_SANDBOX_CPUS", Flag: "sandbox-cpus", Default: "1", Usage: "CPU limit of each sandbox, in CPUs"},
 		{Env: "SWITCHBOARD_SANDBOX_COMMAND_SECONDS", Flag: "sandbox-command-seconds", Default: "600", Usage: "longest a bash command may run; the model may ask for less (default 120)"},
+		{Env: "SWITCHBOARD_SANDBOX_WORKSPACE_DRIVER", Flag: "sandbox-workspace-driver", Usage: "Docker volume driver of the sandboxes' workspaces, one that keeps them on storage every replica reaches, so a session that moves keeps its files (default: the engine's local volumes)"},
 		{Env: "SWITCHBOARD_SANDBOX_BUILD_SECONDS", Flag: "sandbox-build-seconds", Default: "900", Usage: "longest building an environment's prepared image may take"},
 		{Env: "SWITCHBOARD_EGRESS", Flag: "egress", Usage: "on or off: the egress proxy, sandboxes' only way out (default: on when the gateway may set firewall rules, i.e. runs as root)"},
 		{Env: "SWITCHBOARD_EGRESS_PORT", Flag: "egress-port", Default: "3128", Usage: "port of the egress proxy, on the sandbox network's gateway address only"},
@@ -41,6 +42,7 @@ type Settings struct {
 	build   time.Duration
 	limits  Limits
 	dataDir string // keeps the deployment id and the egress CA
+	driver  string // the workspaces' volume driver; "" local
 
 	egress       string // "on", "off", or "" (on when the gateway may set firewall rules)
 	egressPort   int
@@ -52,7 +54,7 @@ type Settings struct {
 // LoadSettings checks the values of Options. A wrong one fails with one
 // line that names its variable. dataDir is the gateway's data directory.
 func LoadSettings(v settings.Values, dataDir string) (Settings, error) {
-	s := Settings{mode: v["SWITCHBOARD_SANDBOX"], image: v["SWITCHBOARD_SANDBOX_IMAGE"], dataDir: dataDir}
+	s := Settings{mode: v["SWITCHBOARD_SANDBOX"], image: v["SWITCHBOARD_SANDBOX_IMAGE"], dataDir: dataDir, driver: v["SWITCHBOARD_SANDBOX_WORKSPACE_DRIVER"]}
 	switch s.mode {
 	case "", "docker", "none":
 	default:

@@ -100,9 +100,10 @@ func (s *Store) TakeLease(ctx context.Context, sessionID, holder string, ttl tim
 				return nil
 			}
 		}
+		prev := l.Last
 		l.Epoch++
 		l.Holder, l.Last, l.Boot, l.Expires = holder, holder, s.boot, now+ttl.Milliseconds()
-		out, ok = core.Lease{SessionID: sessionID, Holder: holder, Epoch: l.Epoch}, true
+		out, ok = core.Lease{SessionID: sessionID, Holder: holder, Epoch: l.Epoch, Previous: prev}, true
 		return putJSON(tx, bucketRunLeases, sessionID, l)
 	})
 	if err != nil {

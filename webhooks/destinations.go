@@ -28,7 +28,8 @@ func knownType(t string) bool {
 	switch t {
 	case core.TypeUserMessage, core.TypeUserInterrupt, core.TypeUserToolConfirmation, core.TypeUserCustomToolResult,
 		core.TypeStatusChanged, core.TypeTurnStarted, core.TypeTurnCompleted, core.TypeAgentMessage,
-		core.TypeAgentToolUse, core.TypeAgentToolResult, core.TypeAgentCustomToolUse, core.TypeCompacted, core.TypeError:
+		core.TypeAgentToolUse, core.TypeAgentToolResult, core.TypeAgentCustomToolUse, core.TypeCompacted, core.TypeError,
+		core.TypeSandboxReset:
 		return true
 	}
 	return false

@@ -67,9 +67,6 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 			return nil, fmt.Errorf("SWITCHBOARD_MODEL: %w", err)
 		}
 	}
-	if c.runtime, err = runtime.LoadConfig(s); err != nil {
-		return nil, err
-	}
 	if c.mcp, err = mcpbridge.LoadConfig(s); err != nil {
 		return nil, err
 	}
@@ -85,6 +82,9 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 	}
 	c.maxBody = int64(maxBody)
 	if c.dataDir, err = s.Dir("SWITCHBOARD_DATA_DIR"); err != nil {
+		return nil, err
+	}
+	if c.runtime, err = runtime.LoadConfig(s, c.dataDir); err != nil {
 		return nil, err
 	}
 	if c.sandbox, err = sandbox.LoadSettings(s, c.dataDir); err != nil {
@@ -154,9 +154,10 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		return err
 	}
 	defer ln.Close()
-	// One id names this replica in the store: the runtime's leases on
-	// sessions and the output sinks' claims on their output.
-	holder := core.NewID("run")
+	// One id names this replica in the store, across its restarts: the
+	// runtime's leases on sessions and the output sinks' claims on their
+	// output.
+	holder := cfg.runtime.Holder
 	gw, err := providers.NewSet(cfg.platforms, providers.Deps{
 		Store: db, Router: &providers.Router{Store: db, Logger: log.With("component", "router")}, Sealer: cfg.sealer, States: states,
 		PublicURL: cfg.publicURL, AdminToken: cfg.adminToken, DataDir: cfg.dataDir, MaxBody: cfg.maxBody, Logger: log,
@@ -212,12 +213,15 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	}
 
 	rc := cfg.runtime
-	rc.Holder = holder
 	rc.Store, rc.Commits, rc.Harness, rc.Model, rc.Logger = db, db, &harness.Default{Observer: m}, model, log
 	rc.Failpoint = answerFailpoint(getenv)
 	rc.Tools = gw.Toolset(append(append(harness.Conversation(), sandbox.HandsTools(sb, cfg.sandbox)...), testTools(getenv)...), mcp, db, log)
 	// Idle sessions let go of their MCP connections after a while.
 	rc.AfterCycle = mcp.Idle
+	if sb != nil {
+		// Sessions that move between replicas leave their sandboxes.
+		rc.Sandboxes = sb
+	}
 	rt := runtime.New(rc)
 	if err := gw.Start(ctx); err != nil {
 		return err

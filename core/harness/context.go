@@ -22,6 +22,10 @@ const summaryPreamble = "Earlier parts of this conversation were compacted. Summ
 
 const interruptNote = "[The person interrupted the previous turn.]"
 
+// sandboxResetNote tells the model that its sandbox starts afresh: files
+// it made or changed before are gone.
+const sandboxResetNote = "[The sandbox was reset (%s): files from before this point are gone; the workspace starts empty.]"
+
 // Derive builds a model context from a session's events. Only events after
 // the last session.compacted count; the summary stands in for the rest.
 func Derive(system string, events []core.Event) (*Context, error) {
@@ -67,6 +71,12 @@ func (mc *Context) addEvent(e core.Event) error {
 		mc.add(core.RoleUser, core.Block{Type: core.BlockText, Text: b.Text})
 	case core.TypeUserInterrupt:
 		mc.add(core.RoleUser, core.Block{Type: core.BlockText, Text: interruptNote})
+	case core.TypeSandboxReset:
+		var b core.SandboxResetBody
+		if err := e.Decode(&b); err != nil {
+			return err
+		}
+		mc.add(core.RoleUser, core.Block{Type: core.BlockText, Text: fmt.Sprintf(sandboxResetNote, b.Reason)})
 	case core.TypeUserCustomToolResult:
 		var b core.CustomToolResultBody
 		if err := e.Decode(&b); err != nil {

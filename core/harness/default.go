@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -66,11 +67,13 @@ func (h *Default) Init(ctx context.Context, c *Cycle) error {
 	return err
 }
 
-// turnEvents returns the events of the turn that started last with id.
+// turnEvents returns the steps of the turn that started last with id. A
+// sandbox reset logged when the session moved mid-turn is no step: a turn
+// whose answer was logged before the move still ends with that answer.
 func turnEvents(events []core.Event, turnID string) []core.Event {
 	for i := len(events) - 1; i >= 0; i-- {
 		if events[i].Type == core.TypeTurnStarted && events[i].TurnID == turnID {
-			return events[i:]
+			return slices.DeleteFunc(slices.Clone(events[i:]), func(e core.Event) bool { return e.Type == core.TypeSandboxReset })
 		}
 	}
 	return nil

@@ -277,22 +277,39 @@ func TestRecoveryInterruptsToolWithoutRerun(t *testing.T) {
 	wantStatus(t, e.log, core.StatusIdle, core.ReasonCompleted)
 }
 
+// TestRecoveryAfterFinalAnswerCompletesWithoutModel: an answer logged
+// before a crash ends the turn without asking the model again, even when
+// the session moved and its sandbox reset was logged after the answer.
 func TestRecoveryAfterFinalAnswerCompletesWithoutModel(t *testing.T) {
-	e := newEnv(t) // an empty script: any model call fails the test
-	e.say("hi")
-	ctx := context.Background()
-	_, _ = e.log.Append(ctx, "", core.AppendRequest{TakeInputs: true, TurnID: "turn_x", Events: []core.Event{
-		core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusRunning}),
-		core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
-		core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: "the answer"}),
-	}})
-	e.run(t, ctx)
-	if n := len(e.model.Requests()); n != 0 {
-		t.Fatalf("the model was called %d times", n)
+	answer := core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: "the answer"})
+	reset := core.NewEvent(core.TypeSandboxReset, core.LevelProgress, core.ActorSystem, core.SandboxResetBody{Reason: core.ResetMoved})
+	for _, tc := range []struct {
+		name  string
+		after []core.Event
+	}{
+		{"answer last", []core.Event{answer}},
+		{"moved after the answer", []core.Event{answer, reset}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t) // an empty script: any model call fails the test
+			e.say("hi")
+			ctx := context.Background()
+			_, _ = e.log.Append(ctx, "", core.AppendRequest{TakeInputs: true, TurnID: "turn_x", Events: append([]core.Event{
+				core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusRunning}),
+				core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
+			}, tc.after...)})
+			e.run(t, ctx)
+			if n := len(e.model.Requests()); n != 0 {
+				t.Fatalf("the model was called %d times", n)
+			}
+			want := []string{core.TypeUserMessage, core.TypeStatusChanged, core.TypeTurnStarted}
+			for _, ev := range tc.after {
+				want = append(want, ev.Type)
+			}
+			wantTypes(t, e.log.types(), append(want, core.TypeTurnCompleted, core.TypeStatusChanged)...)
+			wantStatus(t, e.log, core.StatusIdle, core.ReasonCompleted)
+		})
 	}
-	wantTypes(t, e.log.types(), core.TypeUserMessage, core.TypeStatusChanged, core.TypeTurnStarted,
-		core.TypeAgentMessage, core.TypeTurnCompleted, core.TypeStatusChanged)
-	wantStatus(t, e.log, core.StatusIdle, core.ReasonCompleted)
 }
 
 func TestCompaction(t *testing.T) {
@@ -360,6 +377,7 @@ func TestDeriveMergesRoles(t *testing.T) {
 		ev(core.TypeAgentToolResult, core.ToolResultBody{ToolUseID: "1", Output: "delivered"}),
 		ev(core.TypeUserMessage, core.MessageBody{Text: "b"}),
 		ev(core.TypeAgentMessage, core.MessageBody{Text: "done"}),
+		ev(core.TypeSandboxReset, core.SandboxResetBody{Reason: core.ResetMoved}),
 	}
 	mc, err := harness.Derive("sys", events)
 	if err != nil {
@@ -373,9 +391,13 @@ func TestDeriveMergesRoles(t *testing.T) {
 		}
 		shape = append(shape, string(m.Role)+":"+strings.Join(parts, ","))
 	}
-	want := []string{"user:text", "assistant:text,tool_use", "user:tool_result,text", "assistant:text"}
+	want := []string{"user:text", "assistant:text,tool_use", "user:tool_result,text", "assistant:text", "user:text"}
 	if !slices.Equal(shape, want) {
 		t.Fatalf("shape %v, want %v", shape, want)
+	}
+	// A sandbox reset reaches the model as a note that its files are gone.
+	if note := mc.Messages[len(mc.Messages)-1].Content[0].Text; !strings.Contains(note, "sandbox was reset ("+core.ResetMoved+")") || !strings.Contains(note, "gone") {
+		t.Fatalf("reset note %q", note)
 	}
 }
 

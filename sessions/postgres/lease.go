@@ -54,6 +54,9 @@ func (s *Store) TakeLease(ctx context.Context, sessionID, holder string, ttl tim
 			return err
 		}
 		out, ok = core.Lease{SessionID: sessionID, Holder: holder, Epoch: epoch}, true
+		if last != nil {
+			out.Previous = *last
+		}
 		return nil
 	})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -25,6 +26,9 @@ type hold struct {
 	lease core.Lease
 	stop  chan struct{}
 	done  sync.WaitGroup
+	// taken is set when a renewal was refused: another holder has the
+	// session now.
+	taken atomic.Bool
 }
 
 // takeLease takes the session's lease. ok is false when another runtime
@@ -60,6 +64,7 @@ func (r *Runtime) renew(ctx context.Context, h *hold, cancel context.CancelCause
 		case err == nil:
 			renewed = wallClock{}.Now()
 		case errors.Is(err, core.ErrLeaseLost):
+			h.taken.Store(true)
 			r.log.Warn("session lease lost to another runtime; stopping its turn here", "session_id", h.lease.SessionID, "epoch", h.lease.Epoch)
 			cancel(core.ErrLeaseLost)
 			return

@@ -69,6 +69,11 @@ type Config struct {
 	// LeaseTTL is how long a session's lease lasts without renewal
 	// (default DefaultLeaseTTL).
 	LeaseTTL time.Duration
+	// Sandboxes, when set, is told when sessions move between replicas:
+	// one that arrives gets a fresh sandbox, one that left has its sandbox
+	// here removed. Holder must then name this replica across restarts,
+	// or each restart looks like a move.
+	Sandboxes Sandboxes
 	// KeyRetention is how long dedupe and idempotency keys are kept
 	// (default and minimum 7 days); SweepEvery how often older ones go.
 	KeyRetention time.Duration
@@ -341,16 +346,30 @@ func (r *Runtime) runSession(ctx context.Context, id string, a *activeTurn) {
 		return
 	}
 	defer r.release(ctx, h)
+	arrived := false
 	for {
 		cctx, cancel := context.WithCancelCause(lctx)
 		r.mu.Lock()
 		a.cancel, a.again = cancel, false
 		r.mu.Unlock()
-		err := r.cycle(cctx, id, h.lease.Epoch)
+		var err error
+		if !arrived {
+			err = r.arrive(cctx, h.lease)
+			arrived = err == nil
+		}
+		if err == nil {
+			err = r.cycle(cctx, id, h.lease.Epoch)
+		}
 		cancel(nil)
 		if errors.Is(err, core.ErrLeaseLost) || context.Cause(lctx) == core.ErrLeaseLost {
 			// Another runtime runs the session now; nothing to retry here.
 			r.log.Info("session taken over by another runtime", "session_id", id)
+			// A refused write or renewal means another grant: the sandbox
+			// here is an orphan. Renewals that merely failed for a TTL
+			// prove nothing, and the session may come back.
+			if errors.Is(err, core.ErrLeaseLost) || h.taken.Load() {
+				r.left(ctx, id)
+			}
 			err = nil
 			r.mu.Lock()
 			a.again = false

@@ -29,6 +29,15 @@ type fixture struct {
 
 func start(t *testing.T, model *fakemodel.Model, workers int) *fixture {
 	t.Helper()
+	f := newFixture(t, model)
+	f.rt = f.newRuntime(t, workers)
+	return f
+}
+
+// newFixture opens a fresh store with one agent; the caller starts the
+// runtime.
+func newFixture(t *testing.T, model *fakemodel.Model) *fixture {
+	t.Helper()
 	st, err := sessions.Open(filepath.Join(t.TempDir(), "db"), sessions.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -38,9 +47,7 @@ func start(t *testing.T, model *fakemodel.Model, workers int) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{store: st, agent: a, model: model, letGo: map[string]int{}}
-	f.rt = f.newRuntime(t, workers)
-	return f
+	return &fixture{store: st, agent: a, model: model, letGo: map[string]int{}}
 }
 
 func (f *fixture) newRuntime(t *testing.T, workers int) *runtime.Runtime {

@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"path/filepath"
+
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/settings"
 )
@@ -15,15 +17,22 @@ func Options() []settings.Option {
 		{Env: "SWITCHBOARD_MAX_TOKENS", Flag: "max-tokens", Default: "2000000", Usage: "default tokens (input+output) per turn"},
 		{Env: "SWITCHBOARD_CONTEXT_WINDOW", Flag: "context-window", Default: "0", Usage: "model context window in tokens (0: 200000 for anthropic, 128000 for openai)"},
 		{Env: "SWITCHBOARD_LEASE_SECONDS", Flag: "lease-seconds", Default: "15", Usage: "a session's lease on the replica running it lasts this long without renewal (a dead replica's turns resume elsewhere after it)"},
+		{Env: "SWITCHBOARD_REPLICA_ID", Flag: "replica-id", Usage: "names this replica to the others sharing the store, across its restarts (leases, affinity, where its sessions' sandboxes are); unique per replica (default: generated into replica-id in the data directory)"},
 		{Env: "SWITCHBOARD_COMPACT_FRACTION", Flag: "compact-fraction", Default: "0.8", Usage: "compact the context when it passes this fraction of the window (0 disables)"},
 	}
 }
 
 // LoadConfig reads Options into a Config; the caller adds the store, the
-// model, the harness, the tools and the logger.
-func LoadConfig(s settings.Values) (Config, error) {
+// model, the harness, the tools and the logger. dataDir keeps the replica
+// id when none is set.
+func LoadConfig(s settings.Values, dataDir string) (Config, error) {
 	var c Config
 	var err error
+	// The same name across restarts: a restart is no move, and the
+	// sessions this replica ran keep their affinity and their sandboxes.
+	if c.Holder, _, err = s.Secret("SWITCHBOARD_REPLICA_ID", filepath.Join(dataDir, "replica-id")); err != nil {
+		return c, err
+	}
 	if c.Workers, err = s.Int("SWITCHBOARD_WORKERS", 1); err != nil {
 		return c, err
 	}

@@ -123,3 +123,39 @@ func testLeaseAffinity(t *testing.T, s core.Store) {
 		return ok
 	})
 }
+
+func testLeasePrevious(t *testing.T, s core.Store) {
+	ctx := t.Context()
+	id := newSession(t, s).ID
+	steps := []struct {
+		holder, previous string
+		moved            bool
+	}{
+		{"a", "", false},  // the first grant
+		{"a", "a", false}, // the same holder again
+		{"b", "a", true},  // moved
+		{"a", "b", true},  // and back
+	}
+	for i, st := range steps {
+		l, ok := takeLease(t, s, id, st.holder, time.Hour)
+		if !ok {
+			t.Fatalf("step %d: %s could not take a released session", i, st.holder)
+		}
+		if l.Previous != st.previous || l.Moved() != st.moved {
+			t.Fatalf("step %d: grant to %s = %+v (moved %v), want previous %q (moved %v)", i, st.holder, l, l.Moved(), st.previous, st.moved)
+		}
+		must(t, s.ReleaseLease(ctx, l))
+	}
+	// A takeover after expiry names the holder it took over from.
+	l, _ := takeLease(t, s, id, "c", time.Hour)
+	must(t, s.RenewLease(ctx, l, time.Millisecond))
+	var d core.Lease
+	eventually(t, "take after c's lease expired", func() bool {
+		var ok bool
+		d, ok = takeLease(t, s, id, "d", time.Hour)
+		return ok
+	})
+	if d.Previous != "c" || !d.Moved() {
+		t.Fatalf("takeover = %+v, want previous c", d)
+	}
+}

@@ -54,6 +54,7 @@ func Run(t *testing.T, open func(t *testing.T) core.Store) {
 		{"leases/take_renew_release", testLeaseTakeRenewRelease},
 		{"leases/fence_appends", testLeaseFencesAppends},
 		{"leases/affinity", testLeaseAffinity},
+		{"leases/previous", testLeasePrevious},
 		{"archive", testArchive},
 		{"sweep", testSweep},
 		{"commits/order", testCommitsOrder},

@@ -123,10 +123,10 @@ func inputType(code byte) string {
 	return ""
 }
 
-// notify sends, in the write's transaction, a notice of each change: the
-// server delivers them at commit, in commit order, and never for a
-// transaction rolled back.
-func (s *Store) notify(ctx context.Context, tx pgx.Tx, changes []core.Change) error {
+// notify queues on b, to run in the write's transaction, a notice of each
+// change: the server delivers them at commit, in commit order, and never
+// for a transaction rolled back.
+func (s *Store) notify(b *pgx.Batch, changes []core.Change) error {
 	if len(changes) == 0 {
 		return nil
 	}
@@ -134,15 +134,12 @@ func (s *Store) notify(ctx context.Context, tx pgx.Tx, changes []core.Change) er
 	for i, c := range changes {
 		v, err := encodeNotice(s.replica, c)
 		if err != nil {
-			return err
+			return fmt.Errorf("notify: %w", err)
 		}
 		payloads[i] = string(v)
 	}
-	_, err := tx.Exec(ctx, `SELECT pg_notify($1, p) FROM unnest($2::text[]) WITH ORDINALITY AS u(p, ord) ORDER BY ord`,
+	b.Queue(`SELECT pg_notify($1, p) FROM unnest($2::text[]) WITH ORDINALITY AS u(p, ord) ORDER BY ord`,
 		s.channel, payloads)
-	if err != nil {
-		return fmt.Errorf("notify: %w", err)
-	}
 	return nil
 }
 

@@ -85,11 +85,11 @@ func encodeNotice(replica string, c core.Change) ([]byte, error) {
 	}
 }
 
-// change rebuilds the change a notice announces: the events are read from
-// the store; the queued inputs carry their id and type only (their bodies
-// are in Pending, and may be taken already).
+// noticeChange rebuilds the remote change a notice announces: the events
+// are read from the store; the queued inputs carry their id and type only
+// (their bodies are in Pending, and may be taken already).
 func (s *Store) noticeChange(ctx context.Context, n notice) (core.Change, error) {
-	c := core.Change{SessionID: n.Session, Provider: n.Provider, Status: n.Status}
+	c := core.Change{SessionID: n.Session, Provider: n.Provider, Status: n.Status, Remote: true}
 	if len(n.Events) == 2 && n.Events[1] >= n.Events[0] && n.Events[0] > 0 {
 		want := int(n.Events[1] - n.Events[0] + 1)
 		evs, err := s.Events(ctx, n.Session, n.Events[0]-1, want)

@@ -21,6 +21,12 @@ type Change struct {
 	// Status is the session's status after the write when the write
 	// changed it, else "".
 	Status Status
+	// Remote marks a write another process committed (another replica
+	// sharing the store), announced here so that what acts on a session
+	// wherever it is (a turn to interrupt, SSE followers, an archived
+	// session's sandbox) hears of it. What counts this process's own
+	// work (metrics) skips it, or every replica would count it.
+	Remote bool
 }
 
 // Interrupts reports whether the change queued a user.interrupt.

@@ -115,9 +115,15 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // Follow counts the events the store's commit stream announces, by type,
-// until ctx ends. After a lag the count is short by what was missed.
+// until ctx ends: those this process logged, not the other replicas'
+// (each replica's /metrics counts its own, so a sum across replicas
+// counts each event once). After a lag the count is short by what was
+// missed.
 func (m *Metrics) Follow(ctx context.Context, sub *core.Subscription) {
 	sub.Run(ctx, func(c core.Change) {
+		if c.Remote {
+			return
+		}
 		for _, e := range c.Events {
 			m.events.WithLabelValues(e.Type).Inc()
 		}

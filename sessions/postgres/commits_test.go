@@ -106,6 +106,9 @@ func TestReplicaSeesEvents(t *testing.T) {
 		if ch.SessionID != id || len(ch.Events) == 0 {
 			t.Fatalf("change %+v, want events of %s", ch, id)
 		}
+		if !ch.Remote {
+			t.Fatalf("change %+v from the other replica is not marked remote", ch)
+		}
 		if len(got) == 0 && (!ch.StartsTurn() || ch.Status != core.StatusRunning || ch.Provider != "slack") {
 			t.Fatalf("the turn's first change %+v", ch)
 		}
@@ -125,11 +128,11 @@ func TestReplicaSeesEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range writes {
-		if ch := remoteChange(t, subA); ch.SessionID != id {
-			t.Fatalf("a's change %d is of %s, want its own of %s", i, ch.SessionID, id)
+		if ch := remoteChange(t, subA); ch.SessionID != id || ch.Remote {
+			t.Fatalf("a's change %d is %+v, want its own (not remote) of %s", i, ch, id)
 		}
 	}
-	if ch := remoteChange(t, subA); ch.SessionID != marker.Session.ID || ch.Provider != "" {
+	if ch := remoteChange(t, subA); ch.SessionID != marker.Session.ID || ch.Provider != "" || !ch.Remote {
 		t.Fatalf("after its own changes a saw %+v, want b's session %s", ch, marker.Session.ID)
 	}
 	// And b sees its own change once: the next is a's after it.

@@ -84,15 +84,30 @@ func saveDeliveries(ctx context.Context, tx pgx.Tx, ds ...*core.Delivery) error 
 // that take a delivery are locked FOR SHARE, so none is deleted, paused or
 // resumed under the append.
 func (s *Store) enqueueDeliveries(ctx context.Context, tx pgx.Tx, sess *core.Session, events []core.Event, now core.Time) error {
-	if len(events) == 0 {
+	rows, err := tx.Query(ctx, destinationsSQL, sess.ID)
+	if err != nil {
+		return fmt.Errorf("read destinations: %w", err)
+	}
+	all, err := collect(rows, decodeDestination)
+	if err != nil {
+		return fmt.Errorf("read destinations: %w", err)
+	}
+	return s.enqueueMatching(ctx, tx, sess, events, now, all)
+}
+
+// destinationsSQL reads the destinations of a session ($1): the global
+// ones and its own, in id order.
+const destinationsSQL = "SELECT body FROM destinations WHERE (session_id IS NULL OR session_id = $1) ORDER BY id"
+
+// enqueueMatching is enqueueDeliveries with the session's destinations
+// read already, unlocked.
+func (s *Store) enqueueMatching(ctx context.Context, tx pgx.Tx, sess *core.Session, events []core.Event, now core.Time, all []*core.Destination) error {
+	candidates := passed(all, sess, events)
+	if len(candidates) == 0 {
 		return nil
 	}
-	candidates, err := matchingDestinations(ctx, tx, sess, events, "")
-	if err != nil || len(candidates) == 0 {
-		return err
-	}
 	// Read again under the lock: one deleted meanwhile takes nothing.
-	dests, err := matchingDestinations(ctx, tx, sess, events, lockShare, destIDsOf(candidates)...)
+	dests, err := matchingDestinations(ctx, tx, sess, events, lockShare, destIDsOf(candidates))
 	if err != nil || len(dests) == 0 {
 		return err
 	}
@@ -165,35 +180,30 @@ func (s *Store) enqueueDeliveries(ctx context.Context, tx pgx.Tx, sess *core.Ses
 	return nil
 }
 
-// matchingDestinations returns, in id order, the global destinations and
-// the session's that at least one of events passes, taking lock on them.
-// only, when given, limits them to those ids.
-func matchingDestinations(ctx context.Context, tx pgx.Tx, sess *core.Session, events []core.Event, lock string, only ...string) ([]*core.Destination, error) {
-	sql := "SELECT body FROM destinations WHERE (session_id IS NULL OR session_id = $1)"
-	args := []any{sess.ID}
-	if only != nil {
-		sql, args = "SELECT body FROM destinations WHERE id = ANY($1)", []any{only}
-	}
-	rows, err := tx.Query(ctx, sql+" ORDER BY id"+lock, args...)
+// matchingDestinations returns, in id order, the destinations of only
+// that at least one of events passes, taking lock on them.
+func matchingDestinations(ctx context.Context, tx pgx.Tx, sess *core.Session, events []core.Event, lock string, only []string) ([]*core.Destination, error) {
+	rows, err := tx.Query(ctx, "SELECT body FROM destinations WHERE id = ANY($1) ORDER BY id"+lock, only)
 	if err != nil {
 		return nil, fmt.Errorf("read destinations: %w", err)
 	}
-	bodies, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	all, err := collect(rows, decodeDestination)
 	if err != nil {
 		return nil, fmt.Errorf("read destinations: %w", err)
 	}
+	return passed(all, sess, events), nil
+}
+
+// passed keeps the destinations that at least one of events passes.
+func passed(dests []*core.Destination, sess *core.Session, events []core.Event) []*core.Destination {
 	var out []*core.Destination
-	for _, b := range bodies {
-		d, err := decodeDestination(b)
-		if err != nil {
-			return nil, err
-		}
+	for _, d := range dests {
 		f := d.Filter()
 		if slices.ContainsFunc(events, func(e core.Event) bool { return f.Match(sess.Agent.ID, e) }) {
 			out = append(out, d)
 		}
 	}
-	return out, nil
+	return out
 }
 
 func destIDsOf(ds []*core.Destination) []string {

@@ -105,20 +105,3 @@ func (s *Store) Heartbeat(ctx context.Context, holder string, ttl time.Duration,
 	}
 	return nil
 }
-
-// checkEpoch refuses a fenced write whose lease the session has moved on
-// from. The caller holds the session's row lock.
-func checkEpoch(ctx context.Context, tx pgx.Tx, sessionID string, epoch uint64) error {
-	if epoch == 0 {
-		return nil
-	}
-	var cur uint64
-	err := tx.QueryRow(ctx, `SELECT epoch FROM session_leases WHERE session_id = $1`, sessionID).Scan(&cur)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return err
-	}
-	if cur != epoch {
-		return fmt.Errorf("session %s at lease epoch %d, write of epoch %d: %w", sessionID, cur, epoch, core.ErrLeaseLost)
-	}
-	return nil
-}

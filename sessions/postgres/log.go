@@ -1,13 +1,11 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/switchboardhq/switchboard/sessions/record"
 
@@ -76,10 +74,14 @@ func (s *Store) Append(ctx context.Context, sessionID string, req core.AppendReq
 		}
 	}
 	var out []core.Event
-	err = s.write(ctx, sessionID, func(tx pgx.Tx) ([]core.Change, error) {
-		r, ch, err := s.appendTx(ctx, tx, sessionID, req, events)
-		out = r
-		return ch, err
+	var reads appendReads
+	err = s.writeTx(ctx, sessionID, txBody{
+		open: func(b *pgx.Batch) { reads.queue(b, sessionID, req) },
+		run: func(tx pgx.Tx, tail *pgx.Batch) ([]core.Change, error) {
+			r, ch, err := s.appendTx(ctx, tx, tail, sessionID, req, events, &reads)
+			out = r
+			return ch, err
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("append: %w", err)
@@ -110,39 +112,6 @@ func (s *Store) nothingToTake(ctx context.Context, sessionID string, take bool) 
 	return !take || !pending, nil
 }
 
-// takeInputs removes the queued inputs up to and including the first
-// interrupt, so the harness can stop at it, and returns them in order.
-func takeInputs(ctx context.Context, tx pgx.Tx, sessionID string) ([]core.Event, error) {
-	rows, err := tx.Query(ctx, `DELETE FROM pending_inputs WHERE session_id = $1 AND pos <= (
-			SELECT coalesce(min(pos) FILTER (WHERE type = $2), max(pos)) FROM pending_inputs WHERE session_id = $1)
-		RETURNING pos, body`, sessionID, core.TypeUserInterrupt)
-	if err != nil {
-		return nil, err
-	}
-	type taken struct {
-		pos int64
-		ev  core.Event
-	}
-	all, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (taken, error) {
-		var t taken
-		var v []byte
-		if err := row.Scan(&t.pos, &v); err != nil {
-			return t, err
-		}
-		t.ev, err = decodeEvent(v)
-		return t, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("take inputs: %w", err)
-	}
-	slices.SortFunc(all, func(a, b taken) int { return cmp.Compare(a.pos, b.pos) })
-	out := make([]core.Event, len(all))
-	for i, t := range all {
-		out[i] = t.ev
-	}
-	return out, nil
-}
-
 // turnEffects is what the events of one append do beside the session's
 // record.
 type turnEffects struct {
@@ -150,12 +119,11 @@ type turnEffects struct {
 	clearWake bool // a turn completed: no visit needed unless input waits
 }
 
-func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, sessionID string, req core.AppendRequest, events []logEvent) ([]core.Event, []core.Change, error) {
-	r, err := lockWritable(ctx, tx, sessionID)
+// appendTx logs the events under the session's lock, taken by reads,
+// and queues on tail the writes nothing in the transaction reads after.
+func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, tail *pgx.Batch, sessionID string, req core.AppendRequest, events []logEvent, reads *appendReads) ([]core.Event, []core.Change, error) {
+	r, err := reads.check(sessionID, req.Epoch)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := checkEpoch(ctx, tx, sessionID, req.Epoch); err != nil {
 		return nil, nil, err
 	}
 	now := s.clock()
@@ -165,18 +133,12 @@ func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, sessionID string, req c
 		e.Seq = r.sess.LastSeq
 		out = append(out, e)
 	}
-	if req.TakeInputs {
-		taken, err := takeInputs(ctx, tx, sessionID)
-		if err != nil {
-			return nil, nil, err
+	for _, e := range reads.taken {
+		e.ProcessedAt = now.Ptr()
+		if req.TurnID != "" {
+			e.TurnID = req.TurnID
 		}
-		for _, e := range taken {
-			e.ProcessedAt = now.Ptr()
-			if req.TurnID != "" {
-				e.TurnID = req.TurnID
-			}
-			put(e)
-		}
+		put(e)
 	}
 	var fx turnEffects
 	for _, le := range events {
@@ -194,6 +156,11 @@ func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, sessionID string, req c
 	if len(out) == 0 {
 		return nil, nil, nil // another appender took the inputs first
 	}
+	// The deliveries' own reads and writes go first: the writes below
+	// wait in tail for the commit.
+	if err := s.enqueueMatching(ctx, tx, r.sess, out, now, reads.dests); err != nil {
+		return nil, nil, err
+	}
 	bodies, err := encodeEvents(out)
 	if err != nil {
 		return nil, nil, err
@@ -202,34 +169,22 @@ func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, sessionID string, req c
 	for i, e := range out {
 		seqs[i] = int64(e.Seq)
 	}
-	b := &pgx.Batch{}
-	b.Queue(`INSERT INTO events (session_id, seq, body) SELECT $1, seq, body FROM unnest($2::bigint[], $3::bytea[]) AS u(seq, body)`,
+	tail.Queue(`INSERT INTO events (session_id, seq, body) SELECT $1, seq, body FROM unnest($2::bigint[], $3::bytea[]) AS u(seq, body)`,
 		sessionID, seqs, bodies)
 	// The mark is set in the transaction that opens the turn, so a crash
 	// after it cannot lose the turn's output.
 	if o := r.sess.Origin; fx.markSink && o != nil && record.ValidSink(o.Provider, sessionID) == nil {
-		b.Queue(`INSERT INTO sink_active (sink, session_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, o.Provider, sessionID)
+		tail.Queue(`INSERT INTO sink_active (sink, session_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, o.Provider, sessionID)
 	}
 	if fx.clearWake {
-		b.Queue(`DELETE FROM wakes WHERE session_id = $1 AND NOT EXISTS (SELECT 1 FROM pending_inputs WHERE session_id = $1)`, sessionID)
+		tail.Queue(`DELETE FROM wakes WHERE session_id = $1 AND NOT EXISTS (SELECT 1 FROM pending_inputs WHERE session_id = $1)`, sessionID)
 	}
 	r.sess.UpdatedAt = now
-	if err := r.save(b); err != nil {
-		return nil, nil, err
-	}
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return nil, nil, err
-	}
-	if err := s.enqueueDeliveries(ctx, tx, r.sess, out, now); err != nil {
+	if err := r.save(tail); err != nil {
 		return nil, nil, err
 	}
 	// Counters last: their rows are shared, so they are held the least.
-	counts := &pgx.Batch{}
-	if r.queueCounts(counts); counts.Len() > 0 {
-		if err := tx.SendBatch(ctx, counts).Close(); err != nil {
-			return nil, nil, err
-		}
-	}
+	r.queueCounts(tail)
 	return out, []core.Change{r.change(core.Change{Events: out})}, nil
 }
 

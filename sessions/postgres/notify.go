@@ -85,11 +85,11 @@ func encodeNotice(replica string, c core.Change) ([]byte, error) {
 	}
 }
 
-// change rebuilds the change a notice announces: the events are read from
-// the store; the queued inputs carry their id and type only (their bodies
-// are in Pending, and may be taken already).
+// noticeChange rebuilds the remote change a notice announces: the events
+// are read from the store; the queued inputs carry their id and type only
+// (their bodies are in Pending, and may be taken already).
 func (s *Store) noticeChange(ctx context.Context, n notice) (core.Change, error) {
-	c := core.Change{SessionID: n.Session, Provider: n.Provider, Status: n.Status}
+	c := core.Change{SessionID: n.Session, Provider: n.Provider, Status: n.Status, Remote: true}
 	if len(n.Events) == 2 && n.Events[1] >= n.Events[0] && n.Events[0] > 0 {
 		want := int(n.Events[1] - n.Events[0] + 1)
 		evs, err := s.Events(ctx, n.Session, n.Events[0]-1, want)
@@ -123,10 +123,10 @@ func inputType(code byte) string {
 	return ""
 }
 
-// notify sends, in the write's transaction, a notice of each change: the
-// server delivers them at commit, in commit order, and never for a
-// transaction rolled back.
-func (s *Store) notify(ctx context.Context, tx pgx.Tx, changes []core.Change) error {
+// notify queues on b, to run in the write's transaction, a notice of each
+// change: the server delivers them at commit, in commit order, and never
+// for a transaction rolled back.
+func (s *Store) notify(b *pgx.Batch, changes []core.Change) error {
 	if len(changes) == 0 {
 		return nil
 	}
@@ -134,15 +134,12 @@ func (s *Store) notify(ctx context.Context, tx pgx.Tx, changes []core.Change) er
 	for i, c := range changes {
 		v, err := encodeNotice(s.replica, c)
 		if err != nil {
-			return err
+			return fmt.Errorf("notify: %w", err)
 		}
 		payloads[i] = string(v)
 	}
-	_, err := tx.Exec(ctx, `SELECT pg_notify($1, p) FROM unnest($2::text[]) WITH ORDINALITY AS u(p, ord) ORDER BY ord`,
+	b.Queue(`SELECT pg_notify($1, p) FROM unnest($2::text[]) WITH ORDINALITY AS u(p, ord) ORDER BY ord`,
 		s.channel, payloads)
-	if err != nil {
-		return fmt.Errorf("notify: %w", err)
-	}
 	return nil
 }
 

@@ -10,7 +10,7 @@ import (
 )
 
 // openTest opens a store on a fresh schema, closed when the test ends.
-func openTest(t *testing.T, opts Options) (*Store, string) {
+func openTest(t testing.TB, opts Options) (*Store, string) {
 	t.Helper()
 	dsn := pgtest.DSN(t)
 	s, err := Open(t.Context(), dsn, opts)

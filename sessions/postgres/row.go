@@ -57,10 +57,13 @@ func scanRow(r pgx.Row) (*row, error) {
 	return &row{sess: sess, lease: lease, before: sess.Status, counts: map[core.Status]int64{}}, nil
 }
 
+// lockSQL reads a session's row under its lock.
+const lockSQL = `SELECT ` + sessionColumns + ` FROM sessions WHERE id = $1 FOR UPDATE`
+
 // lockRow locks the session's row for a write; nil when there is none.
 // Every write of a session takes this lock first, which orders them.
 func lockRow(ctx context.Context, tx pgx.Tx, id string) (*row, error) {
-	return scanRow(tx.QueryRow(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = $1 FOR UPDATE`, id))
+	return scanRow(tx.QueryRow(ctx, lockSQL, id))
 }
 
 // lockWritable locks a session that may still change.
@@ -69,6 +72,11 @@ func lockWritable(ctx context.Context, tx pgx.Tx, id string) (*row, error) {
 	if err != nil {
 		return nil, err
 	}
+	return writable(r, id)
+}
+
+// writable refuses a locked row that is missing (nil) or archived.
+func writable(r *row, id string) (*row, error) {
 	if r == nil {
 		return nil, fmt.Errorf("session %s: %w", id, core.ErrNotFound)
 	}

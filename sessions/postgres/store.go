@@ -166,6 +166,17 @@ func (s *Store) Subscribe(name string, buf int) *core.Subscription {
 // writeFunc is a write transaction's body; it reports what it changed.
 type writeFunc func(tx pgx.Tx) ([]core.Change, error)
 
+// txBody is a write transaction's body laid out in round trips, for the
+// writes that run most: open queues the statements sent with the
+// transaction's BEGIN (their callbacks run as the results arrive, before
+// run), and run works in the transaction and queues on tail what may wait
+// until the notification of its changes, sent with them just before the
+// commit. open may be nil.
+type txBody struct {
+	open func(b *pgx.Batch)
+	run  func(tx pgx.Tx, tail *pgx.Batch) ([]core.Change, error)
+}
+
 // maxAttempts bounds the retries of a transaction the server aborted to
 // break a deadlock or a serialization conflict.
 const maxAttempts = 5
@@ -176,6 +187,11 @@ const maxAttempts = 5
 // the server broke is retried), so it derives everything from the
 // transaction's state.
 func (s *Store) write(ctx context.Context, sessionID string, fn writeFunc) error {
+	return s.writeTx(ctx, sessionID, txBody{run: func(tx pgx.Tx, _ *pgx.Batch) ([]core.Change, error) { return fn(tx) }})
+}
+
+// writeTx is write for a body laid out in round trips.
+func (s *Store) writeTx(ctx context.Context, sessionID string, body txBody) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
@@ -188,15 +204,7 @@ func (s *Store) write(ctx context.Context, sessionID string, fn writeFunc) error
 	var err error
 	for attempt := 1; ; attempt++ {
 		var refused bool
-		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			var ferr error
-			changes, ferr = fn(tx)
-			if ferr == nil {
-				ferr = s.notify(ctx, tx, changes)
-			}
-			refused = ferr != nil && !retryable(ferr)
-			return ferr
-		})
+		changes, refused, err = s.attempt(ctx, body)
 		if err == nil {
 			s.health.Succeeded()
 			break
@@ -211,6 +219,38 @@ func (s *Store) write(ctx context.Context, sessionID string, fn writeFunc) error
 	}
 	s.commits.Publish(changes...)
 	return nil
+}
+
+// attempt runs body once in a transaction: the BEGIN goes with body.open's
+// statements, the notification with the tail, then the commit. refused
+// reports an error of the body's own (a refusal, not a failure to write).
+func (s *Store) attempt(ctx context.Context, body txBody) (changes []core.Change, refused bool, err error) {
+	b := &pgx.Batch{}
+	b.BeginTx(pgx.TxOptions{})
+	if body.open != nil {
+		body.open(b)
+	}
+	br := s.pool.SendBatch(ctx, b)
+	err = br.Close()
+	tx := br.Tx()
+	// After a commit this does nothing; else it ends the transaction
+	// and gives its connection back.
+	defer func() { _ = tx.Rollback(ctx) }()
+	if err != nil {
+		return nil, false, err
+	}
+	tail := &pgx.Batch{}
+	changes, err = body.run(tx, tail)
+	if err != nil {
+		return nil, !retryable(err), err
+	}
+	if err := s.notify(tail, changes); err != nil {
+		return nil, true, err
+	}
+	if err := tx.SendBatch(ctx, tail).Close(); err != nil {
+		return nil, false, err
+	}
+	return changes, false, tx.Commit(ctx)
 }
 
 // do is write for a transaction that changes no session.

@@ -64,6 +64,7 @@ type sharedStore interface {
 	core.CommitStream
 	CreateAgent(ctx context.Context, a *core.Agent) (*core.Agent, error)
 	CreateSession(ctx context.Context, req core.NewSession) (*core.CreateResult, error)
+	QueueInputs(ctx context.Context, sessionID string, req core.QueueRequest) (*core.QueueResult, error)
 }
 
 // TestLeaseTakeover: two runtimes share a store. The one running a turn
@@ -73,15 +74,29 @@ type sharedStore interface {
 // the store's clock and finishes the same turn: one turn.started, one
 // turn.completed, the answer logged once.
 func TestLeaseTakeover(t *testing.T) {
-	t.Run("bbolt", func(t *testing.T) {
+	for _, kind := range sharedStores {
+		t.Run(kind.name, func(t *testing.T) {
+			a, b := kind.open(t)
+			testLeaseTakeover(t, a, b)
+		})
+	}
+}
+
+// sharedStores open the two views of a store that two runtimes share:
+// the same bbolt store twice, or two PostgreSQL stores on one database.
+var sharedStores = []struct {
+	name string
+	open func(t *testing.T) (sharedStore, sharedStore)
+}{
+	{"bbolt", func(t *testing.T) (sharedStore, sharedStore) {
 		st, err := sessions.Open(filepath.Join(t.TempDir(), "db"), sessions.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		testLeaseTakeover(t, st, st)
-	})
-	t.Run("postgres", func(t *testing.T) {
+		return st, st
+	}},
+	{"postgres", func(t *testing.T) (sharedStore, sharedStore) {
 		dsn := pgtest.DSN(t)
 		var stores [2]*postgres.Store
 		for i := range stores {
@@ -92,8 +107,8 @@ func TestLeaseTakeover(t *testing.T) {
 			t.Cleanup(func() { st.Close() })
 			stores[i] = st
 		}
-		testLeaseTakeover(t, stores[0], stores[1])
-	})
+		return stores[0], stores[1]
+	}},
 }
 
 func testLeaseTakeover(t *testing.T, st, other sharedStore) {

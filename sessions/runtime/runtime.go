@@ -177,7 +177,7 @@ func (r *Runtime) Start(ctx context.Context) error {
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
-			sub.Run(rctx, r.committed, r.poke)
+			sub.Run(rctx, r.committed, func() { r.lagged(rctx) })
 		}()
 	}
 	r.wg.Add(3 + r.cfg.Workers)
@@ -202,6 +202,60 @@ func (r *Runtime) committed(c core.Change) {
 	case len(c.Queued) > 0:
 		r.Wake(c.SessionID)
 	}
+}
+
+// lagged recovers from the store what the changes missed in a lag of the
+// commit stream would have done. Wakes wait in the durable wake queue,
+// which the scheduler reads; but an interrupt or an archive of a session
+// whose turn runs here (queued on another replica while this one's
+// notifications were cut) must reach the turn now, so the running
+// sessions are read for one, as committed would have acted on it.
+func (r *Runtime) lagged(ctx context.Context) {
+	r.poke()
+	r.mu.Lock()
+	ids := make([]string, 0, len(r.running))
+	for id := range r.running {
+		ids = append(ids, id)
+	}
+	r.mu.Unlock()
+	for _, id := range ids {
+		c, err := r.missed(ctx, id)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.log.Warn("read a running session after the commit stream lagged", "session_id", id, "err", err)
+			}
+			continue
+		}
+		r.committed(c)
+	}
+}
+
+// missed is the change that makes committed stop the session's turn when
+// the store shows it archived or holding a queued interrupt: as much of
+// the session's missed changes as a running turn needs.
+func (r *Runtime) missed(ctx context.Context, id string) (core.Change, error) {
+	c := core.Change{SessionID: id}
+	s, err := r.cfg.Store.GetSession(ctx, id)
+	if errors.Is(err, core.ErrNotFound) {
+		return c, nil
+	}
+	if err != nil {
+		return c, err
+	}
+	if s.Status == core.StatusArchived {
+		c.Status = s.Status
+		return c, nil
+	}
+	pending, err := r.cfg.Store.Pending(ctx, id)
+	if err != nil {
+		return c, err
+	}
+	for _, e := range pending {
+		if e.Type == core.TypeUserInterrupt {
+			c.Queued = []core.Event{e}
+		}
+	}
+	return c, nil
 }
 
 // Wake asks for a cycle of the session now. Inputs are durably queued (with

@@ -45,7 +45,8 @@ func testCommitsOrder(t *testing.T, s core.Store) {
 	must(t, err)
 	id := res.Session.ID
 	ch := nextChange(t, sub)
-	if ch.SessionID != id || ch.Provider != "slack" || ch.Status != core.StatusQueued || len(ch.Events) != 0 ||
+	// A store's own writes are not remote (metrics counts them).
+	if ch.SessionID != id || ch.Provider != "slack" || ch.Status != core.StatusQueued || len(ch.Events) != 0 || ch.Remote ||
 		!slices.Equal(texts(t, ch.Queued), []string{"one"}) || ch.Queued[0].ID != res.Inputs[0].ID {
 		t.Fatalf("create change %+v", ch)
 	}
@@ -64,7 +65,7 @@ func testCommitsOrder(t *testing.T, s core.Store) {
 	logged := appendEvents(t, s, id, core.AppendRequest{TakeInputs: true, TurnID: "turn_1", Holder: "h",
 		Events: []core.Event{statusEvent(core.StatusRunning, ""), turnStarted()}})
 	ch = nextChange(t, sub)
-	if ch.SessionID != id || ch.Status != core.StatusRunning || !ch.StartsTurn() || len(ch.Events) != len(logged) {
+	if ch.SessionID != id || ch.Status != core.StatusRunning || !ch.StartsTurn() || len(ch.Events) != len(logged) || ch.Remote {
 		t.Fatalf("append change %+v", ch)
 	}
 	for i, e := range ch.Events {

@@ -17,7 +17,7 @@ const githubSecret = "gh-webhook-secret-test"
 // githubWorld is a serve child wired to a fake GitHub and the scripted
 // model.
 type githubWorld struct {
-	t    *testing.T
+	t    testing.TB
 	ms   *modelserver.Server
 	fake *fakegithub.Server
 	srv  *server

@@ -91,7 +91,7 @@ func (s *syncBuffer) String() string {
 
 // server is a running `switchboard serve` child process.
 type server struct {
-	t       *testing.T
+	t       testing.TB
 	cmd     *exec.Cmd
 	url     string
 	dataDir string
@@ -106,7 +106,7 @@ type server struct {
 const anyPort = "127.0.0.1:0"
 
 // startServer runs serve on dataDir with env and waits until it answers.
-func startServer(t *testing.T, dataDir string, env map[string]string) *server {
+func startServer(t testing.TB, dataDir string, env map[string]string) *server {
 	t.Helper()
 	env = onPostgres(t, env)
 	s := &server{t: t, dataDir: dataDir, env: env, out: &syncBuffer{}, exited: make(chan struct{})}
@@ -183,7 +183,7 @@ const e2ePostgres = "SWITCHBOARD_E2E_POSTGRES"
 // run on PostgreSQL. It adds to env in place: tests change the map they
 // gave (a failpoint removed) before they restart, and a restart must find
 // the same database.
-func onPostgres(t *testing.T, env map[string]string) map[string]string {
+func onPostgres(t testing.TB, env map[string]string) map[string]string {
 	if os.Getenv(e2ePostgres) != "1" {
 		return env
 	}
@@ -221,7 +221,13 @@ func (s *server) kill() {
 // process exits first or never parks there.
 func (s *server) waitParked(name string) {
 	s.t.Helper()
-	line := "failpoint parked: " + name + "\n"
+	s.waitLog("failpoint parked: " + name + "\n")
+}
+
+// waitLog waits until the process's output holds line. It fails the test
+// when the process exits first or never writes it.
+func (s *server) waitLog(line string) {
+	s.t.Helper()
 	timeout := time.After(patience)
 	for {
 		ok, written := s.out.holds(line)
@@ -231,9 +237,9 @@ func (s *server) waitParked(name string) {
 		select {
 		case <-written:
 		case <-s.exited:
-			s.t.Fatalf("serve exited before parking at %s: %v\n%s", name, s.exitErr, s.out.String())
+			s.t.Fatalf("serve exited before writing %q: %v\n%s", line, s.exitErr, s.out.String())
 		case <-timeout:
-			s.t.Fatalf("serve never parked at failpoint %s:\n%s", name, s.out.String())
+			s.t.Fatalf("serve never wrote %q:\n%s", line, s.out.String())
 		}
 	}
 }
@@ -257,7 +263,7 @@ func (s *server) do(method, path string, body any, hdr ...string) (int, []byte) 
 	return doReq(s.t, method, s.url+path, adminToken, body, hdr...)
 }
 
-func doReq(t *testing.T, method, url, token string, body any, hdr ...string) (int, []byte) {
+func doReq(t testing.TB, method, url, token string, body any, hdr ...string) (int, []byte) {
 	t.Helper()
 	var r io.Reader
 	switch b := body.(type) {
@@ -299,7 +305,7 @@ func doReq(t *testing.T, method, url, token string, body any, hdr ...string) (in
 }
 
 // mustJSON decodes raw into v, failing the test on error.
-func mustJSON(t *testing.T, raw []byte, v any) {
+func mustJSON(t testing.TB, raw []byte, v any) {
 	t.Helper()
 	if err := json.Unmarshal(raw, v); err != nil {
 		t.Fatalf("decode %s: %v", raw, err)
@@ -412,7 +418,7 @@ func count(evs []event, typ string) int {
 
 // checkLog asserts the log's integrity: seq 1..n without gaps, no
 // duplicated event id.
-func checkLog(t *testing.T, evs []event) {
+func checkLog(t testing.TB, evs []event) {
 	t.Helper()
 	seen := map[string]bool{}
 	for i, e := range evs {

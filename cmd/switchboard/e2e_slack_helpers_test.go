@@ -17,7 +17,7 @@ const slackSecret = "8f742231b10e8888abcd99yyyzzz85a5-test"
 // slackWorld is a serve child wired to a fake Slack and the scripted
 // model.
 type slackWorld struct {
-	t    *testing.T
+	t    testing.TB
 	ms   *modelserver.Server
 	fake *fakeslack.Server
 	team fakeslack.Team
@@ -92,7 +92,7 @@ func (w *slackWorld) click(team fakeslack.Team, user string, m fakeslack.Message
 }
 
 // buttonValue finds a button's value in a message's blocks.
-func buttonValue(t *testing.T, m fakeslack.Message, actionID string) string {
+func buttonValue(t testing.TB, m fakeslack.Message, actionID string) string {
 	t.Helper()
 	var blocks []struct {
 		Elements []struct {

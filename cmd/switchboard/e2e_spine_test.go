@@ -259,7 +259,7 @@ func holdAnswer(t *testing.T, ms *modelserver.Server) (release func()) {
 	return release
 }
 
-func waitRequests(t *testing.T, ms *modelserver.Server, n int) {
+func waitRequests(t testing.TB, ms *modelserver.Server, n int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()

@@ -6,6 +6,6 @@ import "github.com/switchboardhq/switchboard/core"
 
 func testTools(func(string) string) []core.Tool { return nil }
 
-func answerFailpoint(func(string) string) func(string) { return nil }
+func turnFailpoint(func(string) string) func(string) { return nil }
 
 func failpoint(func(string) string, string) func(string) { return nil }

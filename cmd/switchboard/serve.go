@@ -214,7 +214,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 
 	rc := cfg.runtime
 	rc.Store, rc.Commits, rc.Harness, rc.Model, rc.Logger = db, db, &harness.Default{Observer: m}, model, log
-	rc.Failpoint = answerFailpoint(getenv)
+	rc.Failpoint = turnFailpoint(getenv)
 	rc.Tools = gw.Toolset(append(append(harness.Conversation(), sandbox.HandsTools(sb, cfg.sandbox)...), testTools(getenv)...), mcp, db, log)
 	// Idle sessions let go of their MCP connections after a while.
 	rc.AfterCycle = mcp.Idle

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/switchboardhq/switchboard/core"
 )
@@ -39,17 +41,32 @@ func (b blockTool) Call(ctx context.Context, call core.ToolCall) (core.ToolResul
 	return core.ToolResult{}, ctx.Err()
 }
 
-// answerFailpoint parks the turn for good right after its final answer
-// is logged when SWITCHBOARD_TEST_PARK_AFTER_ANSWER is set, so a crash
-// test can SIGKILL the process between the answer and turn.completed
-// (failpoint "after_answer"); nil otherwise.
-func answerFailpoint(getenv func(string) string) func(point string) {
-	if getenv("SWITCHBOARD_TEST_PARK_AFTER_ANSWER") == "" {
+// turnFailpoint stops a turn at a harness failpoint for crash and
+// fencing tests; nil when no test asks for one. With
+// SWITCHBOARD_TEST_PARK_AFTER_ANSWER set, the turn parks for good right
+// after its final answer is logged, so a crash test can SIGKILL the
+// process between the answer and turn.completed (failpoint
+// "after_answer"). With SWITCHBOARD_TEST_STOP_AFTER_RESPONSE set, the
+// process stops itself (SIGSTOP) the first time a model response is in
+// and not yet logged, after writing "failpoint stopped: after_response",
+// so a fencing test can let its lease go to another replica and resume it
+// (SIGCONT) right before its late append.
+func turnFailpoint(getenv func(string) string) func(point string) {
+	park := getenv("SWITCHBOARD_TEST_PARK_AFTER_ANSWER") != ""
+	stop := getenv("SWITCHBOARD_TEST_STOP_AFTER_RESPONSE") != ""
+	if !park && !stop {
 		return nil
 	}
+	var once sync.Once
 	return func(point string) {
-		if point == "after_answer" {
+		switch {
+		case park && point == "after_answer":
 			parkHere(point)
+		case stop && point == "after_response":
+			once.Do(func() {
+				fmt.Fprintf(os.Stderr, "failpoint stopped: %s\n", point)
+				_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+			})
 		}
 	}
 }

@@ -64,8 +64,10 @@ type Cycle struct {
 	CompactFraction float64
 	Logger          *slog.Logger
 	// Failpoint, when set, is called at named points of a turn
-	// ("after_answer": the final answer is logged, turn.completed is not):
-	// crash tests park the process there. Nil outside test builds.
+	// ("after_response": a model response is in, not yet logged;
+	// "after_answer": the final answer is logged, turn.completed is not):
+	// crash and fencing tests park or pause the process there. Nil
+	// outside test builds.
 	Failpoint func(point string)
 }
 

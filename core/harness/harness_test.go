@@ -412,23 +412,28 @@ func mustRegistry(t *testing.T, tools ...core.Tool) *toolset.Registry {
 
 // TestFailpointAfterAnswer: the "after_answer" failpoint is reached once
 // the final answer is logged and before turn.completed, and not for a
-// response that asks for tools.
+// response that asks for tools; "after_response" for every response.
 func TestFailpointAfterAnswer(t *testing.T) {
 	e := newEnv(t,
 		fakemodel.Step{Calls: []core.Block{fakemodel.ToolUse("tu_1", "say", `{"text":"working"}`)}},
 		fakemodel.Step{Text: "done"},
 	)
 	var seen [][]string
+	var points []string
 	e.cycle.Failpoint = func(point string) {
-		if point != "after_answer" {
-			t.Errorf("failpoint %q", point)
+		points = append(points, point)
+		if point == "after_answer" {
+			seen = append(seen, e.log.types())
 		}
-		seen = append(seen, e.log.types())
 	}
 	e.say("go")
 	e.run(t, context.Background())
 	if len(seen) != 1 {
 		t.Fatalf("failpoint reached %d times", len(seen))
+	}
+	// Each response reaches "after_response" before it is logged.
+	if want := []string{"after_response", "after_response", "after_answer"}; !slices.Equal(points, want) {
+		t.Fatalf("failpoints %v, want %v", points, want)
 	}
 	at := seen[0]
 	if at[len(at)-1] != core.TypeAgentMessage || slices.Contains(at, core.TypeTurnCompleted) {

@@ -110,6 +110,9 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 		t.steps++
 		t.usage = t.usage.Add(resp.Usage)
 		calls, evs := responseEvents(resp, c.Tools)
+		if c.Failpoint != nil {
+			c.Failpoint("after_response")
+		}
 		if len(evs) > 0 {
 			// One append per response, so a crash leaves a response either
 			// wholly logged or not at all.

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/models/anthropic"
+	"github.com/switchboardhq/switchboard/fixtures/latency"
 	"github.com/switchboardhq/switchboard/fixtures/modelserver"
 	"github.com/switchboardhq/switchboard/sessions"
 	"github.com/switchboardhq/switchboard/sessions/runtime"
@@ -168,18 +168,18 @@ func benchWake(b *testing.B, history int) {
 		lat = append(lat, wake(n))
 	}
 	b.StopTimer()
-	p50, p99 := percentiles(lat)
-	b.ReportMetric(ms(p50), "p50-ms")
-	b.ReportMetric(ms(p99), "p99-ms")
+	p50, p99 := latency.Percentiles(lat)
+	b.ReportMetric(latency.Millis(p50), "p50-ms")
+	b.ReportMetric(latency.Millis(p99), "p99-ms")
 
 	base := make([]time.Duration, 0, len(lat))
 	client := &http.Client{}
 	for i := range max(len(lat), 100) {
 		base = append(base, barePost(b, client, hs.URL, arrivals, fmt.Sprintf("base %d", i)))
 	}
-	p50, p99 = percentiles(base)
-	b.ReportMetric(ms(p50), "baseline-p50-ms")
-	b.ReportMetric(ms(p99), "baseline-p99-ms")
+	p50, p99 = latency.Percentiles(base)
+	b.ReportMetric(latency.Millis(p50), "baseline-p50-ms")
+	b.ReportMetric(latency.Millis(p99), "baseline-p99-ms")
 }
 
 // seedSessions creates n idle sessions of agent whose logs already hold
@@ -304,18 +304,3 @@ func barePost(b *testing.B, client *http.Client, url string, arrivals <-chan arr
 	}
 	return awaitArrival(b, arrivals, marker).Sub(sent)
 }
-
-// percentiles returns the nearest-rank p50 and p99 of d (sorted in place).
-func percentiles(d []time.Duration) (p50, p99 time.Duration) {
-	if len(d) == 0 {
-		return 0, 0
-	}
-	slices.Sort(d)
-	rank := func(p float64) time.Duration {
-		i := int(p*float64(len(d))+0.999999) - 1
-		return d[min(max(i, 0), len(d)-1)]
-	}
-	return rank(0.50), rank(0.99)
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

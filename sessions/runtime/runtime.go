@@ -392,8 +392,26 @@ func (r *Runtime) runSession(ctx context.Context, id string, a *activeTurn) {
 		if err != nil && ctx.Err() == nil {
 			r.failed(ctx, id, err)
 		}
-		// Not ours to run now: another runtime holds the session, and its
-		// wake stays for when that lease ends.
+		// Not ours to run now: another runtime holds the session, or ran
+		// it last and is alive. Its wake stays for when that lease ends:
+		// the scheduler is told to look again, since it may be asleep for
+		// longer (a commit woke this runtime, not the scheduler), and
+		// NextWake says when the lease runs out. A session kept for
+		// another runtime with no live lease is due at once, so it is not
+		// asked for again before a third of a lease.
+		if err == nil {
+			r.mu.Lock()
+			b := r.retries[id]
+			if b == nil {
+				b = &retry{}
+				r.retries[id] = b
+			}
+			if at := r.cfg.Clock.Now().Add(r.cfg.LeaseTTL / 3); at.After(b.at) {
+				b.at = at
+			}
+			r.mu.Unlock()
+			r.poke()
+		}
 		r.mu.Lock()
 		delete(r.running, id)
 		r.mu.Unlock()
@@ -417,7 +435,13 @@ func (r *Runtime) runSession(ctx context.Context, id string, a *activeTurn) {
 		cancel(nil)
 		if errors.Is(err, core.ErrLeaseLost) || context.Cause(lctx) == core.ErrLeaseLost {
 			// Another runtime runs the session now; nothing to retry here.
-			r.log.Info("session taken over by another runtime", "session_id", id)
+			// The error says whether a write was refused or the renewal
+			// found the lease gone.
+			why := err
+			if !errors.Is(why, core.ErrLeaseLost) {
+				why = context.Cause(lctx)
+			}
+			r.log.Info("session taken over by another runtime", "session_id", id, "err", why)
 			// A refused write or renewal means another grant: the sandbox
 			// here is an orphan. Renewals that merely failed for a TTL
 			// prove nothing, and the session may come back.

@@ -24,11 +24,13 @@
 //
 // A store publishes its own writes' changes after they commit, and the
 // other replicas' from their notifications (notify.go, listen.go). Every
-// write that reports changes calls pg_notify in its transaction, once per
-// change, on the channel switchboard_commits_<schema> (a schema is one
-// deployment; a name past 63 bytes uses a digest of the schema), derived
-// from current_schema() at Open. The server delivers notifications at
-// commit, in commit order, and none for a transaction rolled back. The
+// write that reports changes has a notice per change sent once it has
+// committed (notifier.go: one goroutine, whatever waits in one short
+// transaction that does not wait for its flush), on the channel
+// switchboard_commits_<schema> (a schema is one deployment; a name past 63
+// bytes uses a digest of the schema), derived
+// from current_schema() at Open. A store sends the notices of a session in
+// the order its writes committed, and none for a write rolled back. The
 // payload is JSON, far below the 8000 bytes the server allows, and never
 // carries a body:
 //
@@ -55,6 +57,9 @@
 // the writes of one replica; a session written by two replicas in turn
 // (a turn handed over) may reach a subscriber out of seq order, which
 // the SSE followers order by seq. NOTIFY serializes the commits that use
-// it on a lock of the database's notification queue, a cost paid once per
-// committed write.
+// it on a lock of the database's notification queue, held until the
+// commit's flush: sent inside the writes, it would make every write of
+// every replica wait for the one before it to reach the disk. Sent after,
+// the cost is one notifying transaction per batch, and a replica that dies
+// between a commit and its notice leaves the others to catch up by seq.
 package postgres

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
 )
 
@@ -123,24 +122,29 @@ func inputType(code byte) string {
 	return ""
 }
 
-// notify queues on b, to run in the write's transaction, a notice of each
-// change: the server delivers them at commit, in commit order, and never
-// for a transaction rolled back.
-func (s *Store) notify(b *pgx.Batch, changes []core.Change) error {
+// notices are the payloads announcing changes, encoded before the write
+// commits (a change that cannot be announced refuses the write) and handed
+// to the notifier once it has.
+func (s *Store) notices(changes []core.Change) ([]string, error) {
 	if len(changes) == 0 {
-		return nil
+		return nil, nil
 	}
 	payloads := make([]string, len(changes))
 	for i, c := range changes {
 		v, err := encodeNotice(s.replica, c)
 		if err != nil {
-			return fmt.Errorf("notify: %w", err)
+			return nil, fmt.Errorf("notify: %w", err)
 		}
 		payloads[i] = string(v)
 	}
-	b.Queue(`SELECT pg_notify($1, p) FROM unnest($2::text[]) WITH ORDINALITY AS u(p, ord) ORDER BY ord`,
-		s.channel, payloads)
-	return nil
+	return payloads, nil
+}
+
+// laggedNotice tells the receivers to recover from the store: the
+// notifier sends it in place of more notices than it keeps.
+func laggedNotice(replica string) string {
+	v, _ := json.Marshal(notice{Replica: replica, Lagged: true})
+	return string(v)
 }
 
 // channelPrefix begins the name of a deployment's notification channel.

@@ -47,6 +47,7 @@ type Store struct {
 	replica  string
 	channel  string
 	listener *listener
+	notifier *notifier
 
 	// stripes order a session's writes within this process from the
 	// transaction to the publication of its changes, so the commit stream
@@ -114,7 +115,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		replica: newReplicaID(),
 		channel: channel,
 	}
+	s.notifier = newNotifier(sendNotices(pool, channel), opts.Logger, laggedNotice(s.replica), maxWaitingNotices)
 	if s.listener, err = s.startListener(cctx, cfg.ConnConfig); err != nil {
+		s.notifier.close()
 		pool.Close()
 		return nil, errors.New(redact(err.Error(), dsn))
 	}
@@ -147,6 +150,7 @@ func redact(msg, dsn string) string {
 
 // Close stops listening to the other replicas and releases the pool.
 func (s *Store) Close() error {
+	s.notifier.close()
 	s.listener.stop()
 	s.pool.Close()
 	return nil
@@ -170,8 +174,7 @@ type writeFunc func(tx pgx.Tx) ([]core.Change, error)
 // writes that run most: open queues the statements sent with the
 // transaction's BEGIN (their callbacks run as the results arrive, before
 // run), and run works in the transaction and queues on tail what may wait
-// until the notification of its changes, sent with them just before the
-// commit. open may be nil.
+// until just before the commit, sent in one round trip. open may be nil.
 type txBody struct {
 	open func(b *pgx.Batch)
 	run  func(tx pgx.Tx, tail *pgx.Batch) ([]core.Change, error)
@@ -201,10 +204,11 @@ func (s *Store) writeTx(ctx context.Context, sessionID string, body txBody) erro
 		defer mu.Unlock()
 	}
 	var changes []core.Change
+	var payloads []string
 	var err error
 	for attempt := 1; ; attempt++ {
 		var refused bool
-		changes, refused, err = s.attempt(ctx, body)
+		changes, payloads, refused, err = s.attempt(ctx, body)
 		if err == nil {
 			s.health.Succeeded()
 			break
@@ -218,13 +222,15 @@ func (s *Store) writeTx(ctx context.Context, sessionID string, body txBody) erro
 		return err
 	}
 	s.commits.Publish(changes...)
+	s.notifier.add(payloads)
 	return nil
 }
 
 // attempt runs body once in a transaction: the BEGIN goes with body.open's
-// statements, the notification with the tail, then the commit. refused
-// reports an error of the body's own (a refusal, not a failure to write).
-func (s *Store) attempt(ctx context.Context, body txBody) (changes []core.Change, refused bool, err error) {
+// statements, then the tail, then the commit. It returns the notices of
+// the changes, to send once committed. refused reports an error of the
+// body's own (a refusal, not a failure to write).
+func (s *Store) attempt(ctx context.Context, body txBody) (changes []core.Change, payloads []string, refused bool, err error) {
 	b := &pgx.Batch{}
 	b.BeginTx(pgx.TxOptions{})
 	if body.open != nil {
@@ -237,20 +243,22 @@ func (s *Store) attempt(ctx context.Context, body txBody) (changes []core.Change
 	// and gives its connection back.
 	defer func() { _ = tx.Rollback(ctx) }()
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	tail := &pgx.Batch{}
 	changes, err = body.run(tx, tail)
 	if err != nil {
-		return nil, !retryable(err), err
+		return nil, nil, !retryable(err), err
 	}
-	if err := s.notify(tail, changes); err != nil {
-		return nil, true, err
+	if payloads, err = s.notices(changes); err != nil {
+		return nil, nil, true, err
 	}
-	if err := tx.SendBatch(ctx, tail).Close(); err != nil {
-		return nil, false, err
+	if tail.Len() > 0 {
+		if err := tx.SendBatch(ctx, tail).Close(); err != nil {
+			return nil, nil, false, err
+		}
 	}
-	return changes, false, tx.Commit(ctx)
+	return changes, payloads, false, tx.Commit(ctx)
 }
 
 // do is write for a transaction that changes no session.

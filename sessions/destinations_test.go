@@ -16,7 +16,8 @@ func TestOutboxConformance(t *testing.T) {
 }
 
 // TestOutboxSurvivesReopen proves the queue is durable: what was due
-// before a close is due after the reopen, in the same order.
+// before a close is due after the reopen, in the same order, whoever
+// had claimed it.
 func TestOutboxSurvivesReopen(t *testing.T) {
 	s, path := openTemp(t, Options{})
 	ctx := t.Context()
@@ -34,6 +35,10 @@ func TestOutboxSurvivesReopen(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A claim of the process before the reopen holds nothing after it.
+	if due, _, err := s.ClaimDeliveries(ctx, "run_gone", time.Hour, time.Now().Add(time.Second), 10); err != nil || len(due) != 1 {
+		t.Fatalf("due before the reopen = %+v, %v", due, err)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -43,15 +48,13 @@ func TestOutboxSurvivesReopen(t *testing.T) {
 	}
 	defer s2.Close()
 	var seqs []uint64
-	due, _, err := s2.DueDeliveries(ctx, time.Now().Add(time.Second), 10, nil)
-	for err == nil && len(due) == 1 {
-		seqs = append(seqs, due[0].Seq)
-		var next *core.Delivery
-		_, next, err = s2.RecordAttempt(ctx, due[0].ID, core.AttemptResult{Success: true, Attempt: core.Attempt{At: core.Now()}})
-		due = due[:0]
-		if next != nil {
-			due = append(due, next)
-		}
+	due, _, err := s2.ClaimDeliveries(ctx, "run_a", time.Minute, time.Now().Add(time.Second), 10)
+	if err != nil || len(due) != 1 {
+		t.Fatalf("due after reopen = %+v, %v", due, err)
+	}
+	for d := due[0].Delivery; err == nil && d != nil; {
+		seqs = append(seqs, d.Seq)
+		_, d, err = s2.RecordAttempt(ctx, due[0].Claim, d.ID, core.AttemptResult{Success: true, Attempt: core.Attempt{At: core.Now()}})
 	}
 	if err != nil || len(seqs) != 3 || seqs[0] != 1 || seqs[2] != 3 {
 		t.Fatalf("after reopen delivered %v, err %v", seqs, err)

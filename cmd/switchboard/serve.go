@@ -198,8 +198,12 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	}
 	hub := live.NewHub()
 	go hub.Run(bg, db.Subscribe("sse", 4096))
+	// One holder names this process to the other replicas, for its
+	// sessions' leases and its delivery streams' claims alike.
+	holder := core.NewID("run")
 	whc := cfg.webhooks
 	whc.Store, whc.Commits, whc.Sealer, whc.Logger = db, db, cfg.sealer, log.With("component", "webhooks")
+	whc.Holder, whc.ClaimTTL = holder, cfg.runtime.LeaseTTL
 	wh := webhooks.New(whc)
 	m := metrics.New(db, log)
 	go m.Follow(bg, db.Subscribe("metrics", 4096))
@@ -209,6 +213,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 
 	rc := cfg.runtime
 	rc.Store, rc.Commits, rc.Harness, rc.Model, rc.Logger = db, db, &harness.Default{Observer: m}, model, log
+	rc.Holder = holder
 	rc.Failpoint = answerFailpoint(getenv)
 	rc.Tools = gw.Toolset(append(append(harness.Conversation(), sandbox.HandsTools(sb, cfg.sandbox)...), testTools(getenv)...), mcp, db, log)
 	// Idle sessions let go of their MCP connections after a while.

@@ -65,48 +65,30 @@ func (s *Store) ClaimDeliveries(ctx context.Context, holder string, ttl time.Dur
 	if limit <= 0 {
 		limit = 100
 	}
-	var out []core.ClaimedDelivery
+	// A look that finds nothing to claim writes nothing: the dispatcher
+	// looks after every append.
+	var picked []core.Stream
 	var next time.Time
-	cutoff := unixNanos(now)
-	err := s.commit.do(func(tx *bolt.Tx) error {
-		out, next = nil, time.Time{} // the committer may run this more than once
-		clock := s.now().UnixMilli()
-		// Claimed after the scan: the claims are written to a bucket the
-		// scan does not read, but the scan's cursor must not see writes.
-		var picked []core.Stream
-		c := bkt(tx, bucketOutboxDue).Cursor()
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			if len(k) < 8 {
-				continue
-			}
-			at := time.Unix(0, int64(binary.BigEndian.Uint64(k[:8])))
-			if !next.IsZero() && !at.Before(next) {
-				break // every stream from here is due later than next
-			}
-			st, ok := splitStream(k[8:])
-			if !ok {
-				continue
-			}
-			cl, err := loadStreamClaim(tx, st)
-			if err != nil {
-				return err
-			}
-			if s.live(cl, clock) {
-				if cl.Holder != holder {
-					free := now.Add(time.Duration(cl.Expires-clock) * time.Millisecond)
-					if at.After(free) {
-						free = at
-					}
-					next = earliest(next, free)
-				}
-				continue
-			}
-			if unixNanos(at) > cutoff || len(picked) == limit {
-				next = earliest(next, at)
-				continue
-			}
-			picked = append(picked, st)
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		picked, next, err = s.claimable(tx, holder, now, limit)
+		return err
+	})
+	if err != nil || len(picked) == 0 {
+		if err != nil {
+			err = fmt.Errorf("claim deliveries: %w", err)
 		}
+		return nil, next, err
+	}
+	var out []core.ClaimedDelivery
+	err = s.commit.do(func(tx *bolt.Tx) error {
+		out = nil // the committer may run this more than once
+		var err error
+		picked, next, err = s.claimable(tx, holder, now, limit)
+		if err != nil {
+			return err
+		}
+		clock := s.now().UnixMilli()
 		for _, st := range picked {
 			h, err := head(tx, st)
 			if err != nil {
@@ -132,6 +114,50 @@ func (s *Store) ClaimDeliveries(ctx context.Context, holder string, ttl time.Dur
 		return nil, time.Time{}, fmt.Errorf("claim deliveries: %w", err)
 	}
 	return out, next, nil
+}
+
+// claimable reads the due index, earliest first, for up to limit streams
+// due at now that no live claim holds, and when the first stream not
+// picked may be claimed (see core.DeliveryQueue).
+func (s *Store) claimable(tx *bolt.Tx, holder string, now time.Time, limit int) ([]core.Stream, time.Time, error) {
+	var picked []core.Stream
+	var next time.Time
+	cutoff := unixNanos(now)
+	clock := s.now().UnixMilli()
+	c := bkt(tx, bucketOutboxDue).Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		if len(k) < 8 {
+			continue
+		}
+		at := time.Unix(0, int64(binary.BigEndian.Uint64(k[:8])))
+		if !next.IsZero() && !at.Before(next) {
+			break // every stream from here is due later than next
+		}
+		st, ok := splitStream(k[8:])
+		if !ok {
+			continue
+		}
+		cl, err := loadStreamClaim(tx, st)
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		if s.live(cl, clock) {
+			if cl.Holder != holder {
+				free := now.Add(time.Duration(cl.Expires-clock) * time.Millisecond)
+				if at.After(free) {
+					free = at
+				}
+				next = earliest(next, free)
+			}
+			continue
+		}
+		if unixNanos(at) > cutoff || len(picked) == limit {
+			next = earliest(next, at)
+			continue
+		}
+		picked = append(picked, st)
+	}
+	return picked, next, nil
 }
 
 // earliest is the earlier of a and b, zero meaning none.

@@ -208,18 +208,41 @@ type DestinationStore interface {
 	ResumeDestination(ctx context.Context, id string) (*Destination, error)
 }
 
+// ClaimedDelivery is the first pending delivery of a stream its holder
+// claimed, with that claim: the attempt's result is recorded under it.
+type ClaimedDelivery struct {
+	*Delivery
+	Claim Claim
+}
+
 // DeliveryQueue is the durable queue of deliveries. Append enqueues a delivery
 // for every destination an event passes, in the transaction that logs it.
+//
+// Several dispatchers (replicas sharing a store) deliver from one queue: a
+// stream is claimed as a whole by one holder at a time, so each delivery
+// is attempted by one of them and a stream's deliveries leave in order.
 type DeliveryQueue interface {
-	// DueDeliveries returns the first pending delivery of up to limit
-	// streams due at now, earliest first, passing over the streams busy
-	// reports; next is when the earliest stream not returned is due (zero
-	// when none is waiting). Paused destinations' streams are never due.
-	DueDeliveries(ctx context.Context, now time.Time, limit int, busy func(Stream) bool) (due []*Delivery, next time.Time, err error)
-	// RecordAttempt stores an attempt of a pending delivery: delivered,
-	// retried at RetryAt, or dead. It returns the delivery as stored and,
-	// when the stream's next delivery is due now, that one.
-	RecordAttempt(ctx context.Context, id string, r AttemptResult) (stored, next *Delivery, err error)
+	// ClaimDeliveries claims for holder up to limit streams due at now
+	// that no live claim holds (its own included), earliest first, and
+	// returns the first pending delivery of each with the stream's claim.
+	// A claim lasts ttl by the store's clock; every claim of a stream has
+	// a higher epoch than the stream had. next is when to look again: the
+	// earliest time a stream not returned is due, or for one another
+	// holder claimed, when its claim expires, if later (zero when none is
+	// waiting). Paused destinations' streams are never due.
+	ClaimDeliveries(ctx context.Context, holder string, ttl time.Duration, now time.Time, limit int) (due []ClaimedDelivery, next time.Time, err error)
+	// RecordAttempt stores an attempt of a pending delivery made under
+	// claim c: delivered, retried at RetryAt, or dead. It returns the
+	// delivery as stored and, when the stream's next delivery is due now,
+	// that one, whose attempt the claim, renewed for its ttl, still
+	// covers; otherwise the claim ends. When the stream's claim has
+	// another epoch (another holder claimed it after c expired, or the
+	// destination was deleted) nothing is recorded: ErrLeaseLost.
+	RecordAttempt(ctx context.Context, c Claim, id string, r AttemptResult) (stored, next *Delivery, err error)
+	// ReleaseDeliveryClaims ends every claim holder has, so others may
+	// claim those streams at once: a clean stop, once none of holder's
+	// attempts is under way.
+	ReleaseDeliveryClaims(ctx context.Context, holder string) error
 	// DeliveryEvent returns the event a delivery carries and its session's
 	// metadata.
 	DeliveryEvent(ctx context.Context, d *Delivery) (Event, map[string]string, error)

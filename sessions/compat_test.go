@@ -96,7 +96,7 @@ func TestOpensADataDirOfTheFirstRelease(t *testing.T) {
 	if err != nil || len(ds) != 1 || ds[0].State != core.DeliveryPending || ds[0].Seq != 7 {
 		t.Fatalf("deliveries %+v, %v", ds, err)
 	}
-	due, _, err := s.DueDeliveries(ctx, time.Now(), 10, func(core.Stream) bool { return false })
+	due, _, err := s.ClaimDeliveries(ctx, "run_a", time.Minute, time.Now(), 10)
 	if err != nil || len(due) != 1 || due[0].ID != ds[0].ID {
 		t.Fatalf("due deliveries %+v, %v", due, err)
 	}

@@ -233,52 +233,8 @@ func (s *Store) reschedule(tx *bolt.Tx, st core.Stream, dest *core.Destination) 
 	return h, schedule(tx, st, at)
 }
 
-// DueDeliveries returns the first delivery of streams due at now.
-func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int, busy func(core.Stream) bool) ([]*core.Delivery, time.Time, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, time.Time{}, err
-	}
-	if limit <= 0 {
-		limit = 100
-	}
-	var out []*core.Delivery
-	var next time.Time
-	cutoff := unixNanos(now)
-	err := s.db.View(func(tx *bolt.Tx) error {
-		c := bkt(tx, bucketOutboxDue).Cursor()
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			if len(k) < 8 {
-				continue
-			}
-			at := binary.BigEndian.Uint64(k[:8])
-			st, ok := splitStream(k[8:])
-			if !ok || (busy != nil && busy(st)) {
-				continue
-			}
-			if at > cutoff || len(out) == limit {
-				next = time.Unix(0, int64(at))
-				return nil
-			}
-			h, err := head(tx, st)
-			if err != nil {
-				return err
-			}
-			if h == nil {
-				s.log.Warn("due stream has no delivery", "destination_id", st.DestinationID, "session_id", st.SessionID)
-				continue
-			}
-			out = append(out, h)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("due deliveries: %w", err)
-	}
-	return out, next, nil
-}
-
 // RecordAttempt stores an attempt's outcome and moves the stream on.
-func (s *Store) RecordAttempt(ctx context.Context, id string, r core.AttemptResult) (*core.Delivery, *core.Delivery, error) {
+func (s *Store) RecordAttempt(ctx context.Context, c core.Claim, id string, r core.AttemptResult) (*core.Delivery, *core.Delivery, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, nil, err
 	}
@@ -289,12 +245,16 @@ func (s *Store) RecordAttempt(ctx context.Context, id string, r core.AttemptResu
 		if err != nil {
 			return err
 		}
+		cl, err := checkClaim(tx, d.Stream(), c)
+		if err != nil {
+			return err
+		}
 		now := s.clock()
 		record.AddAttempt(d, r.Attempt, now)
 		stored = d
 		if d.State != core.DeliveryPending {
-			// Its destination was deleted, or it was settled meanwhile:
-			// keep the attempt for the record, move nothing.
+			// Settled already: keep the attempt for the record, move
+			// nothing.
 			return saveDelivery(tx, d)
 		}
 		dest, err := loadDestination(tx, d.DestinationID)
@@ -338,7 +298,7 @@ func (s *Store) RecordAttempt(ctx context.Context, id string, r core.AttemptResu
 		if h != nil && dest.Status == core.DestinationActive && (h.NextAttemptAt == nil || !h.NextAttemptAt.After(now.Time)) {
 			next = h
 		}
-		return nil
+		return s.settleClaim(tx, d.Stream(), cl, next != nil, h == nil)
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("record attempt: %w", err)

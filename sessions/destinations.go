@@ -261,6 +261,13 @@ func (s *Store) DeleteDestination(ctx context.Context, id string) error {
 		if err := unscheduleDestination(tx, id); err != nil {
 			return err
 		}
+		// The claims go with the streams: an attempt in flight is not
+		// recorded (ErrLeaseLost).
+		for st := range destinationStreams(tx, id) {
+			if err := bkt(tx, bucketDeliveryClaims).Delete(streamKey(st)); err != nil {
+				return err
+			}
+		}
 		now := s.clock()
 		ob := bkt(tx, bucketOutbox)
 		var keys [][]byte

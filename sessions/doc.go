@@ -103,8 +103,8 @@
 //	                     destination ids are 30 bytes ("dst_" + 26 base32
 //	                     digits), so a key splits 30 bytes from its end
 //
-// The delivery queue's three buckets keep the names "outbox…" that data
-// directories of earlier releases have:
+// The delivery queue's first three buckets keep the names "outbox…" that
+// data directories of earlier releases have:
 //
 //	outbox               destination id ‖ session id ‖ 8-byte big-endian
 //	                     uint64 seq → delivery id: the pending deliveries.
@@ -118,6 +118,16 @@
 //	                     paused destination are left out until it resumes
 //	outbox_streams       destination id ‖ session id → that stream's key
 //	                     in outbox_due
+//	delivery_claims      destination id ‖ session id → JSON of the
+//	                     stream's claim {"holder": the dispatcher holding
+//	                     it, omitted once released; "boot": the Open that
+//	                     granted it (a claim of an earlier Open is void);
+//	                     "epoch": from the bucket's NextSequence, so it
+//	                     grows across a stream's records; "expires_ms":
+//	                     expiry by the store's clock in unix milliseconds;
+//	                     "ttl_ms": what a renewal adds}. Deleted with the
+//	                     stream's last pending delivery and with its
+//	                     destination
 //	deliveries           delivery id → JSON of core.Delivery in any state,
 //	                     with its last 20 attempts. The id is "dlv_" + 26
 //	                     base32 digits (30 bytes) over 48-bit millisecond

@@ -41,6 +41,7 @@ var undumped = map[string]string{
 	bucketRunLeases:          "running processes' leases: void in another store",
 	bucketReplicas:           "running processes' heartbeats: void in another store",
 	bucketSinkClaims:         "running processes' claims on output: void in another store",
+	bucketDeliveryClaims:     "running processes' claims on delivery streams: void in another store",
 }
 
 // Dump puts every record of the store, in one read transaction (a

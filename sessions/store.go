@@ -49,7 +49,7 @@ var allBuckets = []string{
 	bucketKeys, bucketKeyTimes,
 	bucketVaults, bucketCredentials, bucketCredentialSecrets, bucketVaultCredentials,
 	bucketDestinations, bucketDestinationSecrets, bucketDestinationFilters,
-	bucketOutbox, bucketOutboxDue, bucketOutboxStreams,
+	bucketOutbox, bucketOutboxDue, bucketOutboxStreams, bucketDeliveryClaims,
 	bucketDeliveries, bucketDeliveriesByDest, bucketDeliveriesBySess,
 	bucketEnvironments, bucketEnvironmentNames,
 	bucketInstallations, bucketInstallationKeys, bucketInstallationTokens,

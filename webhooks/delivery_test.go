@@ -267,7 +267,7 @@ func TestPauseAndResume(t *testing.T) {
 	}
 	// What the dispatcher is handed: none of the paused destination's
 	// deliveries is due, even an hour from now.
-	due, _, err := e.store.DueDeliveries(t.Context(), time.Now().Add(time.Hour), 100, nil)
+	due, _, err := e.store.ClaimDeliveries(t.Context(), "run_test", time.Minute, time.Now().Add(time.Hour), 100)
 	if err != nil {
 		t.Fatal(err)
 	}

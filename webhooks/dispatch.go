@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"strconv"
 	"time"
@@ -34,14 +33,15 @@ const storeRetry = time.Second
 // away, so the connection can be reused).
 const maxAnswer = 64 << 10
 
-// dispatch hands due streams to workers until ctx ends. It sleeps until
-// the next retry is due, and is woken by Notify: an append, a resume, a
-// redelivery, or a worker that finished a stream.
+// dispatch claims due streams and hands them to workers until ctx ends.
+// It sleeps until the next retry is due (or another replica's claim runs
+// out), and is woken by Notify: an append, a resume, a redelivery, or a
+// worker that finished a stream.
 func (s *Service) dispatch(ctx context.Context) {
 	for {
 		wait := time.Duration(-1) // until woken
-		if busy, free := s.snapshot(); free > 0 {
-			due, next, err := s.cfg.Store.DueDeliveries(ctx, time.Now(), free, func(st core.Stream) bool { return busy[st] })
+		if free := s.free(); free > 0 {
+			due, next, err := s.cfg.Store.ClaimDeliveries(ctx, s.cfg.Holder, s.claimTTL(), time.Now(), free)
 			if err != nil {
 				if ctx.Err() != nil {
 					return
@@ -52,7 +52,7 @@ func (s *Service) dispatch(ctx context.Context) {
 			for _, d := range due {
 				s.startStream(ctx, d)
 			}
-			// next may have passed already (the page was full, or time
+			// next may have passed already (the claim was full, or time
 			// went by since the read): then look again at once; with every
 			// worker busy, the next round sleeps until one finishes.
 			if !next.IsZero() {
@@ -63,6 +63,13 @@ func (s *Service) dispatch(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// claimTTL is how long a claim lasts: it covers the longest attempt, so a
+// live holder never loses a stream while its post is under way, and
+// ClaimTTL beyond it for the store's calls around the post.
+func (s *Service) claimTTL() time.Duration {
+	return s.cfg.Client.Timeout + s.cfg.ClaimTTL
 }
 
 // sleep waits for wait (negative: no timer), Notify or ctx's end.
@@ -82,46 +89,44 @@ func (s *Service) sleep(ctx context.Context, wait time.Duration) bool {
 	return true
 }
 
-// snapshot copies the busy streams before the delivery queue is read. A stream
-// released after the copy is passed over this round (its worker's Notify
-// brings another); one released before it had recorded its attempt
-// before, so the read sees the stream as it is now, never a head already
-// delivered.
-func (s *Service) snapshot() (map[core.Stream]bool, int) {
+// free is how many more streams the workers can take.
+func (s *Service) free() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return maps.Clone(s.busy), s.cfg.Workers - len(s.busy)
+	return s.cfg.Workers - s.running
 }
 
-// startStream delivers a stream from d on, in order, for as long as its
-// next delivery is due; only this worker touches the stream meanwhile.
-func (s *Service) startStream(ctx context.Context, d *core.Delivery) {
-	st := d.Stream()
+// startStream delivers a claimed stream from d on, in order, for as long
+// as its next delivery is due; the claim keeps every other worker, here
+// or on another replica, off the stream meanwhile.
+func (s *Service) startStream(ctx context.Context, c core.ClaimedDelivery) {
 	s.mu.Lock()
-	s.busy[st] = true
+	s.running++
 	s.mu.Unlock()
 	s.wg.Go(func() {
 		defer func() {
 			s.mu.Lock()
-			delete(s.busy, st)
+			s.running--
 			s.mu.Unlock()
 			s.Notify()
 		}()
-		for d != nil {
+		for d := c.Delivery; d != nil; {
 			r, ok := s.attempt(ctx, d)
 			if !ok {
 				return
 			}
 			// Recorded even when a stop began meanwhile: the answer came.
-			_, next, err := s.cfg.Store.RecordAttempt(context.WithoutCancel(ctx), d.ID, r)
+			_, next, err := s.cfg.Store.RecordAttempt(context.WithoutCancel(ctx), c.Claim, d.ID, r)
+			if errors.Is(err, core.ErrLeaseLost) {
+				// Another replica took the stream over (this one stalled
+				// past the claim): it delivers from here.
+				s.log.Warn("delivery stream claimed by another replica; leaving it", "delivery_id", d.ID, "destination_id", d.DestinationID, "session_id", d.SessionID, "epoch", c.Claim.Epoch)
+				return
+			}
 			if err != nil {
+				// The claim keeps the stream until it runs out, so no one
+				// is handed it straight back while the store is failing.
 				s.log.Error("record a delivery attempt", "delivery_id", d.ID, "err", err)
-				// Held busy a while, so the dispatcher does not hand the
-				// stream straight back while the store is failing.
-				select {
-				case <-ctx.Done():
-				case <-time.After(storeRetry):
-				}
 				return
 			}
 			if !r.Success {

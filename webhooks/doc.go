@@ -10,7 +10,8 @@
 //   - the dispatcher (Service): the durable delivery queue lives in sessions/,
 //     filled by Append in the transaction that logs the events; the
 //     dispatcher drains it with a bounded pool, one in-order stream per
-//     destination and session, retrying with exponential backoff and full
+//     destination and session, each claimed by one replica at a time
+//     when several share the store, retrying with exponential backoff and full
 //     jitter up to a horizon, then dead-lettering, and pausing a
 //     destination that keeps failing;
 //   - the SSRF guard (NewClient): connections to loopback, private,

@@ -30,6 +30,8 @@ const (
 	// one (later events proceed), a pause needs a person to resume, so it
 	// is kept for a receiver that has been failing for days.
 	DefaultPauseAfter = 72 * time.Hour
+	// DefaultClaimTTL matches the runtime's default session lease.
+	DefaultClaimTTL = 15 * time.Second
 )
 
 // Config wires a Service.
@@ -58,7 +60,14 @@ type Config struct {
 	PauseAfter time.Duration
 	// Jitter draws from [0, n) (default math/rand/v2).
 	Jitter func(n int64) int64
-	Logger *slog.Logger
+	// Holder names this process among the replicas sharing the store
+	// (default a fresh id); the runtime's holder, when both are wired.
+	Holder string
+	// ClaimTTL is how long a stream's claim outlives the longest attempt
+	// (the Client's timeout) without renewal: a replica that dies holding
+	// streams has them taken over after that (default DefaultClaimTTL).
+	ClaimTTL time.Duration
+	Logger   *slog.Logger
 }
 
 // Service creates destinations and delivers their deliveries.
@@ -68,8 +77,8 @@ type Service struct {
 	wake chan struct{}
 
 	mu      sync.Mutex
-	busy    map[core.Stream]bool // streams a worker is delivering
-	targets map[string]*target   // destination id → url and signer
+	running int                // streams a worker is delivering
+	targets map[string]*target // destination id → url and signer
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -107,6 +116,12 @@ func New(cfg Config) *Service {
 	if cfg.Jitter == nil {
 		cfg.Jitter = rand.Int64N
 	}
+	if cfg.Holder == "" {
+		cfg.Holder = core.NewID("run")
+	}
+	if cfg.ClaimTTL <= 0 {
+		cfg.ClaimTTL = DefaultClaimTTL
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -114,7 +129,6 @@ func New(cfg Config) *Service {
 		cfg:     cfg,
 		log:     cfg.Logger,
 		wake:    make(chan struct{}, 1),
-		busy:    map[core.Stream]bool{},
 		targets: map[string]*target{},
 	}
 }
@@ -159,7 +173,9 @@ func (s *Service) Start(ctx context.Context) {
 }
 
 // Stop stops dispatching and cancels the attempts in flight, which are
-// not recorded: they stay due and are tried again at the next start.
+// not recorded: they stay due and are tried again at the next start. Its
+// streams' claims are released, so another replica goes on with them at
+// once.
 func (s *Service) Stop(ctx context.Context) error {
 	if s.cancel == nil {
 		return nil
@@ -173,6 +189,10 @@ func (s *Service) Stop(ctx context.Context) error {
 	}()
 	select {
 	case <-finished:
+		if err := s.cfg.Store.ReleaseDeliveryClaims(ctx, s.cfg.Holder); err != nil {
+			// They run out by themselves.
+			s.log.Warn("release the delivery streams' claims", "err", err)
+		}
 		return nil
 	case <-ctx.Done():
 		return context.Cause(ctx)

@@ -232,6 +232,10 @@ func TestWebhooksFromSessionCreate(t *testing.T) {
 	if got := hookTypes(rc.received("/user")); got != "user.message,agent.message" {
 		t.Fatalf("/user received %s", got)
 	}
+	// An attempt is recorded after its answer arrived.
+	waitUntil(t, "every delivery to /all recorded", func() bool {
+		return len(srv.deliveries("state=delivered&destination="+dests[0].ID)) == len(evs)
+	})
 	for _, d := range srv.deliveries("destination=" + dests[0].ID) {
 		if d.State != "delivered" || d.AttemptCount != 1 || d.Attempts[0].StatusCode != 204 {
 			t.Fatalf("delivery %+v", d)

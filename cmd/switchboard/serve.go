@@ -155,8 +155,8 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	}
 	defer ln.Close()
 	// One id names this replica in the store, across its restarts: the
-	// runtime's leases on sessions and the output sinks' claims on their
-	// output.
+	// runtime's leases on sessions, the output sinks' claims on their
+	// platform output and the dispatcher's on delivery streams.
 	holder := cfg.runtime.Holder
 	gw, err := providers.NewSet(cfg.platforms, providers.Deps{
 		Store: db, Router: &providers.Router{Store: db, Logger: log.With("component", "router")}, Sealer: cfg.sealer, States: states,
@@ -205,6 +205,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	go hub.Run(bg, db.Subscribe("sse", 4096))
 	whc := cfg.webhooks
 	whc.Store, whc.Commits, whc.Sealer, whc.Logger = db, db, cfg.sealer, log.With("component", "webhooks")
+	whc.Holder, whc.ClaimTTL = holder, cfg.runtime.LeaseTTL
 	wh := webhooks.New(whc)
 	m := metrics.New(db, log)
 	go m.Follow(bg, db.Subscribe("metrics", 4096))

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"time"
 
 	"github.com/switchboardhq/switchboard/sessions/record"
 
@@ -67,73 +65,6 @@ func (s *Store) schedule(ctx context.Context, tx pgx.Tx, dest *core.Destination,
 	return heads, nil
 }
 
-// dueSQL reads the scheduled streams from a keyset cursor, earliest first,
-// with the first pending delivery of each that is due by $4.
-const dueSQL = `SELECT st.due_at, st.destination_id, st.session_id, h.body
-	FROM delivery_streams st
-	LEFT JOIN LATERAL (
-		SELECT d.body FROM deliveries d
-		WHERE d.destination_id = st.destination_id AND d.session_id = st.session_id AND d.state = 'pending'
-			AND st.due_at <= $4
-		ORDER BY d.seq LIMIT 1
-	) h ON true
-	WHERE st.due_at IS NOT NULL AND (st.due_at, st.destination_id, st.session_id) > ($1, $2, $3)
-	ORDER BY st.due_at, st.destination_id, st.session_id
-	LIMIT $5`
-
-// DueDeliveries returns the first delivery of streams due at now.
-func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int, busy func(core.Stream) bool) ([]*core.Delivery, time.Time, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, time.Time{}, err
-	}
-	if limit <= 0 {
-		limit = 100
-	}
-	cutoff := now.UnixMilli()
-	// Busy streams are passed over, so a page holds a few more than asked.
-	page := limit + 32
-	var out []*core.Delivery
-	after, afterStream := int64(math.MinInt64), core.Stream{}
-	for {
-		rows, err := s.pool.Query(ctx, dueSQL, after, afterStream.DestinationID, afterStream.SessionID, cutoff, page)
-		if err != nil {
-			return nil, time.Time{}, fmt.Errorf("due deliveries: %w", err)
-		}
-		n := 0
-		var at int64
-		var st core.Stream
-		var head []byte
-		var next time.Time
-		_, err = pgx.ForEachRow(rows, []any{&at, &st.DestinationID, &st.SessionID, &head}, func() error {
-			n++
-			after, afterStream = at, st
-			if !next.IsZero() || (busy != nil && busy(st)) {
-				return nil
-			}
-			if at > cutoff || len(out) == limit {
-				next = time.UnixMilli(at)
-				return nil
-			}
-			if head == nil {
-				s.log.Warn("due stream has no delivery", "destination_id", st.DestinationID, "session_id", st.SessionID)
-				return nil
-			}
-			d, err := decodeDelivery(head)
-			if err != nil {
-				return err
-			}
-			out = append(out, d)
-			return nil
-		})
-		if err != nil {
-			return nil, time.Time{}, fmt.Errorf("due deliveries: %w", err)
-		}
-		if !next.IsZero() || n < page {
-			return out, next, nil
-		}
-	}
-}
-
 // errDestinationBusy makes RecordAttempt run again holding the destination
 // exclusively: it found the destination's state to change.
 var errDestinationBusy = errors.New("the attempt changes its destination")
@@ -143,7 +74,7 @@ var errDestinationBusy = errors.New("the attempt changes its destination")
 // so attempts to its streams and appends to its sessions go on together;
 // a failure (or the success that ends a run of failures) holds it
 // exclusively.
-func (s *Store) RecordAttempt(ctx context.Context, id string, r core.AttemptResult) (*core.Delivery, *core.Delivery, error) {
+func (s *Store) RecordAttempt(ctx context.Context, c core.Claim, id string, r core.AttemptResult) (*core.Delivery, *core.Delivery, error) {
 	lock := lockShare
 	if !r.Success {
 		lock = lockNoKey
@@ -152,7 +83,7 @@ func (s *Store) RecordAttempt(ctx context.Context, id string, r core.AttemptResu
 		var stored, next *core.Delivery
 		err := s.do(ctx, func(tx pgx.Tx) error {
 			var err error
-			stored, next, err = s.recordAttempt(ctx, tx, id, r, lock)
+			stored, next, err = s.recordAttempt(ctx, tx, c, id, r, lock)
 			return err
 		})
 		if errors.Is(err, errDestinationBusy) && lock == lockShare {
@@ -166,7 +97,7 @@ func (s *Store) RecordAttempt(ctx context.Context, id string, r core.AttemptResu
 	}
 }
 
-func (s *Store) recordAttempt(ctx context.Context, tx pgx.Tx, id string, r core.AttemptResult, lock string) (stored, next *core.Delivery, err error) {
+func (s *Store) recordAttempt(ctx context.Context, tx pgx.Tx, c core.Claim, id string, r core.AttemptResult, lock string) (stored, next *core.Delivery, err error) {
 	d, err := loadDelivery(ctx, tx, id, "")
 	if err != nil {
 		return nil, nil, err
@@ -175,7 +106,7 @@ func (s *Store) recordAttempt(ctx context.Context, tx pgx.Tx, id string, r core.
 	if destErr != nil && !errors.Is(destErr, core.ErrNotFound) {
 		return nil, nil, destErr
 	}
-	if err := lockStream(ctx, tx, d.Stream()); err != nil {
+	if err := lockClaim(ctx, tx, d.Stream(), c); err != nil {
 		return nil, nil, err
 	}
 	if d, err = loadDelivery(ctx, tx, id, lockExclusive); err != nil {
@@ -184,8 +115,7 @@ func (s *Store) recordAttempt(ctx context.Context, tx pgx.Tx, id string, r core.
 	now := s.clock()
 	record.AddAttempt(d, r.Attempt, now)
 	if d.State != core.DeliveryPending {
-		// Its destination was deleted, or it was settled meanwhile: keep
-		// the attempt for the record, move nothing.
+		// Settled already: keep the attempt for the record, move nothing.
 		return d, nil, saveDeliveries(ctx, tx, d)
 	}
 	if destErr != nil {
@@ -230,7 +160,7 @@ func (s *Store) recordAttempt(ctx context.Context, tx pgx.Tx, id string, r core.
 			next = h
 		}
 	}
-	return d, next, nil
+	return d, next, settleClaim(ctx, tx, d.Stream(), c, next != nil)
 }
 
 // noteFailure extends the destination's run of failures and pauses it

@@ -69,28 +69,32 @@ func (f *queueFixture) streamRows() int {
 	return n
 }
 
-// TestDueDeliveriesPassesOverBusyStreams: the due streams behind more busy
-// ones than a page holds are still found, and next names the first one
-// not returned.
-func TestDueDeliveriesPassesOverBusyStreams(t *testing.T) {
+// TestClaimPassesOverClaimedStreams: the due streams behind more claimed
+// ones than a claim asks for are still found, and next names the first
+// one not returned.
+func TestClaimPassesOverClaimedStreams(t *testing.T) {
 	f := newQueueFixture(t)
+	ctx := t.Context()
 	f.globalDest()
-	const busyStreams = 80
-	for i := range busyStreams + 2 {
+	const claimed = 80
+	for i := range claimed + 2 {
 		f.append("ses_"+string(rune('A'+i/26))+string(rune('a'+i%26)), 1)
 	}
-	heads, _, err := f.s.DueDeliveries(t.Context(), time.Now().Add(time.Second), 1000, nil)
-	if err != nil || len(heads) != busyStreams+2 {
-		t.Fatalf("due = %d, %v", len(heads), err)
+	now := time.Now().Add(time.Second)
+	heads, _, err := f.s.ClaimDeliveries(ctx, "run_a", time.Hour, now, claimed)
+	if err != nil || len(heads) != claimed {
+		t.Fatalf("a claimed %d, %v", len(heads), err)
 	}
-	free := map[string]bool{heads[busyStreams].SessionID: true, heads[busyStreams+1].SessionID: true}
-	busy := func(st core.Stream) bool { return !free[st.SessionID] }
-	due, next, err := f.s.DueDeliveries(t.Context(), time.Now().Add(time.Second), 1, busy)
-	if err != nil || len(due) != 1 || due[0].ID != heads[busyStreams].ID {
-		t.Fatalf("due = %+v, %v; want %s", due, err, heads[busyStreams].ID)
+	due, next, err := f.s.ClaimDeliveries(ctx, "run_b", time.Hour, now, 1)
+	if err != nil || len(due) != 1 || due[0].SessionID != "ses_Dc" {
+		t.Fatalf("b claimed %+v, %v; want the stream of ses_Dc", due, err)
 	}
-	if !next.Equal(heads[busyStreams+1].NextAttemptAt.Time) {
-		t.Fatalf("next = %v, want %v", next, heads[busyStreams+1].NextAttemptAt)
+	last, _, err := f.s.ListDeliveries(ctx, core.DeliveryQuery{SessionID: "ses_Dd"})
+	if err != nil || len(last) != 1 {
+		t.Fatalf("deliveries of ses_Dd: %+v, %v", last, err)
+	}
+	if !next.Equal(last[0].NextAttemptAt.Time) {
+		t.Fatalf("next = %v, want %v", next, last[0].NextAttemptAt)
 	}
 }
 
@@ -105,16 +109,17 @@ func TestStreamRowsFollowTheQueue(t *testing.T) {
 	if n := f.streamRows(); n != 2 {
 		t.Fatalf("%d stream rows, want 2", n)
 	}
-	due, _, err := f.s.DueDeliveries(ctx, time.Now().Add(time.Second), 10, nil)
+	due, _, err := f.s.ClaimDeliveries(ctx, "run_a", time.Hour, time.Now().Add(time.Second), 10)
 	if err != nil || len(due) != 2 {
 		t.Fatalf("due = %+v, %v", due, err)
 	}
-	r := core.AttemptResult{Attempt: core.Attempt{At: core.Now()}, RetryAt: time.Now().Add(time.Hour), PauseAfter: time.Nanosecond}
-	if _, _, err := f.s.RecordAttempt(ctx, due[0].ID, r); err != nil {
+	claimedOther := due[1]
+	r := core.AttemptResult{Attempt: core.Attempt{At: core.Now()}, RetryAt: time.Now().Add(-time.Second), PauseAfter: time.Nanosecond}
+	if _, _, err := f.s.RecordAttempt(ctx, due[0].Claim, due[0].ID, r); err != nil {
 		t.Fatal(err)
 	}
 	r.Attempt.At = core.NewTime(time.Now().Add(time.Second))
-	if _, _, err := f.s.RecordAttempt(ctx, due[0].ID, r); err != nil {
+	if _, _, err := f.s.RecordAttempt(ctx, due[0].Claim, due[0].ID, r); err != nil {
 		t.Fatal(err)
 	}
 	var scheduled int
@@ -127,16 +132,15 @@ func TestStreamRowsFollowTheQueue(t *testing.T) {
 	if _, err := f.s.ResumeDestination(ctx, dest.ID); err != nil {
 		t.Fatal(err)
 	}
-	for {
-		due, _, err := f.s.DueDeliveries(ctx, time.Now().Add(2*time.Hour), 10, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(due) == 0 {
-			break
-		}
-		for _, d := range due {
-			if _, _, err := f.s.RecordAttempt(ctx, d.ID, core.AttemptResult{Success: true, Attempt: core.Attempt{At: core.Now()}}); err != nil {
+	// The claim on the other stream is still live: it is drained under it.
+	due, _, err = f.s.ClaimDeliveries(ctx, "run_a", time.Hour, time.Now().Add(2*time.Hour), 10)
+	if err != nil || len(due) != 1 {
+		t.Fatalf("due after the resume = %+v, %v", due, err)
+	}
+	due = append(due, claimedOther)
+	for _, c := range due {
+		for d := c.Delivery; d != nil; {
+			if _, d, err = f.s.RecordAttempt(ctx, c.Claim, d.ID, core.AttemptResult{Success: true, Attempt: core.Attempt{At: core.Now()}}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -229,31 +233,46 @@ func waitForBlocked(t *testing.T, s *Store, pid uint32, done <-chan error) {
 	}
 }
 
-// TestDueQueryUsesTheDueIndex: picking due streams reads the due index in
-// order, whatever the table's size (seq scans are off, so a plan without
-// the index shows it cannot use it).
-func TestDueQueryUsesTheDueIndex(t *testing.T) {
+// TestClaimQueriesUseTheirIndexes: claiming reads the due index in order
+// and each stream's head from the queue index, and the wait for the next
+// reads the due and claims indexes, whatever the table's size (seq scans
+// are off, so a plan without the index shows it cannot use it).
+func TestClaimQueriesUseTheirIndexes(t *testing.T) {
 	s, _ := openTest(t, Options{})
 	ctx := t.Context()
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name, sql string
+		args      []any
+		indexes   []string
+	}{
+		{"claim", claimSQL, []any{int64(0), 10, "run_a", int64(1000)}, []string{"delivery_streams_due", "deliveries_queue"}},
+		{"next", nextSQL, []any{int64(0), "run_a"}, []string{"delivery_streams_due", "delivery_streams_claims"}},
 	}
-	defer tx.Rollback(context.Background())
-	if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := tx.Query(ctx, "EXPLAIN "+dueSQL, int64(0), "", "", int64(0), 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan := strings.Join(lines, "\n")
-	if !strings.Contains(plan, "delivery_streams_due") || !strings.Contains(plan, "deliveries_queue") || strings.Contains(plan, "Sort") {
-		t.Fatalf("plan does not read the due and queue indexes in order:\n%s", plan)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tx, err := s.pool.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(context.Background())
+			if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+				t.Fatal(err)
+			}
+			rows, err := tx.Query(ctx, "EXPLAIN "+tc.sql, tc.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan := strings.Join(lines, "\n")
+			for _, idx := range tc.indexes {
+				if !strings.Contains(plan, idx) || strings.Contains(plan, "Seq Scan") {
+					t.Fatalf("plan does not read %s:\n%s", idx, plan)
+				}
+			}
+		})
 	}
 }
 
@@ -265,7 +284,7 @@ func TestAttemptSeesTheAppendItWaitedFor(t *testing.T) {
 	ctx := t.Context()
 	f.globalDest()
 	f.append("ses_a", 1)
-	due, _, err := f.s.DueDeliveries(ctx, time.Now().Add(time.Second), 10, nil)
+	due, _, err := f.s.ClaimDeliveries(ctx, "run_a", time.Hour, time.Now().Add(time.Second), 10)
 	if err != nil || len(due) != 1 {
 		t.Fatalf("due = %+v, %v", due, err)
 	}
@@ -283,7 +302,7 @@ func TestAttemptSeesTheAppendItWaitedFor(t *testing.T) {
 	}
 	recorded := make(chan result, 1)
 	go func() {
-		_, next, err := f.s.RecordAttempt(ctx, due[0].ID, core.AttemptResult{Success: true, Attempt: core.Attempt{At: core.Now()}})
+		_, next, err := f.s.RecordAttempt(ctx, due[0].Claim, due[0].ID, core.AttemptResult{Success: true, Attempt: core.Attempt{At: core.Now()}})
 		recorded <- result{next, err}
 	}()
 	done := make(chan error, 1)

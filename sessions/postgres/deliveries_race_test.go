@@ -11,11 +11,14 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 )
 
-// TestConcurrentAppendsAndAttempts: sessions appending while two workers
-// deliver (some attempts failing and retried at once) end with every
-// stream delivered exactly once each, in seq order, and no write failing.
+// TestConcurrentAppendsAndAttempts: two replicas (two stores, two pools)
+// deliver from one database while sessions append to it (some attempts
+// failing and retried at once): every delivery is sent successfully
+// exactly once, each stream in seq order, and no write fails or loses
+// its claim.
 func TestConcurrentAppendsAndAttempts(t *testing.T) {
-	s, _ := openTest(t, Options{})
+	s, dsn := openTest(t, Options{})
+	other, _ := replica(t, dsn)
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
 	const sessions, events = 4, 15
@@ -35,100 +38,98 @@ func TestConcurrentAppendsAndAttempts(t *testing.T) {
 		}
 	}
 	var mu sync.Mutex
-	busy := map[core.Stream]bool{}
-	got := map[core.Stream][]uint64{}
-	delivered, attempts := map[string]bool{}, 0
+	sent := map[core.Stream][]uint64{} // the successful posts, as a receiver sees them
+	attempts := 0
 	var wg sync.WaitGroup
-	errs := make(chan error, sessions+2)
+	errs := make(chan error, sessions+4)
 	fail := func(err error) {
 		errs <- err
 		stop()
 	}
-	for _, id := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for i, id := range ids {
+		// Half the sessions are written through each replica.
+		w := []*Store{s, other}[i%2]
+		wg.Go(func() {
 			for i := range events {
 				msg := core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: fmt.Sprint(i)})
-				if _, err := s.Append(ctx, id, core.AppendRequest{Events: []core.Event{msg}}); err != nil {
+				if _, err := w.Append(ctx, id, core.AppendRequest{Events: []core.Event{msg}}); err != nil {
 					fail(err)
 					return
 				}
 			}
-		}()
+		})
 	}
 	want := sessions * events * 2
-	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				done := len(delivered) == want
-				mu.Unlock()
-				if done || ctx.Err() != nil {
-					return
-				}
-				due, _, err := s.DueDeliveries(ctx, time.Now().Add(time.Hour), 4, func(st core.Stream) bool {
-					mu.Lock()
-					defer mu.Unlock()
-					return busy[st]
-				})
+	done := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, seqs := range sent {
+			n += len(seqs)
+		}
+		return n >= want
+	}
+	// deliver drives a claimed stream as a dispatcher's worker does.
+	deliver := func(r *Store, c core.ClaimedDelivery) error {
+		for d := c.Delivery; d != nil; {
+			mu.Lock()
+			attempts++
+			failed := attempts%3 == 0
+			if !failed {
+				sent[d.Stream()] = append(sent[d.Stream()], d.Seq)
+			}
+			mu.Unlock()
+			res := core.AttemptResult{Success: !failed, Attempt: core.Attempt{At: core.Now()}}
+			if failed {
+				res.RetryAt = time.Now()
+			}
+			var err error
+			if _, d, err = r.RecordAttempt(ctx, c.Claim, d.ID, res); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for i, r := range []*Store{s, other, s, other} {
+		holder := fmt.Sprintf("run_%d", i%2)
+		wg.Go(func() {
+			for !done() && ctx.Err() == nil {
+				due, _, err := r.ClaimDeliveries(ctx, holder, time.Minute, time.Now().Add(time.Hour), 2)
 				if err != nil {
 					fail(err)
 					return
 				}
-				mu.Lock()
-				var mine []*core.Delivery
-				for _, d := range due {
-					if !busy[d.Stream()] {
-						busy[d.Stream()] = true
-						mine = append(mine, d)
-					}
-				}
-				mu.Unlock()
-				for _, d := range mine {
-					mu.Lock()
-					attempts++
-					failed := attempts%3 == 0
-					mu.Unlock()
-					r := core.AttemptResult{Success: !failed, Attempt: core.Attempt{At: core.Now()}}
-					if failed {
-						r.RetryAt = time.Now()
-					}
-					stored, _, err := s.RecordAttempt(ctx, d.ID, r)
-					if err != nil {
+				for _, c := range due {
+					if err := deliver(r, c); err != nil {
 						fail(err)
 						return
 					}
-					mu.Lock()
-					// A worker's due list may be stale: a delivery it
-					// attempts again stays delivered, counted once.
-					if stored.State == core.DeliveryDelivered && !delivered[d.ID] {
-						got[d.Stream()] = append(got[d.Stream()], d.Seq)
-						delivered[d.ID] = true
-					}
-					busy[d.Stream()] = false
-					mu.Unlock()
+				}
+				if len(due) == 0 {
+					time.Sleep(time.Millisecond) // the appends are still coming
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
 	}
-	if len(got) != sessions*2 {
-		t.Fatalf("%d streams delivered, want %d", len(got), sessions*2)
+	if len(sent) != sessions*2 {
+		t.Fatalf("%d streams delivered, want %d", len(sent), sessions*2)
 	}
-	for st, seqs := range got {
-		want := make([]uint64, events)
-		for i := range want {
-			want[i] = uint64(i + 1)
+	want1 := make([]uint64, events)
+	for i := range want1 {
+		want1[i] = uint64(i + 1)
+	}
+	for st, seqs := range sent {
+		if !slices.Equal(seqs, want1) {
+			t.Fatalf("stream %v sent %v", st, seqs)
 		}
-		if !slices.Equal(seqs, want) {
-			t.Fatalf("stream %v delivered %v", st, seqs)
-		}
+	}
+	ds, _, err := s.ListDeliveries(t.Context(), core.DeliveryQuery{State: core.DeliveryDelivered, Limit: 1000})
+	if err != nil || len(ds) != want {
+		t.Fatalf("%d delivered, want %d (%v)", len(ds), want, err)
 	}
 }

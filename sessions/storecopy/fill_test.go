@@ -131,7 +131,7 @@ func fill(t *testing.T, s backend.Store, keys fakeKeys, clk *clock) {
 
 	// One delivery of each state: the global destination's first is
 	// delivered, the failing one's first is retried, then paused.
-	ds, _, err := s.DueDeliveries(ctx, clk.t.Add(time.Minute), 100, nil)
+	ds, _, err := s.ClaimDeliveries(ctx, "fill", time.Hour, clk.t.Add(time.Minute), 100)
 	must(t, err)
 	for _, d := range ds {
 		tick()
@@ -140,20 +140,21 @@ func fill(t *testing.T, s backend.Store, keys fakeKeys, clk *clock) {
 			res = core.AttemptResult{Attempt: core.Attempt{At: core.NewTime(clk.t), StatusCode: 503, LatencyMS: 40, Error: "unavailable"},
 				RetryAt: clk.t.Add(time.Minute), PauseAfter: time.Second}
 		}
-		_, _, err := s.RecordAttempt(ctx, d.ID, res)
+		_, _, err := s.RecordAttempt(ctx, d.Claim, d.ID, res)
 		must(t, err)
 	}
 
 	clk.t = clk.t.Add(2 * time.Minute)
-	ds, _, err = s.DueDeliveries(ctx, clk.t, 100, nil)
+	ds, _, err = s.ClaimDeliveries(ctx, "fill", time.Hour, clk.t, 100)
 	must(t, err)
 	for _, d := range ds {
 		if d.DestinationID == failing {
-			_, _, err := s.RecordAttempt(ctx, d.ID, core.AttemptResult{Attempt: core.Attempt{At: core.NewTime(clk.t), StatusCode: 500, Error: "still down"},
+			_, _, err := s.RecordAttempt(ctx, d.Claim, d.ID, core.AttemptResult{Attempt: core.Attempt{At: core.NewTime(clk.t), StatusCode: 500, Error: "still down"},
 				RetryAt: clk.t.Add(time.Minute), PauseAfter: time.Second})
 			must(t, err)
 		}
 	}
+	must(t, s.ReleaseDeliveryClaims(ctx, "fill"))
 	if d, err := s.GetDestination(ctx, failing); err != nil || d.Status != core.DestinationPaused {
 		t.Fatalf("the failing destination = %+v, %v; want it paused", d, err)
 	}

@@ -52,27 +52,29 @@ func testDeliveriesOrder(t *testing.T, s DeliveryStore) {
 	dest := createDest(t, s, "", core.EventFilter{})
 	say(t, s, a.ID, "a1", "a2", "a3")
 	say(t, s, b.ID, "b1")
-	ds := due(t, s, nil)
+	ds := claim(t, s, "a")
 	if len(ds) != 2 {
 		t.Fatalf("due = %+v, want one head per stream", ds)
 	}
 	for _, d := range ds {
-		if d.Seq != 1 || d.DestinationID != dest.ID {
+		if d.Seq != 1 || d.DestinationID != dest.ID || d.Claim.Holder != "a" || d.Claim.Epoch == 0 {
 			t.Fatalf("head = %+v", d)
 		}
 	}
-	busyA := func(st core.Stream) bool { return st.SessionID == a.ID }
-	if ds := due(t, s, busyA); len(ds) != 1 || ds[0].SessionID != b.ID {
-		t.Fatalf("due with a busy = %+v", ds)
+	// A claimed stream is handed to nobody else, nor again to its holder.
+	for _, holder := range []string{"b", "a"} {
+		if again := claim(t, s, holder); len(again) != 0 {
+			t.Fatalf("claimed streams handed to %s: %+v", holder, again)
+		}
 	}
-	headA := ds[0]
+	headA, headB := ds[0], ds[1]
 	if headA.SessionID != a.ID {
-		headA = ds[1]
+		headA, headB = headB, headA
 	}
 	var got []uint64
-	for d := headA; d != nil; {
+	for d := headA.Delivery; d != nil; {
 		got = append(got, d.Seq)
-		stored, next := record(t, s, d.ID, ok())
+		stored, next := record(t, s, headA.Claim, d.ID, ok())
 		if stored.State != core.DeliveryDelivered || stored.DeliveredAt == nil || stored.AttemptCount != 1 || stored.Attempts[0].StatusCode != 204 {
 			t.Fatalf("stored = %+v", stored)
 		}
@@ -81,8 +83,17 @@ func testDeliveriesOrder(t *testing.T, s DeliveryStore) {
 	if !slices.Equal(got, []uint64{1, 2, 3}) {
 		t.Fatalf("delivered %v", got)
 	}
-	if ds := due(t, s, nil); len(ds) != 1 || ds[0].SessionID != b.ID {
-		t.Fatalf("due after a drained = %+v", ds)
+	if ds := claim(t, s, "b"); len(ds) != 0 {
+		t.Fatalf("due while b's stream is claimed = %+v", ds)
+	}
+	if _, next := record(t, s, headB.Claim, headB.ID, ok()); next != nil {
+		t.Fatalf("next of a drained stream = %+v", next)
+	}
+	// A drained stream that gets a delivery again is claimed afresh.
+	say(t, s, b.ID, "b2")
+	ds = claim(t, s, "b")
+	if len(ds) != 1 || ds[0].Seq != 2 || ds[0].Claim.Epoch <= headB.Claim.Epoch {
+		t.Fatalf("due after a new event = %+v, want seq 2 above epoch %d", ds, headB.Claim.Epoch)
 	}
 }
 
@@ -91,13 +102,14 @@ func testDeliveriesRetryDead(t *testing.T, s DeliveryStore) {
 	a := sessionOf(t, s, "agt_a")
 	dest := createDest(t, s, a.ID, core.EventFilter{})
 	say(t, s, a.ID, "one", "two")
-	first := due(t, s, nil)[0]
+	first := claim(t, s, "a")[0]
 	retry := time.Now().Add(time.Hour)
-	stored, next := record(t, s, first.ID, failed(retry))
+	stored, next := record(t, s, first.Claim, first.ID, failed(retry))
 	if next != nil || stored.State != core.DeliveryPending || stored.NextAttemptAt == nil || !stored.NextAttemptAt.Equal(core.NewTime(retry).Time) || stored.FirstAttemptAt == nil {
 		t.Fatalf("after a failure: stored %+v, next %+v", stored, next)
 	}
-	ds, at, err := s.DueDeliveries(ctx, later(), 10, nil)
+	// The claim ended with the attempt that let the stream wait.
+	ds, at, err := s.ClaimDeliveries(ctx, "b", time.Hour, later(), 10)
 	must(t, err)
 	if len(ds) != 0 || !at.Equal(core.NewTime(retry).Time) {
 		t.Fatalf("due = %+v, next %v; want none until %v", ds, at, retry)
@@ -105,29 +117,35 @@ func testDeliveriesRetryDead(t *testing.T, s DeliveryStore) {
 	if d, err := s.GetDestination(ctx, dest.ID); err != nil || d.FailingSince == nil {
 		t.Fatalf("destination = %+v, %v", d, err)
 	}
-	ds, _, err = s.DueDeliveries(ctx, retry.Add(time.Second), 10, nil)
+	ds, _, err = s.ClaimDeliveries(ctx, "b", time.Hour, retry.Add(time.Second), 10)
 	must(t, err)
-	if len(ds) != 1 || ds[0].ID != first.ID {
+	if len(ds) != 1 || ds[0].ID != first.ID || ds[0].Claim.Epoch <= first.Claim.Epoch {
 		t.Fatalf("due at the retry = %+v", ds)
 	}
-	stored, next = record(t, s, first.ID, failed(time.Time{}))
+	retried := ds[0]
+	stored, next = record(t, s, retried.Claim, first.ID, failed(time.Time{}))
 	if stored.State != core.DeliveryDead || stored.NextAttemptAt != nil || stored.AttemptCount != 2 {
 		t.Fatalf("dead = %+v", stored)
 	}
 	if next == nil || next.Seq != 2 {
 		t.Fatalf("the dead delivery blocks the next: %+v", next)
 	}
-	record(t, s, next.ID, ok())
+	// A failure retried at once keeps the stream with its holder, and a
+	// delivery keeps its most recent attempts.
+	now := time.Now().Add(-time.Second)
+	for range core.MaxAttemptsKept + 3 {
+		if _, again := record(t, s, retried.Claim, next.ID, failed(now)); again == nil || again.ID != next.ID {
+			t.Fatalf("next after a failure due at once = %+v", again)
+		}
+	}
+	got, err := s.GetDelivery(ctx, next.ID)
+	must(t, err)
+	if got.AttemptCount != core.MaxAttemptsKept+3 || len(got.Attempts) != core.MaxAttemptsKept || got.State != core.DeliveryPending {
+		t.Fatalf("attempts kept: count %d, %d kept, state %s", got.AttemptCount, len(got.Attempts), got.State)
+	}
+	record(t, s, retried.Claim, next.ID, ok())
 	if d, err := s.GetDestination(ctx, dest.ID); err != nil || d.FailingSince != nil {
 		t.Fatalf("a success did not clear the failure run: %+v, %v", d, err)
-	}
-	for range core.MaxAttemptsKept + 3 {
-		record(t, s, first.ID, failed(time.Time{})) // settled: kept for the record only
-	}
-	got, err := s.GetDelivery(ctx, first.ID)
-	must(t, err)
-	if got.AttemptCount != core.MaxAttemptsKept+5 || len(got.Attempts) != core.MaxAttemptsKept || got.State != core.DeliveryDead {
-		t.Fatalf("attempts kept: count %d, %d kept, state %s", got.AttemptCount, len(got.Attempts), got.State)
 	}
 }
 
@@ -136,24 +154,24 @@ func testDeliveriesPauseResume(t *testing.T, s DeliveryStore) {
 	a := sessionOf(t, s, "agt_a")
 	dest := createDest(t, s, a.ID, core.EventFilter{})
 	say(t, s, a.ID, "one")
-	first := due(t, s, nil)[0]
+	first := claim(t, s, "a")[0]
 	t0 := time.Now()
-	r := failed(t0.Add(time.Millisecond))
+	r := failed(t0.Add(-time.Second))
 	r.PauseAfter = time.Minute
 	r.Attempt.At = core.NewTime(t0)
-	record(t, s, first.ID, r)
+	record(t, s, first.Claim, first.ID, r)
 	if d, _ := s.GetDestination(ctx, dest.ID); d.Status != core.DestinationActive {
 		t.Fatalf("paused too early: %+v", d)
 	}
 	r.Attempt.At = core.NewTime(t0.Add(2 * time.Minute))
-	_, next := record(t, s, first.ID, r)
+	_, next := record(t, s, first.Claim, first.ID, r)
 	d, err := s.GetDestination(ctx, dest.ID)
 	must(t, err)
 	if d.Status != core.DestinationPaused || d.PausedAt == nil || next != nil {
 		t.Fatalf("not paused: %+v, next %+v", d, next)
 	}
 	say(t, s, a.ID, "two")
-	if ds := due(t, s, nil); len(ds) != 0 {
+	if ds := claim(t, s, "b"); len(ds) != 0 {
 		t.Fatalf("a paused destination has due deliveries: %+v", ds)
 	}
 	if ds := allDeliveries(t, s, core.DeliveryQuery{DestinationID: dest.ID}); len(ds) != 2 {
@@ -164,11 +182,11 @@ func testDeliveriesPauseResume(t *testing.T, s DeliveryStore) {
 	if d.Status != core.DestinationActive || d.PausedAt != nil || d.FailingSince != nil {
 		t.Fatalf("resumed = %+v", d)
 	}
-	ds := due(t, s, nil)
+	ds := claim(t, s, "b")
 	if len(ds) != 1 || ds[0].ID != first.ID {
 		t.Fatalf("resume did not continue where it stopped: %+v", ds)
 	}
-	_, next = record(t, s, first.ID, ok())
+	_, next = record(t, s, ds[0].Claim, first.ID, ok())
 	if next == nil || next.Seq != 2 {
 		t.Fatalf("next after resume = %+v", next)
 	}
@@ -181,12 +199,12 @@ func testDeliveriesRedeliver(t *testing.T, s DeliveryStore) {
 	a := sessionOf(t, s, "agt_a")
 	createDest(t, s, a.ID, core.EventFilter{})
 	say(t, s, a.ID, "one", "two")
-	first := due(t, s, nil)[0]
+	first := claim(t, s, "a")[0]
 	_, err := s.Redeliver(ctx, first.ID)
 	wantErr(t, err, core.ErrConflict)
-	_, second := record(t, s, first.ID, failed(time.Time{}))
-	record(t, s, second.ID, ok())
-	if ds := due(t, s, nil); len(ds) != 0 {
+	_, second := record(t, s, first.Claim, first.ID, failed(time.Time{}))
+	record(t, s, first.Claim, second.ID, ok())
+	if ds := claim(t, s, "a"); len(ds) != 0 {
 		t.Fatalf("due = %+v", ds)
 	}
 	for _, id := range []string{first.ID, second.ID} {
@@ -196,11 +214,11 @@ func testDeliveriesRedeliver(t *testing.T, s DeliveryStore) {
 			t.Fatalf("redelivered = %+v", d)
 		}
 	}
-	ds := due(t, s, nil)
-	if len(ds) != 1 || ds[0].ID != first.ID {
+	ds := claim(t, s, "a")
+	if len(ds) != 1 || ds[0].ID != first.ID || ds[0].Claim.Epoch <= first.Claim.Epoch {
 		t.Fatalf("due after redelivery = %+v", ds)
 	}
-	stored, next := record(t, s, first.ID, ok())
+	stored, next := record(t, s, ds[0].Claim, first.ID, ok())
 	if stored.State != core.DeliveryDelivered || stored.AttemptCount != 2 || next == nil || next.ID != second.ID {
 		t.Fatalf("stored %+v, next %+v", stored, next)
 	}
@@ -214,7 +232,14 @@ func testDeliveriesDelete(t *testing.T, s DeliveryStore) {
 	dest := createDest(t, s, a.ID, core.EventFilter{})
 	keep := createDest(t, s, "", core.EventFilter{})
 	say(t, s, a.ID, "one", "two")
-	inflight := due(t, s, func(st core.Stream) bool { return st.DestinationID == keep.ID })[0]
+	var inflight, kept core.ClaimedDelivery
+	for _, d := range claim(t, s, "a") {
+		if d.DestinationID == dest.ID {
+			inflight = d
+		} else {
+			kept = d
+		}
+	}
 	must(t, s.DeleteDestination(ctx, dest.ID))
 	_, err := s.GetDestination(ctx, dest.ID)
 	wantErr(t, err, core.ErrNotFound)
@@ -224,15 +249,17 @@ func testDeliveriesDelete(t *testing.T, s DeliveryStore) {
 			t.Fatalf("delivery of a deleted destination = %+v", d)
 		}
 	}
-	// An attempt that was in flight is recorded and moves nothing.
-	stored, next := record(t, s, inflight.ID, ok())
-	if stored.State != core.DeliveryDead || next != nil {
-		t.Fatalf("late attempt: %+v, next %+v", stored, next)
+	// The stream's claim went with it: an attempt that was in flight is
+	// not recorded.
+	_, _, err = s.RecordAttempt(ctx, inflight.Claim, inflight.ID, ok())
+	wantErr(t, err, core.ErrLeaseLost)
+	if d, err := s.GetDelivery(ctx, inflight.ID); err != nil || d.State != core.DeliveryDead || d.AttemptCount != 0 {
+		t.Fatalf("late attempt: %+v, %v", d, err)
 	}
 	_, err = s.Redeliver(ctx, inflight.ID)
 	wantErr(t, err, core.ErrConflict)
-	if ds := due(t, s, nil); len(ds) != 1 || ds[0].DestinationID != keep.ID {
-		t.Fatalf("due = %+v", ds)
+	if _, next := record(t, s, kept.Claim, kept.ID, ok()); next == nil || next.Seq != 2 || next.DestinationID != keep.ID {
+		t.Fatalf("next of the destination kept = %+v", next)
 	}
 	say(t, s, a.ID, "three")
 	if n := len(allDeliveries(t, s, core.DeliveryQuery{DestinationID: dest.ID})); n != 2 {

@@ -35,6 +35,9 @@ func RunDeliveries(t *testing.T, open func(t *testing.T) DeliveryStore) {
 		{"outbox/pause_resume", testDeliveriesPauseResume},
 		{"outbox/redeliver", testDeliveriesRedeliver},
 		{"outbox/delete_destination", testDeliveriesDelete},
+		{"outbox/claims_exclusive", testClaimsExclusive},
+		{"outbox/claims_expiry", testClaimsExpiry},
+		{"outbox/claims_release", testClaimsRelease},
 		{"deliveries/list", testDeliveryList},
 	}
 	for _, tc := range tests {
@@ -78,10 +81,11 @@ func say(t *testing.T, s DeliveryStore, sessionID string, texts ...string) []cor
 	return appendEvents(t, s, sessionID, core.AppendRequest{Events: evs})
 }
 
-// due returns the due deliveries at a time past everything scheduled.
-func due(t *testing.T, s DeliveryStore, busy func(core.Stream) bool) []*core.Delivery {
+// claim claims for holder, for an hour, the streams due at a time past
+// everything scheduled.
+func claim(t *testing.T, s DeliveryStore, holder string) []core.ClaimedDelivery {
 	t.Helper()
-	out, _, err := s.DueDeliveries(t.Context(), later(), 100, busy)
+	out, _, err := s.ClaimDeliveries(t.Context(), holder, time.Hour, later(), 100)
 	must(t, err)
 	return out
 }
@@ -100,12 +104,12 @@ func allDeliveries(t *testing.T, s DeliveryStore, q core.DeliveryQuery) []*core.
 	}
 }
 
-func record(t *testing.T, s DeliveryStore, id string, r core.AttemptResult) (*core.Delivery, *core.Delivery) {
+func record(t *testing.T, s DeliveryStore, c core.Claim, id string, r core.AttemptResult) (*core.Delivery, *core.Delivery) {
 	t.Helper()
 	if r.Attempt.At.IsZero() {
 		r.Attempt.At = core.Now()
 	}
-	stored, next, err := s.RecordAttempt(t.Context(), id, r)
+	stored, next, err := s.RecordAttempt(t.Context(), c, id, r)
 	must(t, err)
 	return stored, next
 }
@@ -249,7 +253,7 @@ func testDestinationWithSession(t *testing.T, s DeliveryStore) {
 	}
 	// The first input enters the log later, and the destination sees it.
 	appendEvents(t, s, id, core.AppendRequest{TakeInputs: true, Events: []core.Event{turnStarted()}})
-	ds := due(t, s, nil)
+	ds := claim(t, s, "a")
 	if len(ds) != 1 || ds[0].EventType != core.TypeUserMessage || ds[0].Seq != 1 {
 		t.Fatalf("due = %+v", ds)
 	}

@@ -60,7 +60,8 @@ func BenchmarkReplicasWebhookAck(b *testing.B) {
 	rate := benchSetting(b, "SWITCHBOARD_BENCH_ACK_RATE", 200)
 	seconds := benchSetting(b, "SWITCHBOARD_BENCH_ACK_SECONDS", 10)
 	b.Run("postgres-two-replicas", func(b *testing.B) {
-		r := startReplicas(b, nil)
+		// The lease time replicas run with, not the failover tests' short one.
+		r := startReplicas(b, map[string]string{"SWITCHBOARD_LEASE_SECONDS": ""})
 		ackLoad(b, r, r.srv[:], rate, seconds)
 	})
 	b.Run("bbolt-one-replica", func(b *testing.B) {

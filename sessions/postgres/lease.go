@@ -70,7 +70,7 @@ func (s *Store) RenewLease(ctx context.Context, l core.Lease, ttl time.Duration)
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, `UPDATE session_leases SET expires_at = now() + $4 * interval '1 millisecond'
+	tag, err := s.execRelaxed(ctx, `UPDATE session_leases SET expires_at = now() + $4 * interval '1 millisecond'
 		WHERE session_id = $1 AND holder = $2 AND epoch = $3`, l.SessionID, l.Holder, l.Epoch, ttl.Milliseconds())
 	if err != nil {
 		return fmt.Errorf("renew lease of %s: %w", l.SessionID, err)
@@ -83,7 +83,7 @@ func (s *Store) RenewLease(ctx context.Context, l core.Lease, ttl time.Duration)
 
 // ReleaseLease ends a lease now; see core.LeaseStore.
 func (s *Store) ReleaseLease(ctx context.Context, l core.Lease) error {
-	_, err := s.pool.Exec(ctx, `UPDATE session_leases SET holder = NULL, expires_at = NULL
+	_, err := s.execRelaxed(ctx, `UPDATE session_leases SET holder = NULL, expires_at = NULL
 		WHERE session_id = $1 AND holder = $2 AND epoch = $3`, l.SessionID, l.Holder, l.Epoch)
 	if err != nil {
 		return fmt.Errorf("release lease of %s: %w", l.SessionID, err)
@@ -96,7 +96,7 @@ func (s *Store) Heartbeat(ctx context.Context, holder string, ttl time.Duration,
 	if holder == "" {
 		return fmt.Errorf("heartbeat: no holder: %w", core.ErrInvalid)
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO replicas (holder, expires_at, draining)
+	_, err := s.execRelaxed(ctx, `INSERT INTO replicas (holder, expires_at, draining)
 		VALUES ($1, now() + $2 * interval '1 millisecond', $3)
 		ON CONFLICT (holder) DO UPDATE SET expires_at = excluded.expires_at, draining = excluded.draining`,
 		holder, ttl.Milliseconds(), draining)

@@ -5,9 +5,6 @@ import (
 	"log/slog"
 	"sync"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // notifier sends this store's notices to the other replicas after the
@@ -163,21 +160,9 @@ func (n *notifier) close() {
 	n.cancel()
 }
 
-// sendNotices is the notifier's send on pool: one transaction, one round
-// trip for the statements, that does not wait for its WAL flush.
-func sendNotices(pool *pgxpool.Pool, channel string) func(ctx context.Context, payloads []string) error {
-	return func(ctx context.Context, payloads []string) error {
-		b := &pgx.Batch{}
-		b.BeginTx(pgx.TxOptions{})
-		b.Queue(`SET LOCAL synchronous_commit = off`)
-		b.Queue(`SELECT pg_notify($1, p) FROM unnest($2::text[]) WITH ORDINALITY AS u(p, ord) ORDER BY ord`, channel, payloads)
-		br := pool.SendBatch(ctx, b)
-		err := br.Close()
-		tx := br.Tx()
-		defer func() { _ = tx.Rollback(ctx) }()
-		if err != nil {
-			return err
-		}
-		return tx.Commit(ctx)
-	}
+// sendNotices is the notifier's send: a notice is a hint, so its
+// transaction does not wait for its flush.
+func (s *Store) sendNotices(ctx context.Context, payloads []string) error {
+	_, err := s.execRelaxed(ctx, `SELECT pg_notify($1, p) FROM unnest($2::text[]) WITH ORDINALITY AS u(p, ord) ORDER BY ord`, s.channel, payloads)
+	return err
 }

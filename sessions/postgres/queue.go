@@ -62,7 +62,7 @@ func (s *Store) QueueInputs(ctx context.Context, sessionID string, req core.Queu
 	}
 	var res *core.QueueResult
 	err = retryKeys(func() error {
-		return s.write(ctx, sessionID, func(tx pgx.Tx) ([]core.Change, error) {
+		return s.writeInput(ctx, sessionID, func(tx pgx.Tx) ([]core.Change, error) {
 			r, ch, err := s.queueInputs(ctx, tx, sessionID, req, inputs)
 			res = r
 			return ch, err

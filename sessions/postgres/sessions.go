@@ -75,7 +75,7 @@ func (s *Store) createWith(ctx context.Context, req core.NewSession, dests []cor
 				stripe = owner
 			}
 		}
-		return s.write(ctx, stripe, func(tx pgx.Tx) ([]core.Change, error) {
+		return s.writeInput(ctx, stripe, func(tx pgx.Tx) ([]core.Change, error) {
 			r, ch, err := s.createTx(ctx, tx, req, id, stripe, inputs, dests)
 			res = r
 			return ch, err
@@ -91,7 +91,7 @@ func (s *Store) createWith(ctx context.Context, req core.NewSession, dests []cor
 // none.
 func (s *Store) keyOwner(ctx context.Context, key string) (string, error) {
 	var id string
-	err := s.pool.QueryRow(ctx, `SELECT id FROM sessions WHERE external_key = $1`, key).Scan(&id)
+	err := s.inputs.QueryRow(ctx, `SELECT id FROM sessions WHERE external_key = $1`, key).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil
 	}

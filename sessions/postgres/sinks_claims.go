@@ -21,8 +21,19 @@ func (s *Store) ClaimSink(ctx context.Context, sink, sessionID, holder string, t
 	if err := record.ValidSink(sink, sessionID); err != nil {
 		return core.Claim{}, false, err
 	}
+	// Replicas that follow a session another renders try again and again:
+	// a read that finds the claim live spares the database a write.
+	var live bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM sink_claims WHERE sink = $1 AND session_id = $2
+		AND holder IS NOT NULL AND holder <> $3 AND expires_at > now())`, sink, sessionID, holder).Scan(&live)
+	if err != nil {
+		return core.Claim{}, false, fmt.Errorf("claim sink %s of %s: %w", sink, sessionID, err)
+	}
+	if live {
+		return core.Claim{}, false, nil
+	}
 	var epoch uint64
-	err := s.pool.QueryRow(ctx, `INSERT INTO sink_claims (sink, session_id, holder, epoch, expires_at)
+	err = s.pool.QueryRow(ctx, `INSERT INTO sink_claims (sink, session_id, holder, epoch, expires_at)
 		VALUES ($1, $2, $3, 1, now() + $4 * interval '1 millisecond')
 		ON CONFLICT (sink, session_id) DO UPDATE SET holder = excluded.holder, epoch = sink_claims.epoch + 1,
 			expires_at = excluded.expires_at
@@ -42,7 +53,7 @@ func (s *Store) RenewSinkClaim(ctx context.Context, sink, sessionID string, c co
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, `UPDATE sink_claims SET expires_at = now() + $5 * interval '1 millisecond'
+	tag, err := s.execRelaxed(ctx, `UPDATE sink_claims SET expires_at = now() + $5 * interval '1 millisecond'
 		WHERE sink = $1 AND session_id = $2 AND holder = $3 AND epoch = $4`, sink, sessionID, c.Holder, c.Epoch, ttl.Milliseconds())
 	if err != nil {
 		return fmt.Errorf("renew sink claim %s of %s: %w", sink, sessionID, err)
@@ -55,7 +66,7 @@ func (s *Store) RenewSinkClaim(ctx context.Context, sink, sessionID string, c co
 
 // ReleaseSinkClaim ends a claim now; see core.SinkStore.
 func (s *Store) ReleaseSinkClaim(ctx context.Context, sink, sessionID string, c core.Claim) error {
-	_, err := s.pool.Exec(ctx, `UPDATE sink_claims SET holder = NULL, expires_at = NULL
+	_, err := s.execRelaxed(ctx, `UPDATE sink_claims SET holder = NULL, expires_at = NULL
 		WHERE sink = $1 AND session_id = $2 AND holder = $3 AND epoch = $4`, sink, sessionID, c.Holder, c.Epoch)
 	if err != nil {
 		return fmt.Errorf("release sink claim %s of %s: %w", sink, sessionID, err)

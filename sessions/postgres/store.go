@@ -48,12 +48,18 @@ type Store struct {
 	channel  string
 	listener *listener
 	notifier *notifier
+	// inputs is a small pool of its own for the writes that queue inputs
+	// (webhooks, the API): they wait for no background work's connection,
+	// so a replica acks promptly while it is busy running turns.
+	inputs *pgxpool.Pool
 
 	// stripes order a session's writes within this process from the
 	// transaction to the publication of its changes, so the commit stream
 	// carries one session's changes in commit order. The session's row
 	// lock orders them in the database.
-	stripes [64]sync.Mutex
+	// Many, so that an input for one session seldom waits behind another
+	// session's write that shares its stripe.
+	stripes [1024]sync.Mutex
 	seed    maphash.Seed
 }
 
@@ -88,17 +94,25 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect: %s", redact(err.Error(), dsn))
 	}
-	if err := pool.Ping(cctx); err != nil {
+	icfg := cfg.Copy()
+	icfg.MaxConns = inputConns
+	inputs, err := pgxpool.NewWithConfig(cctx, icfg)
+	if err != nil {
 		pool.Close()
+		return nil, fmt.Errorf("connect: %s", redact(err.Error(), dsn))
+	}
+	closePools := func() { inputs.Close(); pool.Close() }
+	if err := pool.Ping(cctx); err != nil {
+		closePools()
 		return nil, fmt.Errorf("connect to %s: %s", where(cfg), redact(err.Error(), dsn))
 	}
 	if err := migrateSchema(cctx, pool, opts.Logger); err != nil {
-		pool.Close()
+		closePools()
 		return nil, err
 	}
 	channel, err := currentChannel(cctx, pool)
 	if err != nil {
-		pool.Close()
+		closePools()
 		return nil, err
 	}
 	commits := core.NewCommits()
@@ -107,6 +121,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	s := &Store{
 		pool:    pool,
+		inputs:  inputs,
 		commits: commits,
 		health:  writehealth.New(opts.Logger, opts.Now),
 		log:     opts.Logger,
@@ -115,10 +130,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		replica: newReplicaID(),
 		channel: channel,
 	}
-	s.notifier = newNotifier(sendNotices(pool, channel), opts.Logger, laggedNotice(s.replica), maxWaitingNotices)
+	s.notifier = newNotifier(s.sendNotices, opts.Logger, laggedNotice(s.replica), maxWaitingNotices)
 	if s.listener, err = s.startListener(cctx, cfg.ConnConfig); err != nil {
 		s.notifier.close()
-		pool.Close()
+		closePools()
 		return nil, errors.New(redact(err.Error(), dsn))
 	}
 	opts.Logger.Debug("session store opened", "server", where(cfg), "replica", s.replica)
@@ -152,6 +167,7 @@ func redact(msg, dsn string) string {
 func (s *Store) Close() error {
 	s.notifier.close()
 	s.listener.stop()
+	s.inputs.Close()
 	s.pool.Close()
 	return nil
 }
@@ -176,9 +192,14 @@ type writeFunc func(tx pgx.Tx) ([]core.Change, error)
 // run), and run works in the transaction and queues on tail what may wait
 // until just before the commit, sent in one round trip. open may be nil.
 type txBody struct {
-	open func(b *pgx.Batch)
-	run  func(tx pgx.Tx, tail *pgx.Batch) ([]core.Change, error)
+	// input: the write queues inputs, on the inputs' pool.
+	input bool
+	open  func(b *pgx.Batch)
+	run   func(tx pgx.Tx, tail *pgx.Batch) ([]core.Change, error)
 }
+
+// inputConns is the size of the inputs' pool.
+const inputConns = 2
 
 // maxAttempts bounds the retries of a transaction the server aborted to
 // break a deadlock or a serialization conflict.
@@ -236,7 +257,11 @@ func (s *Store) attempt(ctx context.Context, body txBody) (changes []core.Change
 	if body.open != nil {
 		body.open(b)
 	}
-	br := s.pool.SendBatch(ctx, b)
+	pool := s.pool
+	if body.input {
+		pool = s.inputs
+	}
+	br := pool.SendBatch(ctx, b)
 	err = br.Close()
 	tx := br.Tx()
 	// After a commit this does nothing; else it ends the transaction
@@ -259,6 +284,36 @@ func (s *Store) attempt(ctx context.Context, body txBody) (changes []core.Change
 		}
 	}
 	return changes, payloads, false, tx.Commit(ctx)
+}
+
+// execRelaxed runs one statement in a transaction of its own that does
+// not wait for its WAL flush (synchronous_commit off), for writes whose
+// loss in a crash of the database is harmless: a renewal lost only
+// shortens a lease or claim (epochs still fence), a release lost only
+// delays the next holder, a notice is a hint. They then do not queue for
+// the disk behind the writes that must wait for it.
+func (s *Store) execRelaxed(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	var tag pgconn.CommandTag
+	b := &pgx.Batch{}
+	b.BeginTx(pgx.TxOptions{})
+	b.Queue(`SET LOCAL synchronous_commit = off`)
+	b.Queue(sql, args...).Exec(func(ct pgconn.CommandTag) error {
+		tag = ct
+		return nil
+	})
+	br := s.pool.SendBatch(ctx, b)
+	err := br.Close()
+	tx := br.Tx()
+	defer func() { _ = tx.Rollback(ctx) }()
+	if err != nil {
+		return tag, err
+	}
+	return tag, tx.Commit(ctx)
+}
+
+// writeInput is write for a write that queues inputs.
+func (s *Store) writeInput(ctx context.Context, sessionID string, fn writeFunc) error {
+	return s.writeTx(ctx, sessionID, txBody{input: true, run: func(tx pgx.Tx, _ *pgx.Batch) ([]core.Change, error) { return fn(tx) }})
 }
 
 // do is write for a transaction that changes no session.

@@ -16,21 +16,25 @@ import (
 // describes it.
 const bucketDeliveryClaims = "delivery_claims"
 
-// streamClaim is a delivery stream's claim record. Epochs come from the
-// bucket's sequence, so a stream whose record was deleted (it emptied)
-// and made again still gets epochs above every earlier one.
-type streamClaim struct {
+// claimRecord is the record of a claim on an output stream: a delivery
+// stream or a sink's output of a session. Its Epoch only grows, so a write
+// of an earlier grant is refused for good: a sink's record outlives its
+// claims, and a delivery stream's epochs come from the bucket's sequence,
+// so a stream whose record was deleted (it emptied) and made again still
+// gets epochs above every earlier one.
+type claimRecord struct {
 	Holder string `json:"holder,omitempty"` // "" once released
-	// Boot names the Open that granted the claim: a claim of an earlier
-	// Open belongs to a process that is gone (see runLease).
+	// Boot names the Open that granted the claim: one process at a time
+	// holds the data directory, so a claim of an earlier Open belongs to a
+	// process that is gone (see runLease).
 	Boot    string `json:"boot,omitempty"`
 	Epoch   uint64 `json:"epoch"`
 	Expires int64  `json:"expires_ms,omitempty"` // store clock, unix ms
-	TTL     int64  `json:"ttl_ms,omitempty"`     // what a renewal adds
+	TTL     int64  `json:"ttl_ms,omitempty"`     // what a delivery stream's renewal adds
 }
 
-func loadStreamClaim(tx *bolt.Tx, st core.Stream) (streamClaim, error) {
-	var c streamClaim
+func loadStreamClaim(tx *bolt.Tx, st core.Stream) (claimRecord, error) {
+	var c claimRecord
 	v := bkt(tx, bucketDeliveryClaims).Get(streamKey(st))
 	if v == nil {
 		return c, nil
@@ -41,7 +45,7 @@ func loadStreamClaim(tx *bolt.Tx, st core.Stream) (streamClaim, error) {
 	return c, nil
 }
 
-func putStreamClaim(tx *bolt.Tx, st core.Stream, c streamClaim) error {
+func putStreamClaim(tx *bolt.Tx, st core.Stream, c claimRecord) error {
 	b, err := core.EncodeJSON(c)
 	if err != nil {
 		return err
@@ -50,7 +54,7 @@ func putStreamClaim(tx *bolt.Tx, st core.Stream, c streamClaim) error {
 }
 
 // live reports whether the claim holds the stream at now (unix ms).
-func (s *Store) live(c streamClaim, now int64) bool {
+func (s *Store) live(c claimRecord, now int64) bool {
 	return c.Holder != "" && c.Boot == s.boot && now < c.Expires
 }
 
@@ -102,7 +106,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, holder string, ttl time.Dur
 			if err != nil {
 				return err
 			}
-			cl := streamClaim{Holder: holder, Boot: s.boot, Epoch: epoch, Expires: clock + ttl.Milliseconds(), TTL: ttl.Milliseconds()}
+			cl := claimRecord{Holder: holder, Boot: s.boot, Epoch: epoch, Expires: clock + ttl.Milliseconds(), TTL: ttl.Milliseconds()}
 			if err := putStreamClaim(tx, st, cl); err != nil {
 				return err
 			}
@@ -170,7 +174,7 @@ func earliest(a, b time.Time) time.Time {
 
 // checkClaim refuses a write of claim c to a stream claimed since by
 // another (or whose claim went with its destination).
-func checkClaim(tx *bolt.Tx, st core.Stream, c core.Claim) (streamClaim, error) {
+func checkClaim(tx *bolt.Tx, st core.Stream, c core.Claim) (claimRecord, error) {
 	cl, err := loadStreamClaim(tx, st)
 	if err != nil {
 		return cl, err
@@ -185,7 +189,7 @@ func checkClaim(tx *bolt.Tx, st core.Stream, c core.Claim) (streamClaim, error) 
 // next delivery, releases it when the holder stops, and deletes it with
 // the stream's last delivery (epochs still grow: they come from the
 // bucket's sequence).
-func (s *Store) settleClaim(tx *bolt.Tx, st core.Stream, cl streamClaim, goOn, empty bool) error {
+func (s *Store) settleClaim(tx *bolt.Tx, st core.Stream, cl claimRecord, goOn, empty bool) error {
 	switch {
 	case empty:
 		return bkt(tx, bucketDeliveryClaims).Delete(streamKey(st))
@@ -205,11 +209,11 @@ func (s *Store) ReleaseDeliveryClaims(ctx context.Context, holder string) error 
 	err := s.commit.do(func(tx *bolt.Tx) error {
 		type held struct {
 			key []byte
-			c   streamClaim
+			c   claimRecord
 		}
 		var mine []held
 		err := bkt(tx, bucketDeliveryClaims).ForEach(func(k, v []byte) error {
-			var c streamClaim
+			var c claimRecord
 			if err := json.Unmarshal(v, &c); err != nil {
 				return fmt.Errorf("claim %q: %w", k, err)
 			}

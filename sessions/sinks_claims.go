@@ -15,19 +15,8 @@ import (
 // session; doc.go describes it.
 const bucketSinkClaims = "sink_claims"
 
-// sinkClaim is a stream's claim record. It outlives the claim: Epoch only
-// grows, so a write of an earlier grant is refused for good.
-type sinkClaim struct {
-	Holder string `json:"holder,omitempty"` // "" when released
-	// Boot names the Open that granted the claim: one process at a time
-	// holds the data directory, so a claim of an earlier Open is void.
-	Boot    string `json:"boot,omitempty"`
-	Epoch   uint64 `json:"epoch"`
-	Expires int64  `json:"expires_ms,omitempty"` // store clock, unix ms
-}
-
-func loadSinkClaim(tx *bolt.Tx, key []byte) (sinkClaim, error) {
-	var c sinkClaim
+func loadSinkClaim(tx *bolt.Tx, key []byte) (claimRecord, error) {
+	var c claimRecord
 	v := bkt(tx, bucketSinkClaims).Get(key)
 	if v == nil {
 		return c, nil
@@ -72,7 +61,7 @@ func (s *Store) ClaimSink(ctx context.Context, sink, sessionID, holder string, t
 			return err
 		}
 		now := s.now().UnixMilli()
-		if c.Holder != "" && c.Holder != holder && c.Boot == s.boot && now < c.Expires {
+		if c.Holder != holder && s.live(c, now) {
 			return nil
 		}
 		c.Epoch++
@@ -91,7 +80,7 @@ func (s *Store) RenewSinkClaim(ctx context.Context, sink, sessionID string, clai
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	err := s.changeSinkClaim(sink, sessionID, claim, core.ErrLeaseLost, func(c *sinkClaim) {
+	err := s.changeSinkClaim(sink, sessionID, claim, core.ErrLeaseLost, func(c *claimRecord) {
 		c.Expires = s.now().UnixMilli() + ttl.Milliseconds()
 	})
 	if err != nil {
@@ -102,7 +91,7 @@ func (s *Store) RenewSinkClaim(ctx context.Context, sink, sessionID string, clai
 
 // ReleaseSinkClaim ends a claim now; see core.SinkStore.
 func (s *Store) ReleaseSinkClaim(ctx context.Context, sink, sessionID string, claim core.Claim) error {
-	err := s.changeSinkClaim(sink, sessionID, claim, nil, func(c *sinkClaim) {
+	err := s.changeSinkClaim(sink, sessionID, claim, nil, func(c *claimRecord) {
 		c.Holder, c.Boot, c.Expires = "", "", 0
 	})
 	if err != nil {
@@ -113,7 +102,7 @@ func (s *Store) ReleaseSinkClaim(ctx context.Context, sink, sessionID string, cl
 
 // changeSinkClaim applies change to the stream's claim while claim is
 // the one granted last and not released; otherwise it answers lost.
-func (s *Store) changeSinkClaim(sink, sessionID string, claim core.Claim, lost error, change func(*sinkClaim)) error {
+func (s *Store) changeSinkClaim(sink, sessionID string, claim core.Claim, lost error, change func(*claimRecord)) error {
 	key := sinkKey(sink, sessionID)
 	return s.commit.do(func(tx *bolt.Tx) error {
 		c, err := loadSinkClaim(tx, key)

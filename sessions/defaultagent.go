@@ -16,11 +16,22 @@ const DefaultSystem = "You are a helpful agent working with a team in their chat
 // EnsureDefaultAgent creates the agent named default with model and
 // system, or adds a version when its model is no longer model; nothing
 // when model is empty. Only the model is kept in step: the other fields
-// are the operator's to change over the API.
+// are the operator's to change over the API. Replicas starting together
+// on one store race to do it: the one that loses (ErrConflict) looks
+// again.
 func EnsureDefaultAgent(ctx context.Context, store core.AgentStore, model, system string, log *slog.Logger) error {
 	if model == "" {
 		return nil
 	}
+	for attempt := 1; ; attempt++ {
+		err := ensureDefaultAgent(ctx, store, model, system, log)
+		if !errors.Is(err, core.ErrConflict) || attempt == 3 {
+			return err
+		}
+	}
+}
+
+func ensureDefaultAgent(ctx context.Context, store core.AgentStore, model, system string, log *slog.Logger) error {
 	a, err := store.GetAgent(ctx, "default")
 	switch {
 	case errors.Is(err, core.ErrNotFound):

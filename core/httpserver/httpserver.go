@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/settings"
 )
 
@@ -84,7 +85,9 @@ type Server struct {
 // New serves h with cfg's limits.
 func New(cfg Config, h http.Handler, log *slog.Logger) *Server {
 	s := &Server{cfg: cfg, drain: make(chan struct{}), reading: map[*http.ResponseController]struct{}{}}
-	base := context.WithValue(context.Background(), drainKey{}, (<-chan struct{})(s.drain))
+	// Every request is foreground work (core.Foreground); whatever a
+	// handler starts to outlive it derives from another context.
+	base := core.Foreground(context.WithValue(context.Background(), drainKey{}, (<-chan struct{})(s.drain)))
 	s.srv = &http.Server{
 		Handler: s.track(h),
 		// No ReadHeaderTimeout: ReadTimeout then bounds headers and body

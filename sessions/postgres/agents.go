@@ -135,7 +135,7 @@ func (s *Store) GetAgent(ctx context.Context, idOrName string) (*core.Agent, err
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	a, err := getAgent(ctx, s.pool, idOrName, false)
+	a, err := getAgent(ctx, s.poolFor(ctx), idOrName, false)
 	if err != nil {
 		return nil, fmt.Errorf("get agent: %w", err)
 	}
@@ -148,7 +148,7 @@ func (s *Store) GetAgentVersion(ctx context.Context, id string, version int) (*c
 		return nil, err
 	}
 	var v []byte
-	err := s.pool.QueryRow(ctx, `SELECT body FROM agent_versions WHERE agent_id = $1 AND version = $2`, id, version).Scan(&v)
+	err := s.poolFor(ctx).QueryRow(ctx, `SELECT body FROM agent_versions WHERE agent_id = $1 AND version = $2`, id, version).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = fmt.Errorf("agent %s version %d: %w", id, version, core.ErrNotFound)
 	}

@@ -219,7 +219,7 @@ func (s *Store) GetDelivery(ctx context.Context, id string) (*core.Delivery, err
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	d, err := loadDelivery(ctx, s.pool, id, "")
+	d, err := loadDelivery(ctx, s.poolFor(ctx), id, "")
 	if err != nil {
 		return nil, fmt.Errorf("get delivery: %w", err)
 	}

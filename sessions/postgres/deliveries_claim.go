@@ -131,7 +131,7 @@ func (s *Store) ReleaseDeliveryClaims(ctx context.Context, holder string) error 
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	_, err := s.pool.Exec(ctx, "UPDATE delivery_streams SET holder = NULL, expires_at = NULL WHERE holder = $1", holder)
+	_, err := s.poolFor(ctx).Exec(ctx, "UPDATE delivery_streams SET holder = NULL, expires_at = NULL WHERE holder = $1", holder)
 	if err != nil {
 		return fmt.Errorf("release delivery claims of %s: %w", holder, err)
 	}

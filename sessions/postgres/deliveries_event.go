@@ -16,7 +16,7 @@ func (s *Store) DeliveryEvent(ctx context.Context, d *core.Delivery) (core.Event
 		return core.Event{}, nil, err
 	}
 	var sessBody, eventBody []byte
-	err := s.pool.QueryRow(ctx, `SELECT s.body, e.body FROM sessions s
+	err := s.poolFor(ctx).QueryRow(ctx, `SELECT s.body, e.body FROM sessions s
 		LEFT JOIN events e ON e.session_id = s.id AND e.seq = $2
 		WHERE s.id = $1`, d.SessionID, int64(d.Seq)).Scan(&sessBody, &eventBody)
 	switch {

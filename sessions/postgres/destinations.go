@@ -124,7 +124,7 @@ func (s *Store) GetDestination(ctx context.Context, id string) (*core.Destinatio
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	d, err := loadDestination(ctx, s.pool, id, "")
+	d, err := loadDestination(ctx, s.poolFor(ctx), id, "")
 	if err != nil {
 		return nil, fmt.Errorf("get destination: %w", err)
 	}
@@ -137,7 +137,7 @@ func (s *Store) DestinationSecret(ctx context.Context, id string) ([]byte, error
 		return nil, err
 	}
 	var secret []byte
-	err := s.pool.QueryRow(ctx, "SELECT sealed_secret FROM destinations WHERE id = $1", id).Scan(&secret)
+	err := s.poolFor(ctx).QueryRow(ctx, "SELECT sealed_secret FROM destinations WHERE id = $1", id).Scan(&secret)
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = fmt.Errorf("destination %s: %w", id, core.ErrNotFound)
 	}

@@ -155,7 +155,7 @@ func (s *Store) InstallationTokens(ctx context.Context, id string) ([]byte, erro
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	sealed, err := installationTokens(ctx, s.pool, id)
+	sealed, err := installationTokens(ctx, s.poolFor(ctx), id)
 	if err != nil {
 		return nil, fmt.Errorf("installation tokens: %w", err)
 	}

@@ -87,7 +87,7 @@ func (s *Store) CountByStatus(ctx context.Context) (map[core.Status]int, error) 
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT status, sum(n)::bigint FROM session_counts GROUP BY status`)
+	rows, err := s.poolFor(ctx).Query(ctx, `SELECT status, sum(n)::bigint FROM session_counts GROUP BY status`)
 	if err != nil {
 		return nil, fmt.Errorf("count sessions: %w", err)
 	}

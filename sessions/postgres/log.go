@@ -94,7 +94,7 @@ func (s *Store) Append(ctx context.Context, sessionID string, req core.AppendReq
 func (s *Store) nothingToTake(ctx context.Context, sessionID string, take bool) (bool, error) {
 	var v []byte
 	var pending bool
-	err := s.pool.QueryRow(ctx, `SELECT body, EXISTS (SELECT 1 FROM pending_inputs WHERE session_id = $1)
+	err := s.poolFor(ctx).QueryRow(ctx, `SELECT body, EXISTS (SELECT 1 FROM pending_inputs WHERE session_id = $1)
 		FROM sessions WHERE id = $1`, sessionID).Scan(&v, &pending)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, fmt.Errorf("session %s: %w", sessionID, core.ErrNotFound)

@@ -29,7 +29,7 @@ func bodyPage[T any](ctx context.Context, s *Store, what, query, after string, l
 		return nil, false, err
 	}
 	limit = record.ClampLimit(limit)
-	rows, err := s.pool.Query(ctx, query, append([]any{after, limit + 1}, args...)...)
+	rows, err := s.poolFor(ctx).Query(ctx, query, append([]any{after, limit + 1}, args...)...)
 	if err != nil {
 		return nil, false, fmt.Errorf("list %s: %w", what, err)
 	}
@@ -71,7 +71,7 @@ func readOne[T any](ctx context.Context, s *Store, op, what, key, query string, 
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	v, err := getBody[T](ctx, s.pool, what, key, query, args...)
+	v, err := getBody[T](ctx, s.poolFor(ctx), what, key, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}

@@ -62,7 +62,7 @@ func (s *Store) QueueInputs(ctx context.Context, sessionID string, req core.Queu
 	}
 	var res *core.QueueResult
 	err = retryKeys(func() error {
-		return s.writeInput(ctx, sessionID, func(tx pgx.Tx) ([]core.Change, error) {
+		return s.write(ctx, sessionID, func(tx pgx.Tx) ([]core.Change, error) {
 			r, ch, err := s.queueInputs(ctx, tx, sessionID, req, inputs)
 			res = r
 			return ch, err
@@ -151,7 +151,7 @@ func (s *Store) sessionRows(ctx context.Context, sessionID, sql string, args ...
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, sql, append([]any{sessionID}, args...)...)
+	rows, err := s.poolFor(ctx).Query(ctx, sql, append([]any{sessionID}, args...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +160,7 @@ func (s *Store) sessionRows(ctx context.Context, sessionID, sql string, args ...
 		return out, err
 	}
 	// Only an empty answer needs the session's existence checked.
-	if _, err := loadSession(ctx, s.pool, sessionID); err != nil {
+	if _, err := loadSession(ctx, s.poolFor(ctx), sessionID); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -44,7 +44,7 @@ func listPage[T any](ctx context.Context, s *Store, sql string, args []any, limi
 		return nil, false, err
 	}
 	limit = record.ClampLimit(limit)
-	rows, err := s.pool.Query(ctx, sql, append(args, limit+1)...)
+	rows, err := s.poolFor(ctx).Query(ctx, sql, append(args, limit+1)...)
 	if err != nil {
 		return nil, false, err
 	}
@@ -81,7 +81,7 @@ func encodeEvents(events []core.Event) ([][]byte, error) {
 
 // ids reads one text column, in the query's order; none is an empty list.
 func (s *Store) ids(ctx context.Context, sql string, args ...any) ([]string, error) {
-	rows, err := s.pool.Query(ctx, sql, args...)
+	rows, err := s.poolFor(ctx).Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}

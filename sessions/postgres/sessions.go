@@ -75,7 +75,7 @@ func (s *Store) createWith(ctx context.Context, req core.NewSession, dests []cor
 				stripe = owner
 			}
 		}
-		return s.writeInput(ctx, stripe, func(tx pgx.Tx) ([]core.Change, error) {
+		return s.write(ctx, stripe, func(tx pgx.Tx) ([]core.Change, error) {
 			r, ch, err := s.createTx(ctx, tx, req, id, stripe, inputs, dests)
 			res = r
 			return ch, err
@@ -91,7 +91,7 @@ func (s *Store) createWith(ctx context.Context, req core.NewSession, dests []cor
 // none.
 func (s *Store) keyOwner(ctx context.Context, key string) (string, error) {
 	var id string
-	err := s.inputs.QueryRow(ctx, `SELECT id FROM sessions WHERE external_key = $1`, key).Scan(&id)
+	err := s.poolFor(ctx).QueryRow(ctx, `SELECT id FROM sessions WHERE external_key = $1`, key).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil
 	}
@@ -217,7 +217,7 @@ func (s *Store) GetSession(ctx context.Context, id string) (*core.Session, error
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	sess, err := loadSession(ctx, s.pool, id)
+	sess, err := loadSession(ctx, s.poolFor(ctx), id)
 	if err != nil {
 		return nil, fmt.Errorf("get session: %w", err)
 	}
@@ -230,7 +230,7 @@ func (s *Store) SessionByKey(ctx context.Context, key string) (*core.Session, er
 		return nil, err
 	}
 	var v []byte
-	err := s.pool.QueryRow(ctx, `SELECT body FROM sessions WHERE external_key = $1`, key).Scan(&v)
+	err := s.poolFor(ctx).QueryRow(ctx, `SELECT body FROM sessions WHERE external_key = $1`, key).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = fmt.Errorf("session for key %q: %w", key, core.ErrNotFound)
 	}

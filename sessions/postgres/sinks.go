@@ -27,7 +27,7 @@ func (s *Store) SinkPosition(ctx context.Context, sink, sessionID string) (core.
 		return p, err
 	}
 	var v []byte
-	err := s.pool.QueryRow(ctx, `SELECT body FROM sink_positions WHERE sink = $1 AND session_id = $2`, sink, sessionID).Scan(&v)
+	err := s.poolFor(ctx).QueryRow(ctx, `SELECT body FROM sink_positions WHERE sink = $1 AND session_id = $2`, sink, sessionID).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return p, nil
 	}

@@ -24,7 +24,7 @@ func (s *Store) ClaimSink(ctx context.Context, sink, sessionID, holder string, t
 	// Replicas that follow a session another renders try again and again:
 	// a read that finds the claim live spares the database a write.
 	var live bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM sink_claims WHERE sink = $1 AND session_id = $2
+	err := s.poolFor(ctx).QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM sink_claims WHERE sink = $1 AND session_id = $2
 		AND holder IS NOT NULL AND holder <> $3 AND expires_at > now())`, sink, sessionID, holder).Scan(&live)
 	if err != nil {
 		return core.Claim{}, false, fmt.Errorf("claim sink %s of %s: %w", sink, sessionID, err)
@@ -33,7 +33,7 @@ func (s *Store) ClaimSink(ctx context.Context, sink, sessionID, holder string, t
 		return core.Claim{}, false, nil
 	}
 	var epoch uint64
-	err = s.pool.QueryRow(ctx, `INSERT INTO sink_claims (sink, session_id, holder, epoch, expires_at)
+	err = s.poolFor(ctx).QueryRow(ctx, `INSERT INTO sink_claims (sink, session_id, holder, epoch, expires_at)
 		VALUES ($1, $2, $3, 1, now() + $4 * interval '1 millisecond')
 		ON CONFLICT (sink, session_id) DO UPDATE SET holder = excluded.holder, epoch = sink_claims.epoch + 1,
 			expires_at = excluded.expires_at

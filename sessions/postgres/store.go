@@ -48,10 +48,11 @@ type Store struct {
 	channel  string
 	listener *listener
 	notifier *notifier
-	// inputs is a small pool of its own for the writes that queue inputs
-	// (webhooks, the API): they wait for no background work's connection,
-	// so a replica acks promptly while it is busy running turns.
-	inputs *pgxpool.Pool
+	// foreground is a small pool of its own for the work requests wait on
+	// (core.Foreground: a webhook's input, an API call): it waits for no
+	// connection background work holds, so a replica acks promptly while
+	// it is busy running turns.
+	foreground *pgxpool.Pool
 
 	// stripes order a session's writes within this process from the
 	// transaction to the publication of its changes, so the commit stream
@@ -94,14 +95,14 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect: %s", redact(err.Error(), dsn))
 	}
-	icfg := cfg.Copy()
-	icfg.MaxConns = inputConns
-	inputs, err := pgxpool.NewWithConfig(cctx, icfg)
+	fcfg := cfg.Copy()
+	fcfg.MaxConns = foregroundConns
+	foreground, err := pgxpool.NewWithConfig(cctx, fcfg)
 	if err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("connect: %s", redact(err.Error(), dsn))
 	}
-	closePools := func() { inputs.Close(); pool.Close() }
+	closePools := func() { foreground.Close(); pool.Close() }
 	if err := pool.Ping(cctx); err != nil {
 		closePools()
 		return nil, fmt.Errorf("connect to %s: %s", where(cfg), redact(err.Error(), dsn))
@@ -120,15 +121,15 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		opts.Logger.Warn("commit stream subscriber fell behind; it catches up from the store", "subscriber", name)
 	}
 	s := &Store{
-		pool:    pool,
-		inputs:  inputs,
-		commits: commits,
-		health:  writehealth.New(opts.Logger, opts.Now),
-		log:     opts.Logger,
-		now:     opts.Now,
-		seed:    maphash.MakeSeed(),
-		replica: newReplicaID(),
-		channel: channel,
+		pool:       pool,
+		foreground: foreground,
+		commits:    commits,
+		health:     writehealth.New(opts.Logger, opts.Now),
+		log:        opts.Logger,
+		now:        opts.Now,
+		seed:       maphash.MakeSeed(),
+		replica:    newReplicaID(),
+		channel:    channel,
 	}
 	s.notifier = newNotifier(s.sendNotices, opts.Logger, laggedNotice(s.replica), maxWaitingNotices)
 	if s.listener, err = s.startListener(cctx, cfg.ConnConfig); err != nil {
@@ -167,7 +168,7 @@ func redact(msg, dsn string) string {
 func (s *Store) Close() error {
 	s.notifier.close()
 	s.listener.stop()
-	s.inputs.Close()
+	s.foreground.Close()
 	s.pool.Close()
 	return nil
 }
@@ -192,14 +193,21 @@ type writeFunc func(tx pgx.Tx) ([]core.Change, error)
 // run), and run works in the transaction and queues on tail what may wait
 // until just before the commit, sent in one round trip. open may be nil.
 type txBody struct {
-	// input: the write queues inputs, on the inputs' pool.
-	input bool
-	open  func(b *pgx.Batch)
-	run   func(tx pgx.Tx, tail *pgx.Batch) ([]core.Change, error)
+	open func(b *pgx.Batch)
+	run  func(tx pgx.Tx, tail *pgx.Batch) ([]core.Change, error)
 }
 
-// inputConns is the size of the inputs' pool.
-const inputConns = 2
+// foregroundConns is the size of the foreground pool.
+const foregroundConns = 4
+
+// poolFor is the pool for work on ctx: the foreground pool for the work
+// requests wait on.
+func (s *Store) poolFor(ctx context.Context) *pgxpool.Pool {
+	if core.IsForeground(ctx) {
+		return s.foreground
+	}
+	return s.pool
+}
 
 // maxAttempts bounds the retries of a transaction the server aborted to
 // break a deadlock or a serialization conflict.
@@ -219,6 +227,17 @@ func (s *Store) writeTx(ctx context.Context, sessionID string, body txBody) erro
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
+	// The connection first, then the stripe: a write waiting for a busy
+	// pool then holds no stripe that a write for another session (a
+	// request's, on the foreground pool) would wait on.
+	conn, err := s.poolFor(ctx).Acquire(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.health.Failed(err)
+		}
+		return fmt.Errorf("session store: %w", err)
+	}
+	defer conn.Release()
 	if sessionID != "" {
 		mu := &s.stripes[maphash.String(s.seed, sessionID)%uint64(len(s.stripes))]
 		mu.Lock()
@@ -226,10 +245,9 @@ func (s *Store) writeTx(ctx context.Context, sessionID string, body txBody) erro
 	}
 	var changes []core.Change
 	var payloads []string
-	var err error
 	for attempt := 1; ; attempt++ {
 		var refused bool
-		changes, payloads, refused, err = s.attempt(ctx, body)
+		changes, payloads, refused, err = s.attempt(ctx, conn, body)
 		if err == nil {
 			s.health.Succeeded()
 			break
@@ -251,21 +269,16 @@ func (s *Store) writeTx(ctx context.Context, sessionID string, body txBody) erro
 // statements, then the tail, then the commit. It returns the notices of
 // the changes, to send once committed. refused reports an error of the
 // body's own (a refusal, not a failure to write).
-func (s *Store) attempt(ctx context.Context, body txBody) (changes []core.Change, payloads []string, refused bool, err error) {
+func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, body txBody) (changes []core.Change, payloads []string, refused bool, err error) {
 	b := &pgx.Batch{}
 	b.BeginTx(pgx.TxOptions{})
 	if body.open != nil {
 		body.open(b)
 	}
-	pool := s.pool
-	if body.input {
-		pool = s.inputs
-	}
-	br := pool.SendBatch(ctx, b)
+	br := conn.SendBatch(ctx, b)
 	err = br.Close()
 	tx := br.Tx()
-	// After a commit this does nothing; else it ends the transaction
-	// and gives its connection back.
+	// After a commit this does nothing; else it ends the transaction.
 	defer func() { _ = tx.Rollback(ctx) }()
 	if err != nil {
 		return nil, nil, false, err
@@ -301,7 +314,7 @@ func (s *Store) execRelaxed(ctx context.Context, sql string, args ...any) (pgcon
 		tag = ct
 		return nil
 	})
-	br := s.pool.SendBatch(ctx, b)
+	br := s.poolFor(ctx).SendBatch(ctx, b)
 	err := br.Close()
 	tx := br.Tx()
 	defer func() { _ = tx.Rollback(ctx) }()
@@ -309,11 +322,6 @@ func (s *Store) execRelaxed(ctx context.Context, sql string, args ...any) (pgcon
 		return tag, err
 	}
 	return tag, tx.Commit(ctx)
-}
-
-// writeInput is write for a write that queues inputs.
-func (s *Store) writeInput(ctx context.Context, sessionID string, fn writeFunc) error {
-	return s.writeTx(ctx, sessionID, txBody{input: true, run: func(tx pgx.Tx, _ *pgx.Batch) ([]core.Change, error) { return fn(tx) }})
 }
 
 // do is write for a transaction that changes no session.

@@ -184,7 +184,7 @@ func (s *Store) GetCredential(ctx context.Context, id string) (*core.Credential,
 		return nil, nil, err
 	}
 	var raw, sealed []byte
-	err := s.pool.QueryRow(ctx, `SELECT c.body, x.sealed FROM credentials c
+	err := s.poolFor(ctx).QueryRow(ctx, `SELECT c.body, x.sealed FROM credentials c
 		LEFT JOIN credential_secrets x ON x.credential_id = c.id WHERE c.id = $1`, id).Scan(&raw, &sealed)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil, fmt.Errorf("get credential: credential %q: %w", id, core.ErrNotFound)
@@ -209,7 +209,7 @@ func (s *Store) ListCredentials(ctx context.Context, vaultID string) ([]*core.Cr
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT c.body FROM vaults v
+	rows, err := s.poolFor(ctx).Query(ctx, `SELECT c.body FROM vaults v
 		LEFT JOIN credentials c ON c.vault_id = v.id WHERE v.id = $1 ORDER BY c.id`, vaultID)
 	if err != nil {
 		return nil, fmt.Errorf("list credentials: %w", err)

@@ -80,7 +80,7 @@ func (s *Store) NextWake(ctx context.Context) (time.Time, bool, error) {
 	}
 	var at *int64
 	now := s.now().UnixNano()
-	if err := s.pool.QueryRow(ctx, `SELECT min(greatest(w.due_at, CASE WHEN l.session_id IS NULL THEN 0
+	if err := s.poolFor(ctx).QueryRow(ctx, `SELECT min(greatest(w.due_at, CASE WHEN l.session_id IS NULL THEN 0
 			ELSE $1 + (extract(epoch FROM l.expires_at - now()) * 1e9)::bigint END))
 		FROM wakes w
 		LEFT JOIN session_leases l ON l.session_id = w.session_id AND l.holder IS NOT NULL AND l.expires_at > now()`, now).Scan(&at); err != nil {
@@ -101,7 +101,7 @@ func (s *Store) ClearWake(ctx context.Context, sessionID string) error {
 	}
 	// Clearing nothing must not cost a write.
 	var scheduled bool
-	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM wakes WHERE session_id = $1)`, sessionID).Scan(&scheduled); err != nil || !scheduled {
+	if err := s.poolFor(ctx).QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM wakes WHERE session_id = $1)`, sessionID).Scan(&scheduled); err != nil || !scheduled {
 		if err != nil {
 			return fmt.Errorf("clear wake: %w", err)
 		}
@@ -126,7 +126,7 @@ func (s *Store) OpenTurns(ctx context.Context) (map[string]string, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT id, lease_holder FROM sessions WHERE lease_holder IS NOT NULL`)
+	rows, err := s.poolFor(ctx).Query(ctx, `SELECT id, lease_holder FROM sessions WHERE lease_holder IS NOT NULL`)
 	if err != nil {
 		return nil, fmt.Errorf("open turns: %w", err)
 	}

@@ -108,10 +108,10 @@ func TestEnsureDefaultAgentRace(t *testing.T) {
 // n callers have read it, as replicas starting at one moment do.
 type readsTogether struct {
 	core.AgentStore
-	n    int
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	k    int
+	n  int
+	wg sync.WaitGroup
+	mu sync.Mutex
+	k  int
 }
 
 func (r *readsTogether) GetAgent(ctx context.Context, ref string) (*core.Agent, error) {

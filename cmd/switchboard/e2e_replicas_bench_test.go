@@ -3,8 +3,8 @@ package main_test
 import (
 	"io"
 	"net/http"
-	"slices"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"

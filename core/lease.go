@@ -44,6 +44,10 @@ type LeaseStore interface {
 	// sessions and its sessions may go elsewhere); other holders respect
 	// its affinity only while its heartbeat is fresh.
 	Heartbeat(ctx context.Context, holder string, ttl time.Duration, draining bool) error
+	// LastHolder is the holder of the session's latest grant, live or
+	// not; "" when it never had one. A replica that finds another there
+	// knows the session moved away while it was down.
+	LastHolder(ctx context.Context, sessionID string) (string, error)
 }
 
 // Claim is a holder's hold on a stream of output that must leave once and

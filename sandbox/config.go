@@ -38,9 +38,17 @@ type Limits struct {
 // DefaultLimits apply to the zero fields of Config.Limits.
 var DefaultLimits = Limits{MemoryBytes: 2 << 30, Pids: 512, NanoCPUs: 1e9}
 
-// SessionStatus tells the reaper what became of a session: its status, or
-// an error wrapping core.ErrNotFound when it is gone.
-type SessionStatus func(ctx context.Context, sessionID string) (core.Status, error)
+// SessionState is what the reaper learns of a session.
+type SessionState struct {
+	Status core.Status
+	// Elsewhere: another replica ran the session since this one did (it
+	// moved while this one was down), so the sandbox here is an orphan.
+	Elsewhere bool
+}
+
+// SessionStatus tells the reaper what became of a session, or returns an
+// error wrapping core.ErrNotFound when it is gone.
+type SessionStatus func(ctx context.Context, sessionID string) (SessionState, error)
 
 // Timer is a started idle timer (*time.Timer is one).
 type Timer interface {

@@ -22,6 +22,10 @@ import (
 type Store interface {
 	environments.SessionStore
 	appender
+	// LastHolder names the replica that ran a session last (see
+	// core.LeaseStore): the reaper removes what this one keeps of a
+	// session that moved away.
+	LastHolder(ctx context.Context, sessionID string) (string, error)
 }
 
 // appender appends to a session's log.
@@ -38,6 +42,8 @@ type Deps struct {
 	// provider); their credentials resolve at them, not in the vault.
 	Granters []GitGranter
 	Logger   *slog.Logger
+	// Replica is this replica's id, the holder of its leases.
+	Replica string
 }
 
 // Open connects the Docker backend as s says (with the egress proxy
@@ -105,12 +111,16 @@ func Open(ctx context.Context, s Settings, deps Deps) (*Docker, error) {
 	default:
 		return nil, fmt.Errorf("SWITCHBOARD_SANDBOX=docker: %s", oneLine(err))
 	}
-	res, err := d.Reap(ctx, func(ctx context.Context, id string) (core.Status, error) {
+	res, err := d.Reap(ctx, func(ctx context.Context, id string) (SessionState, error) {
 		sess, err := deps.Store.GetSession(ctx, id)
 		if err != nil {
-			return "", err
+			return SessionState{}, err
 		}
-		return sess.Status, nil
+		last, err := deps.Store.LastHolder(ctx, id)
+		if err != nil {
+			return SessionState{}, err
+		}
+		return SessionState{Status: sess.Status, Elsewhere: deps.Replica != "" && last != "" && last != deps.Replica}, nil
 	})
 	if err != nil {
 		// Leftovers cost disk, not correctness: the next start tries again.

@@ -14,14 +14,15 @@ import (
 
 // ReapResult counts what Reap did.
 type ReapResult struct {
-	Removed int // containers and volumes of gone or archived sessions
+	Removed int // containers and volumes of gone, archived or moved sessions
 	Adopted int // running containers of live sessions, now on idle timers
 }
 
 // Reap runs at start-up: it removes the containers and workspace volumes
 // of the deployment whose session is gone or archived (left by a crash, or
-// archived while no gateway ran), and puts the running containers of live
-// sessions on idle timers, so that a gateway killed with SIGKILL neither
+// archived while no gateway ran) or moved to another replica while this
+// one was down, and puts the running containers of live sessions on idle
+// timers, so that a gateway killed with SIGKILL neither
 // loses a warm sandbox nor leaves it running forever.
 func (d *Docker) Reap(ctx context.Context, status SessionStatus) (ReapResult, error) {
 	var out ReapResult
@@ -61,12 +62,25 @@ func (d *Docker) Reap(ctx context.Context, status SessionStatus) (ReapResult, er
 	for id, objs := range sessions {
 		st, err := status(ctx, id)
 		switch {
-		case errors.Is(err, core.ErrNotFound) || (err == nil && st == core.StatusArchived):
+		case errors.Is(err, core.ErrNotFound) || (err == nil && st.Status == core.StatusArchived):
 			if err := d.removeAll(ctx, objs.containers, objs.volumes); err != nil {
 				errs = append(errs, fmt.Errorf("session %s: %w", id, err))
 				continue
 			}
 			d.log.Info("sandbox of a gone or archived session removed", "session_id", id)
+			out.Removed++
+		case err == nil && st.Elsewhere:
+			// Shared workspaces stay: the replica running the session
+			// mounts the same files.
+			volumes := objs.volumes
+			if d.SharedWorkspaces() {
+				volumes = nil
+			}
+			if err := d.removeAll(ctx, objs.containers, volumes); err != nil {
+				errs = append(errs, fmt.Errorf("session %s: %w", id, err))
+				continue
+			}
+			d.log.Info("sandbox of a session another replica runs now removed", "session_id", id)
 			out.Removed++
 		case err != nil:
 			errs = append(errs, fmt.Errorf("status of session %s: %w", id, err))

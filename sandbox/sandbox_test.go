@@ -293,13 +293,14 @@ func TestHibernation(t *testing.T) {
 }
 
 // TestRemoveAndReap: archiving removes a sandbox and its workspace; at
-// start-up the reaper removes those of gone or archived sessions and puts
-// running ones of live sessions back on idle timers.
+// start-up the reaper removes those of gone or archived sessions and of
+// sessions another replica ran since, and puts running ones of live
+// sessions back on idle timers.
 func TestRemoveAndReap(t *testing.T) {
 	d := newDocker(t)
 	ctx := context.Background()
-	live, gone, archived, removed := newSession(), newSession(), newSession(), newSession()
-	for _, s := range []string{live, gone, archived, removed} {
+	live, gone, archived, removed, moved := newSession(), newSession(), newSession(), newSession(), newSession()
+	for _, s := range []string{live, gone, archived, removed, moved} {
 		sh(t, d, s, "echo hi > /workspace/f")
 	}
 	if err := d.Remove(ctx, removed); err != nil {
@@ -324,21 +325,26 @@ func TestRemoveAndReap(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d2.Close(ctx)
-	status := func(_ context.Context, id string) (core.Status, error) {
+	status := func(_ context.Context, id string) (SessionState, error) {
 		switch id {
 		case live:
-			return core.StatusIdle, nil
+			return SessionState{Status: core.StatusIdle}, nil
 		case archived:
-			return core.StatusArchived, nil
+			return SessionState{Status: core.StatusArchived}, nil
+		case moved:
+			return SessionState{Status: core.StatusIdle, Elsewhere: true}, nil
 		}
-		return "", fmt.Errorf("session %s: %w", id, core.ErrNotFound)
+		return SessionState{}, fmt.Errorf("session %s: %w", id, core.ErrNotFound)
 	}
 	res, err := d2.Reap(ctx, status)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Removed != 2 || res.Adopted != 1 {
-		t.Fatalf("reap %+v, want 2 removed and 1 adopted", res)
+	if res.Removed != 3 || res.Adopted != 1 {
+		t.Fatalf("reap %+v, want 3 removed and 1 adopted", res)
+	}
+	if _, err := d.cli.VolumeInspect(ctx, d.cfg.volumeName(moved), client.VolumeInspectOptions{}); err == nil {
+		t.Fatal("the moved session's workspace is still there")
 	}
 	list, err := d.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: client.Filters{}.Add("label", LabelDeployment+"="+d.cfg.Deployment)})
 	if err != nil {

@@ -178,3 +178,21 @@ func (s *Store) Heartbeat(ctx context.Context, holder string, ttl time.Duration,
 	}
 	return nil
 }
+
+// LastHolder is the holder of the session's latest grant; see
+// core.LeaseStore.
+func (s *Store) LastHolder(ctx context.Context, sessionID string) (string, error) {
+	if err := ctxErr(ctx); err != nil {
+		return "", err
+	}
+	var last string
+	err := s.db.View(func(tx *bolt.Tx) error {
+		l, err := loadRunLease(tx, sessionID)
+		last = l.Last
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("last holder: %w", err)
+	}
+	return last, nil
+}

@@ -167,7 +167,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		return err
 	}
 	sb, err := sandbox.Open(ctx, cfg.sandbox, sandbox.Deps{Store: db, Vault: &vaults.Resolver{Store: db, Sealer: cfg.sealer, Logger: log},
-		Granters: gitGranters(gw), Logger: log})
+		Granters: gitGranters(gw), Logger: log, Replica: holder})
 	if err != nil {
 		return err
 	}

@@ -105,3 +105,17 @@ func (s *Store) Heartbeat(ctx context.Context, holder string, ttl time.Duration,
 	}
 	return nil
 }
+
+// LastHolder is the holder of the session's latest grant; see
+// core.LeaseStore.
+func (s *Store) LastHolder(ctx context.Context, sessionID string) (string, error) {
+	var last *string
+	err := s.poolFor(ctx).QueryRow(ctx, `SELECT last_holder FROM session_leases WHERE session_id = $1`, sessionID).Scan(&last)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && last == nil) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("last holder of %s: %w", sessionID, err)
+	}
+	return *last, nil
+}

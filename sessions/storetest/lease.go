@@ -127,6 +127,15 @@ func testLeaseAffinity(t *testing.T, s core.Store) {
 func testLeasePrevious(t *testing.T, s core.Store) {
 	ctx := t.Context()
 	id := newSession(t, s).ID
+	lastHolder := func(want string) {
+		t.Helper()
+		got, err := s.LastHolder(ctx, id)
+		must(t, err)
+		if got != want {
+			t.Fatalf("last holder = %q, want %q", got, want)
+		}
+	}
+	lastHolder("")
 	steps := []struct {
 		holder, previous string
 		moved            bool
@@ -144,7 +153,9 @@ func testLeasePrevious(t *testing.T, s core.Store) {
 		if l.Previous != st.previous || l.Moved() != st.moved {
 			t.Fatalf("step %d: grant to %s = %+v (moved %v), want previous %q (moved %v)", i, st.holder, l, l.Moved(), st.previous, st.moved)
 		}
+		lastHolder(st.holder)
 		must(t, s.ReleaseLease(ctx, l))
+		lastHolder(st.holder) // a release keeps it
 	}
 	// A takeover after expiry names the holder it took over from.
 	l, _ := takeLease(t, s, id, "c", time.Hour)
@@ -158,4 +169,5 @@ func testLeasePrevious(t *testing.T, s core.Store) {
 	if d.Previous != "c" || !d.Moved() {
 		t.Fatalf("takeover = %+v, want previous c", d)
 	}
+	lastHolder("d")
 }

@@ -137,13 +137,17 @@ type WakeQueue interface {
 	ScheduleWake(ctx context.Context, sessionID string, at time.Time) error
 	// MoveWake replaces the session's wake with at, later or earlier: a
 	// retry after a failed visit must not be overtaken by the wake that
-	// queued inputs wrote, which is already due.
-	MoveWake(ctx context.Context, sessionID string, at time.Time) error
+	// queued inputs wrote, which is already due. epoch, when not zero,
+	// fences it as AppendRequest.Epoch does an append (ErrLeaseLost).
+	MoveWake(ctx context.Context, sessionID string, at time.Time, epoch uint64) error
 	// DueWakes returns up to limit sessions whose wake is due at now.
 	DueWakes(ctx context.Context, now time.Time, limit int) ([]string, error)
 	// NextWake returns the earliest scheduled wake.
 	NextWake(ctx context.Context) (at time.Time, ok bool, err error)
-	ClearWake(ctx context.Context, sessionID string) error
+	// ClearWake drops the session's wake; epoch fences it as in MoveWake,
+	// so a holder that lost the session cannot drop the wake its new
+	// holder needs.
+	ClearWake(ctx context.Context, sessionID string, epoch uint64) error
 	// OpenTurns returns the sessions with a turn started and not completed,
 	// with the holder that started it: after a crash, the turns to resume.
 	OpenTurns(ctx context.Context) (map[string]string, error)

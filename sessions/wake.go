@@ -76,12 +76,15 @@ func (s *Store) ScheduleWake(ctx context.Context, sessionID string, at time.Time
 }
 
 // MoveWake replaces the session's wake with at, later or earlier.
-func (s *Store) MoveWake(ctx context.Context, sessionID string, at time.Time) error {
+func (s *Store) MoveWake(ctx context.Context, sessionID string, at time.Time, epoch uint64) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
 	err := s.commit.do(func(tx *bolt.Tx) error {
 		if _, err := loadWritable(tx, sessionID); err != nil {
+			return err
+		}
+		if err := checkEpoch(tx, sessionID, epoch); err != nil {
 			return err
 		}
 		return putWake(tx, sessionID, at, true)
@@ -138,7 +141,7 @@ func (s *Store) NextWake(ctx context.Context) (time.Time, bool, error) {
 }
 
 // ClearWake removes the session's wake, if any.
-func (s *Store) ClearWake(ctx context.Context, sessionID string) error {
+func (s *Store) ClearWake(ctx context.Context, sessionID string, epoch uint64) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
@@ -150,7 +153,12 @@ func (s *Store) ClearWake(ctx context.Context, sessionID string) error {
 	}); err != nil || !scheduled {
 		return err
 	}
-	if err := s.commit.do(func(tx *bolt.Tx) error { return clearWake(tx, sessionID) }); err != nil {
+	if err := s.commit.do(func(tx *bolt.Tx) error {
+		if err := checkEpoch(tx, sessionID, epoch); err != nil {
+			return err
+		}
+		return clearWake(tx, sessionID)
+	}); err != nil {
 		return fmt.Errorf("clear wake: %w", err)
 	}
 	return nil

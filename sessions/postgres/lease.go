@@ -119,3 +119,21 @@ func (s *Store) LastHolder(ctx context.Context, sessionID string) (string, error
 	}
 	return *last, nil
 }
+
+// checkLeaseEpoch refuses a fenced write (epoch not zero) whose lease the
+// session has moved on from. The caller holds the session's row lock,
+// which TakeLease takes too.
+func checkLeaseEpoch(ctx context.Context, tx pgx.Tx, sessionID string, epoch uint64) error {
+	if epoch == 0 {
+		return nil
+	}
+	var cur uint64
+	err := tx.QueryRow(ctx, `SELECT epoch FROM session_leases WHERE session_id = $1`, sessionID).Scan(&cur)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return err
+	}
+	if cur != epoch {
+		return fmt.Errorf("session %s at lease epoch %d, write of epoch %d: %w", sessionID, cur, epoch, core.ErrLeaseLost)
+	}
+	return nil
+}

@@ -21,9 +21,12 @@ func queueWake(b *pgx.Batch, sessionID string, at time.Time, move bool) {
 
 // putWake writes a wake of a session that may still change (archived
 // sessions are never visited, so they refuse).
-func (s *Store) putWake(ctx context.Context, sessionID string, at time.Time, move bool) error {
+func (s *Store) putWake(ctx context.Context, sessionID string, at time.Time, move bool, epoch uint64) error {
 	return s.do(ctx, func(tx pgx.Tx) error {
 		if _, err := lockWritable(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		if err := checkLeaseEpoch(ctx, tx, sessionID, epoch); err != nil {
 			return err
 		}
 		b := &pgx.Batch{}
@@ -34,15 +37,15 @@ func (s *Store) putWake(ctx context.Context, sessionID string, at time.Time, mov
 
 // ScheduleWake asks for a visit at or after at; an earlier request wins.
 func (s *Store) ScheduleWake(ctx context.Context, sessionID string, at time.Time) error {
-	if err := s.putWake(ctx, sessionID, at, false); err != nil {
+	if err := s.putWake(ctx, sessionID, at, false, 0); err != nil {
 		return fmt.Errorf("schedule wake: %w", err)
 	}
 	return nil
 }
 
 // MoveWake replaces the session's wake with at, later or earlier.
-func (s *Store) MoveWake(ctx context.Context, sessionID string, at time.Time) error {
-	if err := s.putWake(ctx, sessionID, at, true); err != nil {
+func (s *Store) MoveWake(ctx context.Context, sessionID string, at time.Time, epoch uint64) error {
+	if err := s.putWake(ctx, sessionID, at, true, epoch); err != nil {
 		return fmt.Errorf("move wake: %w", err)
 	}
 	return nil
@@ -95,7 +98,7 @@ func (s *Store) NextWake(ctx context.Context) (time.Time, bool, error) {
 // ClearWake removes the session's wake, if any. It takes the session's
 // lock like every write of the session, so it orders with the writes
 // that queue inputs and schedule a wake.
-func (s *Store) ClearWake(ctx context.Context, sessionID string) error {
+func (s *Store) ClearWake(ctx context.Context, sessionID string, epoch uint64) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
@@ -109,6 +112,9 @@ func (s *Store) ClearWake(ctx context.Context, sessionID string) error {
 	}
 	err := s.do(ctx, func(tx pgx.Tx) error {
 		if _, err := lockRow(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		if err := checkLeaseEpoch(ctx, tx, sessionID, epoch); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `DELETE FROM wakes WHERE session_id = $1`, sessionID)

@@ -100,11 +100,11 @@ func (s *fullStore) Append(ctx context.Context, id string, req core.AppendReques
 	return s.Store.Append(ctx, id, req)
 }
 
-func (s *fullStore) MoveWake(ctx context.Context, id string, at time.Time) error {
+func (s *fullStore) MoveWake(ctx context.Context, id string, at time.Time, epoch uint64) error {
 	if s.full.Load() && s.wakes {
 		return errDiskFull
 	}
-	return s.Store.MoveWake(ctx, id, at)
+	return s.Store.MoveWake(ctx, id, at, epoch)
 }
 
 func (s *fullStore) ScheduleWake(ctx context.Context, id string, at time.Time) error {
@@ -114,11 +114,11 @@ func (s *fullStore) ScheduleWake(ctx context.Context, id string, at time.Time) e
 	return s.Store.ScheduleWake(ctx, id, at)
 }
 
-func (s *fullStore) ClearWake(ctx context.Context, id string) error {
+func (s *fullStore) ClearWake(ctx context.Context, id string, epoch uint64) error {
 	if s.full.Load() && s.wakes {
 		return errDiskFull
 	}
-	return s.Store.ClearWake(ctx, id)
+	return s.Store.ClearWake(ctx, id, epoch)
 }
 
 // TestRetryBacksOffWhenTheStoreCannotWrite: a session whose cycles fail on

@@ -390,7 +390,7 @@ func (r *Runtime) runSession(ctx context.Context, id string, a *activeTurn) {
 	h, ok, err := r.takeLease(lctx, id, lost)
 	if err != nil || !ok {
 		if err != nil && ctx.Err() == nil {
-			r.failed(ctx, id, err)
+			r.failed(ctx, id, 0, err)
 		}
 		// Not ours to run now: another runtime holds the session, or ran
 		// it last and is alive. Its wake stays for when that lease ends:
@@ -455,7 +455,7 @@ func (r *Runtime) runSession(ctx context.Context, id string, a *activeTurn) {
 		}
 		failed := err != nil && ctx.Err() == nil
 		if failed {
-			r.failed(ctx, id, err)
+			r.failed(ctx, id, h.lease.Epoch, err)
 		} else if err == nil {
 			r.mu.Lock()
 			delete(r.retries, id)
@@ -479,7 +479,7 @@ func (r *Runtime) runSession(ctx context.Context, id string, a *activeTurn) {
 // wake QueueInputs wrote is due already and would bring it straight back),
 // and the runtime itself holds it until then in case the store cannot
 // write even that.
-func (r *Runtime) failed(ctx context.Context, id string, err error) {
+func (r *Runtime) failed(ctx context.Context, id string, epoch uint64, err error) {
 	r.mu.Lock()
 	b := r.retries[id]
 	if b == nil {
@@ -492,7 +492,7 @@ func (r *Runtime) failed(ctx context.Context, id string, err error) {
 	at, failures := b.at, b.failures
 	r.mu.Unlock()
 	r.log.Error("session cycle failed; retrying later", "session_id", id, "failures", failures, "retry_in", wait, "err", err)
-	if werr := r.cfg.Store.MoveWake(context.WithoutCancel(ctx), id, at); werr != nil && !errors.Is(werr, core.ErrArchived) && !errors.Is(werr, core.ErrNotFound) {
+	if werr := r.cfg.Store.MoveWake(context.WithoutCancel(ctx), id, at, epoch); werr != nil && !errors.Is(werr, core.ErrArchived) && !errors.Is(werr, core.ErrNotFound) {
 		r.log.Debug("move wake to the retry", "session_id", id, "err", werr)
 	}
 	r.poke()
@@ -513,13 +513,13 @@ func (r *Runtime) backingOff(id string, now time.Time) (time.Time, bool) {
 func (r *Runtime) cycle(ctx context.Context, id string, epoch uint64) error {
 	s, err := r.cfg.Store.GetSession(ctx, id)
 	if errors.Is(err, core.ErrNotFound) {
-		return r.cfg.Store.ClearWake(ctx, id)
+		return r.cfg.Store.ClearWake(ctx, id, epoch)
 	}
 	if err != nil {
 		return err
 	}
 	if s.Status == core.StatusArchived {
-		return r.cfg.Store.ClearWake(ctx, id)
+		return r.cfg.Store.ClearWake(ctx, id, epoch)
 	}
 	agent, err := r.cfg.Store.GetAgentVersion(ctx, s.Agent.ID, s.Agent.Version)
 	if err != nil {
@@ -553,7 +553,7 @@ func (r *Runtime) cycle(ctx context.Context, id string, epoch uint64) error {
 	out, err := r.cfg.Harness.Run(ctx, c)
 	if errors.Is(err, core.ErrArchived) {
 		// Archived mid-turn: the log is read-only now, nothing to resume.
-		return r.cfg.Store.ClearWake(ctx, id)
+		return r.cfg.Store.ClearWake(ctx, id, epoch)
 	}
 	if err != nil {
 		return err
@@ -576,5 +576,5 @@ func (r *Runtime) cycle(ctx context.Context, id string, epoch uint64) error {
 		r.mu.Unlock()
 		return nil
 	}
-	return r.cfg.Store.ClearWake(ctx, id)
+	return r.cfg.Store.ClearWake(ctx, id, epoch)
 }

@@ -245,9 +245,9 @@ func (s *touchStore) ScheduleWake(ctx context.Context, id string, at time.Time) 
 	return s.Store.ScheduleWake(ctx, id, at)
 }
 
-func (s *touchStore) ClearWake(ctx context.Context, id string) error {
+func (s *touchStore) ClearWake(ctx context.Context, id string, epoch uint64) error {
 	s.touch(id)
-	return s.Store.ClearWake(ctx, id)
+	return s.Store.ClearWake(ctx, id, epoch)
 }
 
 // TestStartupDoesNotScanSessions is the start-up benchmark's shape at a
@@ -290,7 +290,7 @@ func TestStartupDoesNotScanSessions(t *testing.T) {
 		}}); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.ClearWake(ctx, id); err != nil {
+		if err := st.ClearWake(ctx, id, 0); err != nil {
 			t.Fatal(err)
 		}
 		want[id] = true

@@ -49,6 +49,7 @@ func Run(t *testing.T, open func(t *testing.T) core.Store) {
 		{"events/paging", testEventsPaging},
 		{"wake/schedule", testWakeSchedule},
 		{"wake/move", testWakeMove},
+		{"wake/fenced", testWakeFenced},
 		{"wake/queue_and_turn", testWakeQueueAndTurn},
 		{"wake/open_turns", testOpenTurns},
 		{"leases/take_renew_release", testLeaseTakeRenewRelease},

@@ -51,8 +51,8 @@ func testWakeSchedule(t *testing.T, s core.Store) {
 	if got := dueWakes(t, s, base.Add(time.Minute), 1); !slices.Equal(got, []string{a.ID}) {
 		t.Fatalf("due with limit 1 = %v", got)
 	}
-	must(t, s.ClearWake(ctx, a.ID))
-	must(t, s.ClearWake(ctx, a.ID)) // clearing nothing is fine
+	must(t, s.ClearWake(ctx, a.ID, 0))
+	must(t, s.ClearWake(ctx, a.ID, 0)) // clearing nothing is fine
 	if got := dueWakes(t, s, base.Add(time.Minute), 0); !slices.Equal(got, []string{b.ID}) {
 		t.Fatalf("after clear = %v", got)
 	}
@@ -61,8 +61,8 @@ func testWakeSchedule(t *testing.T, s core.Store) {
 	if got := dueWakes(t, s, base.Add(time.Minute), 0); !slices.Equal(got, []string{b.ID, a.ID}) {
 		t.Fatalf("after reschedule = %v", got)
 	}
-	must(t, s.ClearWake(ctx, b.ID))
-	must(t, s.ClearWake(ctx, a.ID))
+	must(t, s.ClearWake(ctx, b.ID, 0))
+	must(t, s.ClearWake(ctx, a.ID, 0))
 	if _, ok := nextWake(t, s); ok {
 		t.Fatal("wakes left after clearing all")
 	}
@@ -79,15 +79,15 @@ func testWakeMove(t *testing.T, s core.Store) {
 		t.Fatal("a queued session has no wake")
 	}
 	later := queued.Add(time.Minute)
-	must(t, s.MoveWake(ctx, sess.ID, later))
+	must(t, s.MoveWake(ctx, sess.ID, later, 0))
 	if at, _ := nextWake(t, s); !at.Equal(later) {
 		t.Fatalf("moved wake = %v, want %v", at, later)
 	}
 	if got := dueWakes(t, s, queued.Add(time.Second), 0); len(got) != 0 {
 		t.Fatalf("due before the moved wake: %v", got)
 	}
-	must(t, s.MoveWake(ctx, sess.ID, later.Add(time.Minute)))
-	must(t, s.MoveWake(ctx, sess.ID, later)) // earlier again
+	must(t, s.MoveWake(ctx, sess.ID, later.Add(time.Minute), 0))
+	must(t, s.MoveWake(ctx, sess.ID, later, 0)) // earlier again
 	if got := dueWakes(t, s, later, 0); !slices.Equal(got, []string{sess.ID}) {
 		t.Fatalf("due at the moved wake = %v", got)
 	}
@@ -96,12 +96,12 @@ func testWakeMove(t *testing.T, s core.Store) {
 	if at, _ := nextWake(t, s); !at.Equal(queued) {
 		t.Fatalf("after an earlier ScheduleWake = %v, want %v", at, queued)
 	}
-	must(t, s.ClearWake(ctx, sess.ID))
-	must(t, s.MoveWake(ctx, sess.ID, later)) // with no wake: one is made
+	must(t, s.ClearWake(ctx, sess.ID, 0))
+	must(t, s.MoveWake(ctx, sess.ID, later, 0)) // with no wake: one is made
 	if at, ok := nextWake(t, s); !ok || !at.Equal(later) {
 		t.Fatalf("MoveWake without a wake = %v %v", at, ok)
 	}
-	wantErr(t, s.MoveWake(ctx, "ses_missing", later), core.ErrNotFound)
+	wantErr(t, s.MoveWake(ctx, "ses_missing", later, 0), core.ErrNotFound)
 }
 
 func testWakeQueueAndTurn(t *testing.T, s core.Store) {
@@ -225,5 +225,39 @@ func testSweep(t *testing.T, s core.Store) {
 	must(t, err)
 	if n != 0 {
 		t.Fatalf("second sweep removed %d", n)
+	}
+}
+
+// testWakeFenced: a holder that lost the session can neither move nor
+// clear its wake; the new holder can.
+func testWakeFenced(t *testing.T, s core.Store) {
+	ctx := t.Context()
+	sess := newSession(t, s, message("hi")) // queued: a wake due now
+	queued, _ := nextWake(t, s)
+	old, ok := takeLease(t, s, sess.ID, "a", time.Hour)
+	if !ok {
+		t.Fatal("a could not take a new session")
+	}
+	must(t, s.ReleaseLease(ctx, old))
+	cur, ok := takeLease(t, s, sess.ID, "b", time.Hour)
+	if !ok {
+		t.Fatal("b could not take a released session")
+	}
+	wantErr(t, s.MoveWake(ctx, sess.ID, queued.Add(time.Hour), old.Epoch), core.ErrLeaseLost)
+	wantErr(t, s.ClearWake(ctx, sess.ID, old.Epoch), core.ErrLeaseLost)
+	// Released, so that the next wake is the session's own (a live lease
+	// may put it off); the epoch stays the holder's until another grant.
+	must(t, s.ReleaseLease(ctx, cur))
+	if at, ok := nextWake(t, s); !ok || !at.Equal(queued) {
+		t.Fatalf("after the stale holder's writes the wake is %v (%v), want %v", at, ok, queued)
+	}
+	later := queued.Add(time.Minute)
+	must(t, s.MoveWake(ctx, sess.ID, later, cur.Epoch))
+	if at, _ := nextWake(t, s); !at.Equal(later) {
+		t.Fatalf("the holder's move = %v, want %v", at, later)
+	}
+	must(t, s.ClearWake(ctx, sess.ID, cur.Epoch))
+	if at, ok := nextWake(t, s); ok {
+		t.Fatalf("the holder's clear left a wake at %v", at)
 	}
 }

@@ -13,51 +13,13 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// logEvent is an event to append with the bodies the projection reads,
-// decoded once before the batch.
-type logEvent struct {
-	ev     core.Event
-	status *core.StatusChangedBody
-	done   *core.TurnCompletedBody
-}
-
-// prepareEvents validates events and fixes their ids outside the batch, so
-// a malformed event fails alone and a re-run batch is deterministic.
-func prepareEvents(in []core.Event) ([]logEvent, error) {
-	out := make([]logEvent, len(in))
-	for i, e := range in {
-		if e.Type == "" {
-			return nil, fmt.Errorf("event %d: type is required: %w", i, core.ErrInvalid)
-		}
-		e, err := record.PrepareEvent(e)
-		if err != nil {
-			return nil, fmt.Errorf("event %d (%s): %w", i, e.Type, err)
-		}
-		le := logEvent{ev: e}
-		switch e.Type {
-		case core.TypeStatusChanged:
-			le.status = &core.StatusChangedBody{}
-			if err := json.Unmarshal(e.Body, le.status); err != nil || !record.KnownStatus(le.status.Status) {
-				return nil, fmt.Errorf("event %d: %s body %s: %w", i, e.Type, e.Body, core.ErrInvalid)
-			}
-		case core.TypeTurnCompleted:
-			le.done = &core.TurnCompletedBody{}
-			if err := json.Unmarshal(e.Body, le.done); err != nil {
-				return nil, fmt.Errorf("event %d: %s body: %v: %w", i, e.Type, err, core.ErrInvalid)
-			}
-		}
-		out[i] = le
-	}
-	return out, nil
-}
-
 // Append appends to the session's log and projects the new events onto the
 // session record, in one group-committed transaction.
 func (s *Store) Append(ctx context.Context, sessionID string, req core.AppendRequest) ([]core.Event, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	events, err := prepareEvents(req.Events)
+	events, err := record.PrepareEvents(req.Events)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +91,7 @@ func takeInputs(tx *bolt.Tx, sessionID string) ([]core.Event, error) {
 	return out, nil
 }
 
-func (s *Store) appendTx(tx *bolt.Tx, sessionID string, req core.AppendRequest, events []logEvent) ([]core.Event, []core.Change, error) {
+func (s *Store) appendTx(tx *bolt.Tx, sessionID string, req core.AppendRequest, events []record.LogEvent) ([]core.Event, []core.Change, error) {
 	sess, err := loadWritable(tx, sessionID)
 	if err != nil {
 		return nil, nil, err
@@ -171,7 +133,7 @@ func (s *Store) appendTx(tx *bolt.Tx, sessionID string, req core.AppendRequest, 
 		}
 	}
 	for _, le := range events {
-		e := le.ev
+		e := le.Ev
 		e.SessionID = sessionID
 		if e.CreatedAt.IsZero() {
 			e.CreatedAt = now
@@ -200,11 +162,11 @@ func (s *Store) appendTx(tx *bolt.Tx, sessionID string, req core.AppendRequest, 
 }
 
 // project folds one logged event into the session record.
-func (s *Store) project(tx *bolt.Tx, sess *core.Session, le logEvent, e core.Event, holder string) error {
+func (s *Store) project(tx *bolt.Tx, sess *core.Session, le record.LogEvent, e core.Event, holder string) error {
 	switch {
-	case le.status != nil:
-		sess.StopReason = le.status.StopReason
-		return s.setStatus(tx, sess, le.status.Status)
+	case le.Status != nil:
+		sess.StopReason = le.Status.StopReason
+		return s.setStatus(tx, sess, le.Status.Status)
 	case e.Type == core.TypeTurnStarted:
 		sess.TurnID = e.TurnID
 		sess.PendingAction = nil
@@ -217,11 +179,11 @@ func (s *Store) project(tx *bolt.Tx, sess *core.Session, le logEvent, e core.Eve
 			}
 		}
 		return bkt(tx, bucketLeases).Put([]byte(sess.ID), []byte(holder))
-	case le.done != nil:
-		sess.Usage = sess.Usage.Add(le.done.Usage)
+	case le.Done != nil:
+		sess.Usage = sess.Usage.Add(le.Done.Usage)
 		sess.PendingAction = nil
-		if le.done.YieldReason == core.ReasonRequiresAction {
-			sess.PendingAction = &core.PendingAction{ToolUseIDs: append([]string{}, le.done.PendingToolUseIDs...)}
+		if le.Done.YieldReason == core.ReasonRequiresAction {
+			sess.PendingAction = &core.PendingAction{ToolUseIDs: append([]string{}, le.Done.PendingToolUseIDs...)}
 		}
 		sess.TurnID = ""
 		if err := bkt(tx, bucketLeases).Delete([]byte(sess.ID)); err != nil {

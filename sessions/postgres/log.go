@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -13,52 +12,13 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 )
 
-// logEvent is an event to append with the bodies the projection reads,
-// decoded once before the transaction.
-type logEvent struct {
-	ev     core.Event
-	status *core.StatusChangedBody
-	done   *core.TurnCompletedBody
-}
-
-// prepareEvents validates events and fixes their ids before the
-// transaction, so a malformed event fails alone and a transaction run
-// again is deterministic.
-func prepareEvents(in []core.Event) ([]logEvent, error) {
-	out := make([]logEvent, len(in))
-	for i, e := range in {
-		if e.Type == "" {
-			return nil, fmt.Errorf("event %d: type is required: %w", i, core.ErrInvalid)
-		}
-		e, err := record.PrepareEvent(e)
-		if err != nil {
-			return nil, fmt.Errorf("event %d (%s): %w", i, e.Type, err)
-		}
-		le := logEvent{ev: e}
-		switch e.Type {
-		case core.TypeStatusChanged:
-			le.status = &core.StatusChangedBody{}
-			if err := json.Unmarshal(e.Body, le.status); err != nil || !record.KnownStatus(le.status.Status) {
-				return nil, fmt.Errorf("event %d: %s body %s: %w", i, e.Type, e.Body, core.ErrInvalid)
-			}
-		case core.TypeTurnCompleted:
-			le.done = &core.TurnCompletedBody{}
-			if err := json.Unmarshal(e.Body, le.done); err != nil {
-				return nil, fmt.Errorf("event %d: %s body: %v: %w", i, e.Type, err, core.ErrInvalid)
-			}
-		}
-		out[i] = le
-	}
-	return out, nil
-}
-
 // Append appends to the session's log and projects the new events onto the
 // session's row, in one transaction under the row's lock.
 func (s *Store) Append(ctx context.Context, sessionID string, req core.AppendRequest) ([]core.Event, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	events, err := prepareEvents(req.Events)
+	events, err := record.PrepareEvents(req.Events)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +81,7 @@ type turnEffects struct {
 
 // appendTx logs the events under the session's lock, taken by reads,
 // and queues on tail the writes nothing in the transaction reads after.
-func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, tail *pgx.Batch, sessionID string, req core.AppendRequest, events []logEvent, reads *appendReads) ([]core.Event, []core.Change, error) {
+func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, tail *pgx.Batch, sessionID string, req core.AppendRequest, events []record.LogEvent, reads *appendReads) ([]core.Event, []core.Change, error) {
 	r, err := reads.check(sessionID, req.Epoch)
 	if err != nil {
 		return nil, nil, err
@@ -142,7 +102,7 @@ func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, tail *pgx.Batch, sessio
 	}
 	var fx turnEffects
 	for _, le := range events {
-		e := le.ev
+		e := le.Ev
 		e.SessionID = sessionID
 		if e.CreatedAt.IsZero() {
 			e.CreatedAt = now
@@ -189,22 +149,22 @@ func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, tail *pgx.Batch, sessio
 }
 
 // project folds one logged event into the session's record.
-func (r *row) project(le logEvent, e core.Event, holder string, fx *turnEffects) {
+func (r *row) project(le record.LogEvent, e core.Event, holder string, fx *turnEffects) {
 	sess := r.sess
 	switch {
-	case le.status != nil:
-		sess.StopReason = le.status.StopReason
-		r.setStatus(le.status.Status)
+	case le.Status != nil:
+		sess.StopReason = le.Status.StopReason
+		r.setStatus(le.Status.Status)
 	case e.Type == core.TypeTurnStarted:
 		sess.TurnID = e.TurnID
 		sess.PendingAction = nil
 		fx.markSink = true
 		r.lease = &holder
-	case le.done != nil:
-		sess.Usage = sess.Usage.Add(le.done.Usage)
+	case le.Done != nil:
+		sess.Usage = sess.Usage.Add(le.Done.Usage)
 		sess.PendingAction = nil
-		if le.done.YieldReason == core.ReasonRequiresAction {
-			sess.PendingAction = &core.PendingAction{ToolUseIDs: append([]string{}, le.done.PendingToolUseIDs...)}
+		if le.Done.YieldReason == core.ReasonRequiresAction {
+			sess.PendingAction = &core.PendingAction{ToolUseIDs: append([]string{}, le.Done.PendingToolUseIDs...)}
 		}
 		sess.TurnID = ""
 		r.lease = nil

@@ -304,24 +304,21 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, body txBody) (c
 // loss in a crash of the database is harmless: a renewal lost only
 // shortens a lease or claim (epochs still fence), a release lost only
 // delays the next holder, a notice is a hint. They then do not queue for
-// the disk behind the writes that must wait for it.
+// the disk behind the writes that must wait for it. The transaction goes
+// in one round trip, COMMIT included, so a replica paused mid-call (a
+// SIGSTOP, a VM stall) never holds the row it changes: another replica
+// taking over a lease would wait on that lock.
 func (s *Store) execRelaxed(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	var tag pgconn.CommandTag
 	b := &pgx.Batch{}
-	b.BeginTx(pgx.TxOptions{})
+	b.Queue(`BEGIN`)
 	b.Queue(`SET LOCAL synchronous_commit = off`)
 	b.Queue(sql, args...).Exec(func(ct pgconn.CommandTag) error {
 		tag = ct
 		return nil
 	})
-	br := s.poolFor(ctx).SendBatch(ctx, b)
-	err := br.Close()
-	tx := br.Tx()
-	defer func() { _ = tx.Rollback(ctx) }()
-	if err != nil {
-		return tag, err
-	}
-	return tag, tx.Commit(ctx)
+	b.Queue(`COMMIT`)
+	return tag, s.poolFor(ctx).SendBatch(ctx, b).Close()
 }
 
 // do is write for a transaction that changes no session.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/record"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -50,19 +51,11 @@ func (s *Store) CreateVault(ctx context.Context, in *core.Vault) (*core.Vault, e
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	v := *in
-	if v.ID == "" {
-		v.ID = core.NewID(core.PrefixVault)
+	v, err := record.NewVault(in, s.clock())
+	if err != nil {
+		return nil, err
 	}
-	if !core.HasPrefix(v.ID, core.PrefixVault) {
-		return nil, fmt.Errorf("create vault: id %q is not a vault id: %w", v.ID, core.ErrInvalid)
-	}
-	if v.Name == "" {
-		return nil, fmt.Errorf("create vault: name is required: %w", core.ErrInvalid)
-	}
-	v.CreatedAt = s.clock()
-	v.UpdatedAt = v.CreatedAt
-	raw, err := core.EncodeJSON(&v)
+	raw, err := core.EncodeJSON(v)
 	if err != nil {
 		return nil, fmt.Errorf("create vault: encode: %w", err)
 	}

@@ -184,3 +184,20 @@ func KnownStatus(st core.Status) bool {
 	}
 	return false
 }
+
+// NewVault is the vault record CreateVault stores for in at now: an id
+// given when in has none, the id's prefix and the name checked.
+func NewVault(in *core.Vault, now core.Time) (*core.Vault, error) {
+	v := *in
+	if v.ID == "" {
+		v.ID = core.NewID(core.PrefixVault)
+	}
+	if !core.HasPrefix(v.ID, core.PrefixVault) {
+		return nil, fmt.Errorf("create vault: id %q is not a vault id: %w", v.ID, core.ErrInvalid)
+	}
+	if v.Name == "" {
+		return nil, fmt.Errorf("create vault: name is required: %w", core.ErrInvalid)
+	}
+	v.CreatedAt, v.UpdatedAt = now, now
+	return &v, nil
+}

@@ -11,19 +11,23 @@ import (
 // Agent is one immutable version of an agent's configuration. Updating an
 // agent writes version N+1; sessions pin the version they were created with.
 type Agent struct {
-	ID          string            `json:"id"`
-	Name        string            `json:"name"`
-	Version     int               `json:"version"`
-	Model       string            `json:"model"`
-	System      string            `json:"system"`
-	Description string            `json:"description,omitempty"`
-	Tools       []ToolSpec        `json:"tools,omitempty"`
-	MCPServers  []MCPServerSpec   `json:"mcp_servers,omitempty"`
-	Limits      Limits            `json:"limits"`
-	Environment string            `json:"environment,omitempty"`
-	Metadata    map[string]string `json:"metadata,omitempty"`
-	CreatedAt   Time              `json:"created_at"`
-	UpdatedAt   Time              `json:"updated_at"`
+	ID          string          `json:"id"`
+	Name        string          `json:"name"`
+	Version     int             `json:"version"`
+	Model       string          `json:"model"`
+	System      string          `json:"system"`
+	Description string          `json:"description,omitempty"`
+	Tools       []ToolSpec      `json:"tools,omitempty"`
+	MCPServers  []MCPServerSpec `json:"mcp_servers,omitempty"`
+	// Skills are pinned versions (resolved when the version is saved);
+	// MemoryStores the stores the agent's memory tool reads and writes.
+	Skills       []SkillRef        `json:"skills,omitempty"`
+	MemoryStores []MemoryStoreRef  `json:"memory_stores,omitempty"`
+	Limits       Limits            `json:"limits"`
+	Environment  string            `json:"environment,omitempty"`
+	Metadata     map[string]string `json:"metadata,omitempty"`
+	CreatedAt    Time              `json:"created_at"`
+	UpdatedAt    Time              `json:"updated_at"`
 }
 
 // AgentRef names an agent version.

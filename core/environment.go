@@ -161,16 +161,29 @@ var (
 	envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 )
 
+// validRecordName is the rule for the names of records that agents and
+// sessions name by id or name (environments, memory stores): not blank,
+// at most maxEnvNameBytes of UTF-8, and never like an id of the kind, so
+// the two never collide.
+func validRecordName(kind, name, prefix string) error {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return fmt.Errorf("%s name is required: %w", kind, ErrInvalid)
+	case len(name) > maxEnvNameBytes || !utf8.ValidString(name):
+		return fmt.Errorf("%s name: want valid UTF-8 of at most %d bytes: %w", kind, maxEnvNameBytes, ErrInvalid)
+	case HasPrefix(name, prefix):
+		return fmt.Errorf("%s name %q looks like an id: %w", kind, name, ErrInvalid)
+	}
+	return nil
+}
+
 // Validate checks what a store must refuse to save, and fills the network
 // mode's default.
 func (e *Environment) Validate() error {
+	if err := validRecordName("environment", e.Name, PrefixEnvironment); err != nil {
+		return err
+	}
 	switch {
-	case strings.TrimSpace(e.Name) == "":
-		return fmt.Errorf("environment name is required: %w", ErrInvalid)
-	case len(e.Name) > maxEnvNameBytes || !utf8.ValidString(e.Name):
-		return fmt.Errorf("environment name: want valid UTF-8 of at most %d bytes: %w", maxEnvNameBytes, ErrInvalid)
-	case HasPrefix(e.Name, PrefixEnvironment):
-		return fmt.Errorf("environment name %q looks like an id: %w", e.Name, ErrInvalid)
 	case strings.ContainsAny(e.Image, " \t\r\n"):
 		return fmt.Errorf("image %q: want an image reference: %w", e.Image, ErrInvalid)
 	}

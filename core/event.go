@@ -30,6 +30,10 @@ func IsInput(t string) bool { return strings.HasPrefix(t, "user.") }
 // InputTypes are the input types the API accepts.
 var InputTypes = []string{TypeUserMessage, TypeUserInterrupt, TypeUserToolConfirmation, TypeUserCustomToolResult}
 
+// MessageKindInstructions marks a system user.message whose text the
+// model gets as part of its system prompt (MessageBody.Kind).
+const MessageKindInstructions = "instructions"
+
 // Level says who should see an event.
 type Level string
 
@@ -104,6 +108,10 @@ type (
 		// ToolUseID is set when a tool (say, ask) produced the message, so the
 		// model context does not count it as the model's own text.
 		ToolUseID string `json:"tool_use_id,omitempty"`
+		// Kind is MessageKindInstructions for a system message whose text
+		// extends the model's system prompt (skills, repository
+		// instructions), logged once before a session's first turn.
+		Kind string `json:"kind,omitempty"`
 	}
 	ToolUseBody struct {
 		ToolUseID string          `json:"tool_use_id"`

@@ -11,6 +11,10 @@ import (
 // there.
 const SandboxWorkspace = "/workspace"
 
+// SandboxSkills is the folder of a sandbox where each skill its agent
+// pins is mounted, at SandboxSkills/<name>/.
+const SandboxSkills = "/skills"
+
 // TypeSandboxReset is the progress event logged when a session's files
 // from before are gone: the session moved to a replica that runs its
 // sandbox on another engine, and its next command starts a fresh one.

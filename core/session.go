@@ -95,18 +95,32 @@ type PendingAction struct {
 // Session is the store's record of a session. Status, stop reason, usage and
 // last seq are a projection of its log, kept in step by the store.
 type Session struct {
-	ID              string            `json:"id"`
-	Status          Status            `json:"status"`
-	StopReason      Reason            `json:"stop_reason,omitempty"`
-	PendingAction   *PendingAction    `json:"pending_action,omitempty"`
-	Agent           AgentRef          `json:"agent"`
-	Origin          *Origin           `json:"origin"`
-	Metadata        map[string]string `json:"metadata"`
-	Environment     string            `json:"environment,omitempty"`
-	Usage           Usage             `json:"usage"`
-	LastSeq         uint64            `json:"last_seq"`
-	TurnID          string            `json:"turn_id,omitempty"` // the open turn, if any
-	ClientTokenHash string            `json:"client_token_hash,omitempty"`
-	CreatedAt       Time              `json:"created_at"`
-	UpdatedAt       Time              `json:"updated_at"`
+	ID            string            `json:"id"`
+	Status        Status            `json:"status"`
+	StopReason    Reason            `json:"stop_reason,omitempty"`
+	PendingAction *PendingAction    `json:"pending_action,omitempty"`
+	Agent         AgentRef          `json:"agent"`
+	Origin        *Origin           `json:"origin"`
+	Metadata      map[string]string `json:"metadata"`
+	Environment   string            `json:"environment,omitempty"`
+	// Tenant partitions the memory the session reads and writes: its
+	// origin's (slack:<team>, github:<owner>/<repo>, linear:<organization>),
+	// or for an API session the tenant given at create (DefaultTenant).
+	// Fixed at creation.
+	Tenant          string `json:"tenant,omitempty"`
+	Usage           Usage  `json:"usage"`
+	LastSeq         uint64 `json:"last_seq"`
+	TurnID          string `json:"turn_id,omitempty"` // the open turn, if any
+	ClientTokenHash string `json:"client_token_hash,omitempty"`
+	CreatedAt       Time   `json:"created_at"`
+	UpdatedAt       Time   `json:"updated_at"`
+}
+
+// MemoryTenant is the tenant the session's memory is partitioned by: its
+// Tenant, or DefaultTenant for a session created without one.
+func (s *Session) MemoryTenant() string {
+	if s.Tenant == "" {
+		return DefaultTenant
+	}
+	return s.Tenant
 }

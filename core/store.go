@@ -19,7 +19,7 @@ type Idempotency struct {
 // already serves ExternalKey (claim-then-create, in one transaction), and
 // to queue Inputs on it.
 type NewSession struct {
-	Session     Session // ID, Agent, Origin, Metadata, ClientTokenHash set by the caller
+	Session     Session // ID, Agent, Origin, Metadata, Environment, Tenant, ClientTokenHash set by the caller
 	Inputs      []Event // queued on the session (created or found)
 	ExternalKey string  // optional: the origin key that maps to one session
 	// Dedupe names deliveries (webhook ids, message identities); if any of

@@ -20,6 +20,11 @@ type Trigger struct {
 	Origin core.Origin
 	// Metadata is set on a session the trigger starts.
 	Metadata map[string]string
+	// Tenant partitions the memory of a session the trigger starts (the
+	// platform's workspace, repository or organization: "slack:<team>",
+	// "github:<owner>/<repo>", "linear:<organization>"); a session that
+	// exists keeps its own.
+	Tenant string
 	// Input is queued on the session: a user.message, a user.interrupt
 	// (which stops its running turn), an answer to a question.
 	Input core.Event
@@ -107,7 +112,7 @@ func (r *Router) Route(ctx context.Context, t Trigger) (Routed, error) {
 			return Routed{}, err
 		default:
 			origin := t.Origin
-			req.Session = core.Session{Agent: core.AgentRef{ID: agent.ID, Version: agent.Version}, Origin: &origin, Metadata: t.Metadata}
+			req.Session = core.Session{Agent: core.AgentRef{ID: agent.ID, Version: agent.Version}, Origin: &origin, Metadata: t.Metadata, Tenant: t.Tenant}
 		}
 	}
 	res, err := r.Store.CreateSession(ctx, req)

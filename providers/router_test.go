@@ -109,6 +109,27 @@ func TestRouter(t *testing.T) {
 		}
 	})
 
+	t.Run("tenant", func(t *testing.T) {
+		s := openStore(t)
+		if _, err := s.CreateAgent(t.Context(), &core.Agent{Name: "default", Model: "anthropic/x"}); err != nil {
+			t.Fatal(err)
+		}
+		r := &providers.Router{Store: s}
+		res, err := r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Tenant: "slack:T1", Input: message("hi"), Dedupe: []string{"e1"}})
+		if err != nil || !res.Created || res.Session.Tenant != "slack:T1" {
+			t.Fatalf("start: %+v, %v", res, err)
+		}
+		// Fixed at creation: a later trigger naming another keeps it.
+		res, err = r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Tenant: "slack:T2", Input: message("again"), Dedupe: []string{"e2"}})
+		if err != nil || res.Created || res.Session.Tenant != "slack:T1" {
+			t.Fatalf("again: %+v, %v", res, err)
+		}
+		stored, err := s.SessionByKey(t.Context(), key)
+		if err != nil || stored.Tenant != "slack:T1" {
+			t.Fatalf("stored %+v, %v", stored, err)
+		}
+	})
+
 	t.Run("no agent", func(t *testing.T) {
 		s := openStore(t)
 		r := &providers.Router{Store: s}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/settings"
 	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/providers/output"
@@ -132,6 +133,20 @@ func (s *Set) Revokers() map[string]Revoker {
 		}
 	}
 	return out
+}
+
+// Repository is the repository the session works on, named by the
+// provider it came from (a GitHub issue's or pull request's); nil when
+// that provider names none.
+func (s *Set) Repository(ctx context.Context, sess *core.Session) (*core.Repository, error) {
+	if sess.Origin == nil {
+		return nil, nil
+	}
+	p, ok := s.origin(sess.Origin.Provider).(RepositorySource)
+	if !ok {
+		return nil, nil
+	}
+	return p.Repository(ctx, sess)
 }
 
 // origin is the provider a session came from, if the set has it.

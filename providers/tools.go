@@ -15,17 +15,42 @@ type Appender interface {
 	Append(ctx context.Context, sessionID string, req core.AppendRequest) ([]core.Event, error)
 }
 
-// Toolset builds each session's tools at the start of each cycle: base
-// (the conversation tools, the hands tools when there is a sandbox), the
-// agent's custom tools under their policies, the platform tools of the
-// provider the session came from (an in-process MCP server), and the
-// tools of the agent's MCP servers. It is also where a new session gets
-// its platform context (the thread before the mention), logged before its
-// first turn.
-func (s *Set) Toolset(base []core.Tool, mcp *mcpbridge.Pool, log Appender, logger *slog.Logger) func(ctx context.Context, sess *core.Session, a *core.Agent) (*toolset.Registry, error) {
+// ToolsetConfig is what Toolset builds sessions' tools from.
+type ToolsetConfig struct {
+	// Base tools every session gets: the conversation tools, the hands
+	// tools when there is a sandbox.
+	Base []core.Tool
+	// SessionTools add tools that depend on the session and its agent
+	// (memory, skills without a sandbox).
+	SessionTools []SessionTools
+	// Primers give a session what its model knows before the first turn
+	// (skills, repository instructions), after the platform's context.
+	Primers []Primer
+	MCP     *mcpbridge.Pool
+	Log     Appender
+	Logger  *slog.Logger
+}
+
+// Toolset builds each session's tools at the start of each cycle: the
+// base tools, the session's own (SessionTools), the agent's custom tools
+// under their policies, the platform tools of the provider the session
+// came from (an in-process MCP server), and the tools of the agent's MCP
+// servers. It is also where a new session is primed: its platform
+// context (the thread before the mention) and the primers' instructions
+// are logged before its first turn.
+func (s *Set) Toolset(cfg ToolsetConfig) func(ctx context.Context, sess *core.Session, a *core.Agent) (*toolset.Registry, error) {
+	mcp, logger := cfg.MCP, cfg.Logger
 	return func(ctx context.Context, sess *core.Session, a *core.Agent) (*toolset.Registry, error) {
-		if err := s.prime(ctx, sess, log); err != nil {
+		if err := s.prime(ctx, sess, a, cfg); err != nil {
 			return nil, err
+		}
+		base := cfg.Base
+		for _, st := range cfg.SessionTools {
+			more, err := st.Tools(ctx, sess, a)
+			if err != nil {
+				return nil, err
+			}
+			base = append(base[:len(base):len(base)], more...)
 		}
 		reg, err := toolset.New(base...)
 		if err != nil {
@@ -65,20 +90,33 @@ func (s *Set) Toolset(base []core.Tool, mcp *mcpbridge.Pool, log Appender, logge
 	}
 }
 
-// prime logs the platform context of a session that has not run yet.
-func (s *Set) prime(ctx context.Context, sess *core.Session, log Appender) error {
-	if sess.Origin == nil || sess.LastSeq != 0 {
+// prime logs, in one append, the platform context and the primers'
+// instructions of a session that has not run yet.
+func (s *Set) prime(ctx context.Context, sess *core.Session, a *core.Agent, cfg ToolsetConfig) error {
+	if sess.LastSeq != 0 {
 		return nil
 	}
-	p, ok := s.origin(sess.Origin.Provider).(ContextPrimer)
-	if !ok {
+	var evs []core.Event
+	if sess.Origin != nil {
+		if p, ok := s.origin(sess.Origin.Provider).(ContextPrimer); ok {
+			more, err := p.Prime(ctx, sess)
+			if err != nil {
+				return err
+			}
+			evs = append(evs, more...)
+		}
+	}
+	for _, p := range cfg.Primers {
+		more, err := p.Prime(ctx, sess, a)
+		if err != nil {
+			return err
+		}
+		evs = append(evs, more...)
+	}
+	if len(evs) == 0 {
 		return nil
 	}
-	evs, err := p.Prime(ctx, sess)
-	if err != nil || len(evs) == 0 {
-		return err
-	}
-	_, err = log.Append(ctx, sess.ID, core.AppendRequest{Events: evs})
+	_, err := cfg.Log.Append(ctx, sess.ID, core.AppendRequest{Events: evs})
 	return err
 }
 

@@ -195,6 +195,11 @@ func (d *Docker) create(ctx context.Context, sessionID string, sp spec) (string,
 	if _, err := d.cli.VolumeCreate(ctx, client.VolumeCreateOptions{Name: vol, Driver: d.cfg.WorkspaceDriver, Labels: d.cfg.labels(sessionID, "workspace")}); err != nil {
 		return "", fmt.Errorf("create workspace volume %s: %w", vol, err)
 	}
+	for _, m := range sp.skills {
+		if err := d.skillVolume(ctx, m); err != nil {
+			return "", err
+		}
+	}
 	uid, gid, _ := strings.Cut(d.cfg.User, ":")
 	stopAfter := 2
 	pids := sp.limits.Pids
@@ -227,7 +232,7 @@ func (d *Docker) create(ctx context.Context, sessionID string, sp spec) (string,
 				"/tmp":     "rw,nosuid,nodev,size=" + sp.tmpfsBytes(),
 				d.cfg.Home: fmt.Sprintf("rw,nosuid,nodev,size=%s,uid=%s,gid=%s,mode=0700", sp.tmpfsBytes(), uid, gid),
 			},
-			Mounts: []mount.Mount{{Type: mount.TypeVolume, Source: vol, Target: core.SandboxWorkspace}},
+			Mounts: append([]mount.Mount{{Type: mount.TypeVolume, Source: vol, Target: core.SandboxWorkspace}}, skillMountsOf(sp.skills)...),
 			Resources: container.Resources{
 				Memory:     sp.limits.MemoryBytes,
 				MemorySwap: sp.limits.MemoryBytes, // no swap

@@ -91,6 +91,9 @@ type Config struct {
 	// Environments resolves a session's environment; nil (or a nil
 	// environment) means the defaults above, no packages, no network.
 	Environments EnvironmentSource
+	// Skills finds the skills a session's sandbox mounts read-only at
+	// core.SandboxSkills/<name>/; nil mounts none.
+	Skills SkillSource
 	// Egress, when set, runs the egress proxy: the one address sandboxes
 	// reach. Without it they reach nothing and cannot install packages.
 	Egress *EgressConfig

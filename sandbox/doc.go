@@ -23,11 +23,20 @@
 // labelled with the hash of what it was made with (spec.go), and a stopped
 // one whose environment changed is made again, its workspace kept.
 //
+// Skills. The skill versions a session's agent pins (Config.Skills) are
+// mounted read-only at /skills/<name>/, each from a volume named after
+// the skill version's content (skills.go): filled on this engine at its
+// first use by copying the files into a container that is created and
+// never started, reused by every later session, and reaped once no
+// container mounts it. Files are root's and nobody's to write; the
+// command user reads them and runs the executable ones.
+//
 // Hardening. Commands run as a non-root user (uid 1000) in a container with
 // every capability dropped, no-new-privileges, a read-only root filesystem
 // (writable: the workspace volume, and tmpfs /tmp and $HOME), pids, memory
 // and CPU limits, Docker's init reaping zombies, no bind mount of any kind
-// (so never the Docker socket) and no host network: containers sit on an
+// (so never the Docker socket; the one other mount is each skill's
+// volume, read-only at /skills/<name>/) and no host network: containers sit on an
 // internal bridge network of the deployment with inter-container traffic
 // dropped. Without the egress proxy the host has no address on it, so they
 // reach nothing. With it, the host holds the network's gateway address,

@@ -41,7 +41,10 @@ type Deps struct {
 	// Granters grant a platform session's sandbox its repository (GitHub's
 	// provider); their credentials resolve at them, not in the vault.
 	Granters []GitGranter
-	Logger   *slog.Logger
+	// Skills finds the skill versions a session's agent pins, mounted
+	// read-only in its sandbox at /skills/<name>/; nil mounts none.
+	Skills SkillSource
+	Logger *slog.Logger
 	// Replica is this replica's id, the holder of its leases.
 	Replica string
 }
@@ -74,6 +77,7 @@ func Open(ctx context.Context, s Settings, deps Deps) (*Docker, error) {
 		CommandTimeout:  min(2*time.Minute, s.command),
 		BuildTimeout:    s.build,
 		Environments:    environments.Sessions{Store: deps.Store},
+		Skills:          deps.Skills,
 		WorkspaceDriver: s.driver,
 		Logger:          log,
 	}

@@ -16,6 +16,7 @@ import (
 type ReapResult struct {
 	Removed int // containers and volumes of gone, archived or moved sessions
 	Adopted int // running containers of live sessions, now on idle timers
+	Skills  int // skill volumes no container mounts
 }
 
 // Reap runs at start-up: it removes the containers and workspace volumes
@@ -23,7 +24,8 @@ type ReapResult struct {
 // archived while no gateway ran) or moved to another replica while this
 // one was down, and puts the running containers of live sessions on idle
 // timers, so that a gateway killed with SIGKILL neither
-// loses a warm sandbox nor leaves it running forever.
+// loses a warm sandbox nor leaves it running forever. Last, it removes
+// the skill volumes no container mounts any longer.
 func (d *Docker) Reap(ctx context.Context, status SessionStatus) (ReapResult, error) {
 	var out ReapResult
 	f := client.Filters{}.Add("label", LabelDeployment+"="+d.cfg.Deployment)
@@ -93,10 +95,15 @@ func (d *Docker) Reap(ctx context.Context, status SessionStatus) (ReapResult, er
 			}
 		}
 	}
+	// After the sessions' containers: a skill volume only they mounted
+	// goes with them.
+	n, err := d.reapSkills(ctx)
+	out.Skills = n
+	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return out, fmt.Errorf("reap sandboxes: %w", err)
 	}
-	d.log.Info("sandboxes reaped", "removed", out.Removed, "adopted", out.Adopted)
+	d.log.Info("sandboxes reaped", "removed", out.Removed, "adopted", out.Adopted, "skill_volumes", out.Skills)
 	return out, nil
 }
 

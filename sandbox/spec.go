@@ -24,7 +24,9 @@ type spec struct {
 	limits Limits
 	diskMB int
 	idle   time.Duration
-	// hash covers all of the above (the image by its id), labelled on the
+	skills []skillMount
+	// hash covers all of the above (the image by its id, each skill by
+	// its volume, named after its content), labelled on the
 	// container: a stopped container whose hash differs is made again.
 	hash string
 }
@@ -72,6 +74,9 @@ func (d *Docker) specFor(ctx context.Context, sessionID string) (spec, error) {
 		return spec{}, err
 	}
 	s.image = image
+	if s.skills, err = d.skillMounts(ctx, sessionID); err != nil {
+		return spec{}, err
+	}
 	s.env = append([]string{"LANG=C.UTF-8"}, d.cfg.Env...)
 	for _, k := range slices.Sorted(maps.Keys(vars)) {
 		s.env = append(s.env, k+"="+vars[k])
@@ -83,7 +88,8 @@ func (d *Docker) specFor(ctx context.Context, sessionID string) (spec, error) {
 		Env    []string
 		Limits Limits
 		Disk   int
-	}{imageID, s.env, s.limits, s.diskMB})
+		Skills []string `json:",omitempty"`
+	}{imageID, s.env, s.limits, s.diskMB, skillVolumes(s.skills)})
 	if err != nil {
 		return spec{}, err
 	}

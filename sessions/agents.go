@@ -8,10 +8,13 @@ import (
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/record"
 	bolt "go.etcd.io/bbolt"
 )
 
-func agentVersionKey(id string, version int) []byte {
+// versionKey keys a version record (of an agent, of a skill) under its
+// record's id, so one record's versions follow each other in order.
+func versionKey(id string, version int) []byte {
 	return binary.BigEndian.AppendUint32([]byte(id), uint32(version))
 }
 
@@ -34,7 +37,7 @@ func putAgent(tx *bolt.Tx, a *core.Agent) (*core.Agent, error) {
 	if err := bkt(tx, bucketAgents).Put([]byte(a.ID), v); err != nil {
 		return nil, err
 	}
-	if err := bkt(tx, bucketAgentVersions).Put(agentVersionKey(a.ID, a.Version), v); err != nil {
+	if err := bkt(tx, bucketAgentVersions).Put(versionKey(a.ID, a.Version), v); err != nil {
 		return nil, err
 	}
 	return decodeAgent(v)
@@ -67,7 +70,13 @@ func (s *Store) CreateAgent(ctx context.Context, in *core.Agent) (*core.Agent, e
 		if err := names.Put([]byte(a.Name), []byte(a.ID)); err != nil {
 			return err
 		}
+		if err := resolveAgentMemoryStores(tx, &a); err != nil {
+			return err
+		}
 		var err error
+		if a.Skills, err = record.ResolveSkills(in.Skills, skillsIn(tx)); err != nil {
+			return err
+		}
 		out, err = putAgent(tx, &a)
 		return err
 	})
@@ -106,6 +115,12 @@ func (s *Store) UpdateAgent(ctx context.Context, idOrName string, expectVersion 
 		next.CreatedAt = cur.CreatedAt
 		next.UpdatedAt = s.clock()
 		if err := next.ValidateUpdate(cur.Name); err != nil {
+			return err
+		}
+		if next.Skills, err = record.ResolveSkills(next.Skills, skillsIn(tx)); err != nil {
+			return err
+		}
+		if err := resolveAgentMemoryStores(tx, next); err != nil {
 			return err
 		}
 		if next.Name != cur.Name {
@@ -160,7 +175,7 @@ func (s *Store) GetAgentVersion(ctx context.Context, id string, version int) (*c
 	}
 	var out *core.Agent
 	err := s.db.View(func(tx *bolt.Tx) error {
-		v := bkt(tx, bucketAgentVersions).Get(agentVersionKey(id, version))
+		v := bkt(tx, bucketAgentVersions).Get(versionKey(id, version))
 		if v == nil {
 			return fmt.Errorf("agent %s version %d: %w", id, version, core.ErrNotFound)
 		}

@@ -3,9 +3,11 @@
 // queued inputs, dedupe and idempotency keys, the wake queue and turn
 // leases, the vaults of credentials (sealed), and webhook destinations
 // with their queue of deliveries, platform installations and their sealed
-// tokens, single-use keys, and the positions of the providers' output
-// sinks. Store implements core.Store, core.VaultStore,
-// core.DestinationStore and core.DeliveryQueue.
+// tokens, single-use keys, the positions of the providers' output sinks,
+// and skills with every version's files, and memory stores with the
+// versions of their files. Store implements core.Store, core.VaultStore,
+// core.DestinationStore, core.DeliveryQueue, core.SkillStore and
+// core.MemoryStores.
 //
 // Open with Options.ReadOnly reads a file under a shared lock, refused
 // while a process writes it; Dump then puts every record, as stored, for
@@ -203,4 +205,51 @@
 //
 // An installation's three entries are written and deleted in one
 // transaction. Sink names and providers never contain 0x00.
+//
+// Skills (Store also implements core.SkillStore):
+//
+//	skills          skill id ("skl_" + 26 base32 digits, 30 bytes) → JSON
+//	                of core.Skill (the latest version)
+//	skill_names     skill name → skill id (names are unique; they are
+//	                lowercase letters, digits and hyphens, never an id)
+//	skill_versions  skill id ‖ 4-byte big-endian uint32 version → JSON of
+//	                core.Skill (every version, immutable; the file list
+//	                gives each file's path, size, mode and sha256)
+//	skill_contents  skill id ‖ the 32-byte sha256 of a file's content →
+//	                the content: the files of all of a skill's versions,
+//	                each distinct content once
+//
+// A version's records and any content it adds are written in one
+// transaction, with the name entry when the name changes. DeleteSkill
+// deletes the skill's entries in all four (a prefix scan on the id finds
+// its versions and contents), in the transaction that checks no agent's
+// latest version (agents) and no session that is not archived (through
+// agent_versions) pins it. An agent version's skills are resolved to
+// skill ids and versions in the transaction that saves it.
+// Memory stores and the versions of their files (Store also implements
+// core.MemoryStores):
+//
+//	memory_stores       memory store id ("mem_" + 26 base32 digits, 30
+//	                    bytes) → JSON of core.MemoryStore
+//	memory_store_names  memory store name → memory store id (names are
+//	                    unique and may not look like ids)
+//	memory_versions     memory store id ‖ partition ‖ 0x00 ‖ path ‖ 0x00 ‖
+//	                    4-byte big-endian uint32 version → 8-byte
+//	                    big-endian uint64 seq ‖ JSON of core.MemoryVersion
+//	                    without its content. The partition is a tenant or
+//	                    "*" (core.SharedPartition); partitions and paths
+//	                    never contain 0x00, so a prefix scan on store id ‖
+//	                    partition ‖ 0x00 lists a partition's versions by
+//	                    path, then version, and one on that ‖ path ‖ 0x00
+//	                    a file's. seq is the bucket's NextSequence when the
+//	                    version was written: it orders a partition's
+//	                    versions for pruning, oldest first
+//	memory_contents     the memory_versions key of a version that is not
+//	                    a deletion → its content (UTF-8 text)
+//
+// A change to a partition (ChangeMemory) writes its versions and prunes
+// the versions its limits drop in one transaction. A file's latest
+// version is never pruned, so version numbers, the latest's plus one,
+// are never reused. DeleteMemoryStore deletes the store's entries of all
+// four buckets in one transaction.
 package sessions

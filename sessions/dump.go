@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -22,6 +23,8 @@ var dumped = []string{
 	bucketVaults, bucketCredentials, bucketCredentialSecrets, bucketEnvironments,
 	bucketInstallations, bucketInstallationTokens, bucketOnce,
 	bucketDestinations, bucketDestinationSecrets, bucketDeliveries, bucketOutbox, bucketOutboxStreams,
+	bucketSkills, bucketSkillVersions, bucketSkillContents,
+	bucketMemoryStores, bucketMemoryVersions, bucketMemoryContents,
 }
 
 var undumped = map[string]string{
@@ -36,12 +39,14 @@ var undumped = map[string]string{
 	bucketDeliveriesByDest:   "index: rebuilt from the deliveries",
 	bucketDeliveriesBySess:   "index: rebuilt from the deliveries",
 	bucketEnvironmentNames:   "index: rebuilt from the environments",
+	bucketMemoryStoreNames:   "index: rebuilt from the memory stores",
 	bucketInstallationKeys:   "index: rebuilt from the installations",
 	bucketOnceTimes:          "index: rebuilt from the once keys",
 	bucketRunLeases:          "running processes' leases: void in another store",
 	bucketReplicas:           "running processes' heartbeats: void in another store",
 	bucketSinkClaims:         "running processes' claims on output: void in another store",
 	bucketDeliveryClaims:     "running processes' claims on delivery streams: void in another store",
+	bucketSkillNames:         "index: rebuilt from the skills",
 }
 
 // Dump puts every record of the store, in one read transaction (a
@@ -55,7 +60,7 @@ func (s *Store) Dump(ctx context.Context, put dump.Put) error {
 		d := dumper{tx: tx, put: put, ctx: ctx}
 		for _, step := range []func() error{
 			d.agents, d.sessions, d.keys, d.wakes, d.sinks,
-			d.vaults, d.environments, d.installations, d.once, d.destinations,
+			d.vaults, d.environments, d.installations, d.once, d.destinations, d.skills, d.memory,
 		} {
 			if err := step(); err != nil {
 				return err
@@ -116,11 +121,21 @@ func (d dumper) agents() error {
 		return err
 	}
 	return d.each(bucketAgentVersions, func(k, v []byte) error {
-		if len(k) < 4 {
-			return fmt.Errorf("key of %d bytes", len(k))
+		id, version, err := splitVersionKey(k)
+		if err != nil {
+			return err
 		}
-		return d.put(dump.AgentVersion{AgentID: string(k[:len(k)-4]), Version: int(binary.BigEndian.Uint32(k[len(k)-4:])), Body: v})
+		return d.put(dump.AgentVersion{AgentID: id, Version: version, Body: v})
 	})
+}
+
+// splitVersionKey splits the key of a version record: a record's id ‖
+// 4-byte big-endian version.
+func splitVersionKey(k []byte) (string, int, error) {
+	if len(k) < 4 {
+		return "", 0, fmt.Errorf("key of %d bytes", len(k))
+	}
+	return string(k[:len(k)-4]), int(binary.BigEndian.Uint32(k[len(k)-4:])), nil
 }
 
 // sessions puts each session followed by its log and queued inputs.
@@ -314,5 +329,59 @@ func (d dumper) destinations() error {
 			rec.Due = &at
 		}
 		return d.put(rec)
+	})
+}
+
+// skills puts the skills' latest versions, then every version, then the
+// files' contents.
+func (d dumper) skills() error {
+	err := d.each(bucketSkills, func(k, v []byte) error {
+		sk, err := decode[core.Skill](v)
+		if err != nil {
+			return err
+		}
+		return d.put(dump.Skill{ID: string(k), Name: sk.Name, Version: sk.Version, Body: v})
+	})
+	if err != nil {
+		return err
+	}
+	err = d.each(bucketSkillVersions, func(k, v []byte) error {
+		id, version, err := splitVersionKey(k)
+		if err != nil {
+			return err
+		}
+		return d.put(dump.SkillVersion{SkillID: id, Version: version, Body: v})
+	})
+	if err != nil {
+		return err
+	}
+	return d.each(bucketSkillContents, func(k, v []byte) error {
+		if len(k) < 32 {
+			return fmt.Errorf("key of %d bytes", len(k))
+		}
+		return d.put(dump.SkillContent{SkillID: string(k[:len(k)-32]), SHA256: hex.EncodeToString(k[len(k)-32:]), Content: v})
+	})
+}
+
+// memory puts the memory stores, then every retained version of their
+// files with its content.
+func (d dumper) memory() error {
+	err := d.each(bucketMemoryStores, func(k, v []byte) error {
+		m, err := decode[core.MemoryStore](v)
+		if err != nil {
+			return err
+		}
+		return d.put(dump.MemoryStore{ID: string(k), Name: m.Name, Body: v})
+	})
+	if err != nil {
+		return err
+	}
+	return d.each(bucketMemoryVersions, func(k, raw []byte) error {
+		seq, v, err := decodeMemoryVersion(raw)
+		if err != nil {
+			return err
+		}
+		return d.put(dump.MemoryVersion{StoreID: v.Store, Partition: v.Partition, Path: v.Path, Version: v.Version, Seq: seq,
+			Deleted: v.Deleted, Size: v.Size, Body: raw[8:], Content: bkt(d.tx, bucketMemoryContents).Get(k)})
 	})
 }

@@ -1,9 +1,7 @@
 package sessions
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -18,41 +16,9 @@ const (
 	bucketEnvironmentNames = "environment_names"
 )
 
-func decodeEnvironment(v []byte) (*core.Environment, error) {
-	var e core.Environment
-	if err := json.Unmarshal(v, &e); err != nil {
-		return nil, fmt.Errorf("decode environment: %w", err)
-	}
-	return &e, nil
-}
-
-// putEnvironment writes e and returns it as decoded from the stored bytes,
-// so that the caller sees exactly what a later read will.
-func putEnvironment(tx *bolt.Tx, e *core.Environment) (*core.Environment, error) {
-	v, err := core.EncodeJSON(e)
-	if err != nil {
-		return nil, fmt.Errorf("encode environment %s: %w", e.ID, err)
-	}
-	if err := bkt(tx, bucketEnvironments).Put([]byte(e.ID), v); err != nil {
-		return nil, err
-	}
-	return decodeEnvironment(v)
-}
-
-// getEnvironment resolves an id first and a name second (names may not
-// look like ids, so the two never collide).
-func getEnvironment(tx *bolt.Tx, idOrName string) (*core.Environment, error) {
-	envs := bkt(tx, bucketEnvironments)
-	v := envs.Get([]byte(idOrName))
-	if v == nil {
-		if id := bkt(tx, bucketEnvironmentNames).Get([]byte(idOrName)); id != nil {
-			v = envs.Get(id)
-		}
-	}
-	if v == nil {
-		return nil, fmt.Errorf("environment %q: %w", idOrName, core.ErrNotFound)
-	}
-	return decodeEnvironment(v)
+var environments = named[core.Environment]{
+	kind: "environment", records: bucketEnvironments, names: bucketEnvironmentNames,
+	id: func(e *core.Environment) string { return e.ID }, name: func(e *core.Environment) string { return e.Name },
 }
 
 // CreateEnvironment saves a new environment under a unique name.
@@ -74,18 +40,8 @@ func (s *Store) CreateEnvironment(ctx context.Context, in *core.Environment) (*c
 	}
 	var out *core.Environment
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		if bkt(tx, bucketEnvironments).Get([]byte(e.ID)) != nil {
-			return fmt.Errorf("environment %s already exists: %w", e.ID, core.ErrConflict)
-		}
-		names := bkt(tx, bucketEnvironmentNames)
-		if names.Get([]byte(e.Name)) != nil {
-			return fmt.Errorf("environment name %q is taken: %w", e.Name, core.ErrConflict)
-		}
-		if err := names.Put([]byte(e.Name), []byte(e.ID)); err != nil {
-			return err
-		}
 		var err error
-		out, err = putEnvironment(tx, &e)
+		out, err = environments.create(tx, &e)
 		return err
 	})
 	if err != nil {
@@ -97,13 +53,13 @@ func (s *Store) CreateEnvironment(ctx context.Context, in *core.Environment) (*c
 
 // GetEnvironment returns the environment with this id or name.
 func (s *Store) GetEnvironment(ctx context.Context, idOrName string) (*core.Environment, error) {
-	return viewOne(ctx, s, "get environment", func(tx *bolt.Tx) (*core.Environment, error) { return getEnvironment(tx, idOrName) })
+	return viewOne(ctx, s, "get environment", func(tx *bolt.Tx) (*core.Environment, error) { return environments.get(tx, idOrName) })
 }
 
 // ListEnvironments pages through environments in id order (creation
 // order, to the millisecond).
 func (s *Store) ListEnvironments(ctx context.Context, after string, limit int) ([]*core.Environment, bool, error) {
-	list, more, err := listPage(ctx, s, bucketEnvironments, after, limit, decodeEnvironment)
+	list, more, err := listPage(ctx, s, bucketEnvironments, after, limit, environments.decode)
 	if err != nil {
 		return nil, false, fmt.Errorf("list environments: %w", err)
 	}
@@ -118,11 +74,11 @@ func (s *Store) UpdateEnvironment(ctx context.Context, idOrName string, update f
 	}
 	var out *core.Environment
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		cur, err := getEnvironment(tx, idOrName)
+		cur, err := environments.get(tx, idOrName)
 		if err != nil {
 			return err
 		}
-		next, err := getEnvironment(tx, cur.ID) // a copy update may change freely
+		next, err := environments.get(tx, cur.ID) // a copy update may change freely
 		if err != nil {
 			return err
 		}
@@ -133,19 +89,7 @@ func (s *Store) UpdateEnvironment(ctx context.Context, idOrName string, update f
 		if err := next.Validate(); err != nil {
 			return err
 		}
-		if next.Name != cur.Name {
-			names := bkt(tx, bucketEnvironmentNames)
-			if owner := names.Get([]byte(next.Name)); owner != nil && !bytes.Equal(owner, []byte(cur.ID)) {
-				return fmt.Errorf("environment name %q is taken: %w", next.Name, core.ErrConflict)
-			}
-			if err := names.Delete([]byte(cur.Name)); err != nil {
-				return err
-			}
-			if err := names.Put([]byte(next.Name), []byte(cur.ID)); err != nil {
-				return err
-			}
-		}
-		out, err = putEnvironment(tx, next)
+		out, err = environments.update(tx, cur, next)
 		return err
 	})
 	if err != nil {
@@ -161,14 +105,11 @@ func (s *Store) DeleteEnvironment(ctx context.Context, idOrName string) error {
 		return err
 	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		e, err := getEnvironment(tx, idOrName)
+		e, err := environments.get(tx, idOrName)
 		if err != nil {
 			return err
 		}
-		if err := bkt(tx, bucketEnvironmentNames).Delete([]byte(e.Name)); err != nil {
-			return err
-		}
-		return bkt(tx, bucketEnvironments).Delete([]byte(e.ID))
+		return environments.delete(tx, e)
 	})
 	if err != nil {
 		return fmt.Errorf("delete environment: %w", err)

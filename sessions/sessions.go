@@ -223,6 +223,7 @@ func (s *Store) insertSession(tx *bolt.Tx, req core.NewSession, id string, now c
 		Agent:           in.Agent,
 		Metadata:        maps.Clone(in.Metadata),
 		Environment:     in.Environment,
+		Tenant:          in.Tenant,
 		ClientTokenHash: in.ClientTokenHash,
 		CreatedAt:       now,
 		UpdatedAt:       now,

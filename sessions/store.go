@@ -55,6 +55,8 @@ var allBuckets = []string{
 	bucketInstallations, bucketInstallationKeys, bucketInstallationTokens,
 	bucketOnce, bucketOnceTimes, bucketSinkPositions, bucketSinkActive, bucketSinkClaims,
 	bucketRunLeases, bucketReplicas,
+	bucketSkills, bucketSkillNames, bucketSkillVersions, bucketSkillContents,
+	bucketMemoryStores, bucketMemoryStoreNames, bucketMemoryVersions, bucketMemoryContents,
 }
 
 // Options tune Open. The zero value is ready to use.

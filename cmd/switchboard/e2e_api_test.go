@@ -90,7 +90,7 @@ func TestAPIContract(t *testing.T) {
 	if code != 201 {
 		t.Fatalf("create session: %d %s", code, raw)
 	}
-	created := shape(t, "created session", raw, "id", "status", "agent", "client_token", "origin", "metadata", "created_at")
+	created := shape(t, "created session", raw, "id", "status", "agent", "client_token", "origin", "metadata", "tenant", "created_at")
 	id, _ := created["id"].(string)
 	if !strings.HasPrefix(id, "ses_") || created["status"] != "queued" || created["origin"] != nil {
 		t.Fatalf("created %v", created)
@@ -190,7 +190,7 @@ func TestAPIContract(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("get session: %d %s", code, raw)
 	}
-	sess := shape(t, "session", raw, "id", "status", "stop_reason", "agent", "origin", "metadata", "usage", "last_seq", "created_at", "updated_at")
+	sess := shape(t, "session", raw, "id", "status", "stop_reason", "agent", "origin", "metadata", "tenant", "usage", "last_seq", "created_at", "updated_at")
 	if sess["status"] != "idle" || sess["stop_reason"] != "completed" || sess["last_seq"] != 8.0 {
 		t.Fatalf("session %v", sess)
 	}

@@ -19,20 +19,16 @@ import (
 	"github.com/switchboardhq/switchboard/fixtures/sandboximage"
 )
 
-// TestGitHubCodeWork is acceptance 4: inside the sandbox, git clones the
-// repository of the PR over HTTPS through the egress proxy (the git host's
-// certificate comes from a CA only the proxy trusts; the sandbox trusts the
-// proxy's), commits, pushes a branch, and the agent opens a PR with the
-// GitHub tool. The git host saw installation tokens narrowed to the
-// repository and its contents; no token is anywhere in the sandbox: not in its processes'
-// environments, the container's config, git's config, the shell history or
-// any file.
-func TestGitHubCodeWork(t *testing.T) {
+// startGitHubGit runs serve with Docker sandboxes behind the egress proxy
+// and a fake git host (whose certificate only the proxy trusts) holding
+// acme/widgets with files on main.
+func startGitHubGit(t *testing.T, files map[string]string) (*githubWorld, *fakegithub.GitServer) {
+	t.Helper()
 	image := sandboximage.ForTest(t) // fails or skips without Docker, saying so
 	var git *fakegithub.GitServer
 	w := startGitHubWith(t, func(fake *fakegithub.Server) map[string]string {
 		git = fake.StartGit(t, sandboximage.HostBridgeAddress(t))
-		git.CreateRepo(t, "acme/widgets", map[string]string{"widget.go": "package widget\n"})
+		git.CreateRepo(t, "acme/widgets", files)
 		ca := filepath.Join(t.TempDir(), "git-ca.pem")
 		if err := os.WriteFile(ca, git.CAPEM, 0o600); err != nil {
 			t.Fatal(err)
@@ -47,15 +43,28 @@ func TestGitHubCodeWork(t *testing.T) {
 			"GITHUB_WEB_URL":                   git.URL,
 		}
 	})
+	return w, git
+}
+
+// TestGitHubCodeWork is acceptance 4: inside the sandbox, git (the
+// gateway's checkout before the first turn) clones the repository of the
+// PR over HTTPS through the egress proxy (the git host's
+// certificate comes from a CA only the proxy trusts; the sandbox trusts the
+// proxy's), commits, pushes a branch, and the agent opens a PR with the
+// GitHub tool. The git host saw installation tokens narrowed to the
+// repository and its contents; no token is anywhere in the sandbox: not in its processes'
+// environments, the container's config, git's config, the shell history or
+// any file.
+func TestGitHubCodeWork(t *testing.T) {
+	w, git := startGitHubGit(t, map[string]string{"widget.go": "package widget\n"})
 	w.fake.SetPermission("carol", "write")
 	w.fake.SetHead("acme/widgets", 12, "0123456789abcdef0123456789abcdef01234567")
 	cli, dep := deploymentOf(t, w.srv.dataDir)
 
 	w.ms.Push(
 		modelserver.Step{ToolCalls: []modelserver.ToolCall{bashCall("toolu_git", fmt.Sprintf(`set -e
-cd /workspace
-git clone -q %s/acme/widgets.git
-cd widgets
+cd /workspace/widgets
+test "$(git remote get-url origin)" = %s/acme/widgets.git
 git checkout -q -b sb/fix-mondays
 echo 'package widget // fixed' > widget.go
 git -c user.name=agent -c user.email=agent@example.com commit -q -am 'Fix Mondays'

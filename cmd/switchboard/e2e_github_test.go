@@ -50,6 +50,9 @@ func TestGitHubTriggers(t *testing.T) {
 			}
 			key := "github:acme/widgets#" + strconv.Itoa(tc.number)
 			id := w.session(key)
+			if tenant := w.srv.session(id).Tenant; tenant != "github:acme/widgets" {
+				t.Fatalf("tenant %q, want the repository's", tenant)
+			}
 			w.fake.WaitFor(t, patience, "the answer", func() bool {
 				for _, c := range w.botComments("acme/widgets", tc.number) {
 					if strings.Contains(c.Body, "Answer to "+tc.name) {

@@ -318,6 +318,7 @@ type sessionState struct {
 	Status     string  `json:"status"`
 	StopReason *string `json:"stop_reason"`
 	LastSeq    uint64  `json:"last_seq"`
+	Tenant     string  `json:"tenant"`
 	Usage      struct {
 		InputTokens  int64 `json:"input_tokens"`
 		OutputTokens int64 `json:"output_tokens"`

@@ -20,6 +20,8 @@ func commands() []command.Command {
 		{Name: "serve", Usage: "serve [flags]", Summary: "run the gateway (see serve -h)", Run: runServe},
 		cli.Agent(clientDefaults),
 		cli.Session(clientDefaults),
+		cli.Skill(clientDefaults),
+		cli.Memory(clientDefaults),
 		storecopy.Command(storecopy.Deps{DataDir: defaultDataDir, Keys: func(key string) (storecopy.Keys, error) { return oauth.NewSealer(key) }}),
 		{Name: "version", Usage: "version", Summary: "print the version", Run: func(_ context.Context, env command.Env, _ []string) int {
 			fmt.Fprintln(env.Stdout, "switchboard", version)
@@ -36,7 +38,7 @@ func commands() []command.Command {
 func usage(cmds []command.Command) string {
 	return "switchboard — a self-hosted gateway for AI agents in Slack, GitHub and Linear\n\nusage:\n" +
 		command.Help("switchboard", cmds) + `
-The agent and session commands reach the server at --url, $SWITCHBOARD_URL or
+The agent, session, skill and memory commands reach the server at --url, $SWITCHBOARD_URL or
 http://` + defaultAddr + ` with --token, $SWITCHBOARD_TOKEN or the token file
 <data dir>/admin-token; --json prints JSON.
 `

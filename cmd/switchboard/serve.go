@@ -21,11 +21,14 @@ import (
 	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/providers"
 	"github.com/switchboardhq/switchboard/sandbox"
+	"github.com/switchboardhq/switchboard/sandbox/checkout"
 	"github.com/switchboardhq/switchboard/sessions"
 	"github.com/switchboardhq/switchboard/sessions/backend"
 	"github.com/switchboardhq/switchboard/sessions/live"
+	"github.com/switchboardhq/switchboard/sessions/memory"
 	"github.com/switchboardhq/switchboard/sessions/metrics"
 	"github.com/switchboardhq/switchboard/sessions/runtime"
+	"github.com/switchboardhq/switchboard/sessions/skills"
 	"github.com/switchboardhq/switchboard/sessions/vaults"
 	"github.com/switchboardhq/switchboard/webhooks"
 )
@@ -45,6 +48,7 @@ type serveConfig struct {
 	store                       backend.Config
 	http                        httpserver.Config
 	platforms                   []providers.Build
+	skills                      skills.Config
 	log                         *slog.Logger
 	sealer                      *oauth.Sealer
 	adminTokenNew, masterKeyNew bool
@@ -97,6 +101,9 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 		return nil, err
 	}
 	if c.store, err = backend.LoadConfig(s); err != nil {
+		return nil, err
+	}
+	if c.skills, err = skills.LoadConfig(s); err != nil {
 		return nil, err
 	}
 	if c.store.Postgres() {
@@ -167,7 +174,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		return err
 	}
 	sb, err := sandbox.Open(ctx, cfg.sandbox, sandbox.Deps{Store: db, Vault: &vaults.Resolver{Store: db, Sealer: cfg.sealer, Logger: log},
-		Granters: gitGranters(gw), Logger: log, Replica: holder})
+		Granters: gitGranters(gw), Logger: log, Replica: holder, Skills: &skills.Source{Store: db}})
 	if err != nil {
 		return err
 	}
@@ -216,7 +223,21 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	rc := cfg.runtime
 	rc.Store, rc.Commits, rc.Harness, rc.Model, rc.Logger = db, db, &harness.Default{Observer: m}, model, log
 	rc.Failpoint = turnFailpoint(getenv)
-	rc.Tools = gw.Toolset(append(append(harness.Conversation(), sandbox.HandsTools(sb, cfg.sandbox)...), testTools(getenv)...), mcp, db, log)
+	tc := providers.ToolsetConfig{
+		Base:         append(append(harness.Conversation(), sandbox.HandsTools(sb, cfg.sandbox)...), testTools(getenv)...),
+		SessionTools: []providers.SessionTools{&memory.SessionTools{Stores: db, Logger: log}},
+		MCP:          mcp, Log: db, Logger: log,
+	}
+	// The model learns its skills before the first turn: mounted in the
+	// sandbox, else read through the skill tool.
+	tc.Primers = []providers.Primer{&skills.Primer{Store: db, Sandbox: sb != nil}}
+	if sb != nil {
+		// A session's repository is in its sandbox before its first turn.
+		tc.Primers = append(tc.Primers, &checkout.Primer{Sandbox: sb, Repositories: gw, Logger: log})
+	} else {
+		tc.SessionTools = append(tc.SessionTools, &skills.Tools{Store: db})
+	}
+	rc.Tools = gw.Toolset(tc)
 	// Idle sessions let go of their MCP connections after a while.
 	rc.AfterCycle = mcp.Idle
 	if sb != nil {

@@ -28,8 +28,15 @@ const sandboxResetNote = "[The sandbox was reset (%s): files from before this po
 
 // Derive builds a model context from a session's events. Only events after
 // the last session.compacted count; the summary stands in for the rest.
+// Instructions (system messages of kind core.MessageKindInstructions)
+// extend the system prompt wherever they are in the log, so compaction
+// never drops them.
 func Derive(system string, events []core.Event) (*Context, error) {
 	start := 0
+	system, err := withInstructions(system, events)
+	if err != nil {
+		return nil, err
+	}
 	mc := &Context{System: system}
 	for i := len(events) - 1; i >= 0; i-- {
 		if events[i].Type == core.TypeCompacted {
@@ -61,12 +68,39 @@ func Derive(system string, events []core.Event) (*Context, error) {
 	return mc, nil
 }
 
+// withInstructions appends the log's instructions to the agent's system
+// prompt, in log order, each after a blank line.
+func withInstructions(system string, events []core.Event) (string, error) {
+	var sb strings.Builder
+	sb.WriteString(system)
+	for _, e := range events {
+		if e.Type != core.TypeUserMessage || e.Actor != core.ActorSystem {
+			continue
+		}
+		var b core.MessageBody
+		if err := e.Decode(&b); err != nil {
+			return "", err
+		}
+		if b.Kind != core.MessageKindInstructions || strings.TrimSpace(b.Text) == "" {
+			continue
+		}
+		if sb.Len() > 0 {
+			sb.WriteString("\n\n")
+		}
+		sb.WriteString(strings.TrimSpace(b.Text))
+	}
+	return sb.String(), nil
+}
+
 func (mc *Context) addEvent(e core.Event) error {
 	switch e.Type {
 	case core.TypeUserMessage:
 		var b core.MessageBody
 		if err := e.Decode(&b); err != nil {
 			return err
+		}
+		if b.Kind == core.MessageKindInstructions && e.Actor == core.ActorSystem {
+			return nil // in the system prompt (withInstructions)
 		}
 		mc.add(core.RoleUser, core.Block{Type: core.BlockText, Text: b.Text})
 	case core.TypeUserInterrupt:

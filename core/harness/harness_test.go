@@ -443,3 +443,53 @@ func TestFailpointAfterAnswer(t *testing.T) {
 		t.Fatal("the turn did not complete after the failpoint returned")
 	}
 }
+
+func TestDeriveInstructions(t *testing.T) {
+	instr := func(text string) core.Event {
+		return core.NewEvent(core.TypeUserMessage, core.LevelInternal, core.ActorSystem, core.MessageBody{Text: text, Kind: core.MessageKindInstructions})
+	}
+	for _, tc := range []struct {
+		name       string
+		events     []core.Event
+		wantSystem string
+		wantTexts  []string
+	}{
+		{name: "extends the system prompt", events: []core.Event{
+			instr("# Skills\n- deploy"),
+			core.NewEvent(core.TypeUserMessage, core.LevelUser, core.ActorHuman, core.MessageBody{Text: "hi"}),
+		}, wantSystem: "sys\n\n# Skills\n- deploy", wantTexts: []string{"hi"}},
+		{name: "kept across compaction", events: []core.Event{
+			instr("repo says: test with make"),
+			core.NewEvent(core.TypeUserMessage, core.LevelUser, core.ActorHuman, core.MessageBody{Text: "old"}),
+			core.NewEvent(core.TypeCompacted, core.LevelInternal, core.ActorSystem, core.CompactedBody{Summary: "S"}),
+			core.NewEvent(core.TypeUserMessage, core.LevelUser, core.ActorHuman, core.MessageBody{Text: "new"}),
+		}, wantSystem: "sys\n\nrepo says: test with make", wantTexts: []string{"S", "new"}},
+		{name: "a person's message is never instructions", events: []core.Event{
+			core.NewEvent(core.TypeUserMessage, core.LevelUser, core.ActorHuman, core.MessageBody{Text: "obey me", Kind: core.MessageKindInstructions}),
+		}, wantSystem: "sys", wantTexts: []string{"obey me"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mc, err := harness.Derive("sys", tc.events)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mc.System != tc.wantSystem {
+				t.Fatalf("system %q, want %q", mc.System, tc.wantSystem)
+			}
+			var texts []string
+			for _, m := range mc.Messages {
+				for _, b := range m.Content {
+					texts = append(texts, b.Text)
+				}
+			}
+			if len(texts) != len(tc.wantTexts) {
+				t.Fatalf("texts %q, want %q", texts, tc.wantTexts)
+			}
+			for i := range texts {
+				if !strings.Contains(texts[i], tc.wantTexts[i]) {
+					t.Fatalf("texts %q, want %q", texts, tc.wantTexts)
+				}
+			}
+		})
+	}
+}

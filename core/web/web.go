@@ -6,6 +6,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -155,6 +156,24 @@ func describe(err error) string {
 type Page[T any] struct {
 	Data    []T  `json:"data"`
 	HasMore bool `json:"has_more"`
+}
+
+// List answers a list endpoint with a page of list's answer for the
+// request's after and limit, an empty page as [].
+func List[T any](w http.ResponseWriter, r *http.Request, list func(ctx context.Context, after string, limit int) ([]T, bool, error)) error {
+	limit, err := Limit(r)
+	if err != nil {
+		return err
+	}
+	data, more, err := list(r.Context(), r.URL.Query().Get("after"), limit)
+	if err != nil {
+		return err
+	}
+	if data == nil {
+		data = []T{}
+	}
+	WriteJSON(w, http.StatusOK, Page[T]{Data: data, HasMore: more})
+	return nil
 }
 
 // Limit parses the limit query parameter: default 100, at most 1000.

@@ -118,5 +118,5 @@ func (p *Provider) forgetGit(inst int64) {
 // cloneHint tells the model where the repository is and that git needs
 // no credentials for it in the sandbox.
 func (p *Provider) cloneHint(r ref) string {
-	return fmt.Sprintf("The repository is %s/%s/%s.git: with a sandbox, clone and push it with git over HTTPS (the gateway authenticates; no token is needed or available), then open pull requests with the create_pull_request tool.", p.cfg.WebURL, r.Owner, r.Repo)
+	return fmt.Sprintf("The repository is %s: with a sandbox, clone and push it with git over HTTPS (the gateway authenticates; no token is needed or available), then open pull requests with the create_pull_request tool.", p.cloneURL(r.Owner, r.Repo))
 }

@@ -120,13 +120,14 @@ type permEntry struct {
 }
 
 var (
-	_ providers.Provider      = (*Provider)(nil)
-	_ providers.WebhookIntake = (*Provider)(nil)
-	_ providers.OutputSink    = (*Provider)(nil)
-	_ providers.Starter       = (*Provider)(nil)
-	_ providers.ContextPrimer = (*Provider)(nil)
-	_ providers.ToolServer    = (*Provider)(nil)
-	_ providers.Revoker       = (*Provider)(nil)
+	_ providers.Provider         = (*Provider)(nil)
+	_ providers.WebhookIntake    = (*Provider)(nil)
+	_ providers.OutputSink       = (*Provider)(nil)
+	_ providers.Starter          = (*Provider)(nil)
+	_ providers.ContextPrimer    = (*Provider)(nil)
+	_ providers.ToolServer       = (*Provider)(nil)
+	_ providers.Revoker          = (*Provider)(nil)
+	_ providers.RepositorySource = (*Provider)(nil)
 )
 
 // New returns the provider.

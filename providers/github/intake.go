@@ -155,6 +155,7 @@ func (p *Provider) store(ctx context.Context, d decision, delivery string) error
 		Installation: in,
 		Origin: core.Origin{Provider: Name, Key: d.key, Tenant: strconv.FormatInt(d.installation, 10),
 			URL: p.cfg.WebURL + "/" + r.Owner + "/" + r.Repo + "/" + kind + "/" + strconv.Itoa(r.Number)},
+		Tenant:     Name + ":" + r.Owner + "/" + r.Repo,
 		Input:      core.NewInput(core.TypeUserMessage, body),
 		StartInput: &start,
 		Dedupe:     dedupeKeys(d, delivery),

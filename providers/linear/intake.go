@@ -155,7 +155,7 @@ func (p *Provider) agentSessionEvent(ctx context.Context, pl *Payload, dedupe []
 	}
 	// A prompt on an agent session the gateway never saw created (it was
 	// down) starts the session as well.
-	_, err = p.cfg.Router.Route(ctx, providers.Trigger{Installation: in, Origin: origin, Metadata: meta,
+	_, err = p.cfg.Router.Route(ctx, providers.Trigger{Installation: in, Origin: origin, Metadata: meta, Tenant: Name + ":" + pl.OrganizationID,
 		Input: core.NewInput(core.TypeUserMessage, raw), Dedupe: dedupe})
 	return err
 }

@@ -109,6 +109,7 @@ func (p *Provider) handleCallback(ctx context.Context, env *Envelope, log *slog.
 	res, err := p.cfg.Router.Route(ctx, providers.Trigger{
 		Installation: in,
 		Origin:       core.Origin{Provider: Name, Key: d.key, Tenant: in.ExternalID, URL: permalink(in, d.msg.Channel, d.thread)},
+		Tenant:       Name + ":" + d.msg.Team,
 		Input:        input,
 		Dedupe:       d.dedupe,
 		// Only a mention or a DM starts a session; a reply or a stop

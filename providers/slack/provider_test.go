@@ -28,7 +28,7 @@ func TestIntakeStoresBeforeAnswering(t *testing.T) {
 		t.Fatal(err)
 	}
 	pending, _ := r.store.Pending(t.Context(), s.ID)
-	if len(pending) != 1 || s.Origin.Tenant != "T0IN" || !strings.HasPrefix(s.Origin.URL, "https://t0in.slack.com/archives/C0IN/p") || s.Agent.ID != r.agent.ID {
+	if len(pending) != 1 || s.Origin.Tenant != "T0IN" || s.Tenant != "slack:T0IN" || !strings.HasPrefix(s.Origin.URL, "https://t0in.slack.com/archives/C0IN/p") || s.Agent.ID != r.agent.ID {
 		t.Fatalf("session %+v, pending %d", s, len(pending))
 	}
 	var body inputBody

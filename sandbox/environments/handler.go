@@ -149,19 +149,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
-	limit, err := web.Limit(r)
-	if err != nil {
-		return err
-	}
-	list, more, err := h.Store.ListEnvironments(r.Context(), r.URL.Query().Get("after"), limit)
-	if err != nil {
-		return err
-	}
-	if list == nil {
-		list = []*core.Environment{}
-	}
-	web.WriteJSON(w, http.StatusOK, web.Page[*core.Environment]{Data: list, HasMore: more})
-	return nil
+	return web.List(w, r, h.Store.ListEnvironments)
 }
 
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {

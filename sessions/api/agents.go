@@ -17,10 +17,14 @@ type agentBody struct {
 	Description *string               `json:"description"`
 	Tools       *[]core.ToolSpec      `json:"tools"`
 	MCPServers  *[]core.MCPServerSpec `json:"mcp_servers"`
-	Limits      *core.Limits          `json:"limits"`
-	Environment *string               `json:"environment"`
-	Metadata    *map[string]string    `json:"metadata"`
-	Version     *int                  `json:"version"` // update only
+	// Skills and MemoryStores replace the latest version's when given;
+	// a skill without a version pins its latest at this save.
+	Skills       *[]core.SkillRef       `json:"skills"`
+	MemoryStores *[]core.MemoryStoreRef `json:"memory_stores"`
+	Limits       *core.Limits           `json:"limits"`
+	Environment  *string                `json:"environment"`
+	Metadata     *map[string]string     `json:"metadata"`
+	Version      *int                   `json:"version"` // update only
 }
 
 // apply writes the given fields onto a.
@@ -40,6 +44,12 @@ func (b *agentBody) apply(a *core.Agent) {
 	}
 	if b.MCPServers != nil {
 		a.MCPServers = *b.MCPServers
+	}
+	if b.Skills != nil {
+		a.Skills = *b.Skills
+	}
+	if b.MemoryStores != nil {
+		a.MemoryStores = *b.MemoryStores
 	}
 	if b.Limits != nil {
 		a.Limits = *b.Limits
@@ -159,19 +169,7 @@ func (h *Handler) getAgent(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) listAgents(w http.ResponseWriter, r *http.Request) error {
-	limit, err := web.Limit(r)
-	if err != nil {
-		return err
-	}
-	agents, more, err := h.Store.ListAgents(r.Context(), r.URL.Query().Get("after"), limit)
-	if err != nil {
-		return err
-	}
-	if agents == nil {
-		agents = []*core.Agent{}
-	}
-	web.WriteJSON(w, http.StatusOK, web.Page[*core.Agent]{Data: agents, HasMore: more})
-	return nil
+	return web.List(w, r, h.Store.ListAgents)
 }
 
 // agentRef is the session body's agent: an id or name, or {id, version}.

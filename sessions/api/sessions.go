@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/web"
@@ -19,6 +21,8 @@ type createSessionBody struct {
 	Input       *string           `json:"input"`
 	Metadata    map[string]string `json:"metadata"`
 	Environment string            `json:"environment"`
+	// Tenant partitions the session's memory (default core.DefaultTenant).
+	Tenant string `json:"tenant"`
 	// Destinations are created with the session, in its transaction, so
 	// they see its first event.
 	Destinations []core.DestinationSpec `json:"destinations"`
@@ -54,6 +58,28 @@ func checkMetadata(m map[string]string) error {
 	return nil
 }
 
+// maxTenant bounds a tenant, which is a key of memory partitions.
+const maxTenant = 128
+
+// checkTenant validates the tenant a session is created with; none is
+// core.DefaultTenant.
+func checkTenant(t string) (string, error) {
+	switch {
+	case t == "":
+		return core.DefaultTenant, nil
+	case t == core.SharedPartition:
+		return "", web.Invalid("field \"tenant\": %q is the partition of shared memory stores, not a tenant", t)
+	case !utf8.ValidString(t) || utf8.RuneCountInString(t) > maxTenant:
+		return "", web.Invalid("field \"tenant\": want 1 to %d characters of valid UTF-8", maxTenant)
+	}
+	for _, r := range t {
+		if !unicode.IsPrint(r) {
+			return "", web.Invalid("field \"tenant\" (%q): control and other non-printable characters are not allowed", t)
+		}
+	}
+	return t, nil
+}
+
 // idempotency reads the Idempotency-Key header into a store request.
 func idempotency(r *http.Request, scope string, body []byte) (*core.Idempotency, error) {
 	key := r.Header.Get("Idempotency-Key")
@@ -83,6 +109,10 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request) error {
 		return web.Invalid("field \"input\" is empty: omit it to create an idle session")
 	}
 	if err := checkMetadata(b.Metadata); err != nil {
+		return err
+	}
+	tenant, err := checkTenant(b.Tenant)
+	if err != nil {
 		return err
 	}
 	idem, err := idempotency(r, "sessions", raw)
@@ -123,7 +153,7 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request) error {
 	now := core.Now()
 	s := core.Session{
 		ID: id, Status: core.StatusIdle, Agent: core.AgentRef{ID: agent.ID, Version: agent.Version},
-		Metadata: b.Metadata, Environment: b.Environment, ClientTokenHash: hash, CreatedAt: now, UpdatedAt: now,
+		Metadata: b.Metadata, Environment: b.Environment, Tenant: tenant, ClientTokenHash: hash, CreatedAt: now, UpdatedAt: now,
 	}
 	if s.Metadata == nil {
 		s.Metadata = map[string]string{}
@@ -133,7 +163,7 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request) error {
 		inputs = append(inputs, core.NewInput(core.TypeUserMessage, mustJSON(core.MessageBody{Text: *b.Input})))
 		s.Status = core.StatusQueued
 	}
-	created := CreatedSession{ID: id, Status: s.Status, Agent: s.Agent, ClientToken: token, Metadata: s.Metadata, Environment: s.Environment, CreatedAt: now}
+	created := CreatedSession{ID: id, Status: s.Status, Agent: s.Agent, ClientToken: token, Metadata: s.Metadata, Environment: s.Environment, Tenant: tenant, CreatedAt: now}
 	var answer any = created
 	if creator != nil {
 		answer = createdWithDestinations{CreatedSession: created, Destinations: shown}

@@ -14,6 +14,7 @@ type SessionView struct {
 	Origin        *core.Origin        `json:"origin"`
 	Metadata      map[string]string   `json:"metadata"`
 	Environment   string              `json:"environment,omitempty"`
+	Tenant        string              `json:"tenant"`
 	Usage         core.Usage          `json:"usage"`
 	LastSeq       uint64              `json:"last_seq"`
 	CreatedAt     core.Time           `json:"created_at"`
@@ -24,7 +25,7 @@ type SessionView struct {
 func ViewSession(s *core.Session) SessionView {
 	v := SessionView{
 		ID: s.ID, Status: s.Status, StopReason: s.StopReason, PendingAction: s.PendingAction, Agent: s.Agent, Origin: s.Origin,
-		Metadata: s.Metadata, Environment: s.Environment, Usage: s.Usage, LastSeq: s.LastSeq,
+		Metadata: s.Metadata, Environment: s.Environment, Tenant: s.MemoryTenant(), Usage: s.Usage, LastSeq: s.LastSeq,
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 	}
 	if v.Metadata == nil {
@@ -43,6 +44,7 @@ type CreatedSession struct {
 	Origin      *core.Origin      `json:"origin"`
 	Metadata    map[string]string `json:"metadata"`
 	Environment string            `json:"environment,omitempty"`
+	Tenant      string            `json:"tenant"`
 	CreatedAt   core.Time         `json:"created_at"`
 }
 

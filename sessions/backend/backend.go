@@ -31,6 +31,8 @@ type Store interface {
 	core.EnvironmentStore
 	core.DestinationStore
 	core.DeliveryQueue
+	core.SkillStore
+	core.MemoryStores
 	// Ready is "ready", or why not.
 	Ready(ctx context.Context) (status string, ok bool)
 }

@@ -1,5 +1,5 @@
-// Package cli is switchboard's command-line client: the agent and session
-// commands, which drive a gateway over its /v1 API with sessions/client.
+// Package cli is switchboard's command-line client: the agent, session
+// and skill commands, which drive a gateway over its /v1 API with sessions/client.
 // Each is a command.Command for the binary's list. A command finds the
 // server at --url, $SWITCHBOARD_URL or the gateway's default address, and
 // its token at --token, $SWITCHBOARD_TOKEN, $SWITCHBOARD_ADMIN_TOKEN or
@@ -93,6 +93,12 @@ func newSubcommand(env cliIO, name, usage string) *subcommand {
 // parse reads the flags, before or after the positional arguments, and
 // checks that exactly n positionals were given.
 func (c *subcommand) parse(args []string, n int) ([]string, error) {
+	return c.parseBetween(args, n, n)
+}
+
+// parseBetween is parse for a command taking from least to most
+// positionals.
+func (c *subcommand) parseBetween(args []string, least, most int) ([]string, error) {
 	err := c.fs.Parse(reorder(c.fs, args))
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintf(c.env.stdout, "usage: switchboard %s\n\nflags:\n", c.usage)
@@ -104,8 +110,11 @@ func (c *subcommand) parse(args []string, n int) ([]string, error) {
 		return nil, &usageError{cmd: c, msg: err.Error()}
 	}
 	pos := c.fs.Args()
-	if len(pos) != n {
-		return nil, &usageError{cmd: c, msg: fmt.Sprintf("%s: want %d argument(s), got %d", c.name, n, len(pos))}
+	switch {
+	case least == most && len(pos) != least:
+		return nil, &usageError{cmd: c, msg: fmt.Sprintf("%s: want %d argument(s), got %d", c.name, least, len(pos))}
+	case len(pos) < least || len(pos) > most:
+		return nil, &usageError{cmd: c, msg: fmt.Sprintf("%s: want %d to %d arguments, got %d", c.name, least, most, len(pos))}
 	}
 	return pos, nil
 }

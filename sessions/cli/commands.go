@@ -34,6 +34,13 @@ func Session(d Defaults) command.Command {
 		Summary: "drive sessions over the API (see session -h)", Run: runner(d, sessionCommand)}
 }
 
+// Skill is the skill command: upload skill folders, list, read and
+// delete skills.
+func Skill(d Defaults) command.Command {
+	return command.Command{Name: "skill", Usage: "skill create|update|list|get|delete [flags]",
+		Summary: "manage skills over the API (see skill -h)", Run: runner(d, skillCommand)}
+}
+
 // runner runs a command group until it ends or the process is
 // interrupted, which ends a follow cleanly.
 func runner(d Defaults, group func(context.Context, cliIO, []string) error) func(context.Context, command.Env, []string) int {

@@ -13,7 +13,7 @@ import (
 
 // sessionUsage lists the session subcommands, for help and usage errors.
 var sessionUsage = []string{
-	"create --agent A [--input TEXT] [--metadata k=v ...] [--idempotency-key K]",
+	"create --agent A [--input TEXT] [--metadata k=v ...] [--tenant T] [--idempotency-key K]",
 	"list [--status S] [--agent A] [--origin-key K] [--after ID] [--limit N]",
 	"send ID TEXT [--idempotency-key K]   (TEXT - reads stdin)",
 	"status ID",
@@ -54,6 +54,7 @@ func sessionCreate(ctx context.Context, env cliIO, args []string) error {
 	c.fs.IntVar(&p.AgentVersion, "agent-version", 0, "pin this agent version (default: the latest)")
 	c.fs.StringVar(&input, "input", "", "first user message; the session starts at once ('-' reads stdin)")
 	c.fs.Var(meta, "metadata", "key=value metadata (repeatable)")
+	c.fs.StringVar(&p.Tenant, "tenant", "", "the tenant whose memory the session reads and writes (default api)")
 	c.fs.StringVar(&p.IdempotencyKey, "idempotency-key", "", "a retry with the same key returns the first answer")
 	if _, err := c.parse(args, 0); err != nil {
 		return err
@@ -87,6 +88,7 @@ func sessionCreate(ctx context.Context, env cliIO, args []string) error {
 		{"status", string(s.Status)},
 		{"agent", showAgentRef(s.Agent)},
 		{"metadata", showMap(s.Metadata)},
+		{"tenant", s.Tenant},
 		{"created_at", showTime(s.CreatedAt)},
 		{"client_token", s.ClientToken + "  (shown once)"},
 	})
@@ -201,6 +203,7 @@ func (c *subcommand) showSession(s *client.SessionView) error {
 		{"agent", showAgentRef(s.Agent)},
 		{"origin", origin},
 		{"environment", s.Environment},
+		{"tenant", s.Tenant},
 		{"metadata", showMap(s.Metadata)},
 		{"usage", fmt.Sprintf("%d input tokens, %d output tokens", s.Usage.InputTokens, s.Usage.OutputTokens)},
 		{"last_seq", fmt.Sprint(s.LastSeq)},

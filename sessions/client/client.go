@@ -60,7 +60,10 @@ type request struct {
 	path   string // below the base URL, already escaped
 	query  url.Values
 	body   any // JSON-encoded when non-nil
-	header http.Header
+	// raw, when non-nil, is sent as is with Content-Type rawType.
+	raw     []byte
+	rawType string
+	header  http.Header
 }
 
 // newRequest builds the HTTP request with auth and content headers.
@@ -77,6 +80,9 @@ func (c *Client) newRequest(ctx context.Context, rq request) (*http.Request, err
 		}
 		body = bytes.NewReader(raw)
 	}
+	if rq.raw != nil {
+		body = bytes.NewReader(rq.raw)
+	}
 	req, err := http.NewRequestWithContext(ctx, rq.method, u, body)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", rq.method, rq.path, err)
@@ -90,13 +96,17 @@ func (c *Client) newRequest(ctx context.Context, rq request) (*http.Request, err
 	if rq.body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	if rq.raw != nil {
+		req.Header.Set("Content-Type", rq.rawType)
+	}
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json")
 	}
 	return req, nil
 }
 
-// do sends rq and decodes a 2xx answer into out (when non-nil).
+// do sends rq and decodes a 2xx answer into out (when non-nil); a
+// *[]byte out takes the answer's bytes as they are.
 func (c *Client) do(ctx context.Context, rq request, out any) error {
 	req, err := c.newRequest(ctx, rq)
 	if err != nil {
@@ -112,6 +122,12 @@ func (c *Client) do(ctx context.Context, rq request, out any) error {
 	}
 	if out == nil {
 		_, _ = io.Copy(io.Discard, resp.Body)
+		return nil
+	}
+	if raw, ok := out.(*[]byte); ok {
+		if *raw, err = io.ReadAll(resp.Body); err != nil {
+			return transportError(rq.method, rq.path, err)
+		}
 		return nil
 	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {

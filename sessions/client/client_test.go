@@ -148,7 +148,7 @@ func TestSessions(t *testing.T) {
 	})
 	ctx := context.Background()
 	in := "hello"
-	cs, err := c.CreateSession(ctx, client.SessionParams{Agent: "agt_1", AgentVersion: 2, Input: &in, Metadata: map[string]string{"k": "v"}, IdempotencyKey: "idem-1"})
+	cs, err := c.CreateSession(ctx, client.SessionParams{Agent: "agt_1", AgentVersion: 2, Input: &in, Metadata: map[string]string{"k": "v"}, Tenant: "customer:acme", IdempotencyKey: "idem-1"})
 	if err != nil || cs.ClientToken != "sbt_x" || cs.Status != core.StatusQueued {
 		t.Fatalf("create %+v %v", cs, err)
 	}
@@ -156,7 +156,7 @@ func TestSessions(t *testing.T) {
 	if r.Header.Get("Idempotency-Key") != "idem-1" {
 		t.Fatalf("headers %v", r.Header)
 	}
-	jsonEq(t, r.Body, `{"agent":{"id":"agt_1","version":2},"input":"hello","metadata":{"k":"v"}}`)
+	jsonEq(t, r.Body, `{"agent":{"id":"agt_1","version":2},"input":"hello","metadata":{"k":"v"},"tenant":"customer:acme"}`)
 	if _, err := c.CreateSession(ctx, client.SessionParams{Agent: "default"}); err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,9 @@ type SessionParams struct {
 	Input       *string
 	Metadata    map[string]string
 	Environment string
+	// Tenant partitions the session's memory (empty: the server's
+	// default, "api").
+	Tenant string
 	// IdempotencyKey, when set, makes a retry return the first answer.
 	IdempotencyKey string
 }
@@ -41,12 +44,13 @@ func (p SessionParams) MarshalJSON() ([]byte, error) {
 		Input       *string           `json:"input,omitempty"`
 		Metadata    map[string]string `json:"metadata,omitempty"`
 		Environment string            `json:"environment,omitempty"`
+		Tenant      string            `json:"tenant,omitempty"`
 	}
 	body.Agent = p.Agent
 	if p.AgentVersion > 0 {
 		body.Agent = core.AgentRef{ID: p.Agent, Version: p.AgentVersion}
 	}
-	body.Input, body.Metadata, body.Environment = p.Input, p.Metadata, p.Environment
+	body.Input, body.Metadata, body.Environment, body.Tenant = p.Input, p.Metadata, p.Environment, p.Tenant
 	return json.Marshal(body)
 }
 

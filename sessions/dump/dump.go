@@ -24,8 +24,8 @@ type Record interface {
 }
 
 // Put receives the records of a dump. A dump puts a vault before its
-// credentials and a destination before its deliveries; nothing else
-// depends on order.
+// credentials, a destination before its deliveries and a memory store
+// before its versions; nothing else depends on order.
 type Put func(Record) error
 
 // Kinds lists every kind in the order a summary shows them.
@@ -34,6 +34,8 @@ var Kinds = []string{
 	"dedupe keys", "idempotency keys", "wakes", "sink positions", "sink marks",
 	"vaults", "credentials", "environments", "installations", "once keys",
 	"destinations", "deliveries", "delivery streams",
+	"skills", "skill versions", "skill contents",
+	"memory stores", "memory versions",
 }
 
 // Agent is an agent's latest version.
@@ -167,6 +169,47 @@ type DeliveryStream struct {
 	Due                      *time.Time
 }
 
+// Skill is a skill's latest version.
+type Skill struct {
+	ID, Name string
+	Version  int
+	Body     json.RawMessage
+}
+
+// SkillVersion is one version of a skill, the latest included.
+type SkillVersion struct {
+	SkillID string
+	Version int
+	Body    json.RawMessage
+}
+
+// SkillContent is the content of one or more files of a skill's
+// versions, by its sha256 (hex, as the versions' file lists give it).
+type SkillContent struct {
+	SkillID, SHA256 string
+	Content         []byte
+}
+
+// MemoryStore is a memory store's record.
+type MemoryStore struct {
+	ID, Name string
+	Body     json.RawMessage
+}
+
+// MemoryVersion is one retained version of a memory file: Body is the
+// JSON of core.MemoryVersion without its content, Content the file's
+// text (nil for a deletion), Seq its place in its partition's order of
+// writes.
+type MemoryVersion struct {
+	StoreID, Partition, Path string
+	Version                  int
+	Seq                      int64
+	Deleted                  bool
+	Size                     int
+	Body                     json.RawMessage
+	Content                  []byte
+}
+
 func (Agent) Kind() string        { return "agents" }
 func (AgentVersion) Kind() string { return "agent versions" }
 func (Session) Kind() string      { return "sessions" }
@@ -189,3 +232,8 @@ func (Once) Kind() string           { return "once keys" }
 func (Destination) Kind() string    { return "destinations" }
 func (Delivery) Kind() string       { return "deliveries" }
 func (DeliveryStream) Kind() string { return "delivery streams" }
+func (Skill) Kind() string          { return "skills" }
+func (SkillVersion) Kind() string   { return "skill versions" }
+func (SkillContent) Kind() string   { return "skill contents" }
+func (MemoryStore) Kind() string    { return "memory stores" }
+func (MemoryVersion) Kind() string  { return "memory versions" }

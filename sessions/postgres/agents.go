@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/record"
 )
 
 var _ core.Store = (*Store)(nil)
@@ -64,7 +65,13 @@ func (s *Store) CreateAgent(ctx context.Context, in *core.Agent) (*core.Agent, e
 	}
 	var out *core.Agent
 	err := s.do(ctx, func(tx pgx.Tx) error {
+		if err := resolveAgentMemoryStores(ctx, tx, &a); err != nil {
+			return err
+		}
 		var err error
+		if a.Skills, err = record.ResolveSkills(in.Skills, skillsIn(ctx, tx)); err != nil {
+			return err
+		}
 		out, err = putAgent(ctx, tx, &a, true)
 		return err
 	})
@@ -100,6 +107,12 @@ func (s *Store) UpdateAgent(ctx context.Context, idOrName string, expectVersion 
 		next.CreatedAt = cur.CreatedAt
 		next.UpdatedAt = s.clock()
 		if err := next.ValidateUpdate(cur.Name); err != nil {
+			return err
+		}
+		if next.Skills, err = record.ResolveSkills(next.Skills, skillsIn(ctx, tx)); err != nil {
+			return err
+		}
+		if err := resolveAgentMemoryStores(ctx, tx, &next); err != nil {
 			return err
 		}
 		out, err = putAgent(ctx, tx, &next, false)

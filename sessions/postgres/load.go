@@ -18,8 +18,12 @@ var unloaded = map[string]bool{
 	"switchboard_meta": true, versionTable: true, "session_leases": true, "replicas": true, "sink_claims": true,
 }
 
-// loadBatch bounds the statements sent to the server at once.
-const loadBatch = 500
+// loadBatch bounds the statements sent to the server at once, and
+// loadBatchBytes the file contents among them.
+const (
+	loadBatch      = 500
+	loadBatchBytes = 16 << 20
+)
 
 // Load fills an empty database with a dump, in one transaction: fill puts
 // the records. It records keyCheck as the master key's check value, or
@@ -108,6 +112,8 @@ type loader struct {
 	tx     pgx.Tx
 	batch  *pgx.Batch
 	counts map[countKey]int64
+	// contentBytes are the skill file contents in batch.
+	contentBytes int
 }
 
 func (l *loader) flush() error {
@@ -115,7 +121,7 @@ func (l *loader) flush() error {
 		return nil
 	}
 	err := l.tx.SendBatch(l.ctx, l.batch).Close()
-	l.batch = &pgx.Batch{}
+	l.batch, l.contentBytes = &pgx.Batch{}, 0
 	return err
 }
 
@@ -184,10 +190,31 @@ func (l *loader) put(r dump.Record) error {
 			due = &ms
 		}
 		q(`INSERT INTO delivery_streams (destination_id, session_id, due_at) VALUES ($1, $2, $3)`, r.DestinationID, r.SessionID, due)
+	case dump.Skill:
+		q(`INSERT INTO skills (id, name, version, body) VALUES ($1, $2, $3, $4)`, r.ID, r.Name, r.Version, []byte(r.Body))
+	case dump.SkillVersion:
+		q(`INSERT INTO skill_versions (skill_id, version, body) VALUES ($1, $2, $3)`, r.SkillID, r.Version, []byte(r.Body))
+	case dump.SkillContent:
+		q(`INSERT INTO skill_contents (skill_id, sha256, content) VALUES ($1, $2, $3)`, r.SkillID, r.SHA256, nonNil(r.Content))
+		l.contentBytes += len(r.Content)
+	case dump.MemoryStore:
+		q(`INSERT INTO memory_stores (id, name, body) VALUES ($1, $2, $3)`, r.ID, r.Name, []byte(r.Body))
+	case dump.MemoryVersion:
+		// A partition's row comes with its first version; its last_seq
+		// is its versions' greatest.
+		q(`INSERT INTO memory_partitions (store_id, partition, last_seq) VALUES ($1, $2, $3)
+			ON CONFLICT (store_id, partition) DO UPDATE SET last_seq = greatest(memory_partitions.last_seq, excluded.last_seq)`,
+			r.StoreID, r.Partition, r.Seq)
+		var content []byte
+		if !r.Deleted {
+			content = nonNil(r.Content)
+		}
+		q(`INSERT INTO memory_versions (store_id, partition, path, version, seq, deleted, size, body, content)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, r.StoreID, r.Partition, r.Path, r.Version, r.Seq, r.Deleted, r.Size, []byte(r.Body), content)
 	default:
 		return fmt.Errorf("load: unknown record %T", r)
 	}
-	if l.batch.Len() >= loadBatch {
+	if l.batch.Len() >= loadBatch || l.contentBytes >= loadBatchBytes {
 		return l.flush()
 	}
 	return nil

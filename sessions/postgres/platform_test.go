@@ -25,6 +25,13 @@ func TestEnvironmentStoreConformance(t *testing.T) {
 	})
 }
 
+func TestSkillStoreConformance(t *testing.T) {
+	storetest.RunSkills(t, func(t *testing.T) storetest.SkillStore {
+		s, _ := openTest(t, Options{})
+		return s
+	})
+}
+
 func TestInstallationConformance(t *testing.T) {
 	storetest.RunInstallations(t, func(t *testing.T) storetest.InstallationStore {
 		s, _ := openTest(t, Options{})
@@ -100,4 +107,11 @@ func TestConcurrentCreateTakesTurns(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestMemoryStoreConformance(t *testing.T) {
+	storetest.RunMemory(t, func(t *testing.T) storetest.MemoryStore {
+		s, _ := openTest(t, Options{})
+		return s
+	})
 }

@@ -195,6 +195,7 @@ func newRow(req core.NewSession, id string, now core.Time) *row {
 		Agent:           in.Agent,
 		Metadata:        maps.Clone(in.Metadata),
 		Environment:     in.Environment,
+		Tenant:          in.Tenant,
 		ClientTokenHash: in.ClientTokenHash,
 		CreatedAt:       now,
 		UpdatedAt:       now,

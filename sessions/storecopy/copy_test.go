@@ -44,10 +44,12 @@ func TestCopy(t *testing.T) {
 	sum, err := storecopy.Copy(t.Context(), src, dst, keys)
 	must(t, err)
 	want := storecopy.Summary{
-		"agents": 2, "agent versions": 3, "sessions": 7, "events": 23, "queued inputs": 4,
+		"agents": 3, "agent versions": 4, "sessions": 7, "events": 23, "queued inputs": 4,
 		"dedupe keys": 3, "idempotency keys": 2, "wakes": 2, "sink positions": 3, "sink marks": 3,
 		"vaults": 2, "credentials": 2, "environments": 1, "installations": 3, "once keys": 1,
 		"destinations": 2, "deliveries": 13, "delivery streams": 7,
+		"skills": 2, "skill versions": 3, "skill contents": 5,
+		"memory stores": 2, "memory versions": 6,
 	}
 	if got, w := jsonOf(t, sum), jsonOf(t, want); got != w {
 		t.Errorf("summary = %s\nwant      %s", got, w)
@@ -88,6 +90,7 @@ func after(t *testing.T, s backend.Store, now time.Time) {
 	if fresh {
 		t.Error("the copied once key was used again")
 	}
+	afterMemory(t, s)
 	out, err := s.Append(ctx, slack.ID, core.AppendRequest{Events: []core.Event{core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: "more"})}})
 	must(t, err)
 	if len(out) != 1 || out[0].Seq != slack.LastSeq+1 {
@@ -149,4 +152,22 @@ func jsonOf(t *testing.T, v any) string {
 	b, err := json.Marshal(v)
 	must(t, err)
 	return string(b)
+}
+
+// afterMemory checks the copied memory: a deleted file's history, and a
+// new version that follows the copied ones, pruning the oldest.
+func afterMemory(t *testing.T, s backend.Store) {
+	ctx := t.Context()
+	h, err := s.MemoryHistory(ctx, "notes", "slack:T1", "b.md")
+	must(t, err)
+	if len(h) != 2 || !h[0].Deleted || h[0].By != "admin" || h[1].Version != 1 {
+		t.Errorf("b.md's history = %+v", h)
+	}
+	out, err := s.ChangeMemory(ctx, core.MemoryChange{Store: "notes", Partition: "slack:T1", Op: core.MemoryOpWrite, Path: "a.md", Content: "four"})
+	must(t, err)
+	h, err = s.MemoryHistory(ctx, "notes", "slack:T1", "a.md")
+	must(t, err)
+	if out[0].Version != 4 || len(h) != 2 || h[1].Version != 3 {
+		t.Errorf("a write after the copy = %+v, history %+v", out, h)
+	}
 }

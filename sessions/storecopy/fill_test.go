@@ -57,15 +57,19 @@ func internal(typ string, body any) core.Event {
 // tool call; an archived one; a wake; vaults with sealed credentials;
 // environments; installations with and without tokens; a once key;
 // destinations (one paused) with delivered, failed and pending
-// deliveries; sink positions.
+// deliveries; sink positions; skills with versions and files, pinned by
+// an agent; memory stores, one shared, with pruned, deleted and empty
+// files.
 func fill(t *testing.T, s backend.Store, keys fakeKeys, clk *clock) {
 	ctx := t.Context()
 	tick := func() { clk.t = clk.t.Add(time.Second) }
+	fillMemory(t, s, tick)
 	agent, err := s.CreateAgent(ctx, &core.Agent{Name: "helper", Model: "anthropic/claude-x", System: "be brief"})
 	must(t, err)
 	_, err = s.UpdateAgent(ctx, agent.ID, 1, func(a *core.Agent) error { a.System = "be briefer"; return nil })
 	must(t, err)
-	other, err := s.CreateAgent(ctx, &core.Agent{Name: "other", Model: "openai/gpt-x", System: "s"})
+	other, err := s.CreateAgent(ctx, &core.Agent{Name: "other", Model: "openai/gpt-x", System: "s",
+		MemoryStores: []core.MemoryStoreRef{{ID: "notes"}, {ID: "team", Access: core.MemoryReadOnly}}})
 	must(t, err)
 
 	global := core.NewID(core.PrefixDestination)
@@ -99,7 +103,7 @@ func fill(t *testing.T, s backend.Store, keys fakeKeys, clk *clock) {
 			internal(core.TypeTurnCompleted, core.TurnCompletedBody{YieldReason: core.ReasonCompleted, Usage: core.Usage{InputTokens: 10, OutputTokens: 3}}))
 	}
 
-	api := create(core.NewSession{Session: core.Session{Metadata: map[string]string{"ticket": "42"}, ClientTokenHash: "hash-of-token"},
+	api := create(core.NewSession{Session: core.Session{Metadata: map[string]string{"ticket": "42"}, Tenant: "customer:acme", ClientTokenHash: "hash-of-token"},
 		Inputs: []core.Event{text("hello")}, Idempotency: &core.Idempotency{Key: "api:sessions:k1", Hash: "h1", Answer: []byte(`{"id":"first answer"}`)}})
 	answered(api.ID, "turn_api", "hi there")
 
@@ -108,7 +112,7 @@ func fill(t *testing.T, s backend.Store, keys fakeKeys, clk *clock) {
 		{Provider: "github", Key: "github:acme/app#7", Tenant: "acme/app"},
 		{Provider: "linear", Key: "linear:org1:ISS-3", Tenant: "org1"},
 	} {
-		sess := create(core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: other.ID, Version: 1}, Origin: &o}, ExternalKey: o.Key,
+		sess := create(core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: other.ID, Version: 1}, Origin: &o, Tenant: o.Provider + ":" + o.Tenant}, ExternalKey: o.Key,
 			Inputs: []core.Event{text("@bot help " + o.Provider)}, Dedupe: []string{o.Provider + ":delivery-1"}})
 		answered(sess.ID, "turn_"+o.Provider, "on it")
 		must(t, s.SaveSinkPosition(ctx, o.Provider, sess.ID, core.Claim{}, core.SinkPosition{Seq: 2, State: json.RawMessage(`{"ts":"1700000000.000200"}`)}))
@@ -183,4 +187,56 @@ func fill(t *testing.T, s backend.Store, keys fakeKeys, clk *clock) {
 	}
 	_, err = s.Once(ctx, "oauth:state:nonce1", clk.t.Add(10*time.Minute))
 	must(t, err)
+	fillSkills(t, s, clk)
+}
+
+// fillSkills writes two skills, one in two versions that share a file,
+// and pins versions of both on an agent.
+func fillSkills(t *testing.T, s backend.Store, clk *clock) {
+	ctx := t.Context()
+	up := core.SkillUpload{
+		Name: "lint", Description: "Lints the code.", Metadata: map[string]string{"team": "a"},
+		Files: map[string][]byte{
+			core.SkillManifestFile: []byte("---\nname: lint\ndescription: Lints the code.\n---\nRun scripts/lint.sh.\n"),
+			"scripts/lint.sh":      []byte("#!/bin/sh\ngo vet ./...\n"),
+			"empty.txt":            nil,
+		},
+		Executable: map[string]bool{"scripts/lint.sh": true},
+	}
+	lint, err := s.CreateSkill(ctx, up)
+	must(t, err)
+	clk.t = clk.t.Add(time.Second)
+	up.Name, up.Files[core.SkillManifestFile] = "lint-strict", []byte("---\nname: lint-strict\ndescription: Lints.\n---\n")
+	_, err = s.UpdateSkill(ctx, lint.ID, up)
+	must(t, err)
+	_, err = s.CreateSkill(ctx, core.SkillUpload{Name: "review", Description: "Reviews a change.",
+		Files: map[string][]byte{core.SkillManifestFile: []byte("---\nname: review\ndescription: Reviews a change.\n---\n")}})
+	must(t, err)
+	_, err = s.CreateAgent(ctx, &core.Agent{Name: "skilled", Model: "anthropic/claude-x", System: "s",
+		Skills: []core.SkillRef{{ID: lint.ID, Version: 1}, {ID: "review"}}})
+	must(t, err)
+}
+
+// fillMemory writes two memory stores: in notes' slack:T1, a.md's first
+// version is pruned (max_versions 2), b.md is deleted and empty.md is
+// empty; team is shared.
+func fillMemory(t *testing.T, s backend.Store, tick func()) {
+	ctx := t.Context()
+	notes, err := s.CreateMemoryStore(ctx, &core.MemoryStore{Name: "notes", Limits: core.MemoryLimits{MaxVersions: 2}})
+	must(t, err)
+	team, err := s.CreateMemoryStore(ctx, &core.MemoryStore{Name: "team", Shared: true, Metadata: map[string]string{"owner": "ops"}})
+	must(t, err)
+	for _, c := range []core.MemoryChange{
+		{Store: notes.ID, Partition: "slack:T1", Op: core.MemoryOpWrite, Path: "a.md", Content: "one", SessionID: "ses_1", TurnID: "turn_1"},
+		{Store: notes.ID, Partition: "slack:T1", Op: core.MemoryOpWrite, Path: "a.md", Content: "two"},
+		{Store: notes.ID, Partition: "slack:T1", Op: core.MemoryOpWrite, Path: "a.md", Content: "three"},
+		{Store: notes.ID, Partition: "slack:T1", Op: core.MemoryOpWrite, Path: "b.md", Content: "gone soon"},
+		{Store: notes.ID, Partition: "slack:T1", Op: core.MemoryOpDelete, Path: "b.md", By: "admin"},
+		{Store: notes.ID, Partition: "slack:T1", Op: core.MemoryOpWrite, Path: "empty.md"},
+		{Store: team.ID, Partition: core.SharedPartition, Op: core.MemoryOpWrite, Path: "plans/q3.md", Content: "ship ✓"},
+	} {
+		tick()
+		_, err := s.ChangeMemory(ctx, c)
+		must(t, err)
+	}
 }

@@ -138,5 +138,58 @@ func snapshot(t *testing.T, s backend.Store, now time.Time) string {
 		due = append(due, c.Delivery)
 	}
 	snap["due"], snap["next_due"] = due, nextDue.UTC()
+	snap["skills"] = skills(t, s)
+	snap["memory"] = memorySnapshot(t, s)
 	return jsonOf(t, snap)
+}
+
+// skills reads every version of every skill, each with its files'
+// contents.
+func skills(t *testing.T, s backend.Store) []core.SkillBundle {
+	ctx := t.Context()
+	var out []core.SkillBundle
+	for _, latest := range page(t, func(after string) ([]*core.Skill, bool, error) { return s.ListSkills(ctx, after, 1) },
+		func(sk *core.Skill) string { return sk.ID }) {
+		for v := 1; v <= latest.Version; v++ {
+			sk, err := s.GetSkill(ctx, latest.ID, v)
+			must(t, err)
+			b := core.SkillBundle{Skill: sk, Files: map[string][]byte{}}
+			for _, f := range sk.Files {
+				b.Files[f.Path], err = s.SkillFile(ctx, sk.ID, v, f.Path)
+				must(t, err)
+			}
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// memorySnapshot is every memory store with, by partition, its files
+// and every retained version of them with its content.
+func memorySnapshot(t *testing.T, s backend.Store) map[string]any {
+	ctx := t.Context()
+	out := map[string]any{}
+	stores := page(t, func(after string) ([]*core.MemoryStore, bool, error) { return s.ListMemoryStores(ctx, after, 1) },
+		func(m *core.MemoryStore) string { return m.ID })
+	out["stores"] = stores
+	for _, m := range stores {
+		parts, err := s.MemoryPartitions(ctx, m.ID)
+		must(t, err)
+		for _, p := range parts {
+			files, err := s.MemoryFiles(ctx, m.ID, p, true)
+			must(t, err)
+			var versions []*core.MemoryVersion
+			for _, f := range files {
+				h, err := s.MemoryHistory(ctx, m.ID, p, f.Path)
+				must(t, err)
+				for _, v := range h {
+					full, err := s.MemoryFile(ctx, m.ID, p, v.Path, v.Version)
+					must(t, err)
+					versions = append(versions, full)
+				}
+			}
+			out[m.ID+"/"+p] = map[string]any{"files": files, "versions": versions}
+		}
+	}
+	return out
 }

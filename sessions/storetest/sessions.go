@@ -90,18 +90,20 @@ func testCreateInvalidInput(t *testing.T, s core.Store) {
 func testCreateExternalKey(t *testing.T, s core.Store) {
 	ctx := t.Context()
 	origin := &core.Origin{Provider: "slack", Key: "ignored", Tenant: "T1"}
-	first, err := s.CreateSession(ctx, core.NewSession{Session: core.Session{Origin: origin}, ExternalKey: "slack:T1:C1:1.0"})
+	first, err := s.CreateSession(ctx, core.NewSession{Session: core.Session{Origin: origin, Tenant: "slack:T1"}, ExternalKey: "slack:T1:C1:1.0"})
 	must(t, err)
 	if !first.Created || first.Session.Status != core.StatusIdle || first.Session.Origin == nil ||
-		first.Session.Origin.Key != "slack:T1:C1:1.0" || first.Session.Origin.Tenant != "T1" {
+		first.Session.Origin.Key != "slack:T1:C1:1.0" || first.Session.Origin.Tenant != "T1" || first.Session.Tenant != "slack:T1" {
 		t.Fatalf("first = %+v origin %+v", first, first.Session.Origin)
 	}
 	if origin.Key != "ignored" {
 		t.Fatal("CreateSession mutated the caller's origin")
 	}
-	second, err := s.CreateSession(ctx, core.NewSession{Session: core.Session{Origin: origin}, ExternalKey: "slack:T1:C1:1.0", Inputs: []core.Event{message("hi")}})
+	// A later trigger's tenant never changes the session's: it is fixed
+	// at creation.
+	second, err := s.CreateSession(ctx, core.NewSession{Session: core.Session{Origin: origin, Tenant: "slack:T9"}, ExternalKey: "slack:T1:C1:1.0", Inputs: []core.Event{message("hi")}})
 	must(t, err)
-	if second.Created || second.Session.ID != first.Session.ID || second.Session.Status != core.StatusQueued || len(second.Inputs) != 1 {
+	if second.Created || second.Session.ID != first.Session.ID || second.Session.Status != core.StatusQueued || len(second.Inputs) != 1 || second.Session.Tenant != "slack:T1" {
 		t.Fatalf("second = %+v", second)
 	}
 	byKey, err := s.SessionByKey(ctx, "slack:T1:C1:1.0")

@@ -84,19 +84,7 @@ func (h *Handler) createVault(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) listVaults(w http.ResponseWriter, r *http.Request) error {
-	limit, err := web.Limit(r)
-	if err != nil {
-		return err
-	}
-	list, more, err := h.Store.ListVaults(r.Context(), r.URL.Query().Get("after"), limit)
-	if err != nil {
-		return err
-	}
-	if list == nil {
-		list = []*core.Vault{}
-	}
-	web.WriteJSON(w, http.StatusOK, web.Page[*core.Vault]{Data: list, HasMore: more})
-	return nil
+	return web.List(w, r, h.Store.ListVaults)
 }
 
 func (h *Handler) getVault(w http.ResponseWriter, r *http.Request) error {

@@ -138,7 +138,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	}
 	log := cfg.log
 	ctx := context.Background()
-	db, err := backend.Open(ctx, cfg.store, backend.Env{DataDir: cfg.dataDir, KeyCheck: cfg.sealer.KeyCheck(), Logger: log})
+	db, err := backend.Open(ctx, cfg.store, backend.Env{DataDir: cfg.dataDir, KeyCheck: cfg.sealer.KeyCheck(), LeaseTTL: cfg.runtime.LeaseTTL, Logger: log})
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -63,10 +64,7 @@ func turnFailpoint(getenv func(string) string) func(point string) {
 		case park && point == "after_answer":
 			parkHere(point)
 		case stop && point == "after_response":
-			once.Do(func() {
-				fmt.Fprintf(os.Stderr, "failpoint stopped: %s\n", point)
-				_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
-			})
+			once.Do(func() { stopHere(point) })
 		}
 	}
 }
@@ -94,6 +92,18 @@ func failpoint(getenv func(string) string, provider string) func(point string) {
 // first writing "failpoint parked: <name>" as one line to stderr: crash
 // tests wait for that line before they SIGKILL, so they know the process
 // is in the window they mean to test.
+// stopHere stops the whole process (SIGSTOP) before it returns. The
+// signal is sent to this very thread: one sent to the process goes to its
+// main thread, and on a busy machine this goroutine may run on, into the
+// write the test means to find undone, before that thread is scheduled
+// and the stop spreads.
+func stopHere(point string) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	fmt.Fprintf(os.Stderr, "failpoint stopped: %s\n", point)
+	_ = syscall.Tgkill(os.Getpid(), syscall.Gettid(), syscall.SIGSTOP)
+}
+
 func parkHere(name string) {
 	fmt.Fprintf(os.Stderr, "failpoint parked: %s\n", name)
 	select {}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/settings"
@@ -89,6 +90,11 @@ type Env struct {
 	// KeyCheck is derived from the master key (oauth.Sealer.KeyCheck): a
 	// shared database refuses a process whose key differs from the first.
 	KeyCheck string
+	// LeaseTTL is the runtime's session lease: on PostgreSQL a transaction
+	// left idle this long is ended by the server, so a replica paused
+	// mid-write holds no lock a takeover waits on (zero: the default
+	// lease).
+	LeaseTTL time.Duration
 	Logger   *slog.Logger
 }
 
@@ -115,8 +121,8 @@ func BoltFile(dataDir string) string { return filepath.Join(dataDir, "switchboar
 // without the master key check of Open (store copy makes it in its own
 // transaction). Errors are one line naming setting, the flag or variable
 // the DSN came from, and never quote the DSN's password.
-func OpenPostgres(ctx context.Context, dsn, setting string, log *slog.Logger) (*postgres.Store, error) {
-	pg, err := postgres.Open(ctx, dsn, postgres.Options{Logger: log})
+func OpenPostgres(ctx context.Context, dsn, setting string, opts postgres.Options) (*postgres.Store, error) {
+	pg, err := postgres.Open(ctx, dsn, opts)
 	if err != nil {
 		return nil, oneLine{fmt.Errorf("%s: %w", setting, err)}
 	}
@@ -124,7 +130,7 @@ func OpenPostgres(ctx context.Context, dsn, setting string, log *slog.Logger) (*
 }
 
 func openPostgres(ctx context.Context, c Config, env Env) (Store, error) {
-	pg, err := OpenPostgres(ctx, c.DSN, "SWITCHBOARD_STORE", env.Logger)
+	pg, err := OpenPostgres(ctx, c.DSN, "SWITCHBOARD_STORE", postgres.Options{Logger: env.Logger, IdleTransactionTimeout: env.LeaseTTL})
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -31,7 +32,20 @@ type Options struct {
 	// ConnectTimeout bounds the first connection and the migrations at
 	// Open (default 10 s): an unreachable server stops serve at start.
 	ConnectTimeout time.Duration
+	// IdleTransactionTimeout is how long the server lets a transaction of
+	// this store sit idle between its statements before it ends the
+	// connection (default DefaultIdleTransactionTimeout). A replica paused
+	// mid-transaction (a SIGSTOP, a VM stall) holds the rows it locked:
+	// without this, another replica taking over a session it had leased
+	// would wait on that lock for as long as the pause lasts. Serve sets
+	// it to the lease TTL, past which the paused replica has lost its
+	// leases anyway.
+	IdleTransactionTimeout time.Duration
 }
+
+// DefaultIdleTransactionTimeout is Options.IdleTransactionTimeout's
+// default: the runtime's default lease TTL.
+const DefaultIdleTransactionTimeout = 15 * time.Second
 
 // Store is the PostgreSQL implementation of the session store.
 type Store struct {
@@ -82,10 +96,14 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if opts.ConnectTimeout <= 0 {
 		opts.ConnectTimeout = 10 * time.Second
 	}
+	if opts.IdleTransactionTimeout <= 0 {
+		opts.IdleTransactionTimeout = DefaultIdleTransactionTimeout
+	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("parse the DSN: %s", redact(err.Error(), dsn))
 	}
+	cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(max(opts.IdleTransactionTimeout.Milliseconds(), 1), 10)
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	}

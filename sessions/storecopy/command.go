@@ -18,6 +18,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/settings"
 	"github.com/switchboardhq/switchboard/sessions"
 	"github.com/switchboardhq/switchboard/sessions/backend"
+	"github.com/switchboardhq/switchboard/sessions/postgres"
 )
 
 // Deps are what the command needs from the binary.
@@ -103,7 +104,7 @@ func run(ctx context.Context, d Deps, env command.Env, args []string) error {
 		return err
 	}
 	defer src.Close()
-	dst, err := backend.OpenPostgres(ctx, dsn, "--to", slog.New(slog.DiscardHandler))
+	dst, err := backend.OpenPostgres(ctx, dsn, "--to", postgres.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return err
 	}

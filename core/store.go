@@ -87,8 +87,35 @@ type SessionFilter struct {
 	Status    Status
 	AgentID   string
 	OriginKey string
-	After     string // id cursor
-	Limit     int
+	// Provider is the origin's provider ("slack", "github", "linear",
+	// "api"); Tenant the session's tenant (an installation's sessions:
+	// "slack:T0123", "github:owner/repo"…).
+	Provider string
+	Tenant   string
+	// Text keeps sessions whose first user message holds it, ignoring
+	// case. No index serves it: the store reads at most MaxExamined
+	// sessions past After (DefaultMaxExamined when zero) and says when it
+	// stopped there (SessionList.Capped).
+	Text        string
+	MaxExamined int
+	After       string // id cursor
+	Limit       int
+}
+
+// DefaultMaxExamined bounds the sessions one text-filtered page reads.
+const DefaultMaxExamined = 10_000
+
+// SessionList is a page of sessions.
+type SessionList struct {
+	Sessions []*Session
+	// HasMore says a next page may hold more; Next is its After: the last
+	// session returned, or for a text filter that stopped at its cap the
+	// last session it examined.
+	HasMore bool
+	Next    string
+	// Capped says a text filter stopped after MaxExamined sessions
+	// without filling the page.
+	Capped bool
 }
 
 // AgentStore keeps agents and their immutable versions.

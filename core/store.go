@@ -187,7 +187,9 @@ type Store interface {
 	WakeQueue
 	LeaseStore
 	CommitStream
-	// Sweep deletes idempotency and dedupe keys older than before.
+	// Sweep deletes idempotency and dedupe keys older than before; a store
+	// that is also a ConsoleStore sweeps its console records with them, as
+	// SweepConsole(ctx, before) does.
 	Sweep(ctx context.Context, before time.Time) (int, error)
 	Close() error
 }

@@ -5,9 +5,10 @@
 // with their queue of deliveries, platform installations and their sealed
 // tokens, single-use keys, the positions of the providers' output sinks,
 // and skills with every version's files, and memory stores with the
-// versions of their files. Store implements core.Store, core.VaultStore,
-// core.DestinationStore, core.DeliveryQueue, core.SkillStore and
-// core.MemoryStores.
+// versions of their files, and the console's sign-ins and failed
+// sign-ins. Store implements core.Store, core.VaultStore,
+// core.DestinationStore, core.DeliveryQueue, core.SkillStore,
+// core.MemoryStores and core.ConsoleStore.
 //
 // Open with Options.ReadOnly reads a file under a shared lock, refused
 // while a process writes it; Dump then puts every record, as stored, for
@@ -252,4 +253,28 @@
 // version is never pruned, so version numbers, the latest's plus one,
 // are never reused. DeleteMemoryStore deletes the store's entries of all
 // four buckets in one transaction.
+//
+// The console's sign-ins and failed sign-ins (Store also implements
+// core.ConsoleStore). Their times are unix nanoseconds of instants kept
+// to the millisecond (record.ConsoleTime):
+//
+//	console_sessions       sign-in id (the hex SHA-256 of the cookie's
+//	                       secret) → JSON of core.ConsoleSession
+//	console_session_times  8-byte big-endian uint64 expiry ‖ sign-in id →
+//	                       empty value (SweepConsole walks it in time
+//	                       order)
+//	console_failures       client address ‖ 0x00 ‖ 8-byte big-endian
+//	                       uint64 time ‖ 8-byte big-endian uint64 seq (the
+//	                       bucket's NextSequence, so two failures of one
+//	                       instant are two keys) → empty value: a prefix
+//	                       scan on address ‖ 0x00 counts an address's
+//	                       failures in a window. Addresses never contain
+//	                       0x00
+//	console_failure_times  8-byte time ‖ 8-byte seq ‖ client address →
+//	                       empty value (SweepConsole walks it in time
+//	                       order)
+//
+// A sign-in's two entries, and a failure's, are written and deleted in one
+// transaction. Sweep sweeps these as SweepConsole does. Dump leaves them
+// out: a copied store starts with no console sign-in.
 package sessions

@@ -47,6 +47,12 @@ var undumped = map[string]string{
 	bucketSinkClaims:         "running processes' claims on output: void in another store",
 	bucketDeliveryClaims:     "running processes' claims on delivery streams: void in another store",
 	bucketSkillNames:         "index: rebuilt from the skills",
+	// Console sign-ins end when their browser's cookie does; a copied
+	// store starts with none, as after a sign-out of every browser.
+	bucketConsoleSessions:     "console sign-ins: ephemeral, not copied",
+	bucketConsoleSessionTimes: "console sign-ins: ephemeral, not copied",
+	bucketConsoleFailures:     "failed console sign-ins: ephemeral, not copied",
+	bucketConsoleFailureTimes: "failed console sign-ins: ephemeral, not copied",
 }
 
 // Dump puts every record of the store, in one read transaction (a

@@ -1,9 +1,7 @@
 package sessions
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -34,11 +32,7 @@ func (s *Store) Once(ctx context.Context, key string, until time.Time) (bool, er
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		fresh = false
 		once, times := bkt(tx, bucketOnce), bkt(tx, bucketOnceTimes)
-		var expired [][]byte
-		c := times.Cursor()
-		for k, _ := c.First(); k != nil && len(k) >= 8 && binary.BigEndian.Uint64(k[:8]) <= now; k, _ = c.Next() {
-			expired = append(expired, bytes.Clone(k))
-		}
+		expired := keysUntil(times, func(t uint64) bool { return t <= now })
 		for _, k := range expired {
 			if err := times.Delete(k); err != nil {
 				return err

@@ -106,7 +106,10 @@ func recordKeys(tx *bolt.Tx, idem *core.Idempotency, dedupe []string, now time.T
 }
 
 // Sweep deletes idempotency and dedupe keys created before before. It walks
-// the time index only as far as before, never the whole key space.
+// the time index only as far as before, never the whole key space. It then
+// sweeps the console's records as SweepConsole does with the same before:
+// the runtime's periodic sweep keeps expired sign-ins and old sign-in
+// failures as long as keys, then deletes them.
 func (s *Store) Sweep(ctx context.Context, before time.Time) (int, error) {
 	if err := ctxErr(ctx); err != nil {
 		return 0, err
@@ -116,11 +119,7 @@ func (s *Store) Sweep(ctx context.Context, before time.Time) (int, error) {
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		n = 0
 		times := bkt(tx, bucketKeyTimes)
-		var old [][]byte
-		c := times.Cursor()
-		for k, _ := c.First(); k != nil && len(k) >= 8 && binary.BigEndian.Uint64(k[:8]) < limit; k, _ = c.Next() {
-			old = append(old, append([]byte{}, k...))
-		}
+		old := keysUntil(times, func(t uint64) bool { return t < limit })
 		keys := bkt(tx, bucketKeys)
 		for _, k := range old {
 			if err := times.Delete(k); err != nil {
@@ -139,5 +138,6 @@ func (s *Store) Sweep(ctx context.Context, before time.Time) (int, error) {
 	if n > 0 {
 		s.log.Debug("swept keys", "count", n, "before", before)
 	}
-	return n, nil
+	console, err := s.SweepConsole(ctx, before)
+	return n + console, err
 }

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -57,6 +58,7 @@ var allBuckets = []string{
 	bucketRunLeases, bucketReplicas,
 	bucketSkills, bucketSkillNames, bucketSkillVersions, bucketSkillContents,
 	bucketMemoryStores, bucketMemoryStoreNames, bucketMemoryVersions, bucketMemoryContents,
+	bucketConsoleSessions, bucketConsoleSessionTimes, bucketConsoleFailures, bucketConsoleFailureTimes,
 }
 
 // Options tune Open. The zero value is ready to use.
@@ -196,6 +198,19 @@ func ctxErr(ctx context.Context) error {
 		return fmt.Errorf("session store: %w", err)
 	}
 	return nil
+}
+
+// keysUntil collects, in order, the keys of a time index (8-byte
+// big-endian unix nanoseconds first) while keep holds for their time.
+// Collected first: bbolt cursors must not walk a bucket while it is being
+// deleted from.
+func keysUntil(b *bolt.Bucket, keep func(t uint64) bool) [][]byte {
+	var out [][]byte
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil && len(k) >= 8 && keep(binary.BigEndian.Uint64(k[:8])); k, _ = c.Next() {
+		out = append(out, bytes.Clone(k))
+	}
+	return out
 }
 
 // viewOne reads one record in a read transaction; what names it in

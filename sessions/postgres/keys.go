@@ -92,7 +92,10 @@ func queueKeys(b *pgx.Batch, idem *core.Idempotency, dedupe []string, now time.T
 // backlog never holds one long transaction.
 const sweepBatch = 5000
 
-// Sweep deletes idempotency and dedupe keys created before before.
+// Sweep deletes idempotency and dedupe keys created before before. It then
+// sweeps the console's records as SweepConsole does with the same before:
+// the runtime's periodic sweep keeps expired sign-ins and old sign-in
+// failures as long as keys, then deletes them.
 func (s *Store) Sweep(ctx context.Context, before time.Time) (int, error) {
 	if err := ctxErr(ctx); err != nil {
 		return 0, err
@@ -103,25 +106,36 @@ func (s *Store) Sweep(ctx context.Context, before time.Time) (int, error) {
 	if cutoff.Before(before) {
 		cutoff = cutoff.Add(time.Millisecond)
 	}
-	total := 0
-	for {
-		var n int64
-		err := s.do(ctx, func(tx pgx.Tx) error {
-			tag, err := tx.Exec(ctx, `DELETE FROM request_keys WHERE (kind, key) IN (
-				SELECT kind, key FROM request_keys WHERE created_at < $1 LIMIT $2)`, cutoff.UnixMilli(), sweepBatch)
-			n = tag.RowsAffected()
-			return err
-		})
-		if err != nil {
-			return total, fmt.Errorf("sweep keys: %w", err)
-		}
-		total += int(n)
-		if n < sweepBatch {
-			break
-		}
+	total, err := s.sweepRows(ctx, `DELETE FROM request_keys WHERE (kind, key) IN (
+		SELECT kind, key FROM request_keys WHERE created_at < $1 LIMIT $2)`, cutoff.UnixMilli())
+	if err != nil {
+		return total, fmt.Errorf("sweep keys: %w", err)
 	}
 	if total > 0 {
 		s.log.Debug("swept keys", "count", total, "before", before)
 	}
-	return total, nil
+	console, err := s.SweepConsole(ctx, before)
+	return total + console, err
+}
+
+// sweepRows runs del, a delete of at most $2 rows older than $1 (cutoff),
+// in transactions of its own until one deletes fewer than sweepBatch, and
+// returns how many rows went.
+func (s *Store) sweepRows(ctx context.Context, del string, cutoff any) (int, error) {
+	total := 0
+	for {
+		var n int64
+		err := s.do(ctx, func(tx pgx.Tx) error {
+			tag, err := tx.Exec(ctx, del, cutoff, sweepBatch)
+			n = tag.RowsAffected()
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+		total += int(n)
+		if n < sweepBatch {
+			return total, nil
+		}
+	}
 }

@@ -12,10 +12,12 @@ import (
 )
 
 // unloaded are the tables Load neither fills nor requires empty: facts
-// about the database, and the leases and heartbeats of running processes,
-// which a copied store does not carry.
+// about the database, the leases and heartbeats of running processes, and
+// the console's sign-ins and failed sign-ins, ephemeral, which a copied
+// store does not carry.
 var unloaded = map[string]bool{
 	"switchboard_meta": true, versionTable: true, "session_leases": true, "replicas": true, "sink_claims": true,
+	"console_sessions": true, "console_sign_in_failures": true,
 }
 
 // loadBatch bounds the statements sent to the server at once, and

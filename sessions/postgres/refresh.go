@@ -16,9 +16,10 @@ import (
 // two-key form never meets migrateLock, a single bigint key.
 const refreshLockClass int32 = 0x53_57_52_46 // "SWRF"
 
-// refreshLockKey is the second key of an installation's refresh lock;
-// two installations sharing one only wait for each other.
-func refreshLockKey(id string) int32 {
+// lockKey is the second key of an advisory lock of a class (an
+// installation's refresh lock, an address's failed sign-ins): a hash of
+// what it locks. Two sharing one only wait for each other.
+func lockKey(id string) int32 {
 	h := fnv.New32a()
 	h.Write([]byte(id))
 	return int32(h.Sum32())
@@ -50,7 +51,7 @@ func (s *Store) RefreshInstallationTokens(ctx context.Context, id string, refres
 		return nil, fmt.Errorf("refresh installation tokens: %w", err)
 	}
 	defer conn.Release()
-	key := refreshLockKey(id)
+	key := lockKey(id)
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1, $2)", refreshLockClass, key); err != nil {
 		// A wait cancelled just as the lock was granted may leave it held:
 		// the connection goes, and the lock with it.

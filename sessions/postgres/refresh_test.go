@@ -136,7 +136,7 @@ func TestRefreshInstallationTokensOutcomes(t *testing.T) {
 			}
 			var held int
 			err = s.pool.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid::bigint = $1 AND objid::bigint = $2",
-				int64(refreshLockClass), int64(uint32(refreshLockKey(id)))).Scan(&held)
+				int64(refreshLockClass), int64(uint32(lockKey(id)))).Scan(&held)
 			if err != nil || held != 0 {
 				t.Fatalf("the refresh lock is still held (%d), %v", held, err)
 			}

@@ -70,7 +70,9 @@ func (r *Runtime) poke() {
 	}
 }
 
-// sweeper deletes dedupe and idempotency keys past their retention.
+// sweeper deletes dedupe and idempotency keys past their retention, and
+// with them the store's other records past it (expired console sign-ins,
+// old failed sign-ins: see the stores' Sweep).
 func (r *Runtime) sweeper(ctx context.Context) {
 	defer r.wg.Done()
 	t := time.NewTicker(r.cfg.SweepEvery)
@@ -79,9 +81,9 @@ func (r *Runtime) sweeper(ctx context.Context) {
 		n, err := r.cfg.Store.Sweep(ctx, time.Now().Add(-r.cfg.KeyRetention))
 		switch {
 		case err != nil && ctx.Err() == nil:
-			r.log.Warn("sweep keys", "err", err)
+			r.log.Warn("sweep expired records", "err", err)
 		case n > 0:
-			r.log.Info("swept expired keys", "count", n)
+			r.log.Info("swept expired records", "count", n)
 		}
 		select {
 		case <-ctx.Done():

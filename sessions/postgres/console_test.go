@@ -1,0 +1,92 @@
+package postgres
+
+import (
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/storetest"
+)
+
+func TestConsoleStoreConformance(t *testing.T) {
+	storetest.RunConsole(t, func(t *testing.T) storetest.ConsoleStore {
+		s, _ := openTest(t, Options{})
+		return s
+	})
+}
+
+// TestConsoleAcrossReplicas: a sign-in made on one replica is good on the
+// other, a sign-out on either ends it on both, and both count one
+// address's failures together.
+func TestConsoleAcrossReplicas(t *testing.T) {
+	stores := replicas(t)
+	a, b := stores[0], stores[1]
+	ctx := t.Context()
+	now := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+	in := &core.ConsoleSession{ID: "s1", CSRF: "c", KeyCheck: "k", CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	if err := a.CreateConsoleSession(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.GetConsoleSession(ctx, "s1", now); err != nil || got.CSRF != "c" {
+		t.Fatalf("the other replica's get = %+v, %v", got, err)
+	}
+	if err := b.CreateConsoleSession(ctx, in); !errors.Is(err, core.ErrConflict) {
+		t.Fatalf("the same id on the other replica = %v, want ErrConflict", err)
+	}
+	if err := b.DeleteConsoleSession(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := a.GetConsoleSession(ctx, "s1", now); !errors.Is(err, core.ErrNotFound) {
+		t.Fatalf("after a sign-out on the other replica, get = %+v, %v; want ErrNotFound", got, err)
+	}
+
+	const addr = "198.51.100.20"
+	for i, s := range []*Store{a, b, a} {
+		if n, err := s.RecordSignInFailure(ctx, addr, now.Add(time.Duration(i)*time.Second), time.Minute); err != nil || n != i+1 {
+			t.Fatalf("failure %d = %d, %v; want %d", i+1, n, err, i+1)
+		}
+	}
+	if n, err := b.SignInFailures(ctx, addr, now.Add(2*time.Second), time.Minute); err != nil || n != 3 {
+		t.Fatalf("the other replica counts %d, %v; want 3", n, err)
+	}
+	if err := b.CreateConsoleSession(ctx, &core.ConsoleSession{ID: "s2", CSRF: "c", KeyCheck: "k", CreatedAt: now, ExpiresAt: now.Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := a.SweepConsole(ctx, now.Add(time.Hour)); err != nil || n != 4 {
+		t.Fatalf("sweep = %d, %v; want 4 (a sign-in, three failures)", n, err)
+	}
+	if _, err := b.GetConsoleSession(ctx, "s2", now); !errors.Is(err, core.ErrNotFound) {
+		t.Fatalf("a sign-in swept by the other replica = %v, want ErrNotFound", err)
+	}
+}
+
+// TestConsoleFailuresRace: failures of one address recorded at once on
+// two replicas each get a count of their own: 1, 2, … n, none twice.
+func TestConsoleFailuresRace(t *testing.T) {
+	stores := replicas(t)
+	now := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+	const n = 24
+	counts := make([]int, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			counts[i], errs[i] = stores[i%2].RecordSignInFailure(t.Context(), "203.0.113.9", now, time.Minute)
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("failure %d: %v", i, err)
+		}
+	}
+	slices.Sort(counts)
+	for i, c := range counts {
+		if c != i+1 {
+			t.Fatalf("counts = %v, want 1…%d each once", counts, n)
+		}
+	}
+}

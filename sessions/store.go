@@ -57,6 +57,7 @@ var allBuckets = []string{
 	bucketRunLeases, bucketReplicas,
 	bucketSkills, bucketSkillNames, bucketSkillVersions, bucketSkillContents,
 	bucketMemoryStores, bucketMemoryStoreNames, bucketMemoryVersions, bucketMemoryContents,
+	bucketHourlyStats,
 }
 
 // Options tune Open. The zero value is ready to use.

@@ -34,6 +34,7 @@ type Store interface {
 	core.DeliveryQueue
 	core.SkillStore
 	core.MemoryStores
+	core.StatsStore
 	// Ready is "ready", or why not.
 	Ready(ctx context.Context) (status string, ok bool)
 }

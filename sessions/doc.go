@@ -6,8 +6,8 @@
 // tokens, single-use keys, the positions of the providers' output sinks,
 // and skills with every version's files, and memory stores with the
 // versions of their files. Store implements core.Store, core.VaultStore,
-// core.DestinationStore, core.DeliveryQueue, core.SkillStore and
-// core.MemoryStores.
+// core.DestinationStore, core.DeliveryQueue, core.SkillStore,
+// core.MemoryStores and core.StatsStore.
 //
 // Open with Options.ReadOnly reads a file under a shared lock, refused
 // while a process writes it; Dump then puts every record, as stored, for
@@ -252,4 +252,13 @@
 // version is never pruned, so version numbers, the latest's plus one,
 // are never reused. DeleteMemoryStore deletes the store's entries of all
 // four buckets in one transaction.
+//
+// Hourly counters of turns (Store also implements core.StatsStore):
+//
+//	hourly_stats  8-byte big-endian uint64 start of the hour (UTC) in unix
+//	              nanoseconds → JSON of core.HourStats
+//
+// Append adds each turn.completed it logs to the counters of the hour of
+// the event's created_at, in the transaction that logs it, so the
+// counters hold exactly the turns committed.
 package sessions

@@ -341,6 +341,33 @@ func (s *Store) ResumeDestination(ctx context.Context, id string) (*core.Destina
 	return out, nil
 }
 
+// PauseDestination pauses an active destination; a paused one is
+// returned as it is.
+func (s *Store) PauseDestination(ctx context.Context, id string) (*core.Destination, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	var out *core.Destination
+	err := s.commit.do(func(tx *bolt.Tx) error {
+		d, err := loadDestination(tx, id)
+		if err != nil {
+			return err
+		}
+		out = d
+		if d.Status == core.DestinationPaused {
+			return nil
+		}
+		if err := pauseDestination(tx, d, s.clock()); err != nil {
+			return err
+		}
+		return saveDestination(tx, d)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pause destination: %w", err)
+	}
+	return out, nil
+}
+
 // pauseDestination stops attempts: the destination's streams leave the
 // due index (their deliveries stay queued) until it is resumed.
 func pauseDestination(tx *bolt.Tx, d *core.Destination, now core.Time) error {

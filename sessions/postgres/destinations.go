@@ -231,6 +231,30 @@ func (s *Store) ResumeDestination(ctx context.Context, id string) (*core.Destina
 	return out, nil
 }
 
+// PauseDestination pauses an active destination; a paused one is
+// returned as it is.
+func (s *Store) PauseDestination(ctx context.Context, id string) (*core.Destination, error) {
+	var out *core.Destination
+	err := s.do(ctx, func(tx pgx.Tx) error {
+		d, err := loadDestination(ctx, tx, id, lockNoKey)
+		if err != nil {
+			return err
+		}
+		out = d
+		if d.Status == core.DestinationPaused {
+			return nil
+		}
+		if err := pauseDestination(ctx, tx, d, s.clock()); err != nil {
+			return err
+		}
+		return saveDestination(ctx, tx, d)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pause destination: %w", err)
+	}
+	return out, nil
+}
+
 // pauseDestination stops attempts: the destination's streams leave the
 // due index (their deliveries stay queued) until it is resumed. tx holds
 // the destination's row.

@@ -260,5 +260,6 @@
 //
 // Append adds each turn.completed it logs to the counters of the hour of
 // the event's created_at, in the transaction that logs it, so the
-// counters hold exactly the turns committed.
+// counters hold exactly the turns committed. Turns logged by a release
+// without the bucket are not counted.
 package sessions

@@ -17,8 +17,9 @@ type DestinationStatus string
 
 const (
 	DestinationActive DestinationStatus = "active"
-	// DestinationPaused: it failed for too long. Its deliveries keep
-	// queueing but none is attempted until it is resumed.
+	// DestinationPaused: it failed for too long, or an admin paused it.
+	// Its deliveries keep queueing but none is attempted until it is
+	// resumed.
 	DestinationPaused DestinationStatus = "paused"
 )
 
@@ -206,6 +207,10 @@ type DestinationStore interface {
 	// ResumeDestination makes a paused destination active again; its
 	// streams continue where they stopped, due at once.
 	ResumeDestination(ctx context.Context, id string) (*Destination, error)
+	// PauseDestination stops the attempts of an active destination until
+	// it is resumed: its deliveries keep queueing, and an attempt under
+	// way is recorded. A paused destination is returned as it is.
+	PauseDestination(ctx context.Context, id string) (*Destination, error)
 }
 
 // ClaimedDelivery is the first pending delivery of a stream its holder

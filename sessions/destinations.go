@@ -307,21 +307,8 @@ func (s *Store) DeleteDestination(ctx context.Context, id string) error {
 // failures, and schedules each of its streams from its first pending
 // delivery.
 func (s *Store) ResumeDestination(ctx context.Context, id string) (*core.Destination, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	var out *core.Destination
-	err := s.commit.do(func(tx *bolt.Tx) error {
-		d, err := loadDestination(tx, id)
-		if err != nil {
-			return err
-		}
-		out = d
-		if d.Status == core.DestinationActive {
-			return nil
-		}
-		now := s.clock()
-		d.Status, d.PausedAt, d.FailingSince, d.UpdatedAt = core.DestinationActive, nil, nil, now
+	return s.setDestinationStatus(ctx, id, core.DestinationActive, func(tx *bolt.Tx, d *core.Destination) error {
+		d.Status, d.PausedAt, d.FailingSince, d.UpdatedAt = core.DestinationActive, nil, nil, s.clock()
 		if err := saveDestination(tx, d); err != nil {
 			return err
 		}
@@ -335,8 +322,40 @@ func (s *Store) ResumeDestination(ctx context.Context, id string) (*core.Destina
 		}
 		return nil
 	})
+}
+
+// PauseDestination pauses an active destination; a paused one is
+// returned as it is.
+func (s *Store) PauseDestination(ctx context.Context, id string) (*core.Destination, error) {
+	return s.setDestinationStatus(ctx, id, core.DestinationPaused, func(tx *bolt.Tx, d *core.Destination) error {
+		if err := pauseDestination(tx, d, s.clock()); err != nil {
+			return err
+		}
+		return saveDestination(tx, d)
+	})
+}
+
+// setDestinationStatus brings the destination with id to status st with
+// change, which runs only when the destination has another status, and
+// returns the destination as it then is.
+func (s *Store) setDestinationStatus(ctx context.Context, id string, st core.DestinationStatus, change func(*bolt.Tx, *core.Destination) error) (*core.Destination, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	var out *core.Destination
+	err := s.commit.do(func(tx *bolt.Tx) error {
+		d, err := loadDestination(tx, id)
+		if err != nil {
+			return err
+		}
+		out = d
+		if d.Status == st {
+			return nil
+		}
+		return change(tx, d)
+	})
 	if err != nil {
-		return nil, fmt.Errorf("resume destination: %w", err)
+		return nil, fmt.Errorf("set destination status to %s: %w", st, err)
 	}
 	return out, nil
 }

@@ -6,9 +6,9 @@
 // tokens, single-use keys, the positions of the providers' output sinks,
 // and skills with every version's files, and memory stores with the
 // versions of their files, and the console's sign-ins and failed
-// sign-ins. Store implements core.Store, core.VaultStore,
+// sign-ins, and the hourly counters of turns. Store implements core.Store, core.VaultStore,
 // core.DestinationStore, core.DeliveryQueue, core.SkillStore,
-// core.MemoryStores and core.ConsoleStore.
+// core.MemoryStores, core.ConsoleStore and core.StatsStore.
 //
 // Open with Options.ReadOnly reads a file under a shared lock, refused
 // while a process writes it; Dump then puts every record, as stored, for
@@ -277,4 +277,14 @@
 // A sign-in's two entries, and a failure's, are written and deleted in one
 // transaction. Sweep sweeps these as SweepConsole does. Dump leaves them
 // out: a copied store starts with no console sign-in.
+//
+// Hourly counters of turns (Store also implements core.StatsStore):
+//
+//	hourly_stats  8-byte big-endian uint64 start of the hour (UTC) in unix
+//	              nanoseconds → JSON of core.HourStats
+//
+// Append adds each turn.completed it logs to the counters of the hour of
+// the event's created_at, in the transaction that logs it, so the
+// counters hold exactly the turns committed. Turns logged by a release
+// without the bucket are not counted.
 package sessions

@@ -25,6 +25,7 @@ var dumped = []string{
 	bucketDestinations, bucketDestinationSecrets, bucketDeliveries, bucketOutbox, bucketOutboxStreams,
 	bucketSkills, bucketSkillVersions, bucketSkillContents,
 	bucketMemoryStores, bucketMemoryVersions, bucketMemoryContents,
+	bucketHourlyStats,
 }
 
 var undumped = map[string]string{
@@ -66,7 +67,7 @@ func (s *Store) Dump(ctx context.Context, put dump.Put) error {
 		d := dumper{tx: tx, put: put, ctx: ctx}
 		for _, step := range []func() error{
 			d.agents, d.sessions, d.keys, d.wakes, d.sinks,
-			d.vaults, d.environments, d.installations, d.once, d.destinations, d.skills, d.memory,
+			d.vaults, d.environments, d.installations, d.once, d.destinations, d.skills, d.memory, d.stats,
 		} {
 			if err := step(); err != nil {
 				return err
@@ -389,5 +390,16 @@ func (d dumper) memory() error {
 		}
 		return d.put(dump.MemoryVersion{StoreID: v.Store, Partition: v.Partition, Path: v.Path, Version: v.Version, Seq: seq,
 			Deleted: v.Deleted, Size: v.Size, Body: raw[8:], Content: bkt(d.tx, bucketMemoryContents).Get(k)})
+	})
+}
+
+// stats puts the hourly counters, oldest hour first.
+func (d dumper) stats() error {
+	return d.each(bucketHourlyStats, func(_, v []byte) error {
+		h, err := decode[core.HourStats](v)
+		if err != nil {
+			return err
+		}
+		return d.put(dump.HourStats(*h))
 	})
 }

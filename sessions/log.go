@@ -189,6 +189,9 @@ func (s *Store) project(tx *bolt.Tx, sess *core.Session, le record.LogEvent, e c
 		if err := bkt(tx, bucketLeases).Delete([]byte(sess.ID)); err != nil {
 			return err
 		}
+		if err := countTurn(tx, e, le.Done); err != nil {
+			return err
+		}
 		if pendingEmpty(tx, sess.ID) {
 			return clearWake(tx, sess.ID)
 		}

@@ -59,6 +59,7 @@ var allBuckets = []string{
 	bucketSkills, bucketSkillNames, bucketSkillVersions, bucketSkillContents,
 	bucketMemoryStores, bucketMemoryStoreNames, bucketMemoryVersions, bucketMemoryContents,
 	bucketConsoleSessions, bucketConsoleSessionTimes, bucketConsoleFailures, bucketConsoleFailureTimes,
+	bucketHourlyStats,
 }
 
 // Options tune Open. The zero value is ready to use.

@@ -290,6 +290,40 @@ func TestPauseAndResume(t *testing.T) {
 	}
 }
 
+// TestPauseByHand: a destination paused through the API gets no
+// attempt, its events keep queueing, and a resume delivers them in order.
+func TestPauseByHand(t *testing.T) {
+	e := newEnv(t, fastConfig())
+	rc := newReceiver(t)
+	sess := e.session(nil)
+	d := e.destination("/v1/sessions/"+sess.ID+"/destinations", map[string]any{"url": rc.srv.URL})
+	rc.setSecret(d.Secret)
+	e.say(sess.ID, "one")
+	waitFor(t, "the first delivery recorded", func() bool { return len(e.deliveries("state=delivered&destination="+d.ID)) == 1 })
+	var got core.Destination
+	if code := e.call("POST", "/v1/destinations/"+d.ID+"/pause", nil, &got); code != 200 || got.Status != core.DestinationPaused {
+		t.Fatalf("pause: %d %+v", code, got)
+	}
+	e.say(sess.ID, "two", "three")
+	if n := len(e.deliveries("state=pending&destination=" + d.ID)); n != 2 {
+		t.Fatalf("%d pending while paused, want 2", n)
+	}
+	due, _, err := e.store.ClaimDeliveries(t.Context(), "run_test", time.Minute, time.Now().Add(time.Hour), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(due) != 0 {
+		t.Fatalf("a paused destination's deliveries are due: %+v", due)
+	}
+	if code := e.call("POST", "/v1/destinations/"+d.ID+"/resume", nil, &got); code != 200 || got.Status != core.DestinationActive {
+		t.Fatalf("resume: %d %+v", code, got)
+	}
+	waitFor(t, "deliveries after resume", func() bool { return len(rc.delivered()) == 3 })
+	if got := texts(rc.delivered()); !slices.Equal(got, []string{"one", "two", "three"}) {
+		t.Fatalf("after resume %v", got)
+	}
+}
+
 // TestFilters: the level is a threshold, types narrow it, an agent filter
 // limits a global destination, and a destination sees only what was
 // appended after its creation.

@@ -31,6 +31,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	handle("GET /v1/destinations", h.listDestinations)
 	handle("GET /v1/destinations/{id}", h.getDestination)
 	handle("DELETE /v1/destinations/{id}", h.deleteDestination)
+	handle("POST /v1/destinations/{id}/pause", h.pauseDestination)
 	handle("POST /v1/destinations/{id}/resume", h.resumeDestination)
 	handle("POST /v1/sessions/{id}/destinations", h.createSessionDestination)
 	handle("GET /v1/sessions/{id}/destinations", h.listSessionDestinations)
@@ -136,6 +137,20 @@ func (h *Handler) deleteDestination(w http.ResponseWriter, r *http.Request) erro
 	h.Service.forget(id)
 	h.Logger.Info("destination deleted", "destination_id", id)
 	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// pauseDestination stops the destination's attempts until a resume; no
+// dispatcher needs telling, since a paused destination's deliveries are
+// never due.
+func (h *Handler) pauseDestination(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	d, err := h.store().PauseDestination(r.Context(), id)
+	if err != nil {
+		return web.NotFound(err, "destination", id)
+	}
+	h.Logger.Info("destination paused", "destination_id", id)
+	web.WriteJSON(w, http.StatusOK, d)
 	return nil
 }
 

@@ -52,6 +52,8 @@ func TestHandlerRefusals(t *testing.T) {
 		{"missing destination", "GET", "/v1/destinations/dst_missing", nil, "", 404, "not_found", "dst_missing"},
 		{"delete missing", "DELETE", "/v1/destinations/dst_missing", nil, "", 404, "not_found", "dst_missing"},
 		{"resume missing", "POST", "/v1/destinations/dst_missing/resume", nil, "", 404, "not_found", "dst_missing"},
+		{"pause missing", "POST", "/v1/destinations/dst_missing/pause", nil, "", 404, "not_found", "dst_missing"},
+		{"pause with a client token", "POST", "/v1/destinations/dst_missing/pause", nil, "client", 401, "unauthorized", "admin token"},
 		{"bad state", "GET", "/v1/deliveries?state=lost", nil, "", 400, "invalid_request", "state"},
 		{"bad limit", "GET", "/v1/deliveries?limit=0", nil, "", 400, "invalid_request", "limit"},
 		{"missing delivery", "GET", "/v1/deliveries/dlv_missing", nil, "", 404, "not_found", "dlv_missing"},
@@ -139,6 +141,20 @@ func TestHandlerLifecycle(t *testing.T) {
 	var resumed core.Destination
 	if code := e.call("POST", "/v1/destinations/"+global.ID+"/resume", nil, &resumed); code != 200 || resumed.Status != core.DestinationActive {
 		t.Fatalf("resume of an active destination: %d %+v", code, resumed)
+	}
+	var paused, again, stored core.Destination
+	if code := e.call("POST", "/v1/destinations/"+global.ID+"/pause", nil, &paused); code != 200 || paused.Status != core.DestinationPaused || paused.PausedAt == nil || paused.ID != global.ID {
+		t.Fatalf("pause: %d %+v", code, paused)
+	}
+	if code := e.call("POST", "/v1/destinations/"+global.ID+"/pause", nil, &again); code != 200 || again.Status != core.DestinationPaused || !again.PausedAt.Equal(paused.PausedAt.Time) {
+		t.Fatalf("pause of a paused destination: %d %+v, want it as it was: %+v", code, again, paused)
+	}
+	if e.call("GET", "/v1/destinations/"+global.ID, nil, &stored); stored.Status != core.DestinationPaused {
+		t.Fatalf("after pause = %+v", stored)
+	}
+	resumed = core.Destination{}
+	if code := e.call("POST", "/v1/destinations/"+global.ID+"/resume", nil, &resumed); code != 200 || resumed.Status != core.DestinationActive || resumed.PausedAt != nil {
+		t.Fatalf("resume after a pause: %d %+v", code, resumed)
 	}
 	var empty struct {
 		Data    []core.Delivery `json:"data"`

@@ -35,6 +35,7 @@ type Store interface {
 	core.SkillStore
 	core.MemoryStores
 	core.ConsoleStore
+	core.StatsStore
 	// Ready is "ready", or why not.
 	Ready(ctx context.Context) (status string, ok bool)
 }

@@ -6,7 +6,8 @@
 // empty database in one transaction (postgres.Store.Load).
 //
 // What a store derives from its records (name and key indexes, status
-// counts) is not dumped: the target rebuilds it. Turn leases and replica
+// counts) is not dumped: the target rebuilds it. The hourly counters of
+// turns are dumped: rebuilding them would read every log. Turn leases and replica
 // heartbeats are not dumped either: they describe running processes.
 package dump
 
@@ -35,7 +36,7 @@ var Kinds = []string{
 	"vaults", "credentials", "environments", "installations", "once keys",
 	"destinations", "deliveries", "delivery streams",
 	"skills", "skill versions", "skill contents",
-	"memory stores", "memory versions",
+	"memory stores", "memory versions", "hourly stats",
 }
 
 // Agent is an agent's latest version.
@@ -210,6 +211,9 @@ type MemoryVersion struct {
 	Content                  []byte
 }
 
+// HourStats are the counters of one hour of turns.
+type HourStats core.HourStats
+
 func (Agent) Kind() string        { return "agents" }
 func (AgentVersion) Kind() string { return "agent versions" }
 func (Session) Kind() string      { return "sessions" }
@@ -237,3 +241,4 @@ func (SkillVersion) Kind() string   { return "skill versions" }
 func (SkillContent) Kind() string   { return "skill contents" }
 func (MemoryStore) Kind() string    { return "memory stores" }
 func (MemoryVersion) Kind() string  { return "memory versions" }
+func (HourStats) Kind() string      { return "hourly stats" }

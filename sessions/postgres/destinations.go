@@ -208,6 +208,31 @@ func (s *Store) DeleteDestination(ctx context.Context, id string) error {
 // failures, and schedules each of its streams at its first pending
 // delivery.
 func (s *Store) ResumeDestination(ctx context.Context, id string) (*core.Destination, error) {
+	return s.setDestinationStatus(ctx, id, core.DestinationActive, func(tx pgx.Tx, d *core.Destination) error {
+		d.Status, d.PausedAt, d.FailingSince, d.UpdatedAt = core.DestinationActive, nil, nil, s.clock()
+		if err := saveDestination(ctx, tx, d); err != nil {
+			return err
+		}
+		_, err := s.schedule(ctx, tx, d, "")
+		return err
+	})
+}
+
+// PauseDestination pauses an active destination; a paused one is
+// returned as it is.
+func (s *Store) PauseDestination(ctx context.Context, id string) (*core.Destination, error) {
+	return s.setDestinationStatus(ctx, id, core.DestinationPaused, func(tx pgx.Tx, d *core.Destination) error {
+		if err := pauseDestination(ctx, tx, d, s.clock()); err != nil {
+			return err
+		}
+		return saveDestination(ctx, tx, d)
+	})
+}
+
+// setDestinationStatus brings the destination with id to status st with
+// change, run under the destination's row lock only when it has another
+// status, and returns the destination as it then is.
+func (s *Store) setDestinationStatus(ctx context.Context, id string, st core.DestinationStatus, change func(pgx.Tx, *core.Destination) error) (*core.Destination, error) {
 	var out *core.Destination
 	err := s.do(ctx, func(tx pgx.Tx) error {
 		d, err := loadDestination(ctx, tx, id, lockNoKey)
@@ -215,18 +240,13 @@ func (s *Store) ResumeDestination(ctx context.Context, id string) (*core.Destina
 			return err
 		}
 		out = d
-		if d.Status == core.DestinationActive {
+		if d.Status == st {
 			return nil
 		}
-		d.Status, d.PausedAt, d.FailingSince, d.UpdatedAt = core.DestinationActive, nil, nil, s.clock()
-		if err := saveDestination(ctx, tx, d); err != nil {
-			return err
-		}
-		_, err = s.schedule(ctx, tx, d, "")
-		return err
+		return change(tx, d)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("resume destination: %w", err)
+		return nil, fmt.Errorf("set destination status to %s: %w", st, err)
 	}
 	return out, nil
 }

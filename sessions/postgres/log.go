@@ -77,6 +77,7 @@ func (s *Store) nothingToTake(ctx context.Context, sessionID string, take bool) 
 type turnEffects struct {
 	markSink  bool // a turn started: the origin's sink may be behind
 	clearWake bool // a turn completed: no visit needed unless input waits
+	stats     turnStats
 }
 
 // appendTx logs the events under the session's lock, taken by reads,
@@ -145,6 +146,7 @@ func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, tail *pgx.Batch, sessio
 	}
 	// Counters last: their rows are shared, so they are held the least.
 	r.queueCounts(tail)
+	fx.stats.queue(tail)
 	return out, []core.Change{r.change(core.Change{Events: out})}, nil
 }
 
@@ -169,6 +171,7 @@ func (r *row) project(le record.LogEvent, e core.Event, holder string, fx *turnE
 		sess.TurnID = ""
 		r.lease = nil
 		fx.clearWake = true
+		fx.stats.count(e, le.Done)
 	}
 }
 

@@ -49,7 +49,7 @@ func TestCopy(t *testing.T) {
 		"vaults": 2, "credentials": 2, "environments": 1, "installations": 3, "once keys": 1,
 		"destinations": 2, "deliveries": 13, "delivery streams": 7,
 		"skills": 2, "skill versions": 3, "skill contents": 5,
-		"memory stores": 2, "memory versions": 6,
+		"memory stores": 2, "memory versions": 6, "hourly stats": 2,
 	}
 	if got, w := jsonOf(t, sum), jsonOf(t, want); got != w {
 		t.Errorf("summary = %s\nwant      %s", got, w)
@@ -96,6 +96,7 @@ func after(t *testing.T, s backend.Store, now time.Time) {
 	if len(out) != 1 || out[0].Seq != slack.LastSeq+1 {
 		t.Errorf("append after the copy = %+v, want seq %d", out, slack.LastSeq+1)
 	}
+	afterStats(t, s, now)
 }
 
 // TestCopyRefusesNonEmpty: a second copy into the same database fails
@@ -169,5 +170,32 @@ func afterMemory(t *testing.T, s backend.Store) {
 	must(t, err)
 	if out[0].Version != 4 || len(h) != 2 || h[1].Version != 3 {
 		t.Errorf("a write after the copy = %+v, history %+v", out, h)
+	}
+}
+
+// afterStats checks the copied counters: the hours fill wrote, and a
+// turn completed after the copy adding to its hour's.
+func afterStats(t *testing.T, s backend.Store, now time.Time) {
+	ctx := t.Context()
+	hour := now.UTC().Truncate(time.Hour)
+	want := []core.HourStats{
+		{Hour: hour.Add(-time.Hour), Turns: 1, Failed: 1, InputTokens: 4, OutputTokens: 1},
+		{Hour: hour, Turns: 4, InputTokens: 40, OutputTokens: 12},
+	}
+	got, err := s.HourlyStats(ctx, time.Time{}, now.Add(time.Hour))
+	must(t, err)
+	if g, w := jsonOf(t, got), jsonOf(t, want); g != w {
+		t.Fatalf("copied hourly stats = %s\nwant %s", g, w)
+	}
+	api, _, err := s.ListSessions(ctx, core.SessionFilter{Limit: 1})
+	must(t, err)
+	_, err = s.Append(ctx, api[0].ID, core.AppendRequest{Events: []core.Event{
+		internal(core.TypeTurnCompleted, core.TurnCompletedBody{YieldReason: core.ReasonError, Usage: core.Usage{InputTokens: 1, OutputTokens: 1}})}})
+	must(t, err)
+	want[1] = core.HourStats{Hour: hour, Turns: 5, Failed: 1, InputTokens: 41, OutputTokens: 13}
+	got, err = s.HourlyStats(ctx, time.Time{}, now.Add(time.Hour))
+	must(t, err)
+	if g, w := jsonOf(t, got), jsonOf(t, want); g != w {
+		t.Fatalf("hourly stats after a turn = %s\nwant %s", g, w)
 	}
 }

@@ -54,7 +54,8 @@ func internal(typ string, body any) core.Event {
 // versioned agent; an API session with an answered turn and an
 // idempotency key; Slack, GitHub and Linear sessions with origin keys and
 // dedupe keys; one with queued inputs; one with an open turn waiting on a
-// tool call; an archived one; a wake; vaults with sealed credentials;
+// tool call; an archived one, whose turn failed an hour before the
+// others (two hours of counters); a wake; vaults with sealed credentials;
 // environments; installations with and without tokens; a once key;
 // destinations (one paused) with delivered, failed and pending
 // deliveries; sink positions; skills with versions and files, pinned by
@@ -128,8 +129,12 @@ func fill(t *testing.T, s backend.Store, keys fakeKeys, clk *clock) {
 	turn(open.ID, "turn_open", core.NewEvent(core.TypeAgentToolUse, core.LevelProgress, core.ActorAgent,
 		core.ToolUseBody{ToolUseID: "toolu_1", Name: "bash", Input: json.RawMessage(`{"command":"go test ./..."}`)}))
 
+	// Its turn failed, and its turn.completed carries a time an hour
+	// before the others': two hours of counters.
 	gone := create(core.NewSession{Inputs: []core.Event{text("bye")}})
-	answered(gone.ID, "turn_gone", "bye")
+	failed := internal(core.TypeTurnCompleted, core.TurnCompletedBody{YieldReason: core.ReasonError, Usage: core.Usage{InputTokens: 4, OutputTokens: 1}})
+	failed.CreatedAt = core.NewTime(clk.t.Add(-time.Hour))
+	turn(gone.ID, "turn_gone", core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: "bye"}), failed)
 	_, err = s.Archive(ctx, gone.ID)
 	must(t, err)
 

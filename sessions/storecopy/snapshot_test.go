@@ -140,6 +140,8 @@ func snapshot(t *testing.T, s backend.Store, now time.Time) string {
 	snap["due"], snap["next_due"] = due, nextDue.UTC()
 	snap["skills"] = skills(t, s)
 	snap["memory"] = memorySnapshot(t, s)
+	snap["hourly_stats"], err = s.HourlyStats(ctx, time.Time{}, now.Add(24*time.Hour))
+	must(t, err)
 	return jsonOf(t, snap)
 }
 

@@ -194,6 +194,68 @@ func testDeliveriesPauseResume(t *testing.T, s DeliveryStore) {
 	wantErr(t, err, core.ErrNotFound)
 }
 
+// testDeliveriesPauseByHand: a paused destination's attempt under way
+// is recorded and none follows it; its deliveries keep queueing; pausing
+// it again changes nothing; a resume continues where it stopped.
+func testDeliveriesPauseByHand(t *testing.T, s DeliveryStore) {
+	ctx := t.Context()
+	a := sessionOf(t, s, "agt_a")
+	dest := createDest(t, s, a.ID, core.EventFilter{})
+	other := createDest(t, s, a.ID, core.EventFilter{})
+	say(t, s, a.ID, "one", "two")
+	var first core.ClaimedDelivery
+	for _, d := range claim(t, s, "a") {
+		if d.DestinationID == dest.ID {
+			first = d
+		}
+	}
+	if first.Delivery == nil || first.Seq != 1 {
+		t.Fatalf("no first delivery claimed for %s", dest.ID)
+	}
+	d, err := s.PauseDestination(ctx, dest.ID)
+	must(t, err)
+	if d.Status != core.DestinationPaused || d.PausedAt == nil || d.ID != dest.ID {
+		t.Fatalf("paused = %+v", d)
+	}
+	if got, err := s.GetDestination(ctx, dest.ID); err != nil || jsonOf(t, got) != jsonOf(t, d) {
+		t.Fatalf("stored = %+v, %v; want %+v", got, err, d)
+	}
+	stored, next := record(t, s, first.Claim, first.ID, ok())
+	if stored.State != core.DeliveryDelivered || next != nil {
+		t.Fatalf("the attempt under way = %+v, next %+v; want it delivered and none next", stored, next)
+	}
+	must(t, s.ReleaseDeliveryClaims(ctx, "a"))
+	say(t, s, a.ID, "three")
+	for _, c := range claim(t, s, "b") {
+		if c.DestinationID == dest.ID {
+			t.Fatalf("a paused destination has a due delivery: %+v", c)
+		}
+	}
+	if ds := allDeliveries(t, s, core.DeliveryQuery{DestinationID: dest.ID, State: core.DeliveryPending}); len(ds) != 2 {
+		t.Fatalf("%d pending deliveries while paused, want 2", len(ds))
+	}
+	if o, err := s.GetDestination(ctx, other.ID); err != nil || o.Status != core.DestinationActive {
+		t.Fatalf("the other destination = %+v, %v", o, err)
+	}
+	again, err := s.PauseDestination(ctx, dest.ID)
+	must(t, err)
+	sameJSON(t, "paused again", again, d)
+	must(t, s.ReleaseDeliveryClaims(ctx, "b"))
+	_, err = s.ResumeDestination(ctx, dest.ID)
+	must(t, err)
+	var resumed []uint64
+	for _, c := range claim(t, s, "c") {
+		if c.DestinationID == dest.ID {
+			resumed = append(resumed, c.Seq)
+		}
+	}
+	if !slices.Equal(resumed, []uint64{2}) {
+		t.Fatalf("due after resume: seqs %v, want [2]", resumed)
+	}
+	_, err = s.PauseDestination(ctx, "dst_missing")
+	wantErr(t, err, core.ErrNotFound)
+}
+
 func testDeliveriesRedeliver(t *testing.T, s DeliveryStore) {
 	ctx := t.Context()
 	a := sessionOf(t, s, "agt_a")

@@ -33,6 +33,7 @@ func RunDeliveries(t *testing.T, open func(t *testing.T) DeliveryStore) {
 		{"outbox/stream_order", testDeliveriesOrder},
 		{"outbox/retry_dead_does_not_block", testDeliveriesRetryDead},
 		{"outbox/pause_resume", testDeliveriesPauseResume},
+		{"outbox/pause_by_hand", testDeliveriesPauseByHand},
 		{"outbox/redeliver", testDeliveriesRedeliver},
 		{"outbox/delete_destination", testDeliveriesDelete},
 		{"outbox/claims_exclusive", testClaimsExclusive},

@@ -57,6 +57,7 @@ var allBuckets = []string{
 	bucketRunLeases, bucketReplicas,
 	bucketSkills, bucketSkillNames, bucketSkillVersions, bucketSkillContents,
 	bucketMemoryStores, bucketMemoryStoreNames, bucketMemoryVersions, bucketMemoryContents,
+	bucketSessionsByProvider, bucketSessionsByTenant, bucketSessionTexts,
 }
 
 // Options tune Open. The zero value is ready to use.
@@ -126,7 +127,12 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.ReadOnly {
 		init = db.View
 	}
-	if err := init(initBuckets); err != nil {
+	if err := init(func(tx *bolt.Tx) error {
+		if err := initBuckets(tx); err != nil || !tx.Writable() {
+			return err
+		}
+		return buildFilters(tx)
+	}); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}

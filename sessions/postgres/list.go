@@ -8,12 +8,15 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/record"
 )
 
 // ListSessions pages through sessions in id order. The query names only
 // the filters given, so each is answered from its index (external key,
-// status or agent, then id) rather than by a plan that must allow any.
-func (s *Store) ListSessions(ctx context.Context, f core.SessionFilter) ([]*core.Session, bool, error) {
+// status, agent, provider or tenant, then id) rather than by a plan that
+// must allow any. A text filter reads first_text of at most MaxExamined
+// of the sessions the others select.
+func (s *Store) ListSessions(ctx context.Context, f core.SessionFilter) (core.SessionList, error) {
 	where := []string{"id > $1"}
 	args := []any{f.After}
 	add := func(column, value string) {
@@ -25,12 +28,78 @@ func (s *Store) ListSessions(ctx context.Context, f core.SessionFilter) ([]*core
 	add("external_key", f.OriginKey)
 	add("status", string(f.Status))
 	add("agent_id", f.AgentID)
-	sql := `SELECT body FROM sessions WHERE ` + strings.Join(where, " AND ") + ` ORDER BY id LIMIT $` + strconv.Itoa(len(args)+1)
-	list, more, err := listPage(ctx, s, sql, args, f.Limit, decodeSession)
-	if err != nil {
-		return nil, false, fmt.Errorf("list sessions: %w", err)
+	add("provider", f.Provider)
+	add("tenant", f.Tenant)
+	var list core.SessionList
+	var err error
+	if f.Text != "" {
+		list, err = s.listText(ctx, f, where, args)
+	} else {
+		sql := `SELECT body FROM sessions WHERE ` + strings.Join(where, " AND ") + ` ORDER BY id LIMIT $` + strconv.Itoa(len(args)+1)
+		list.Sessions, list.HasMore, err = listPage(ctx, s, sql, args, f.Limit, decodeSession)
+		if list.HasMore {
+			list.Next = list.Sessions[len(list.Sessions)-1].ID
+		}
 	}
-	return list, more, nil
+	if err != nil {
+		return core.SessionList{}, fmt.Errorf("list sessions: %w", err)
+	}
+	return list, nil
+}
+
+// listText answers a text filter in one statement: it examines at most
+// MaxExamined of the sessions where selects past the cursor, keeps the
+// page (and one more, to tell there are more) of those whose first text
+// holds f.Text, and tells whether a session past the last examined would
+// have been next.
+func (s *Store) listText(ctx context.Context, f core.SessionFilter, where []string, args []any) (core.SessionList, error) {
+	if err := ctxErr(ctx); err != nil {
+		return core.SessionList{}, err
+	}
+	limit, max := record.ClampLimit(f.Limit), record.MaxExamined(f)
+	cond := strings.Join(where, " AND ")
+	n := len(args)
+	param := func(i int) string { return "$" + strconv.Itoa(n+i) }
+	args = append(args, max, f.Text, limit+1)
+	// Past the last examined, $1 is that id: the same conditions select
+	// what comes next.
+	next := strings.Replace(cond, "id > $1", "id > e.last", 1)
+	sql := `WITH examined AS MATERIALIZED (
+			SELECT id, first_text FROM sessions WHERE ` + cond + ` ORDER BY id LIMIT ` + param(1) + `
+		), hits AS (
+			SELECT id FROM examined WHERE strpos(lower(first_text), lower(` + param(2) + `)) > 0 ORDER BY id LIMIT ` + param(3) + `
+		), e AS (
+			SELECT count(*) AS n, max(id) AS last FROM examined
+		)
+		SELECT e.n, coalesce(e.last, ''),
+			EXISTS (SELECT 1 FROM sessions WHERE ` + next + `),
+			ARRAY(SELECT s.body FROM hits JOIN sessions s USING (id) ORDER BY s.id)
+		FROM e`
+	var examined int
+	var last string
+	var beyond bool
+	var bodies [][]byte
+	if err := s.poolFor(ctx).QueryRow(ctx, sql, args...).Scan(&examined, &last, &beyond, &bodies); err != nil {
+		return core.SessionList{}, err
+	}
+	list := core.SessionList{Sessions: make([]*core.Session, 0, len(bodies))}
+	for _, v := range bodies {
+		sess, err := decodeSession(v)
+		if err != nil {
+			return core.SessionList{}, err
+		}
+		list.Sessions = append(list.Sessions, sess)
+	}
+	switch {
+	case len(list.Sessions) > limit:
+		list.Sessions = list.Sessions[:limit]
+		list.HasMore, list.Next = true, list.Sessions[limit-1].ID
+	case examined == max && beyond && len(list.Sessions) == limit:
+		list.HasMore, list.Next = true, list.Sessions[limit-1].ID
+	case examined == max && beyond:
+		list.HasMore, list.Capped, list.Next = true, true, last
+	}
+	return list, nil
 }
 
 // Archive makes the session read-only: it drops the queued inputs, the wake

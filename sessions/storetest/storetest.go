@@ -36,6 +36,8 @@ func Run(t *testing.T, open func(t *testing.T) core.Store) {
 		{"sessions/claim_race", testCreateClaimRace},
 		{"sessions/only_existing_and_start_inputs", testCreateOnlyExisting},
 		{"sessions/list", testListSessions},
+		{"sessions/list_filters", testListFilters},
+		{"sessions/list_text_cap", testListTextCap},
 		{"queue/errors", testQueueErrors},
 		{"queue/order_and_status", testQueueOrder},
 		{"queue/idempotency_dedupe", testQueueKeys},

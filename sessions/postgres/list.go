@@ -47,57 +47,47 @@ func (s *Store) ListSessions(ctx context.Context, f core.SessionFilter) (core.Se
 	return list, nil
 }
 
-// listText answers a text filter in one statement: it examines at most
-// MaxExamined of the sessions where selects past the cursor, keeps the
-// page (and one more, to tell there are more) of those whose first text
-// holds f.Text, and tells whether a session past the last examined would
-// have been next.
+// listText answers a text filter. It reads the sessions where selects
+// past the cursor in id order, numbered, and stops at the page's hits
+// and one more (to tell there are more) or at MaxExamined; only when the
+// hits fall short does a second query find the last session examined and
+// whether one would have come next.
 func (s *Store) listText(ctx context.Context, f core.SessionFilter, where []string, args []any) (core.SessionList, error) {
 	if err := ctxErr(ctx); err != nil {
 		return core.SessionList{}, err
 	}
 	limit, max := record.ClampLimit(f.Limit), record.MaxExamined(f)
 	cond := strings.Join(where, " AND ")
-	n := len(args)
-	param := func(i int) string { return "$" + strconv.Itoa(n+i) }
-	args = append(args, max, f.Text, limit+1)
-	// Past the last examined, $1 is that id: the same conditions select
-	// what comes next.
-	next := strings.Replace(cond, "id > $1", "id > e.last", 1)
-	sql := `WITH examined AS MATERIALIZED (
-			SELECT id, first_text FROM sessions WHERE ` + cond + ` ORDER BY id LIMIT ` + param(1) + `
-		), hits AS (
-			SELECT id FROM examined WHERE strpos(lower(first_text), lower(` + param(2) + `)) > 0 ORDER BY id LIMIT ` + param(3) + `
-		), e AS (
-			SELECT count(*) AS n, max(id) AS last FROM examined
-		)
-		SELECT e.n, coalesce(e.last, ''),
-			EXISTS (SELECT 1 FROM sessions WHERE ` + next + `),
-			ARRAY(SELECT s.body FROM hits JOIN sessions s USING (id) ORDER BY s.id)
-		FROM e`
-	var examined int
-	var last string
-	var beyond bool
-	var bodies [][]byte
-	if err := s.poolFor(ctx).QueryRow(ctx, sql, args...).Scan(&examined, &last, &beyond, &bodies); err != nil {
+	param := func(i int) string { return "$" + strconv.Itoa(len(args)+i) }
+	selected := `SELECT id, first_text FROM sessions WHERE ` + cond + ` ORDER BY id LIMIT ` + param(1)
+	sql := `SELECT s.body FROM (
+			SELECT id, first_text FROM (` + selected + `) x
+			WHERE strpos(lower(first_text), lower(` + param(2) + `)) > 0 ORDER BY id LIMIT ` + param(3) + `
+		) e JOIN sessions s USING (id) ORDER BY e.id`
+	rows, err := s.poolFor(ctx).Query(ctx, sql, append(args, max, f.Text, limit+1)...)
+	if err != nil {
 		return core.SessionList{}, err
 	}
-	list := core.SessionList{Sessions: make([]*core.Session, 0, len(bodies))}
-	for _, v := range bodies {
-		sess, err := decodeSession(v)
-		if err != nil {
-			return core.SessionList{}, err
-		}
-		list.Sessions = append(list.Sessions, sess)
+	var list core.SessionList
+	if list.Sessions, err = collect(rows, decodeSession); err != nil {
+		return core.SessionList{}, err
 	}
-	switch {
-	case len(list.Sessions) > limit:
+	if len(list.Sessions) > limit {
 		list.Sessions = list.Sessions[:limit]
 		list.HasMore, list.Next = true, list.Sessions[limit-1].ID
-	case examined == max && beyond && len(list.Sessions) == limit:
+		return list, nil
+	}
+	// The max-th session selected, and the one after it if any.
+	edge, err := s.ids(ctx, `SELECT id FROM sessions WHERE `+cond+` ORDER BY id OFFSET `+param(1)+` LIMIT 2`, append(args, max-1)...)
+	if err != nil {
+		return core.SessionList{}, err
+	}
+	switch {
+	case len(edge) < 2:
+	case len(list.Sessions) == limit:
 		list.HasMore, list.Next = true, list.Sessions[limit-1].ID
-	case examined == max && beyond:
-		list.HasMore, list.Capped, list.Next = true, true, last
+	default:
+		list.HasMore, list.Capped, list.Next = true, true, edge[0]
 	}
 	return list, nil
 }

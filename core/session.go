@@ -124,3 +124,16 @@ func (s *Session) MemoryTenant() string {
 	}
 	return s.Tenant
 }
+
+// ProviderAPI is the provider of a session created through the API, which
+// has no origin.
+const ProviderAPI = "api"
+
+// Provider is the provider of the session's origin, ProviderAPI for a
+// session without one: what SessionFilter.Provider matches.
+func (s *Session) Provider() string {
+	if s.Origin == nil || s.Origin.Provider == "" {
+		return ProviderAPI
+	}
+	return s.Origin.Provider
+}

@@ -105,6 +105,12 @@ type SessionFilter struct {
 // DefaultMaxExamined bounds the sessions one text-filtered page reads.
 const DefaultMaxExamined = 10_000
 
+// MaxFirstText bounds what the stores keep of a session's first user
+// message for SessionFilter.Text: its first 500 bytes, cut before a
+// character that would cross them. Text found only past them does not
+// match.
+const MaxFirstText = 500
+
 // SessionList is a page of sessions.
 type SessionList struct {
 	Sessions []*Session
@@ -139,7 +145,7 @@ type SessionStore interface {
 	GetSession(ctx context.Context, id string) (*Session, error)
 	// SessionByKey returns the session serving an external key.
 	SessionByKey(ctx context.Context, key string) (*Session, error)
-	ListSessions(ctx context.Context, f SessionFilter) (sessions []*Session, hasMore bool, err error)
+	ListSessions(ctx context.Context, f SessionFilter) (SessionList, error)
 	// QueueInputs durably queues inputs (fsync'd before it returns) and
 	// schedules a wake for the session in the same transaction. An archived
 	// session refuses with ErrArchived.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/storetest"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -105,4 +106,15 @@ func BenchmarkBoltBatchBaseline(b *testing.B) {
 			return tx.Bucket(names[w]).Put(u64(uint64(i+1)), record)
 		})
 	})
+}
+
+// BenchmarkListSessions lists a page of 100 out of 10,000 sessions by
+// each filter (storetest.BenchList).
+func BenchmarkListSessions(b *testing.B) {
+	s, err := Open(filepath.Join(b.TempDir(), "bench.db"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	storetest.BenchList(b, s)
 }

@@ -15,19 +15,7 @@ import (
 // release wrote (testdata/release1) and finds everything it kept, in the
 // encodings it kept them in; writing to it goes on from where it was.
 func TestOpensADataDirOfTheFirstRelease(t *testing.T) {
-	raw, err := os.ReadFile("testdata/release1/switchboard.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "switchboard.db")
-	if err := os.WriteFile(path, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openRelease1(t)
 	ctx := t.Context()
 
 	a, err := s.GetAgent(ctx, "default")
@@ -118,4 +106,61 @@ func TestOpensADataDirOfTheFirstRelease(t *testing.T) {
 func message(text string) core.Event {
 	b, _ := json.Marshal(core.MessageBody{Text: text})
 	return core.NewInput(core.TypeUserMessage, b)
+}
+
+// openRelease1 opens a copy of the first release's data directory.
+func openRelease1(t *testing.T) *Store {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/release1/switchboard.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "switchboard.db")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// TestListsADataDirOfTheFirstRelease finds the sessions of a file written
+// before the filter buckets existed by provider and by first message:
+// Open built them.
+func TestListsADataDirOfTheFirstRelease(t *testing.T) {
+	s := openRelease1(t)
+	tests := []struct {
+		f    core.SessionFilter
+		want []string
+	}{
+		{core.SessionFilter{Provider: "slack"}, []string{"ses_slack"}},
+		{core.SessionFilter{Provider: core.ProviderAPI}, []string{"ses_api"}},
+		{core.SessionFilter{Text: "HELLO"}, []string{"ses_api"}},
+		{core.SessionFilter{Text: "fix"}, []string{"ses_linear"}},
+		// Queued after its first message, which is in the log.
+		{core.SessionFilter{Text: "still there"}, nil},
+	}
+	for _, tc := range tests {
+		l, err := s.ListSessions(t.Context(), tc.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, sess := range l.Sessions {
+			got = append(got, sess.ID)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Fatalf("%+v listed %v, want %v", tc.f, got, tc.want)
+		}
+	}
+	// Built once: a session created now is indexed by its own write.
+	if _, err := s.CreateSession(t.Context(), core.NewSession{Session: core.Session{ID: "ses_new", Tenant: "t"}, Inputs: []core.Event{message("hello again")}}); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := s.ListSessions(t.Context(), core.SessionFilter{Text: "hello", Tenant: "t"}); err != nil || len(l.Sessions) != 1 {
+		t.Fatalf("new session: %+v, %v", l, err)
+	}
 }

@@ -53,6 +53,22 @@
 //	                archive
 //	status_counts   status (e.g. "idle") → 8-byte big-endian uint64 number
 //	                of sessions in it; absent means zero
+//	sessions_by_provider
+//	                provider (core.Session.Provider: "api" without an
+//	                origin) ‖ 0x00 ‖ session id → empty value
+//	sessions_by_tenant
+//	                tenant ‖ 0x00 ‖ session id → empty value (sessions
+//	                without a tenant are left out)
+//	session_texts   session id → the text of its first user message not
+//	                written by the system, at most its first 500 bytes
+//	                (record.FirstText); absent until one is queued, then
+//	                never changed
+//
+// The last three are written with the session record and its first
+// inputs, in their transaction, and serve ListSessions' provider, tenant
+// and text filters; meta's "session_filters_built" marks a file where
+// they cover every session: Open builds them once for a file of an
+// earlier release, from its sessions, logs and queues.
 //
 //	wakes           8-byte big-endian uint64 due time in unix nanoseconds
 //	                (instants before 1970 as 0) ‖ session id → empty value

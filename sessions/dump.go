@@ -54,6 +54,9 @@ var undumped = map[string]string{
 	bucketConsoleSessionTimes: "console sign-ins: ephemeral, not copied",
 	bucketConsoleFailures:     "failed console sign-ins: ephemeral, not copied",
 	bucketConsoleFailureTimes: "failed console sign-ins: ephemeral, not copied",
+	bucketSessionsByProvider:  "index: rebuilt from the sessions",
+	bucketSessionsByTenant:    "index: rebuilt from the sessions",
+	bucketSessionTexts:        "put with its session (dump.Session's FirstText)",
 }
 
 // Dump puts every record of the store, in one read transaction (a
@@ -162,7 +165,12 @@ func (d dumper) sessions() error {
 		if err != nil {
 			return err
 		}
-		rec := dump.Session{ID: sess.ID, Status: sess.Status, AgentID: sess.Agent.ID, LastSeq: sess.LastSeq, ExternalKey: keys[sess.ID], Body: v}
+		rec := dump.Session{ID: sess.ID, Status: sess.Status, AgentID: sess.Agent.ID, LastSeq: sess.LastSeq, ExternalKey: keys[sess.ID],
+			Provider: sess.Provider(), Tenant: sess.Tenant, Body: v}
+		if t := bkt(d.tx, bucketSessionTexts).Get(k); t != nil {
+			text := string(t)
+			rec.FirstText = &text
+		}
 		if h := bkt(d.tx, bucketLeases).Get(k); h != nil {
 			holder := string(h)
 			rec.TurnHolder = &holder

@@ -1,11 +1,13 @@
 package sessions
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/switchboardhq/switchboard/sessions/record"
 
@@ -16,59 +18,157 @@ import (
 
 func matchSession(f core.SessionFilter, sess *core.Session) bool {
 	return (f.Status == "" || sess.Status == f.Status) &&
-		(f.AgentID == "" || sess.Agent.ID == f.AgentID)
+		(f.AgentID == "" || sess.Agent.ID == f.AgentID) &&
+		(f.Provider == "" || sess.Provider() == f.Provider) &&
+		(f.Tenant == "" || sess.Tenant == f.Tenant)
 }
 
 // ListSessions pages through sessions in id order. An OriginKey filter is
-// answered from the external-key index; the other filters scan from the
-// cursor, which a page bounds.
-func (s *Store) ListSessions(ctx context.Context, f core.SessionFilter) ([]*core.Session, bool, error) {
+// answered from the external-key index, a Tenant or Provider filter from
+// its index; the other filters check the candidates from the cursor on,
+// which a page, and for Text MaxExamined, bounds.
+func (s *Store) ListSessions(ctx context.Context, f core.SessionFilter) (core.SessionList, error) {
 	if err := ctxErr(ctx); err != nil {
-		return nil, false, err
+		return core.SessionList{}, err
 	}
-	limit := record.ClampLimit(f.Limit)
-	out := []*core.Session{}
-	more := false
+	p := newListing(f)
 	err := s.db.View(func(tx *bolt.Tx) error {
-		if f.OriginKey != "" {
-			sid := bkt(tx, bucketSessionKeys).Get([]byte(f.OriginKey))
-			if sid == nil || string(sid) <= f.After {
-				return nil
+		sessions := bkt(tx, bucketSessions)
+		texts := bkt(tx, bucketSessionTexts)
+		// Without a filter on the record, only the sessions a text filter
+		// keeps are decoded.
+		onRecord := f.Status != "" || f.AgentID != "" || f.Provider != "" || f.Tenant != ""
+		return eachCandidate(tx, f, sessions, func(id, v []byte) (bool, error) {
+			if v == nil {
+				return true, nil
 			}
-			sess, err := loadSession(tx, string(sid))
-			if err != nil {
-				return err
+			var sess *core.Session
+			decode := func() (*core.Session, error) {
+				if sess != nil {
+					return sess, nil
+				}
+				sess = &core.Session{}
+				if err := json.Unmarshal(v, sess); err != nil {
+					return nil, fmt.Errorf("decode session %s: %w", id, err)
+				}
+				return sess, nil
 			}
-			if matchSession(f, sess) {
-				out = append(out, sess)
+			if onRecord {
+				if _, err := decode(); err != nil {
+					return false, err
+				}
+				if !matchSession(f, sess) {
+					return true, nil
+				}
 			}
-			return nil
-		}
-		c := bkt(tx, bucketSessions).Cursor()
-		k, v := c.Seek([]byte(f.After))
-		if k != nil && f.After != "" && string(k) == f.After {
-			k, v = c.Next()
-		}
-		for ; k != nil; k, v = c.Next() {
-			var sess core.Session
-			if err := json.Unmarshal(v, &sess); err != nil {
-				return fmt.Errorf("decode session %s: %w", k, err)
-			}
-			if !matchSession(f, &sess) {
-				continue
-			}
-			if len(out) == limit {
-				more = true
-				return nil
-			}
-			out = append(out, &sess)
-		}
-		return nil
+			return p.add(string(id), string(texts.Get(id)), decode)
+		})
 	})
 	if err != nil {
-		return nil, false, fmt.Errorf("list sessions: %w", err)
+		return core.SessionList{}, fmt.Errorf("list sessions: %w", err)
 	}
-	return out, more, nil
+	return p.list, nil
+}
+
+// eachCandidate calls fn with the id and record of each session past
+// f.After that the most selective index f names holds, in id order,
+// until fn says stop.
+func eachCandidate(tx *bolt.Tx, f core.SessionFilter, sessions *bolt.Bucket, fn func(id, v []byte) (bool, error)) error {
+	if f.OriginKey != "" {
+		sid := bkt(tx, bucketSessionKeys).Get([]byte(f.OriginKey))
+		if sid == nil || string(sid) <= f.After {
+			return nil
+		}
+		_, err := fn(sid, sessions.Get(sid))
+		return err
+	}
+	var index, value string
+	switch {
+	case f.Tenant != "":
+		index, value = bucketSessionsByTenant, f.Tenant
+	case f.Provider != "":
+		index, value = bucketSessionsByProvider, f.Provider
+	}
+	if index != "" {
+		prefix := indexKey(value, "")
+		c := bkt(tx, index).Cursor()
+		from := indexKey(value, f.After)
+		for k, _ := c.Seek(from); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			if f.After != "" && bytes.Equal(k, from) {
+				continue
+			}
+			id := k[len(prefix):]
+			if more, err := fn(id, sessions.Get(id)); err != nil || !more {
+				return err
+			}
+		}
+		return nil
+	}
+	c := sessions.Cursor()
+	k, v := c.Seek([]byte(f.After))
+	if k != nil && f.After != "" && string(k) == f.After {
+		k, v = c.Next()
+	}
+	for ; k != nil; k, v = c.Next() {
+		if more, err := fn(k, v); err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// listing gathers one page from the sessions that pass the filters other
+// than Text, in id order.
+type listing struct {
+	limit int
+	// text is the Text filter folded to lower case, max the sessions it
+	// may examine, examined those it did.
+	text          string
+	max, examined int
+	lastExamined  string
+	list          core.SessionList
+}
+
+func newListing(f core.SessionFilter) *listing {
+	return &listing{
+		limit: record.ClampLimit(f.Limit),
+		text:  strings.ToLower(f.Text),
+		max:   record.MaxExamined(f),
+		list:  core.SessionList{Sessions: []*core.Session{}},
+	}
+}
+
+// add takes the next session, with its first text; false when the page
+// is complete.
+func (p *listing) add(id, firstText string, load func() (*core.Session, error)) (bool, error) {
+	if p.text != "" {
+		if p.examined == p.max {
+			p.list.HasMore = true
+			if len(p.list.Sessions) < p.limit {
+				p.list.Capped = true
+				p.list.Next = p.lastExamined
+			} else {
+				p.list.Next = p.list.Sessions[p.limit-1].ID
+			}
+			return false, nil
+		}
+		p.examined++
+		p.lastExamined = id
+		if !strings.Contains(strings.ToLower(firstText), p.text) {
+			return true, nil
+		}
+	}
+	if len(p.list.Sessions) == p.limit {
+		p.list.HasMore = true
+		p.list.Next = p.list.Sessions[p.limit-1].ID
+		return false, nil
+	}
+	sess, err := load()
+	if err != nil {
+		return false, err
+	}
+	p.list.Sessions = append(p.list.Sessions, sess)
+	return true, nil
 }
 
 // Archive makes the session read-only: it drops the queued inputs, the wake

@@ -41,6 +41,9 @@ func (s *Store) queue(tx *bolt.Tx, sess *core.Session, inputs []core.Event, now 
 		}
 		out[i] = e
 	}
+	if err := keepFirstText(tx, sess.ID, out); err != nil {
+		return nil, err
+	}
 	if sess.Status != core.StatusRunning {
 		if err := s.setStatus(tx, sess, core.StatusQueued); err != nil {
 			return nil, err

@@ -249,6 +249,9 @@ func (s *Store) insertSession(tx *bolt.Tx, req core.NewSession, id string, now c
 	if err := s.addCount(tx, sess.Status, 1); err != nil {
 		return nil, err
 	}
+	if err := indexSession(tx, sess); err != nil {
+		return nil, err
+	}
 	// queue() moves it to queued when there are inputs.
 	return sess, saveSession(tx, sess)
 }

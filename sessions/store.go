@@ -60,6 +60,7 @@ var allBuckets = []string{
 	bucketMemoryStores, bucketMemoryStoreNames, bucketMemoryVersions, bucketMemoryContents,
 	bucketConsoleSessions, bucketConsoleSessionTimes, bucketConsoleFailures, bucketConsoleFailureTimes,
 	bucketHourlyStats,
+	bucketSessionsByProvider, bucketSessionsByTenant, bucketSessionTexts,
 }
 
 // Options tune Open. The zero value is ready to use.
@@ -129,7 +130,12 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.ReadOnly {
 		init = db.View
 	}
-	if err := init(initBuckets); err != nil {
+	if err := init(func(tx *bolt.Tx) error {
+		if err := initBuckets(tx); err != nil || !tx.Writable() {
+			return err
+		}
+		return buildFilters(tx)
+	}); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}

@@ -206,7 +206,8 @@ func TestBatchRerunIsSafe(t *testing.T) {
 	if conflicts != n-1 {
 		t.Fatalf("%d conflicts on one id, want %d", conflicts, n-1)
 	}
-	all, _, err := s.ListSessions(ctx, core.SessionFilter{})
+	page, err := s.ListSessions(ctx, core.SessionFilter{})
+	all := page.Sessions
 	if err != nil || len(all) != n+1 {
 		t.Fatalf("%d sessions, %v; want %d", len(all), err, n+1)
 	}

@@ -156,6 +156,12 @@ func describe(err error) string {
 type Page[T any] struct {
 	Data    []T  `json:"data"`
 	HasMore bool `json:"has_more"`
+	// Next, when set, is the after of the next page; lists without it
+	// go on after their last item's id.
+	Next string `json:"next,omitempty"`
+	// Capped says a search stopped at its bound of records read before
+	// it filled the page: the next page goes on from Next.
+	Capped bool `json:"capped,omitempty"`
 }
 
 // List answers a list endpoint with a page of list's answer for the

@@ -257,12 +257,11 @@ func (p *Provider) delegateRemoved(ctx context.Context, pl *Payload, dedupe []st
 	for _, st := range activeStatuses {
 		after := ""
 		for {
-			list, more, err := p.cfg.Sessions.ListSessions(ctx, core.SessionFilter{Status: st, After: after, Limit: 1000})
+			list, err := p.cfg.Sessions.ListSessions(ctx, core.SessionFilter{Status: st, Provider: Name, After: after, Limit: 1000})
 			if err != nil {
 				return err
 			}
-			for _, s := range list {
-				after = s.ID
+			for _, s := range list.Sessions {
 				if s.Origin == nil || s.Origin.Provider != Name || s.Origin.Tenant != pl.OrganizationID || s.Metadata[metaIssueID] != issue {
 					continue
 				}
@@ -274,9 +273,10 @@ func (p *Provider) delegateRemoved(ctx context.Context, pl *Payload, dedupe []st
 					return err
 				}
 			}
-			if !more {
+			if !list.HasMore {
 				break
 			}
+			after = list.Next
 		}
 	}
 	return nil

@@ -54,7 +54,8 @@ func TestIntakeRefusesBeforeStoring(t *testing.T) {
 			}
 		})
 	}
-	list, _, err := r.store.ListSessions(t.Context(), core.SessionFilter{})
+	page, err := r.store.ListSessions(t.Context(), core.SessionFilter{})
+	list := page.Sessions
 	if err != nil || len(list) != 0 {
 		t.Fatalf("sessions stored: %d %v", len(list), err)
 	}

@@ -68,7 +68,7 @@ const DefaultRequestsPerHour = 4000
 // Sessions is what the provider needs of the session store.
 type Sessions interface {
 	GetSession(ctx context.Context, id string) (*core.Session, error)
-	ListSessions(ctx context.Context, f core.SessionFilter) ([]*core.Session, bool, error)
+	ListSessions(ctx context.Context, f core.SessionFilter) (core.SessionList, error)
 	Events(ctx context.Context, sessionID string, after uint64, limit int) ([]core.Event, error)
 }
 

@@ -35,7 +35,8 @@ func TestUnknownEnvironmentIsRefused(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before, _, _ := e.store.ListSessions(t.Context(), core.SessionFilter{})
+			beforePage, _ := e.store.ListSessions(t.Context(), core.SessionFilter{})
+			before := beforePage.Sessions
 			code, raw := e.call(t, admin, tt.method, tt.path, tt.body(t))
 			if code != tt.want {
 				t.Fatalf("%s %s: %d %s, want %d", tt.method, tt.path, code, raw, tt.want)
@@ -55,7 +56,8 @@ func TestUnknownEnvironmentIsRefused(t *testing.T) {
 			if json.Unmarshal(raw, &body) != nil || body.Error.Type != "invalid_request" || !strings.Contains(body.Error.Message, `"rb"`) {
 				t.Fatalf("error %s", raw)
 			}
-			after, _, _ := e.store.ListSessions(t.Context(), core.SessionFilter{})
+			afterPage, _ := e.store.ListSessions(t.Context(), core.SessionFilter{})
+			after := afterPage.Sessions
 			if len(after) != len(before) {
 				t.Fatal("a session was stored after a refusal")
 			}

@@ -254,21 +254,29 @@ func (h *Handler) listSessions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := core.SessionFilter{Status: core.Status(q.Get("status")), AgentID: q.Get("agent"), OriginKey: q.Get("origin_key"), After: q.Get("after"), Limit: limit}
+	f := core.SessionFilter{
+		Status: core.Status(q.Get("status")), AgentID: q.Get("agent"), OriginKey: q.Get("origin_key"),
+		Provider: q.Get("provider"), Tenant: q.Get("tenant"), Text: q.Get("q"),
+		After: q.Get("after"), Limit: limit,
+	}
 	switch f.Status {
 	case "", core.StatusQueued, core.StatusRunning, core.StatusAwaitingInput, core.StatusIdle, core.StatusFailed, core.StatusArchived:
 	default:
 		return web.Invalid("status=%q: want queued, running, awaiting_input, idle, failed or archived", f.Status)
 	}
-	list, more, err := h.Store.ListSessions(r.Context(), f)
+	if len(f.Text) > core.MaxFirstText {
+		// Longer text is never within what the stores keep of a message.
+		return web.Invalid("q: longer than %d bytes", core.MaxFirstText)
+	}
+	list, err := h.Store.ListSessions(r.Context(), f)
 	if err != nil {
 		return err
 	}
-	views := make([]SessionView, 0, len(list))
-	for _, s := range list {
+	views := make([]SessionView, 0, len(list.Sessions))
+	for _, s := range list.Sessions {
 		views = append(views, ViewSession(s))
 	}
-	web.WriteJSON(w, http.StatusOK, web.Page[SessionView]{Data: views, HasMore: more})
+	web.WriteJSON(w, http.StatusOK, web.Page[SessionView]{Data: views, HasMore: list.HasMore, Next: list.Next, Capped: list.Capped})
 	return nil
 }
 

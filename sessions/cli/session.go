@@ -14,7 +14,7 @@ import (
 // sessionUsage lists the session subcommands, for help and usage errors.
 var sessionUsage = []string{
 	"create --agent A [--input TEXT] [--metadata k=v ...] [--tenant T] [--idempotency-key K]",
-	"list [--status S] [--agent A] [--origin-key K] [--after ID] [--limit N]",
+	"list [--status S] [--agent A] [--origin-key K] [--provider P] [--tenant T] [--text TEXT] [--after ID] [--limit N]",
 	"send ID TEXT [--idempotency-key K]   (TEXT - reads stdin)",
 	"status ID",
 	"events ID [--follow] [--level L] [--after N] [--limit N]",
@@ -100,6 +100,9 @@ func sessionList(ctx context.Context, env cliIO, args []string) error {
 	c.fs.StringVar(&f.Status, "status", "", "only this status: queued, running, awaiting_input, idle, failed or archived")
 	c.fs.StringVar(&f.Agent, "agent", "", "only sessions of this agent id")
 	c.fs.StringVar(&f.OriginKey, "origin-key", "", "only the session of this origin key (e.g. slack:T1:C1:1700000000.000100)")
+	c.fs.StringVar(&f.Provider, "provider", "", "only sessions of this provider: slack, github, linear or api")
+	c.fs.StringVar(&f.Tenant, "tenant", "", "only sessions of this tenant (e.g. slack:T0123, github:owner/repo)")
+	c.fs.StringVar(&f.Text, "text", "", "only sessions whose first message holds this text, ignoring case")
 	c.fs.StringVar(&f.After, "after", "", "list sessions after this id")
 	c.fs.IntVar(&f.Limit, "limit", 0, "at most this many (default 100, at most 1000)")
 	_, cl, err := c.start(args, 0)
@@ -125,8 +128,15 @@ func sessionList(ctx context.Context, env cliIO, args []string) error {
 	if err := c.table(rows); err != nil {
 		return err
 	}
-	if page.HasMore && len(page.Data) > 0 {
-		fmt.Fprintf(c.env.stderr, "more: --after %s\n", page.Data[len(page.Data)-1].ID)
+	if page.Capped {
+		fmt.Fprintln(c.env.stderr, "the search stopped at the sessions one page may read; go on with --after")
+	}
+	if page.HasMore {
+		next := page.Next
+		if next == "" && len(page.Data) > 0 {
+			next = page.Data[len(page.Data)-1].ID // a server of an earlier release
+		}
+		fmt.Fprintf(c.env.stderr, "more: --after %s\n", next)
 	}
 	return nil
 }

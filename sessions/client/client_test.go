@@ -138,7 +138,7 @@ func TestSessions(t *testing.T) {
 	queued := `{"data":[{"id":"in_1","type":"user.message","queued_at":"2026-11-22T10:00:00.123Z"}]}`
 	f, c := newFake(t, map[string]answer{
 		"POST /v1/sessions":               {201, created},
-		"GET /v1/sessions":                {200, `{"data":[` + sessionJSON + `],"has_more":false}`},
+		"GET /v1/sessions":                {200, `{"data":[` + sessionJSON + `],"has_more":true,"next":"ses_9","capped":true}`},
 		"GET /v1/sessions/ses_1":          {200, sessionJSON},
 		"POST /v1/sessions/ses_1/events":  {202, queued},
 		"GET /v1/sessions/ses_1/events":   {200, `{"data":[{"id":"evt_1","session_id":"ses_1","seq":3,"type":"agent.message","level":"user","actor":"agent","created_at":"2026-11-22T10:00:00.123Z","body":{"text":"hi"}}],"has_more":false}`},
@@ -172,6 +172,13 @@ func TestSessions(t *testing.T) {
 	}
 	if q := f.last(t).Query; q != "agent=agt_1&origin_key=slack%3AT1%3AC1%3A1.2&status=idle" {
 		t.Fatalf("query %q", q)
+	}
+	page, err = c.ListSessions(ctx, client.SessionFilter{Provider: "slack", Tenant: "slack:T1", Text: "Deploy it", After: "ses_0"})
+	if err != nil || !page.HasMore || page.Next != "ses_9" || !page.Capped {
+		t.Fatalf("search %+v %v", page, err)
+	}
+	if q := f.last(t).Query; q != "after=ses_0&provider=slack&q=Deploy+it&tenant=slack%3AT1" {
+		t.Fatalf("search query %q", q)
 	}
 
 	s, err := c.GetSession(ctx, "ses_1")

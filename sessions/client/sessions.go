@@ -59,8 +59,14 @@ type SessionFilter struct {
 	Status    string
 	Agent     string
 	OriginKey string
-	After     string
-	Limit     int
+	Provider  string // slack, github, linear or api
+	Tenant    string
+	// Text is searched, ignoring case, in each session's first user
+	// message; a page that stopped at the server's bound says Capped and
+	// goes on from its Next.
+	Text  string
+	After string
+	Limit int
 }
 
 // Input is one input posted to a session. Fields not of its type must stay
@@ -95,7 +101,7 @@ func (c *Client) CreateSession(ctx context.Context, p SessionParams) (*CreatedSe
 // ListSessions returns one page of sessions.
 func (c *Client) ListSessions(ctx context.Context, f SessionFilter) (*web.Page[SessionView], error) {
 	q := ListParams{After: f.After, Limit: f.Limit}.query()
-	for k, v := range map[string]string{"status": f.Status, "agent": f.Agent, "origin_key": f.OriginKey} {
+	for k, v := range map[string]string{"status": f.Status, "agent": f.Agent, "origin_key": f.OriginKey, "provider": f.Provider, "tenant": f.Tenant, "q": f.Text} {
 		if v != "" {
 			q.Set(k, v)
 		}

@@ -65,7 +65,13 @@ type Session struct {
 	// turn.started (possibly ""), nil when no turn is open: recovery
 	// finds the turn through it.
 	TurnHolder *string
-	Body       json.RawMessage
+	// Provider and Tenant are what the session lists filter by
+	// (core.Session.Provider, core.Session.Tenant); FirstText what a
+	// text filter reads (record.FirstText), nil before a user message.
+	Provider  string
+	Tenant    string
+	FirstText *string
+	Body      json.RawMessage
 }
 
 // Event is one logged event.

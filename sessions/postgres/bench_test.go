@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/storetest"
 )
 
 const benchWriters = 64
@@ -122,4 +123,11 @@ func runWriters(b *testing.B, n int, write func(w int) error) time.Duration {
 		}
 	}
 	return elapsed
+}
+
+// BenchmarkListSessions lists a page of 100 out of 10,000 sessions by
+// each filter (storetest.BenchList).
+func BenchmarkListSessions(b *testing.B) {
+	s, _ := openTest(b, Options{})
+	storetest.BenchList(b, s)
 }

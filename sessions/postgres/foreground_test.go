@@ -24,7 +24,7 @@ func TestForegroundWaitsForNoBackgroundConnection(t *testing.T) {
 	t.Cleanup(func() { release.Do(held.Release) })
 	background := make(chan error, 1)
 	go func() {
-		_, _, err := s.ListSessions(ctx, core.SessionFilter{Limit: 1})
+		_, err := s.ListSessions(ctx, core.SessionFilter{Limit: 1})
 		background <- err
 	}()
 

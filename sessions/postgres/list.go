@@ -8,12 +8,15 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/record"
 )
 
 // ListSessions pages through sessions in id order. The query names only
 // the filters given, so each is answered from its index (external key,
-// status or agent, then id) rather than by a plan that must allow any.
-func (s *Store) ListSessions(ctx context.Context, f core.SessionFilter) ([]*core.Session, bool, error) {
+// status, agent, provider or tenant, then id) rather than by a plan that
+// must allow any. A text filter reads first_text of at most MaxExamined
+// of the sessions the others select.
+func (s *Store) ListSessions(ctx context.Context, f core.SessionFilter) (core.SessionList, error) {
 	where := []string{"id > $1"}
 	args := []any{f.After}
 	add := func(column, value string) {
@@ -25,12 +28,68 @@ func (s *Store) ListSessions(ctx context.Context, f core.SessionFilter) ([]*core
 	add("external_key", f.OriginKey)
 	add("status", string(f.Status))
 	add("agent_id", f.AgentID)
-	sql := `SELECT body FROM sessions WHERE ` + strings.Join(where, " AND ") + ` ORDER BY id LIMIT $` + strconv.Itoa(len(args)+1)
-	list, more, err := listPage(ctx, s, sql, args, f.Limit, decodeSession)
-	if err != nil {
-		return nil, false, fmt.Errorf("list sessions: %w", err)
+	add("provider", f.Provider)
+	add("tenant", f.Tenant)
+	var list core.SessionList
+	var err error
+	if f.Text != "" {
+		list, err = s.listText(ctx, f, where, args)
+	} else {
+		sql := `SELECT body FROM sessions WHERE ` + strings.Join(where, " AND ") + ` ORDER BY id LIMIT $` + strconv.Itoa(len(args)+1)
+		list.Sessions, list.HasMore, err = listPage(ctx, s, sql, args, f.Limit, decodeSession)
+		if list.HasMore {
+			list.Next = list.Sessions[len(list.Sessions)-1].ID
+		}
 	}
-	return list, more, nil
+	if err != nil {
+		return core.SessionList{}, fmt.Errorf("list sessions: %w", err)
+	}
+	return list, nil
+}
+
+// listText answers a text filter. It reads the sessions where selects
+// past the cursor in id order, numbered, and stops at the page's hits
+// and one more (to tell there are more) or at MaxExamined; only when the
+// hits fall short does a second query find the last session examined and
+// whether one would have come next.
+func (s *Store) listText(ctx context.Context, f core.SessionFilter, where []string, args []any) (core.SessionList, error) {
+	if err := ctxErr(ctx); err != nil {
+		return core.SessionList{}, err
+	}
+	limit, max := record.ClampLimit(f.Limit), record.MaxExamined(f)
+	cond := strings.Join(where, " AND ")
+	param := func(i int) string { return "$" + strconv.Itoa(len(args)+i) }
+	selected := `SELECT id, first_text FROM sessions WHERE ` + cond + ` ORDER BY id LIMIT ` + param(1)
+	sql := `SELECT s.body FROM (
+			SELECT id, first_text FROM (` + selected + `) x
+			WHERE strpos(lower(first_text), lower(` + param(2) + `)) > 0 ORDER BY id LIMIT ` + param(3) + `
+		) e JOIN sessions s USING (id) ORDER BY e.id`
+	rows, err := s.poolFor(ctx).Query(ctx, sql, append(args, max, f.Text, limit+1)...)
+	if err != nil {
+		return core.SessionList{}, err
+	}
+	var list core.SessionList
+	if list.Sessions, err = collect(rows, decodeSession); err != nil {
+		return core.SessionList{}, err
+	}
+	if len(list.Sessions) > limit {
+		list.Sessions = list.Sessions[:limit]
+		list.HasMore, list.Next = true, list.Sessions[limit-1].ID
+		return list, nil
+	}
+	// The max-th session selected, and the one after it if any.
+	edge, err := s.ids(ctx, `SELECT id FROM sessions WHERE `+cond+` ORDER BY id OFFSET `+param(1)+` LIMIT 2`, append(args, max-1)...)
+	if err != nil {
+		return core.SessionList{}, err
+	}
+	switch {
+	case len(edge) < 2:
+	case len(list.Sessions) == limit:
+		list.HasMore, list.Next = true, list.Sessions[limit-1].ID
+	default:
+		list.HasMore, list.Capped, list.Next = true, true, edge[0]
+	}
+	return list, nil
 }
 
 // Archive makes the session read-only: it drops the queued inputs, the wake

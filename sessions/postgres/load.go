@@ -139,8 +139,13 @@ func (l *loader) put(r dump.Record) error {
 		if r.ExternalKey != "" {
 			key = &r.ExternalKey
 		}
-		q(`INSERT INTO sessions (id, status, agent_id, external_key, last_seq, lease_holder, body)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, r.ID, string(r.Status), r.AgentID, key, int64(r.LastSeq), r.TurnHolder, []byte(r.Body))
+		var tenant *string
+		if r.Tenant != "" {
+			tenant = &r.Tenant
+		}
+		q(`INSERT INTO sessions (id, status, agent_id, external_key, last_seq, lease_holder, body, provider, tenant, first_text)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, r.ID, string(r.Status), r.AgentID, key, int64(r.LastSeq), r.TurnHolder, []byte(r.Body),
+			r.Provider, tenant, r.FirstText)
 		l.counts[countKey{r.Status, countShard(r.ID)}]++
 	case dump.Event:
 		q(`INSERT INTO events (session_id, seq, body) VALUES ($1, $2, $3)`, r.SessionID, int64(r.Seq), []byte(r.Body))

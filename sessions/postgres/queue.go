@@ -27,6 +27,9 @@ func (r *row) queue(b *pgx.Batch, inputs []core.Event, now core.Time) ([]core.Ev
 		}
 		out[i], types[i] = e, e.Type
 	}
+	if text, ok := record.FirstText(out); ok && r.firstText == nil {
+		r.firstText = &text
+	}
 	bodies, err := encodeEvents(out)
 	if err != nil {
 		return nil, err

@@ -26,6 +26,9 @@ type row struct {
 	inserted bool
 	// key is a new session's external key ("" for none).
 	key string
+	// firstText is what record.FirstText keeps of the inputs this write
+	// queues; the row keeps the first one it is given.
+	firstText *string
 }
 
 func decodeSession(v []byte) (*core.Session, error) {
@@ -121,8 +124,18 @@ func (r *row) save(b *pgx.Batch) error {
 		if r.key != "" {
 			key = &r.key
 		}
-		b.Queue(`INSERT INTO sessions (id, status, agent_id, external_key, last_seq, lease_holder, body)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, s.ID, string(s.Status), s.Agent.ID, key, int64(s.LastSeq), r.lease, v)
+		var tenant *string
+		if s.Tenant != "" {
+			tenant = &s.Tenant
+		}
+		b.Queue(`INSERT INTO sessions (id, status, agent_id, external_key, last_seq, lease_holder, body, provider, tenant, first_text)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, s.ID, string(s.Status), s.Agent.ID, key, int64(s.LastSeq), r.lease, v,
+			s.Provider(), tenant, r.firstText)
+		return nil
+	}
+	if r.firstText != nil {
+		b.Queue(`UPDATE sessions SET status = $2, last_seq = $3, lease_holder = $4, body = $5, first_text = coalesce(first_text, $6) WHERE id = $1`,
+			s.ID, string(s.Status), int64(s.LastSeq), r.lease, v, *r.firstText)
 		return nil
 	}
 	b.Queue(`UPDATE sessions SET status = $2, last_seq = $3, lease_holder = $4, body = $5 WHERE id = $1`,

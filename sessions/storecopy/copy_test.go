@@ -187,9 +187,9 @@ func afterStats(t *testing.T, s backend.Store, now time.Time) {
 	if g, w := jsonOf(t, got), jsonOf(t, want); g != w {
 		t.Fatalf("copied hourly stats = %s\nwant %s", g, w)
 	}
-	api, _, err := s.ListSessions(ctx, core.SessionFilter{Limit: 1})
+	api, err := s.ListSessions(ctx, core.SessionFilter{Limit: 1})
 	must(t, err)
-	_, err = s.Append(ctx, api[0].ID, core.AppendRequest{Events: []core.Event{
+	_, err = s.Append(ctx, api.Sessions[0].ID, core.AppendRequest{Events: []core.Event{
 		internal(core.TypeTurnCompleted, core.TurnCompletedBody{YieldReason: core.ReasonError, Usage: core.Usage{InputTokens: 1, OutputTokens: 1}})}})
 	must(t, err)
 	want[1] = core.HourStats{Hour: hour, Turns: 5, Failed: 1, InputTokens: 41, OutputTokens: 13}

@@ -43,7 +43,8 @@ func snapshot(t *testing.T, s backend.Store, now time.Time) string {
 	snap["agents"], snap["agent_versions"] = agents, versions
 
 	list := page(t, func(after string) ([]*core.Session, bool, error) {
-		return s.ListSessions(ctx, core.SessionFilter{After: after, Limit: 2})
+		page, err := s.ListSessions(ctx, core.SessionFilter{After: after, Limit: 2})
+		return page.Sessions, page.HasMore, err
 	}, func(s *core.Session) string { return s.ID })
 	type sessionView struct {
 		Session      *core.Session

@@ -264,15 +264,18 @@ func testListSessions(t *testing.T, s core.Store) {
 	var got []string
 	after := ""
 	for _, wantMore := range []bool{true, true, false} {
-		page, more, err := s.ListSessions(ctx, core.SessionFilter{After: after, Limit: 2})
+		page, err := s.ListSessions(ctx, core.SessionFilter{After: after, Limit: 2})
 		must(t, err)
-		if more != wantMore {
-			t.Fatalf("page after %q: hasMore %v, want %v", after, more, wantMore)
+		if page.HasMore != wantMore {
+			t.Fatalf("page after %q: hasMore %v, want %v", after, page.HasMore, wantMore)
 		}
-		for _, x := range page {
+		for _, x := range page.Sessions {
 			got = append(got, x.ID)
 		}
-		after = page[len(page)-1].ID
+		after = page.Sessions[len(page.Sessions)-1].ID
+		if page.HasMore && page.Next != after {
+			t.Fatalf("page after %q: next %q, want its last session %q", after, page.Next, after)
+		}
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("paged = %v, want %v", got, want)

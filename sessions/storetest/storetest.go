@@ -36,6 +36,8 @@ func Run(t *testing.T, open func(t *testing.T) core.Store) {
 		{"sessions/claim_race", testCreateClaimRace},
 		{"sessions/only_existing_and_start_inputs", testCreateOnlyExisting},
 		{"sessions/list", testListSessions},
+		{"sessions/list_filters", testListFilters},
+		{"sessions/list_text_cap", testListTextCap},
 		{"queue/errors", testQueueErrors},
 		{"queue/order_and_status", testQueueOrder},
 		{"queue/idempotency_dedupe", testQueueKeys},
@@ -182,13 +184,16 @@ func allSessions(t *testing.T, s core.Store, f core.SessionFilter) []*core.Sessi
 	t.Helper()
 	var out []*core.Session
 	for {
-		page, more, err := s.ListSessions(t.Context(), f)
+		page, err := s.ListSessions(t.Context(), f)
 		must(t, err)
-		out = append(out, page...)
-		if !more {
+		out = append(out, page.Sessions...)
+		if !page.HasMore {
 			return out
 		}
-		f.After = page[len(page)-1].ID
+		if page.Next == "" {
+			t.Fatalf("a page with more has no next (filter %+v)", f)
+		}
+		f.After = page.Next
 	}
 }
 

@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/core/command"
+)
+
+// TestSessionListFilters: session list sends its filters as the API's
+// query and tells where the next page starts, and when a search stopped
+// at its bound.
+func TestSessionListFilters(t *testing.T) {
+	var query string
+	answer := ""
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		query = r.URL.RawQuery
+		_, _ = w.Write([]byte(answer))
+	}))
+	t.Cleanup(srv.Close)
+	const session = `{"id":"ses_1","status":"idle","agent":{"id":"agt_1","version":1},"origin":{"provider":"slack","key":"slack:T1:C1:1.2"},"metadata":{},"usage":{},"last_seq":2,"created_at":"2026-11-22T10:00:00.000Z","updated_at":"2026-11-22T10:00:00.000Z"}`
+	tests := []struct {
+		name, answer string
+		args         []string
+		query        string
+		stderr       string
+	}{
+		{"filters", `{"data":[` + session + `],"has_more":false}`,
+			[]string{"--provider", "slack", "--tenant", "slack:T1", "--text", "deploy it"},
+			"provider=slack&q=deploy+it&tenant=slack%3AT1", ""},
+		{"more", `{"data":[` + session + `],"has_more":true,"next":"ses_1"}`,
+			[]string{"--provider", "slack", "--limit", "1"},
+			"limit=1&provider=slack", "more: --after ses_1\n"},
+		{"capped", `{"data":[],"has_more":true,"next":"ses_7","capped":true}`,
+			[]string{"--text", "deploy"},
+			"q=deploy", "the search stopped at the sessions one page may read; go on with --after\nmore: --after ses_7\n"},
+		{"a server without next", `{"data":[` + session + `],"has_more":true}`,
+			nil, "", "more: --after ses_1\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			answer = tc.answer
+			var out, errOut bytes.Buffer
+			env := command.Env{Getenv: func(string) string { return "" }, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut}
+			args := append([]string{"list", "--url", srv.URL, "--token", "t"}, tc.args...)
+			if code := Session(Defaults{URL: srv.URL}).Run(context.Background(), env, args); code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut.String())
+			}
+			if query != tc.query || errOut.String() != tc.stderr {
+				t.Fatalf("query %q, stderr %q; want %q, %q", query, errOut.String(), tc.query, tc.stderr)
+			}
+			if strings.Contains(tc.answer, "ses_1") && !strings.Contains(out.String(), "ses_1") {
+				t.Fatalf("table:\n%s", out.String())
+			}
+		})
+	}
+}

@@ -12,11 +12,11 @@ import (
 
 func TestSignIn(t *testing.T) {
 	tests := []struct {
-		name      string
-		token     string
-		want      int
-		signedIn  bool
-		failures  int
+		name       string
+		token      string
+		want       int
+		signedIn   bool
+		failures   int
 		wantInBody string
 	}{
 		{"the admin token", token, http.StatusSeeOther, true, 0, ""},

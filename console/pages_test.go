@@ -74,8 +74,8 @@ func TestSessionsPage(t *testing.T) {
 		wantNot    []string
 	}{
 		{
-			name: "first page, more to come",
-			list: core.SessionList{Sessions: []*core.Session{session(1, core.StatusRunning), session(2, core.StatusIdle)}, HasMore: true, Next: "ses_002"},
+			name:       "first page, more to come",
+			list:       core.SessionList{Sessions: []*core.Session{session(1, core.StatusRunning), session(2, core.StatusIdle)}, HasMore: true, Next: "ses_002"},
 			wantFilter: core.SessionFilter{Limit: 100},
 			want: []string{
 				`<a href="../sessions/ses_001"><code>ses_001</code></a>`,

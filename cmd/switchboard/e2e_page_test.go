@@ -8,8 +8,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -18,56 +16,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/switchboardhq/switchboard/fixtures/browser"
 	"github.com/switchboardhq/switchboard/fixtures/modelserver"
 )
-
-// chromiumPath finds Debian's chromium, which scripts/test installs. CI
-// must have it, so there its absence fails the test; elsewhere it skips.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("chromium is not installed (scripts/test installs it): %v", err)
-		}
-		t.Skip("chromium is not installed: run scripts/test, or apt-get install -y chromium")
-	}
-	return p
-}
-
-// newBrowser starts headless chromium and returns a tab's context. Page
-// exceptions and security errors (CSP violations) fail the test; the rest
-// of the console is logged for diagnosis.
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath(t)),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(cancel)
-	// The first Run starts the browser; it must not carry a timeout, which
-	// would end the browser with it.
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	go func() {
-		for m, err := range chromedp.Console(ctx) {
-			if err != nil {
-				return
-			}
-			t.Logf("browser console: %s (%s)", m, m.URL)
-			if m.IsException() || m.Source == "security" {
-				t.Errorf("browser: %s", m)
-			}
-		}
-	}()
-	return ctx
-}
 
 // front is the gateway as the browser sees it: a reverse proxy at a fixed
 // address, as in production, so the test can drop the page's event stream
@@ -274,7 +225,7 @@ func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Voi
 // queued through the API, and the page ends with every event of the log
 // exactly once. Last, Stop interrupts a turn.
 func TestSessionPageLiveInBrowser(t *testing.T) {
-	ctx := newBrowser(t)
+	ctx := browser.New(t)
 	ms, hs := modelserver.Start(t)
 	srv := startServer(t, t.TempDir(), modelEnv(hs.URL, modelserver.FormatAnthropic))
 	fr := newFront(t, srv.url)

@@ -20,21 +20,16 @@ package page
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"errors"
-	"fmt"
 	"html/template"
-	"io/fs"
 	"log/slog"
-	"mime"
 	"net/http"
-	"path"
 	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/web"
 )
 
 // files holds the page template and the static assets.
@@ -67,14 +62,7 @@ type Handler struct {
 	Logger *slog.Logger
 
 	tmpl   *template.Template
-	assets map[string]asset
-}
-
-// asset is one static file, ready to serve.
-type asset struct {
-	body        []byte
-	etag        string
-	contentType string
+	assets web.Assets
 }
 
 // Register mounts GET /sessions/{id}, authenticated by Auth, and the
@@ -86,37 +74,13 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	// The template and assets are compiled in: failing here is a build
 	// mistake the package's tests catch, not a runtime condition.
 	h.tmpl = template.Must(template.ParseFS(files, "templates/page.html"))
-	assets, err := loadAssets()
+	assets, err := web.LoadAssets(files, "static")
 	if err != nil {
 		panic("page: " + err.Error())
 	}
 	h.assets = assets
 	mux.HandleFunc("GET /sessions/{id}", h.page)
 	mux.HandleFunc("GET "+AssetsPrefix+"{name}", h.asset)
-}
-
-func loadAssets() (map[string]asset, error) {
-	out := map[string]asset{}
-	err := fs.WalkDir(files, "static", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := files.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		sum := sha256.Sum256(b)
-		ct := mime.TypeByExtension(path.Ext(p))
-		if ct == "" {
-			ct = "application/octet-stream"
-		}
-		out[path.Base(p)] = asset{body: b, etag: `"` + hex.EncodeToString(sum[:8]) + `"`, contentType: ct}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("load assets: %w", err)
-	}
-	return out, nil
 }
 
 // pageData is what the template shows; the token is deliberately absent.
@@ -181,19 +145,10 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) asset(w http.ResponseWriter, r *http.Request) {
-	a, ok := h.assets[r.PathValue("name")]
-	if !ok {
+	securityHeaders(w.Header())
+	if !h.assets.Serve(w, r, r.PathValue("name")) {
 		notFound(w)
-		return
 	}
-	hdr := w.Header()
-	securityHeaders(hdr)
-	hdr.Set("Content-Type", a.contentType)
-	hdr.Set("ETag", a.etag)
-	// Revalidate every time: cheap with the ETag, and a new release's
-	// script is picked up at once.
-	hdr.Set("Cache-Control", "no-cache")
-	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.body))
 }
 
 // securityHeaders confines the page to its own origin: scripts, styles and

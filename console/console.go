@@ -1,0 +1,254 @@
+// Package console serves the admin console under /console/: server-rendered
+// pages for the operator of a gateway (an overview of sessions and turns,
+// the session list), signed in with the admin token.
+//
+// Pages are html/template, the script and style sheet are embedded and
+// served from the binary, and a strict Content-Security-Policy holds (no
+// inline script or style, nothing from elsewhere). Every page works
+// without JavaScript; the script only converts times to the browser's zone
+// and keeps session statuses live over an SSE stream of the store's
+// commits.
+//
+// A sign-in is a record in the store (core.ConsoleStore) named by the hash
+// of the cookie's secret, so every replica sharing the store honours and
+// revokes it alike. See docs/console.md.
+package console
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/web"
+)
+
+// files holds the templates and the static assets.
+//
+//go:embed templates static
+var files embed.FS
+
+// Store is what the console reads and keeps.
+type Store interface {
+	core.ConsoleStore
+	core.StatsStore
+	// CommitStream feeds the live statuses of the sessions page.
+	core.CommitStream
+	ListSessions(ctx context.Context, f core.SessionFilter) (core.SessionList, error)
+	CountByStatus(ctx context.Context) (map[core.Status]int, error)
+}
+
+// Config are the console's settings.
+type Config struct {
+	// AdminToken signs in; changing it signs every browser out.
+	AdminToken string
+	// PublicURL is the gateway's address as browsers reach it: an https
+	// address makes the cookie Secure and __Host- prefixed, and its path
+	// prefixes the cookie's.
+	PublicURL string
+	Logger    *slog.Logger
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	// SessionLifetime is how long a sign-in lasts (12 hours when zero).
+	SessionLifetime time.Duration
+	// Heartbeat is how often an idle event stream sends a comment, which
+	// finds a client that left and ends a stream whose sign-in ended (15
+	// seconds when zero).
+	Heartbeat time.Duration
+}
+
+// DefaultSessionLifetime is how long a sign-in lasts by default.
+const DefaultSessionLifetime = 12 * time.Hour
+
+// Handler serves the console.
+type Handler struct {
+	store     Store
+	cfg       Config
+	log       *slog.Logger
+	keyCheck  string
+	cookie    cookieSpec
+	pages     map[string]*template.Template
+	assets    web.Assets
+	heartbeat time.Duration
+}
+
+// pageNames are the templates, each rendered inside layout.html.
+var pageNames = []string{"signin", "overview", "sessions", "message"}
+
+// New checks cfg and prepares the console.
+func New(store Store, cfg Config) (*Handler, error) {
+	if cfg.AdminToken == "" {
+		return nil, fmt.Errorf("console: no admin token: %w", core.ErrInvalid)
+	}
+	cookie, err := newCookieSpec(cfg.PublicURL)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.SessionLifetime <= 0 {
+		cfg.SessionLifetime = DefaultSessionLifetime
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = 15 * time.Second
+	}
+	h := &Handler{store: store, cfg: cfg, log: cfg.Logger, keyCheck: keyCheck(cfg.AdminToken), cookie: cookie, pages: map[string]*template.Template{}, heartbeat: cfg.Heartbeat}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	for _, name := range pageNames {
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("console: template %s: %w", name, err)
+		}
+		h.pages[name] = t
+	}
+	if h.assets, err = web.LoadAssets(files, "static"); err != nil {
+		return nil, fmt.Errorf("console: %w", err)
+	}
+	return h, nil
+}
+
+// Register mounts the console on mux: the sign-in page and the assets in
+// the open, everything else behind a sign-in.
+func (h *Handler) Register(mux *http.ServeMux) {
+	mux.HandleFunc("GET /console", func(w http.ResponseWriter, r *http.Request) {
+		seeOther(w, "console/")
+	})
+	mux.HandleFunc("GET /console/assets/{name}", h.asset)
+	mux.HandleFunc("GET /console/sign-in", h.signInPage)
+	mux.HandleFunc("POST /console/sign-in", h.signIn)
+	mux.HandleFunc("POST /console/sign-out", h.signedIn(h.signOut))
+	mux.HandleFunc("GET /console/{$}", h.signedIn(h.overview))
+	mux.HandleFunc("GET /console/sessions", h.signedIn(h.sessions))
+	mux.HandleFunc("GET /console/events", h.signedIn(h.events))
+	mux.HandleFunc("/console/", h.signedIn(func(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {
+		h.message(w, r, s, http.StatusNotFound, "Not found", "There is no console page at this address.")
+	}))
+}
+
+// funcs are the templates' helpers.
+var funcs = template.FuncMap{
+	// utc formats a time for <time datetime>; the script shows it in the
+	// browser's zone.
+	"utc": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"utcText": func(t time.Time) string {
+		return t.UTC().Format("2006-01-02 15:04 UTC")
+	},
+}
+
+// layout is what every page's frame shows.
+type layout struct {
+	Title string
+	// Nav names the current page ("overview", "sessions").
+	Nav string
+	// CSRF is the sign-in's form token; empty (signed out) hides the
+	// navigation.
+	CSRF string
+	Page any
+}
+
+// render writes page name with data, rendered fully first so a template
+// error is a clean 500 rather than half a page.
+func (h *Handler) render(w http.ResponseWriter, status int, name string, l layout) {
+	var buf bytes.Buffer
+	if err := h.pages[name].Execute(&buf, l); err != nil {
+		h.log.Error("console: render", "page", name, "err", err)
+		plainError(w)
+		return
+	}
+	hdr := w.Header()
+	securityHeaders(hdr)
+	hdr.Set("Content-Type", "text/html; charset=utf-8")
+	hdr.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// messagePage is a page that only says something.
+type messagePage struct{ Heading, Text string }
+
+// message answers with a page that says what happened; s is nil when
+// nobody is signed in.
+func (h *Handler) message(w http.ResponseWriter, _ *http.Request, s *core.ConsoleSession, status int, heading, text string) {
+	l := layout{Title: heading, Page: messagePage{heading, text}}
+	if s != nil {
+		l.CSRF = s.CSRF
+	}
+	h.render(w, status, "message", l)
+}
+
+// failed answers a store failure: logged, and a page that says so.
+func (h *Handler) failed(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession, what string, err error) {
+	if errors.Is(err, context.Canceled) {
+		return
+	}
+	h.log.Error("console: "+what, "path", r.URL.Path, "err", err)
+	h.message(w, r, s, http.StatusInternalServerError, "Something went wrong", "The gateway could not "+what+"; its log says why. Try again.")
+}
+
+func (h *Handler) asset(w http.ResponseWriter, r *http.Request) {
+	securityHeaders(w.Header())
+	if !h.assets.Serve(w, r, r.PathValue("name")) {
+		http.NotFound(w, r)
+	}
+}
+
+// csp confines every console response to its own origin: nothing inline,
+// nothing from elsewhere, forms posted only here, no framing.
+var csp = strings.Join([]string{
+	"default-src 'none'",
+	"script-src 'self'",
+	"style-src 'self'",
+	"img-src 'self' data:",
+	"connect-src 'self'",
+	"form-action 'self'",
+	"base-uri 'none'",
+	"frame-ancestors 'none'",
+}, "; ")
+
+func securityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", csp)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+}
+
+// seeOther redirects to loc, relative to the request's address: the
+// console's pages are all one level under /console/, so relative
+// addresses hold behind a proxy that serves the gateway under a prefix
+// (http.Redirect would make them absolute).
+func seeOther(w http.ResponseWriter, loc string) {
+	securityHeaders(w.Header())
+	w.Header().Set("Location", loc)
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusSeeOther)
+}
+
+func plainError(w http.ResponseWriter) {
+	securityHeaders(w.Header())
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusInternalServerError)
+	_, _ = w.Write([]byte("internal error\n"))
+}
+
+// publicPath is the path prefix of publicURL ("" at the root).
+func publicPath(publicURL string) (path string, https bool, err error) {
+	if publicURL == "" {
+		return "", false, nil
+	}
+	u, err := url.Parse(publicURL)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", false, fmt.Errorf("console: public URL %q: want http(s)://host[/path]: %w", publicURL, core.ErrInvalid)
+	}
+	return strings.TrimSuffix(u.Path, "/"), u.Scheme == "https", nil
+}

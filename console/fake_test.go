@@ -1,0 +1,122 @@
+package console_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// fakeStore is the console's store in memory, with the in-process commit
+// stream; it counts list calls and keeps what it was asked.
+type fakeStore struct {
+	*core.Commits
+
+	mu        sync.Mutex
+	signIns   map[string]core.ConsoleSession
+	failures  map[string][]time.Time
+	hours     []core.HourStats
+	counts    map[core.Status]int
+	list      core.SessionList
+	listCalls int
+	filters   []core.SessionFilter
+	statsFrom time.Time
+	statsTo   time.Time
+}
+
+func newFakeStore() *fakeStore {
+	return &fakeStore{Commits: core.NewCommits(), signIns: map[string]core.ConsoleSession{}, failures: map[string][]time.Time{}, counts: map[core.Status]int{}}
+}
+
+func (f *fakeStore) CreateConsoleSession(_ context.Context, s *core.ConsoleSession) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.signIns[s.ID]; ok {
+		return fmt.Errorf("console session: %w", core.ErrConflict)
+	}
+	f.signIns[s.ID] = *s
+	return nil
+}
+
+func (f *fakeStore) GetConsoleSession(_ context.Context, id string, now time.Time) (*core.ConsoleSession, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s, ok := f.signIns[id]
+	if !ok || !now.Before(s.ExpiresAt) {
+		return nil, fmt.Errorf("console session: %w", core.ErrNotFound)
+	}
+	return &s, nil
+}
+
+func (f *fakeStore) DeleteConsoleSession(_ context.Context, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.signIns, id)
+	return nil
+}
+
+func (f *fakeStore) RecordSignInFailure(ctx context.Context, address string, now time.Time, window time.Duration) (int, error) {
+	f.mu.Lock()
+	f.failures[address] = append(f.failures[address], now)
+	f.mu.Unlock()
+	return f.SignInFailures(ctx, address, now, window)
+}
+
+func (f *fakeStore) SignInFailures(_ context.Context, address string, now time.Time, window time.Duration) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, at := range f.failures[address] {
+		if at.After(now.Add(-window)) && !at.After(now) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (f *fakeStore) SweepConsole(context.Context, time.Time) (int, error) { return 0, nil }
+
+func (f *fakeStore) HourlyStats(_ context.Context, from, to time.Time) ([]core.HourStats, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.statsFrom, f.statsTo = from, to
+	var out []core.HourStats
+	for _, h := range f.hours {
+		if !h.Hour.Before(from) && h.Hour.Before(to) {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeStore) ListSessions(_ context.Context, filter core.SessionFilter) (core.SessionList, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.listCalls++
+	f.filters = append(f.filters, filter)
+	return f.list, nil
+}
+
+func (f *fakeStore) CountByStatus(context.Context) (map[core.Status]int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[core.Status]int{}
+	for k, v := range f.counts {
+		out[k] = v
+	}
+	return out, nil
+}
+
+func (f *fakeStore) signInCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.signIns)
+}
+
+func (f *fakeStore) calls() (int, []core.SessionFilter) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.listCalls, append([]core.SessionFilter(nil), f.filters...)
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/switchboardhq/switchboard/console"
 	"log/slog"
 	"net/http"
 
@@ -21,9 +22,9 @@ import (
 	"github.com/switchboardhq/switchboard/webhooks"
 )
 
-// routes mounts every package's handlers: the API and the session page
-// behind authentication, health and metrics in the open.
-func routes(cfg *serveConfig, store backend.Store, hub *live.Hub, rt *runtime.Runtime, m *metrics.Metrics, wh *webhooks.Service, gw *providers.Set, states *oauth.States, sb *sandbox.Docker, log *slog.Logger) http.Handler {
+// routes mounts every package's handlers: the API, the session page and
+// the console behind authentication, health and metrics in the open.
+func routes(cfg *serveConfig, store backend.Store, hub *live.Hub, rt *runtime.Runtime, m *metrics.Metrics, wh *webhooks.Service, gw *providers.Set, states *oauth.States, sb *sandbox.Docker, con *console.Handler, log *slog.Logger) http.Handler {
 	a := &api.Auth{AdminToken: cfg.adminToken, Sessions: store, Logger: log}
 	v1 := http.NewServeMux()
 	(&api.Handler{Store: store, Runtime: rt, Destinations: wh, Environments: store, Sealer: cfg.sealer, StdioAllow: cfg.mcp.StdioAllow, Hub: hub, Logger: log, MaxBody: cfg.maxBody, Heartbeat: cfg.heartbeat, OnSSE: m.SSE}).Register(v1)
@@ -43,6 +44,7 @@ func routes(cfg *serveConfig, store backend.Store, hub *live.Hub, rt *runtime.Ru
 
 	mux.Handle("/v1/", a.Wrap(v1))
 	(&page.Handler{Store: store, Auth: a, Logger: log}).Register(mux)
+	con.Register(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/switchboardhq/switchboard/console"
 	"io"
 	"log/slog"
 	"net"
@@ -245,6 +246,10 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		rc.Sandboxes = sb
 	}
 	rt := runtime.New(rc)
+	con, err := console.New(db, console.Config{AdminToken: cfg.adminToken, PublicURL: cfg.publicURL, Logger: log, Heartbeat: cfg.heartbeat})
+	if err != nil {
+		return err
+	}
 	if err := gw.Start(ctx); err != nil {
 		return err
 	}
@@ -253,7 +258,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		return err
 	}
 
-	srv := httpserver.New(cfg.http, routes(cfg, db, hub, rt, m, wh, gw, states, sb, log), log)
+	srv := httpserver.New(cfg.http, routes(cfg, db, hub, rt, m, wh, gw, states, sb, con, log), log)
 	wh.Start(ctx)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()

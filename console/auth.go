@@ -153,7 +153,7 @@ func (h *Handler) signInPage(w http.ResponseWriter, r *http.Request) {
 		seeOther(w, "./")
 		return
 	}
-	h.render(w, http.StatusOK, "signin", layout{Title: "Sign in", Page: signInPage{}})
+	h.render(w, r, http.StatusOK, "signin", layout{Title: "Sign in", Page: signInPage{}})
 }
 
 func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
@@ -165,7 +165,7 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	if n >= maxFailures {
 		h.log.Warn("console: sign-in refused, too many failures", "address", addr)
-		h.render(w, http.StatusTooManyRequests, "signin", layout{Title: "Sign in", Page: signInPage{
+		h.render(w, r, http.StatusTooManyRequests, "signin", layout{Title: "Sign in", Page: signInPage{
 			Error: fmt.Sprintf("Too many failed sign-ins from your address (%d in a minute). Wait a minute, then try again.", maxFailures),
 		}})
 		return
@@ -183,7 +183,7 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.log.Warn("console: sign-in failed", "address", addr)
-		h.render(w, http.StatusUnauthorized, "signin", layout{Title: "Sign in", Page: signInPage{Error: "That is not the admin token."}})
+		h.render(w, r, http.StatusUnauthorized, "signin", layout{Title: "Sign in", Page: signInPage{Error: "That is not the admin token."}})
 		return
 	}
 	secret := random32()

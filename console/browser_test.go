@@ -28,7 +28,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	h.Register(mux)
+	h.Register(mux, adminOnly(token, http.NewServeMux()))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	// After the server, so the browser and its event stream end first

@@ -1,6 +1,8 @@
 // Package console serves the admin console under /console/: server-rendered
 // pages for the operator of a gateway (an overview of sessions and turns,
-// the session list), signed in with the admin token.
+// the session list and each session, agents, installations, skills,
+// memory, environments, vaults and webhooks), signed in with the admin
+// token.
 //
 // Pages are html/template, the script and style sheet are embedded and
 // served from the binary, and a strict Content-Security-Policy holds (no
@@ -12,6 +14,12 @@
 // A sign-in is a record in the store (core.ConsoleStore) named by the hash
 // of the cookie's secret, so every replica sharing the store honours and
 // revokes it alike. See docs/console.md.
+//
+// The console reads lists straight from the store, but every change it
+// makes, and every read the store interface does not cover, is a call of
+// the gateway's own /v1 API in process (web.InProcess) through the typed
+// client, as the admin: the API's checks are the console's, and its
+// refusals are shown next to the form field they name.
 package console
 
 import (
@@ -21,14 +29,17 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/web"
+	"github.com/switchboardhq/switchboard/sessions/client"
 )
 
 // files holds the templates and the static assets.
@@ -59,6 +70,9 @@ type Config struct {
 	Now func() time.Time
 	// SessionLifetime is how long a sign-in lasts (12 hours when zero).
 	SessionLifetime time.Duration
+	// MaxUpload bounds an upload form's body, files included (a skill's
+	// folder or zip; 16 MiB when zero).
+	MaxUpload int64
 	// Heartbeat is how often an idle event stream sends a comment, which
 	// finds a client that left and ends a stream whose sign-in ended (15
 	// seconds when zero).
@@ -78,10 +92,10 @@ type Handler struct {
 	pages     map[string]*template.Template
 	assets    web.Assets
 	heartbeat time.Duration
+	// api is the gateway's /v1 API, called in process as the admin; set
+	// by Register.
+	api *client.Client
 }
-
-// pageNames are the templates, each rendered inside layout.html.
-var pageNames = []string{"signin", "overview", "sessions", "message"}
 
 // New checks cfg and prepares the console.
 func New(store Store, cfg Config) (*Handler, error) {
@@ -98,6 +112,9 @@ func New(store Store, cfg Config) (*Handler, error) {
 	if cfg.SessionLifetime <= 0 {
 		cfg.SessionLifetime = DefaultSessionLifetime
 	}
+	if cfg.MaxUpload <= 0 {
+		cfg.MaxUpload = 16 << 20
+	}
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = 15 * time.Second
 	}
@@ -105,8 +122,18 @@ func New(store Store, cfg Config) (*Handler, error) {
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
-	for _, name := range pageNames {
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/"+name+".html")
+	// Each page is its own template file, rendered inside layout.html;
+	// parts.html holds what several pages share.
+	names, err := fs.Glob(files, "templates/*.html")
+	if err != nil {
+		return nil, fmt.Errorf("console: templates: %w", err)
+	}
+	for _, file := range names {
+		name := strings.TrimSuffix(path.Base(file), ".html")
+		if name == "layout" || name == "parts" {
+			continue
+		}
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/parts.html", file)
 		if err != nil {
 			return nil, fmt.Errorf("console: template %s: %w", name, err)
 		}
@@ -118,9 +145,16 @@ func New(store Store, cfg Config) (*Handler, error) {
 	return h, nil
 }
 
+// apiBase is the address the in-process API client names; no socket is
+// behind it.
+const apiBase = "http://gateway.in-process"
+
 // Register mounts the console on mux: the sign-in page and the assets in
-// the open, everything else behind a sign-in.
-func (h *Handler) Register(mux *http.ServeMux) {
+// the open, everything else behind a sign-in. api is the gateway's /v1
+// handler with its authentication, which the console calls in process
+// with the admin token.
+func (h *Handler) Register(mux *http.ServeMux, api http.Handler) {
+	h.api = client.New(apiBase, h.cfg.AdminToken, &http.Client{Transport: web.InProcess(api)})
 	mux.HandleFunc("GET /console", func(w http.ResponseWriter, r *http.Request) {
 		seeOther(w, "console/")
 	})
@@ -131,6 +165,14 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /console/{$}", h.signedIn(h.overview))
 	mux.HandleFunc("GET /console/sessions", h.signedIn(h.sessions))
 	mux.HandleFunc("GET /console/events", h.signedIn(h.events))
+	h.registerSession(mux)
+	h.registerAgents(mux)
+	h.registerInstallations(mux)
+	h.registerSkills(mux)
+	h.registerMemory(mux)
+	h.registerEnvironments(mux)
+	h.registerVaults(mux)
+	h.registerWebhooks(mux)
 	mux.HandleFunc("/console/", h.signedIn(func(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {
 		h.message(w, r, s, http.StatusNotFound, "Not found", "There is no console page at this address.")
 	}))
@@ -149,17 +191,43 @@ var funcs = template.FuncMap{
 // layout is what every page's frame shows.
 type layout struct {
 	Title string
-	// Nav names the current page ("overview", "sessions").
+	// Nav names the current page, one of navItems' names.
 	Nav string
 	// CSRF is the sign-in's form token; empty (signed out) hides the
 	// navigation.
 	CSRF string
-	Page any
+	// Script names a page's own script among the assets (console.js is
+	// on every page).
+	Script string
+	Page   any
+	// Root is the console's address relative to the page's ("" or
+	// "../"), set by render: links in the frame start with it, so they
+	// hold on pages below /console/ and behind a path prefix.
+	Root string
+	// Items are the navigation's entries, set by render.
+	Items []navItem
+}
+
+// navItem is one entry of the navigation.
+type navItem struct{ Name, Label, Href string }
+
+// navItems are the console's sections, in the navigation's order.
+var navItems = []navItem{
+	{"overview", "Overview", "./"},
+	{"sessions", "Sessions", "sessions"},
+	{"agents", "Agents", "agents"},
+	{"installations", "Installations", "installations"},
+	{"skills", "Skills", "skills"},
+	{"memory", "Memory", "memory"},
+	{"environments", "Environments", "environments"},
+	{"vaults", "Vaults", "vaults"},
+	{"webhooks", "Webhooks", "webhooks"},
 }
 
 // render writes page name with data, rendered fully first so a template
 // error is a clean 500 rather than half a page.
-func (h *Handler) render(w http.ResponseWriter, status int, name string, l layout) {
+func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, name string, l layout) {
+	l.Root, l.Items = relative(r, ""), navItems
 	var buf bytes.Buffer
 	if err := h.pages[name].Execute(&buf, l); err != nil {
 		h.log.Error("console: render", "page", name, "err", err)
@@ -179,12 +247,12 @@ type messagePage struct{ Heading, Text string }
 
 // message answers with a page that says what happened; s is nil when
 // nobody is signed in.
-func (h *Handler) message(w http.ResponseWriter, _ *http.Request, s *core.ConsoleSession, status int, heading, text string) {
+func (h *Handler) message(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession, status int, heading, text string) {
 	l := layout{Title: heading, Page: messagePage{heading, text}}
 	if s != nil {
 		l.CSRF = s.CSRF
 	}
-	h.render(w, status, "message", l)
+	h.render(w, r, status, "message", l)
 }
 
 // failed answers a store failure: logged, and a page that says so.

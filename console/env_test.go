@@ -34,13 +34,16 @@ type env struct {
 	store *fakeStore
 	clock *clock
 	mux   *http.ServeMux
+	// api is the fake /v1 API the console calls in process; tests add
+	// the endpoints they need. Without the admin token it answers 401.
+	api *http.ServeMux
 	// tokens are the admin tokens no body may contain.
 	tokens []string
 }
 
 func newEnv(t *testing.T, publicURL string) *env {
 	t.Helper()
-	e := &env{t: t, store: newFakeStore(), clock: &clock{t: time.Date(2030, 5, 6, 7, 30, 0, 0, time.UTC)}}
+	e := &env{t: t, store: newFakeStore(), clock: &clock{t: time.Date(2030, 5, 6, 7, 30, 0, 0, time.UTC)}, api: http.NewServeMux()}
 	e.mux = e.handler(token, publicURL)
 	return e
 }
@@ -54,8 +57,22 @@ func (e *env) handler(tok, publicURL string) *http.ServeMux {
 	}
 	e.tokens = append(e.tokens, tok)
 	mux := http.NewServeMux()
-	h.Register(mux)
+	h.Register(mux, adminOnly(tok, e.api))
 	return mux
+}
+
+// adminOnly is the API's authentication as the fake API needs it: the
+// admin token as a bearer, or a 401 in the API's error shape.
+func adminOnly(tok string, api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+tok {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"error":{"type":"unauthorized","message":"missing credentials"}}`))
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
 }
 
 // req is one request to the console.

@@ -65,5 +65,5 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, s *core.Conso
 		p.Day.Tokens += row.Tokens
 		p.MaxTurns = max(p.MaxTurns, hs.Turns)
 	}
-	h.render(w, http.StatusOK, "overview", layout{Title: "Overview", Nav: "overview", CSRF: s.CSRF, Page: p})
+	h.render(w, r, http.StatusOK, "overview", layout{Title: "Overview", Nav: "overview", CSRF: s.CSRF, Page: p})
 }

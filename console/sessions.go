@@ -70,7 +70,7 @@ func (h *Handler) sessions(w http.ResponseWriter, r *http.Request, s *core.Conso
 	l := layout{Title: "Sessions", Nav: "sessions", CSRF: s.CSRF, Page: &p}
 	if err != nil {
 		p.Error = err.Error()
-		h.render(w, http.StatusBadRequest, "sessions", l)
+		h.render(w, r, http.StatusBadRequest, "sessions", l)
 		return
 	}
 	list, err := h.store.ListSessions(r.Context(), core.SessionFilter{
@@ -88,5 +88,5 @@ func (h *Handler) sessions(w http.ResponseWriter, r *http.Request, s *core.Conso
 	if f.After != "" {
 		p.First = f.query("")
 	}
-	h.render(w, http.StatusOK, "sessions", l)
+	h.render(w, r, http.StatusOK, "sessions", l)
 }

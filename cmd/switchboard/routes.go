@@ -42,9 +42,10 @@ func routes(cfg *serveConfig, store backend.Store, hub *live.Hub, rt *runtime.Ru
 		return web.Errorf(http.StatusNotFound, "not_found", "no endpoint %s %s", r.Method, r.URL.Path)
 	}))
 
-	mux.Handle("/v1/", a.Wrap(v1))
+	api := a.Wrap(v1)
+	mux.Handle("/v1/", api)
 	(&page.Handler{Store: store, Auth: a, Logger: log}).Register(mux)
-	con.Register(mux)
+	con.Register(mux, api)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

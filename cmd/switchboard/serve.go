@@ -246,7 +246,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		rc.Sandboxes = sb
 	}
 	rt := runtime.New(rc)
-	con, err := console.New(db, console.Config{AdminToken: cfg.adminToken, PublicURL: cfg.publicURL, Logger: log, Heartbeat: cfg.heartbeat})
+	con, err := console.New(db, console.Config{AdminToken: cfg.adminToken, PublicURL: cfg.publicURL, Logger: log, Heartbeat: cfg.heartbeat, MaxUpload: cfg.skills.MaxBytes})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,5 @@
+package console
+
+import "net/http"
+
+func (h *Handler) registerEnvironments(mux *http.ServeMux) {}

@@ -1,0 +1,5 @@
+package console
+
+import "net/http"
+
+func (h *Handler) registerVaults(mux *http.ServeMux) {}

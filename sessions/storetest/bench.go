@@ -8,14 +8,50 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 )
 
-// benchSessions is how many sessions BenchList stores.
-const benchSessions = 10_000
+// ListSessions is how many sessions SeedList stores.
+const ListSessions = 10_000
 
-// BenchList lists the first 100-session page of benchSessions sessions
-// with each filter. Half the sessions have a message (queued) and half
-// none (idle); providers, tenants and agents take turns; one message in
-// ten holds the searched text, so a text page reads about 2,000.
+// ListFilters are the filters BenchList measures, each over SeedList's
+// sessions, each with more than a page of matches.
+var ListFilters = []struct {
+	Name   string
+	Filter core.SessionFilter
+}{
+	{"none", core.SessionFilter{}},
+	{"status", core.SessionFilter{Status: core.StatusIdle}},
+	{"agent", core.SessionFilter{AgentID: "agt_3"}},
+	{"provider", core.SessionFilter{Provider: "github"}},
+	{"tenant", core.SessionFilter{Tenant: "tenant:3"}},
+	{"text", core.SessionFilter{Text: "deploy the release"}},
+}
+
+// BenchList lists the first 100-session page of SeedList's sessions with
+// each of ListFilters.
 func BenchList(b *testing.B, s core.Store) {
+	ctx := b.Context()
+	SeedList(b, s)
+	for _, tc := range ListFilters {
+		b.Run(tc.Name, func(b *testing.B) {
+			f := tc.Filter
+			f.Limit = 100
+			for b.Loop() {
+				l, err := s.ListSessions(ctx, f)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(l.Sessions) != 100 {
+					b.Fatalf("a page of %d", len(l.Sessions))
+				}
+			}
+		})
+	}
+}
+
+// SeedList stores ListSessions sessions for list benchmarks. Half the
+// sessions have a message (queued) and half none (idle); providers,
+// tenants and agents take turns; one message in ten holds the text
+// "Deploy the Release", so a text page reads about 2,000.
+func SeedList(b testing.TB, s core.Store) {
 	ctx := b.Context()
 	providers := []string{"slack", "github", "linear", ""}
 	var wg sync.WaitGroup
@@ -23,7 +59,7 @@ func BenchList(b *testing.B, s core.Store) {
 	const writers = 32
 	for w := range writers {
 		wg.Go(func() {
-			for i := w; i < benchSessions; i += writers {
+			for i := w; i < ListSessions; i += writers {
 				req := core.NewSession{Session: core.Session{
 					ID:     fmt.Sprintf("ses_bench%05d", i),
 					Agent:  core.AgentRef{ID: fmt.Sprintf("agt_%d", i%5), Version: 1},
@@ -54,29 +90,5 @@ func BenchList(b *testing.B, s core.Store) {
 	case err := <-errs:
 		b.Fatal(err)
 	default:
-	}
-	for _, tc := range []struct {
-		name string
-		f    core.SessionFilter
-	}{
-		{"none", core.SessionFilter{}},
-		{"status", core.SessionFilter{Status: core.StatusIdle}},
-		{"agent", core.SessionFilter{AgentID: "agt_3"}},
-		{"provider", core.SessionFilter{Provider: "github"}},
-		{"tenant", core.SessionFilter{Tenant: "tenant:3"}},
-		{"text", core.SessionFilter{Text: "deploy the release"}},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			tc.f.Limit = 100
-			for b.Loop() {
-				l, err := s.ListSessions(ctx, tc.f)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if len(l.Sessions) != 100 {
-					b.Fatalf("a page of %d", len(l.Sessions))
-				}
-			}
-		})
 	}
 }

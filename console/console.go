@@ -77,6 +77,12 @@ type Config struct {
 	// finds a client that left and ends a stream whose sign-in ended (15
 	// seconds when zero).
 	Heartbeat time.Duration
+	// Platforms are the platforms the gateway serves; the installations
+	// page links to the install flows they have.
+	Platforms []Platform
+	// Containers lists this replica's sandbox containers for the
+	// overview; nil when sandboxes are off.
+	Containers Containers
 }
 
 // DefaultSessionLifetime is how long a sign-in lasts by default.

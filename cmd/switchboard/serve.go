@@ -246,7 +246,8 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		rc.Sandboxes = sb
 	}
 	rt := runtime.New(rc)
-	con, err := console.New(db, console.Config{AdminToken: cfg.adminToken, PublicURL: cfg.publicURL, Logger: log, Heartbeat: cfg.heartbeat, MaxUpload: cfg.skills.MaxBytes})
+	con, err := console.New(db, console.Config{AdminToken: cfg.adminToken, PublicURL: cfg.publicURL, Logger: log, Heartbeat: cfg.heartbeat, MaxUpload: cfg.skills.MaxBytes,
+		Platforms: consolePlatforms(gw), Containers: consoleContainers(sb)})
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ func environmentFormOf(e *core.Environment) environmentForm {
 		f.CPUs = strconv.FormatFloat(e.Resources.CPUs, 'g', -1, 64)
 	}
 	for _, m := range e.Packages.Managers() {
-		f.Packages[m.Manager] = strings.Join(m.Packages, "\n")
+		f.Packages[m.Manager] = strings.Join(m.Packages, " ")
 	}
 	return f
 }

@@ -123,7 +123,7 @@ func TestAgentCreate(t *testing.T) {
 		},
 		{
 			name: "a refusal goes under its field", change: url.Values{"name": {"bad name"}}, code: 400,
-			answer:   fakeAnswer{400, `{"error":{"type":"invalid_request","message":"field \"name\" \"bad name\": want letters, digits, . _ -"}}`},
+			answer: fakeAnswer{400, `{"error":{"type":"invalid_request","message":"field \"name\" \"bad name\": want letters, digits, . _ -"}}`},
 			wantSent: `{"name":"bad name","model":"anthropic/claude-test","system":"Be brief.\nCite sources.","limits":{"max_steps":8},
 				"tools":[{"type":"custom","name":"lookup","policy":"always_ask"}],"mcp_servers":[],"skills":[],"memory_stores":[{"id":"notes"}],"metadata":{"team":"ops"}}`,
 			errorID: "agent-name-error", errorHas: `field "name" "bad name"`,

@@ -32,7 +32,7 @@ type environmentForm struct {
 	Env, Metadata string
 	Mode          string
 	// AllowedHosts and Credentials separated by spaces or lines.
-	AllowedHosts, Credentials            string
+	AllowedHosts, Credentials              string
 	CPUs, MemoryMB, Pids, DiskMB, IdleSecs string
 }
 

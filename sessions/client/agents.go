@@ -20,9 +20,12 @@ type AgentParams struct {
 	Description *string               `json:"description,omitempty"`
 	Tools       *[]core.ToolSpec      `json:"tools,omitempty"`
 	MCPServers  *[]core.MCPServerSpec `json:"mcp_servers,omitempty"`
-	Limits      *core.Limits          `json:"limits,omitempty"`
-	Environment *string               `json:"environment,omitempty"`
-	Metadata    *map[string]string    `json:"metadata,omitempty"`
+	// Skills and MemoryStores replace the latest version's when given.
+	Skills       *[]core.SkillRef       `json:"skills,omitempty"`
+	MemoryStores *[]core.MemoryStoreRef `json:"memory_stores,omitempty"`
+	Limits       *core.Limits           `json:"limits,omitempty"`
+	Environment  *string                `json:"environment,omitempty"`
+	Metadata     *map[string]string     `json:"metadata,omitempty"`
 	// Version, on update, must equal the latest version, else the server
 	// answers 409 conflict.
 	Version *int `json:"version,omitempty"`

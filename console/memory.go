@@ -11,13 +11,13 @@ import (
 func (h *Handler) registerMemory(mux *http.ServeMux) {
 	mux.HandleFunc("GET /console/memory", h.signedIn(h.memoryStores))
 	mux.HandleFunc("POST /console/memory", h.signedIn(h.createMemoryStore))
-	mux.HandleFunc("GET /console/memory/{store}", h.signedIn(h.memoryStore))
-	mux.HandleFunc("POST /console/memory/{store}", h.signedIn(h.updateMemoryStore))
-	mux.HandleFunc("GET /console/memory/{store}/delete", h.signedIn(h.memoryDeletePage))
-	mux.HandleFunc("POST /console/memory/{store}/delete", h.signedIn(h.deleteMemoryStore))
-	mux.HandleFunc("GET /console/memory/{store}/files", h.signedIn(h.memoryFiles))
-	mux.HandleFunc("GET /console/memory/{store}/file", h.signedIn(h.memoryFile))
-	mux.HandleFunc("POST /console/memory/{store}/revert", h.signedIn(h.revertMemory))
+	mux.HandleFunc("GET /console/memory/{id}", h.signedIn(h.memoryStore))
+	mux.HandleFunc("POST /console/memory/{id}", h.signedIn(h.updateMemoryStore))
+	mux.HandleFunc("GET /console/memory/{id}/delete", h.signedIn(h.memoryDeletePage))
+	mux.HandleFunc("POST /console/memory/{id}/delete", h.signedIn(h.deleteMemoryStore))
+	mux.HandleFunc("GET /console/memory/{id}/files", h.signedIn(h.memoryFiles))
+	mux.HandleFunc("GET /console/memory/{id}/file", h.signedIn(h.memoryFile))
+	mux.HandleFunc("POST /console/memory/{id}/revert", h.signedIn(h.revertMemory))
 }
 
 // memoryStoreForm is the create and edit form of a store, as typed.
@@ -100,7 +100,7 @@ func (h *Handler) memoryStore(w http.ResponseWriter, r *http.Request, s *core.Co
 // form as typed, shown with fe.
 func (h *Handler) memoryStoreView(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession, f *memoryStoreForm, fe formErrors, status int) {
 	ctx := r.Context()
-	m, err := h.api.GetMemoryStore(ctx, r.PathValue("store"))
+	m, err := h.api.GetMemoryStore(ctx, r.PathValue("id"))
 	if err != nil {
 		h.readFailed(w, r, s, "read the memory store", err)
 		return
@@ -120,7 +120,7 @@ func (h *Handler) memoryStoreView(w http.ResponseWriter, r *http.Request, s *cor
 
 func (h *Handler) updateMemoryStore(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {
 	f := readMemoryStoreForm(r)
-	m, err := h.api.UpdateMemoryStore(r.Context(), r.PathValue("store"), client.MemoryStoreParams{Description: &f.Description, Shared: &f.Shared})
+	m, err := h.api.UpdateMemoryStore(r.Context(), r.PathValue("id"), client.MemoryStoreParams{Description: &f.Description, Shared: &f.Shared})
 	if err != nil {
 		fe, status, ok := refusal(err, "description", "shared")
 		if !ok {
@@ -134,27 +134,14 @@ func (h *Handler) updateMemoryStore(w http.ResponseWriter, r *http.Request, s *c
 }
 
 func (h *Handler) memoryDeletePage(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {
-	m, err := h.api.GetMemoryStore(r.Context(), r.PathValue("store"))
+	m, err := h.api.GetMemoryStore(r.Context(), r.PathValue("id"))
 	if err != nil {
 		h.readFailed(w, r, s, "read the memory store", err)
 		return
 	}
-	h.render(w, r, http.StatusOK, "memory_delete", layout{Title: "Delete memory store " + m.Name, Nav: "memory", CSRF: s.CSRF,
-		Page: &confirmPage{Root: relative(r, ""), CSRF: s.CSRF, What: m.Name, Back: "memory/" + url.PathEscape(m.ID)}})
+	h.confirm(w, r, s, http.StatusOK, "memory_delete", "memory", m.Name, "memory/"+url.PathEscape(m.ID), "")
 }
 
 func (h *Handler) deleteMemoryStore(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {
-	id := r.PathValue("store")
-	err := h.api.DeleteMemoryStore(r.Context(), id)
-	if err == nil {
-		done(w, r, "memory")
-		return
-	}
-	fe, status, ok := refusal(err)
-	if !ok {
-		h.failed(w, r, s, "delete the memory store", err)
-		return
-	}
-	h.render(w, r, status, "memory_delete", layout{Title: "Delete memory store", Nav: "memory", CSRF: s.CSRF,
-		Page: &confirmPage{Root: relative(r, ""), CSRF: s.CSRF, What: id, Back: "memory/" + url.PathEscape(id), Error: fe.Form}})
+	h.deleteConfirmed(w, r, s, "memory_delete", "memory", "memory store", h.api.DeleteMemoryStore)
 }

@@ -58,7 +58,7 @@ func (p memoryPlace) rows(list []core.MemoryVersion) []memoryRow {
 // place reads the request's store and tenant; ok is false when it
 // answered already.
 func (h *Handler) place(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession, tenant string) (memoryPlace, bool) {
-	m, err := h.api.GetMemoryStore(r.Context(), r.PathValue("store"))
+	m, err := h.api.GetMemoryStore(r.Context(), r.PathValue("id"))
 	if err != nil {
 		h.readFailed(w, r, s, "read the memory store", err)
 		return memoryPlace{}, false
@@ -114,14 +114,10 @@ func (h *Handler) memoryFileView(w http.ResponseWriter, r *http.Request, s *core
 		return
 	}
 	p := &memoryFilePage{memoryPlace: pl, CSRF: s.CSRF, Path: q.Get("path"), Errors: fe}
-	version := 0
-	if v := q.Get("version"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			h.message(w, r, s, http.StatusBadRequest, "No such version", "A memory file's versions are numbered from 1.")
-			return
-		}
-		version = n
+	version, ok := versionParam(q)
+	if !ok {
+		h.message(w, r, s, http.StatusBadRequest, "No such version", "A memory file's versions are numbered from 1.")
+		return
 	}
 	history, err := h.api.MemoryHistory(ctx, pl.Store.ID, pl.Tenant, p.Path)
 	if err != nil {
@@ -148,7 +144,7 @@ func (h *Handler) revertMemory(w http.ResponseWriter, r *http.Request, s *core.C
 	// A version that is not a number is sent as 0, which the API refuses
 	// in its words.
 	b.Version, _ = strconv.Atoi(f.Get("version"))
-	store := r.PathValue("store")
+	store := r.PathValue("id")
 	v, err := h.api.RevertMemory(r.Context(), store, b)
 	if err == nil {
 		pl := memoryPlace{Store: &core.MemoryStore{ID: v.Store}, Tenant: v.Partition}

@@ -99,10 +99,7 @@ func TestMemoryPages(t *testing.T) {
 	e := newEnv(t, "")
 	newFakeMemory(e)
 	c, _ := e.signIn()
-	tests := []struct {
-		name, path string
-		want       []string
-	}{
+	tests := []pageCase{
 		{"stores", "/console/memory", []string{`<a href="memory/mem_1">notes</a>`, `id="memory-store-create"`, `name="name"`}},
 		{"a store and its tenants", "/console/memory/mem_1", []string{
 			`<h1 id="store-name">notes</h1>`, `href="../memory/mem_1/files?tenant=slack%3AT1"`, `id="memory-store-edit"`,
@@ -120,19 +117,7 @@ func TestMemoryPages(t *testing.T) {
 			`id="memory-content" aria-labelledby="content-heading">likes coffee</pre>`,
 		}},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			rec := e.do(req{method: "GET", path: tc.path, cookie: c})
-			if rec.Code != http.StatusOK {
-				t.Fatalf("status %d: %s", rec.Code, rec.Body)
-			}
-			for _, want := range tc.want {
-				if !strings.Contains(rec.Body.String(), want) {
-					t.Errorf("the page lacks %q", want)
-				}
-			}
-		})
-	}
+	checkPages(t, e, c, tests)
 	if body := e.do(req{method: "GET", path: "/console/memory/mem_1/file?tenant=slack:T1&path=people/alice.md", cookie: c}).Body.String(); strings.Contains(body, `id="revert-3"`) {
 		t.Error("the latest version offers a revert to itself")
 	}

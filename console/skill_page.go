@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -50,14 +51,10 @@ func (h *Handler) skill(w http.ResponseWriter, r *http.Request, s *core.ConsoleS
 // skillView renders the page of skill id with fe under the upload form.
 func (h *Handler) skillView(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession, id string, fe formErrors, status int) {
 	ctx, q := r.Context(), r.URL.Query()
-	version := 0
-	if v := q.Get("version"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			h.message(w, r, s, http.StatusBadRequest, "No such version", "A skill's versions are numbered from 1.")
-			return
-		}
-		version = n
+	version, ok := versionParam(q)
+	if !ok {
+		h.message(w, r, s, http.StatusBadRequest, "No such version", "A skill's versions are numbered from 1.")
+		return
 	}
 	latest, err := h.api.GetSkill(ctx, id, 0)
 	if err != nil {
@@ -125,25 +122,49 @@ func (h *Handler) skillDeletePage(w http.ResponseWriter, r *http.Request, s *cor
 		h.readFailed(w, r, s, "read the skill", err)
 		return
 	}
-	h.render(w, r, http.StatusOK, "skill_delete", layout{Title: "Delete skill " + sk.Name, Nav: "skills", CSRF: s.CSRF,
-		Page: &confirmPage{Root: relative(r, ""), CSRF: s.CSRF, What: sk.Name, Back: "skills/" + url.PathEscape(sk.ID)}})
+	h.confirm(w, r, s, http.StatusOK, "skill_delete", "skills", sk.Name, "skills/"+url.PathEscape(sk.ID), "")
 }
 
 func (h *Handler) deleteSkill(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {
+	h.deleteConfirmed(w, r, s, "skill_delete", "skills", "skill", h.api.DeleteSkill)
+}
+
+// confirm renders the confirmation page of a deletion: nav's page named
+// page, asking about the record what whose page is back, with a refusal
+// msg.
+func (h *Handler) confirm(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession, status int, page, nav, what, back, msg string) {
+	h.render(w, r, status, page, layout{Title: "Delete " + what, Nav: nav, CSRF: s.CSRF,
+		Page: &confirmPage{Root: relative(r, ""), CSRF: s.CSRF, What: what, Back: back, Error: msg}})
+}
+
+// deleteConfirmed deletes the record {id} of nav's section through del
+// and goes back to the section's list. A refusal (something still uses
+// the record) is shown on the confirmation page named page, in the API's
+// words.
+func (h *Handler) deleteConfirmed(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession, page, nav, kind string, del func(context.Context, string) error) {
 	id := r.PathValue("id")
-	err := h.api.DeleteSkill(r.Context(), id)
+	err := del(r.Context(), id)
 	if err == nil {
-		done(w, r, "skills")
+		done(w, r, nav)
 		return
 	}
 	fe, status, ok := refusal(err)
 	if !ok {
-		h.failed(w, r, s, "delete the skill", err)
+		h.failed(w, r, s, "delete the "+kind, err)
 		return
 	}
-	// Refused (an agent or a session pins it): said on the confirmation.
-	h.render(w, r, status, "skill_delete", layout{Title: "Delete skill", Nav: "skills", CSRF: s.CSRF,
-		Page: &confirmPage{Root: relative(r, ""), CSRF: s.CSRF, What: id, Back: "skills/" + url.PathEscape(id), Error: fe.Form}})
+	h.confirm(w, r, s, status, page, nav, id, nav+"/"+url.PathEscape(id), fe.Form)
+}
+
+// versionParam is the ?version= of q: 0 when absent, ok false when it
+// is not a version number.
+func versionParam(q url.Values) (version int, ok bool) {
+	v := q.Get("version")
+	if v == "" {
+		return 0, true
+	}
+	n, err := strconv.Atoi(v)
+	return n, err == nil && n >= 1
 }
 
 // readFailed answers a read of the API that failed: a refusal (no such

@@ -299,10 +299,7 @@ func TestSkillPages(t *testing.T) {
 	e := newEnv(t, "")
 	newFakeSkills(e)
 	c, csrf := e.signIn()
-	tests := []struct {
-		name, path string
-		want       []string
-	}{
+	tests := []pageCase{
 		{"list with pins", "/console/skills", []string{
 			`<a href="skills/skl_1">deploy</a>`, `<a href="agents/agt_ops">ops</a> (v1)`, "v2", `id="skill-upload"`,
 			`action="skills" enctype="multipart/form-data"`, `name="folder" type="file" webkitdirectory multiple`,
@@ -315,6 +312,27 @@ func TestSkillPages(t *testing.T) {
 		{"a binary file is not shown", "/console/skills/skl_1?file=logo.png", []string{`id="file-binary"`}},
 		{"the delete confirmation", "/console/skills/skl_1/delete", []string{`id="skill-delete-form"`, `action="../../skills/skl_1/delete"`, `id="confirm-delete"`}},
 	}
+	checkPages(t, e, c, tests)
+	if rec := e.do(req{method: "GET", path: "/console/skills/nope", cookie: c}); rec.Code != http.StatusNotFound {
+		t.Errorf("an unknown skill: %d, want 404", rec.Code)
+	}
+	// A refused delete says why on the confirmation.
+	rec := e.do(req{method: "POST", path: "/console/skills/skl_1/delete", cookie: c, form: map[string][]string{"csrf": {csrf}}})
+	if rec.Code != http.StatusConflict || !strings.Contains(rec.Body.String(), `is pinned by agent &#34;ops&#34;`) {
+		t.Errorf("a refused delete: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// pageCase is a console page and what it must hold.
+type pageCase struct {
+	name, path string
+	want       []string
+}
+
+// checkPages gets each page signed in with c and checks it holds its
+// wants.
+func checkPages(t *testing.T, e *env, c *http.Cookie, tests []pageCase) {
+	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := e.do(req{method: "GET", path: tc.path, cookie: c})
@@ -327,13 +345,5 @@ func TestSkillPages(t *testing.T) {
 				}
 			}
 		})
-	}
-	if rec := e.do(req{method: "GET", path: "/console/skills/nope", cookie: c}); rec.Code != http.StatusNotFound {
-		t.Errorf("an unknown skill: %d, want 404", rec.Code)
-	}
-	// A refused delete says why on the confirmation.
-	rec := e.do(req{method: "POST", path: "/console/skills/skl_1/delete", cookie: c, form: map[string][]string{"csrf": {csrf}}})
-	if rec.Code != http.StatusConflict || !strings.Contains(rec.Body.String(), `is pinned by agent &#34;ops&#34;`) {
-		t.Errorf("a refused delete: %d %s", rec.Code, rec.Body)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/console"
+	"github.com/switchboardhq/switchboard/core/web"
 )
 
 const token = "admin-token-d6f1c0ffee"
@@ -170,4 +171,9 @@ func csrfOf(t *testing.T, body string) string {
 func newConsole(t *testing.T, publicURL string) (*console.Handler, error) {
 	t.Helper()
 	return console.New(newFakeStore(), console.Config{AdminToken: token, PublicURL: publicURL})
+}
+
+// apiError answers as the API refuses: {"error":{"type","message"}}.
+func apiError(w http.ResponseWriter, status int, typ, msg string) {
+	web.WriteJSON(w, status, map[string]any{"error": map[string]string{"type": typ, "message": msg}})
 }

@@ -33,10 +33,6 @@ type fakeInstallations struct {
 	refuse    string   // the next update's refusal message, if any
 }
 
-func apiError(w http.ResponseWriter, status int, typ, msg string) {
-	web.WriteJSON(w, status, map[string]any{"error": map[string]string{"type": typ, "message": msg}})
-}
-
 // register mounts the fake endpoints on the env's API.
 func (f *fakeInstallations) register(mux *http.ServeMux) {
 	find := func(id string) int {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -33,10 +34,15 @@ type fakeSession struct {
 	// streams are the resume points (after, Last-Event-ID) of the SSE
 	// requests.
 	streams [][2]string
+	// sse, when set, is the log the stream sends (after the resume
+	// point); else seqs 7 and 8.
+	sse []map[string]any
+	// postedOne receives a value at each post.
+	postedOne chan struct{}
 }
 
 func newFakeSession(e *env) *fakeSession {
-	f := &fakeSession{view: map[string]any{
+	f := &fakeSession{postedOne: make(chan struct{}, 16), view: map[string]any{
 		"id": "ses_1", "status": "awaiting_input", "stop_reason": "requires_action",
 		"pending_action": map[string]any{"tool_use_ids": []string{"toolu_a", "toolu_c"}},
 		"agent":          map[string]any{"id": "agt_1", "version": 3},
@@ -80,6 +86,7 @@ func newFakeSession(e *env) *fakeSession {
 			return
 		}
 		f.posts = append(f.posts, string(raw))
+		f.postedOne <- struct{}{}
 		writeJSON(w, 202, map[string]any{"data": []map[string]any{{"id": "evt_q", "type": "x", "queued_at": "2030-05-06T07:11:00Z"}}})
 	})
 	e.api.HandleFunc("POST /v1/sessions/ses_1/archive", func(w http.ResponseWriter, r *http.Request) {
@@ -98,13 +105,21 @@ func newFakeSession(e *env) *fakeSession {
 		}
 		f.mu.Lock()
 		f.streams = append(f.streams, [2]string{r.URL.Query().Get("after"), r.Header.Get("Last-Event-ID")})
+		log := f.sse
 		f.mu.Unlock()
+		if log == nil {
+			log = []map[string]any{event(7, "agent.message", `{"text":"m7"}`), event(8, "agent.message", `{"text":"m8"}`)}
+		}
+		after, _ := strconv.Atoi(r.URL.Query().Get("after"))
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(200)
 		fmt.Fprint(w, "retry: 1000\n\n")
-		for _, seq := range []int{7, 8} {
-			raw, _ := json.Marshal(event(seq, "agent.message", fmt.Sprintf(`{"text":"m%d"}`, seq)))
-			fmt.Fprintf(w, "id: %d\nevent: agent.message\ndata: %s\n\n", seq, raw)
+		for _, ev := range log {
+			if ev["seq"].(int) <= after {
+				continue
+			}
+			raw, _ := json.Marshal(ev)
+			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev["seq"], ev["type"], raw)
 		}
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()

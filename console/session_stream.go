@@ -44,12 +44,7 @@ func (h *Handler) sessionStream(w http.ResponseWriter, r *http.Request, s *core.
 	rc := http.NewResponseController(w)
 	// The request is read; the heartbeats find a client that left.
 	_ = rc.SetReadDeadline(time.Time{})
-	hdr := w.Header()
-	securityHeaders(hdr)
-	hdr.Set("Content-Type", "text/event-stream")
-	hdr.Set("Cache-Control", "no-store")
-	hdr.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
+	startStream(w)
 	_ = rc.Flush()
 	messages := make(chan []byte)
 	go readMessages(ctx, resp.Body, messages)

@@ -40,6 +40,7 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/web"
 	"github.com/switchboardhq/switchboard/sessions/client"
+	"github.com/switchboardhq/switchboard/sessions/page"
 )
 
 // files holds the templates and the static assets.
@@ -148,6 +149,13 @@ func New(store Store, cfg Config) (*Handler, error) {
 	if h.assets, err = web.LoadAssets(files, "static"); err != nil {
 		return nil, fmt.Errorf("console: %w", err)
 	}
+	// The session page renders its conversation with the session
+	// page's own script, served from here too.
+	shared, err := web.LoadAssets(page.Assets(), ".")
+	if err != nil {
+		return nil, fmt.Errorf("console: %w", err)
+	}
+	h.assets["page.js"] = shared["page.js"]
 	return h, nil
 }
 

@@ -42,12 +42,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request, s *core.Console
 	// browser sees the stream open is on it.
 	sub := h.store.Subscribe("console", eventsBuffer)
 	defer sub.Close()
-	hdr := w.Header()
-	securityHeaders(hdr)
-	hdr.Set("Content-Type", "text/event-stream")
-	hdr.Set("Cache-Control", "no-store")
-	hdr.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
+	startStream(w)
 	bw := bufio.NewWriter(w)
 	fmt.Fprint(bw, "retry: 2000\n\n")
 	tick := time.NewTicker(h.heartbeat)
@@ -84,4 +79,15 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request, s *core.Console
 			fmt.Fprint(bw, ": heartbeat\n\n")
 		}
 	}
+}
+
+// startStream answers with an event stream that no cache or proxy holds
+// back.
+func startStream(w http.ResponseWriter) {
+	hdr := w.Header()
+	securityHeaders(hdr)
+	hdr.Set("Content-Type", "text/event-stream")
+	hdr.Set("Cache-Control", "no-store")
+	hdr.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
 }

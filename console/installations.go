@@ -285,15 +285,15 @@ func (h *Handler) editInstallation(w http.ResponseWriter, r *http.Request, s *co
 		Policy: &core.AccessPolicy{Channels: policyList(p.Channels), Users: policyList(p.Users)},
 	})
 	if err != nil {
-		h.refused(w, r, s, p, "update the installation", err, "agent", "policy")
+		h.installationRefused(w, r, s, p, "update the installation", err, "agent", "policy")
 		return
 	}
 	done(w, r, "installations")
 }
 
-// refused shows the API's refusal on the installation's page, under the
+// installationRefused shows the API's refusal on the installation's page, under the
 // field among fields it names; any other error is a failure to do what.
-func (h *Handler) refused(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession, p *installationPage, what string, err error, fields ...string) {
+func (h *Handler) installationRefused(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession, p *installationPage, what string, err error, fields ...string) {
 	fe, status, ok := refusal(err, fields...)
 	if !ok {
 		h.failed(w, r, s, what, err)
@@ -314,7 +314,7 @@ func (h *Handler) uninstall(w http.ResponseWriter, r *http.Request, s *core.Cons
 		return
 	}
 	if err := h.api.DeleteInstallation(r.Context(), p.Row.ID); err != nil {
-		h.refused(w, r, s, p, "uninstall the installation", err)
+		h.installationRefused(w, r, s, p, "uninstall the installation", err)
 		return
 	}
 	done(w, r, "installations")

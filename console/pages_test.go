@@ -78,7 +78,7 @@ func TestSessionsPage(t *testing.T) {
 			list:       core.SessionList{Sessions: []*core.Session{session(1, core.StatusRunning), session(2, core.StatusIdle)}, HasMore: true, Next: "ses_002"},
 			wantFilter: core.SessionFilter{Limit: 100},
 			want: []string{
-				`<a href="../sessions/ses_001"><code>ses_001</code></a>`,
+				`<a href="sessions/ses_001"><code>ses_001</code></a>`,
 				`<tr data-session="ses_002">`,
 				`<span class="status" data-status="running">running</span>`,
 				`<time datetime="2030-05-06T07:01:00Z">2030-05-06 07:01 UTC</time>`,

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -79,29 +78,12 @@ func (e *fnError) Error() string { return e.err.Error() }
 // whether the server accepted the stream. *last advances past every event
 // fn accepted.
 func (c *Client) followOnce(ctx context.Context, id string, last *uint64, level string, fn func(core.Event) error) (connected bool, err error) {
-	q := EventsQuery{After: *last, Level: level}.values()
-	hdr := http.Header{"Accept": {"text/event-stream"}, "Cache-Control": {"no-cache"}}
-	if *last > 0 {
-		hdr.Set("Last-Event-ID", strconv.FormatUint(*last, 10))
-	}
-	path := pathf("/v1/sessions/%s/events", id)
-	req, err := c.newRequest(ctx, request{method: http.MethodGet, path: path, query: q, header: hdr})
+	resp, err := c.Stream(ctx, id, *last, level)
 	if err != nil {
 		return false, err
 	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return false, transportError(http.MethodGet, path, err)
-	}
 	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return false, readError(resp)
-	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
-		// Not retryable: the server (or a proxy) does not speak SSE here.
-		return false, &APIError{Status: http.StatusNotAcceptable, Type: "invalid_request",
-			Message: fmt.Sprintf("GET %s: want an event stream, got Content-Type %q", path, resp.Header.Get("Content-Type"))}
-	}
+	path := pathf("/v1/sessions/%s/events", id)
 	err = readSSE(resp.Body, func(m sseMessage) error {
 		var e core.Event
 		if err := json.Unmarshal([]byte(m.data), &e); err != nil {

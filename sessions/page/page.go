@@ -23,6 +23,7 @@ import (
 	"embed"
 	"errors"
 	"html/template"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -41,6 +42,18 @@ var files embed.FS
 // them relative to its own address, so a deployment under a path prefix
 // still finds them.
 const AssetsPrefix = "/sessions/assets/"
+
+// Assets are the page's static files (page.js, page.css, the icon). The
+// console serves page.js on its own session page, so one script renders
+// a conversation wherever it is shown; that page names its stream and
+// turns the message box off with data attributes (see page.js).
+func Assets() fs.FS {
+	sub, err := fs.Sub(files, "static")
+	if err != nil {
+		panic("page: " + err.Error()) // "static" is compiled in
+	}
+	return sub
+}
 
 // Store is what the page needs of the session store.
 type Store interface {

@@ -12,6 +12,15 @@
 // a new stream with ?after=<last seq>. The stream is read at every level:
 // status changes are internal events, and a complete seq sequence lets the
 // page notice a hole instead of showing past it.
+//
+// Hosting: the element with data-session (the body of /sessions/{id}) names
+// the session. A page that relays the stream itself (the console, signed in
+// by a cookie) sets data-stream to its address, relative to the page; the
+// script then needs no token and leaves steering to the page's own forms
+// (the #send form is not needed). data-detail="full" also shows each tool call's output folded into
+// the call, the person's answers to confirmations and custom tools, and
+// each turn's token usage. Every applied event is dispatched on that
+// element as a "session-event" CustomEvent, for a page's own script.
 (function () {
   'use strict';
 
@@ -27,8 +36,11 @@
   const MIN_DELAY = 500;
   const MAX_DELAY = 8000;
 
-  const sessionID = document.body.dataset.session;
-  const token = new URLSearchParams(location.search).get('token') || '';
+  const root = document.querySelector('[data-session]');
+  const sessionID = root.dataset.session;
+  const relay = root.dataset.stream ? new URL(root.dataset.stream, location.href).href : '';
+  const full = root.dataset.detail === 'full';
+  const token = relay ? '' : new URLSearchParams(location.search).get('token') || '';
   // Relative to the page (…/sessions/{id}), so a deployment under a path
   // prefix works too.
   const base = new URL('../v1/sessions/' + encodeURIComponent(sessionID), location.href).href;
@@ -62,9 +74,7 @@
     statusEl.textContent = status;
     reasonEl.textContent = reason || '';
     const archived = status === 'archived';
-    box.disabled = archived;
-    sendButton.disabled = archived;
-    stopButton.disabled = archived;
+    for (const c of [box, sendButton, stopButton]) if (c) c.disabled = archived;
   }
 
   function showError(msg) {
@@ -98,8 +108,8 @@
     clearTimeout(retryTimer);
     retryTimer = null;
     if (source) source.close();
-    const url = new URL(base + '/events');
-    url.searchParams.set('token', token);
+    const url = new URL(relay || base + '/events');
+    if (!relay) url.searchParams.set('token', token);
     url.searchParams.set('after', String(lastSeq));
     const es = new EventSource(url.href);
     source = es;
@@ -122,6 +132,13 @@
       }
     };
     for (const t of TYPES) es.addEventListener(t, onMessage);
+    // A relay ends the stream when its sign-in ends; retrying cannot help.
+    es.addEventListener('signed-out', function () {
+      if (source !== es) return;
+      es.close();
+      source = null;
+      setConn('closed', 'signed out: reload the page to sign in again');
+    });
     es.addEventListener('message', onMessage);
   }
 
@@ -134,6 +151,11 @@
   // recover checks the session before reopening the stream: a 401 or 404
   // will not heal by retrying, and the status may have moved meanwhile.
   async function recover() {
+    if (relay) {
+      // No token to ask the API with: the relay answers for itself.
+      connect();
+      return;
+    }
     try {
       const s = await api('GET', '');
       setStatus(s.status, s.stop_reason);
@@ -176,11 +198,16 @@
     if (pending) pending.remove();
     const b = ev.body || {};
     if (ev.type === 'session.status_changed') setStatus(b.status, b.stop_reason);
+    root.dispatchEvent(new CustomEvent('session-event', { detail: ev }));
     // Internal events (turn boundaries, status changes, interrupts) shape
-    // the header, not the conversation.
-    if (ev.level === 'internal') return;
-    append(render(ev));
+    // the header, not the conversation; the full view shows a few.
+    if (ev.level === 'internal' && !(full && FULL_INTERNAL.has(ev.type))) return;
+    const node = full ? renderFull(ev) : render(ev);
+    if (node) append(node);
   }
+
+  // The internal events the full view shows in the conversation.
+  const FULL_INTERNAL = new Set(['turn.completed', 'user.tool_confirmation', 'user.custom_tool_result']);
 
   // --- rendering --------------------------------------------------------
 
@@ -245,6 +272,55 @@
     return item;
   }
 
+  // renderFull is the full view: a tool call and its output are one
+  // folded item, the person's answers and each turn's usage are shown. It
+  // returns null when the event joined an item already shown.
+  function renderFull(ev) {
+    const b = ev.body || {};
+    switch (ev.type) {
+      case 'agent.tool_use':
+      case 'agent.custom_tool_use': {
+        const item = render(ev);
+        item.dataset.toolUseId = b.tool_use_id || '';
+        const d = el('details', 'call');
+        d.append(el('summary', null, (ev.type === 'agent.custom_tool_use' ? 'custom tool ' : 'tool ') + (b.name || '?')),
+          el('div', 'label', 'input'), el('pre', 'text', pretty(b.input)));
+        item.replaceChild(d, item.lastChild);
+        return item;
+      }
+      case 'agent.tool_result': {
+        const call = logEl.querySelector('article[data-tool-use-id="' + CSS.escape(b.tool_use_id || '') + '"] details.call');
+        if (!call) return render(ev);
+        const output = el('pre', 'text output', b.output);
+        output.dataset.seq = String(ev.seq);
+        call.append(el('div', 'label', b.is_error ? 'error' : 'output'), output);
+        if (b.is_error) call.closest('article').classList.add('failed');
+        return null;
+      }
+      case 'user.tool_confirmation': {
+        const item = render(ev);
+        const what = (b.result === 'allow' ? 'allowed ' : 'denied ') + (b.tool_use_id || '');
+        item.replaceChild(el('div', 'text', b.message ? what + ': ' + b.message : what), item.lastChild);
+        return item;
+      }
+      case 'user.custom_tool_result': {
+        const item = render(ev);
+        if (b.is_error) item.classList.add('failed');
+        item.replaceChild(folded('custom tool ' + (b.is_error ? 'error' : 'result') + ' for ' + (b.tool_use_id || ''), b.output, true), item.lastChild);
+        return item;
+      }
+      case 'turn.completed': {
+        const item = render(ev);
+        const u = b.usage || {};
+        item.classList.add('usage');
+        item.replaceChild(el('div', 'text', 'turn ended (' + (b.yield_reason || '?') + ') · ' +
+          (u.input_tokens || 0) + ' tokens in, ' + (u.output_tokens || 0) + ' out'), item.lastChild);
+        return item;
+      }
+    }
+    return render(ev);
+  }
+
   function append(node) {
     // Follow the conversation only if the reader is at its end.
     const atEnd = window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 40;
@@ -270,6 +346,12 @@
     showError('');
     const out = await api('POST', '/events', { events: events });
     return (out && out.data) || [];
+  }
+
+  setStatus(statusEl.dataset.status, reasonEl.textContent);
+  if (relay) {
+    connect();
+    return;
   }
 
   form.addEventListener('submit', async function (e) {
@@ -316,7 +398,6 @@
     } catch (e) { /* best effort: the log shows them once taken */ }
   }
 
-  setStatus(statusEl.dataset.status, reasonEl.textContent);
   if (!token) {
     setConn('closed', 'not live: no ?token= in the address');
     box.disabled = sendButton.disabled = stopButton.disabled = true;

@@ -1,0 +1,71 @@
+package console
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/client"
+)
+
+// The session page's forms: each sends one input (or archives) through
+// the API and returns to the page; the API's refusal is shown on it.
+
+func (h *Handler) sessionConfirm(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {
+	f := r.PostForm
+	h.sendInput(w, r, s, client.Input{
+		Type: core.TypeUserToolConfirmation, ToolUseID: f.Get("tool_use_id"),
+		Result: f.Get("result"), Message: f.Get("message"),
+	})
+}
+
+func (h *Handler) sessionToolResult(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {
+	f := r.PostForm
+	output := f.Get("output")
+	h.sendInput(w, r, s, client.Input{
+		Type: core.TypeUserCustomToolResult, ToolUseID: f.Get("tool_use_id"),
+		Output: &output, IsError: f.Get("is_error") == "true",
+	})
+}
+
+func (h *Handler) sessionStop(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {
+	h.sendInput(w, r, s, client.Input{Type: core.TypeUserInterrupt})
+}
+
+func (h *Handler) sessionMessage(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {
+	h.sendInput(w, r, s, client.Input{Type: core.TypeUserMessage, Text: r.PostForm.Get("text")})
+}
+
+// sendInput queues in and returns to the page.
+func (h *Handler) sendInput(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession, in client.Input) {
+	id := r.PathValue("id")
+	if _, err := h.api.SendEvents(r.Context(), id, []client.Input{in}, ""); err != nil {
+		h.sessionRefused(w, r, s, err, in.Text)
+		return
+	}
+	done(w, r, "sessions/"+url.PathEscape(id))
+}
+
+func (h *Handler) sessionArchive(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {
+	if r.PostForm.Get("confirm") != "yes" {
+		h.showSession(w, r, s, http.StatusBadRequest, "Tick “Archive this session” to confirm: an archived session is read-only for good.", "")
+		return
+	}
+	id := r.PathValue("id")
+	if _, err := h.api.Archive(r.Context(), id); err != nil {
+		h.sessionRefused(w, r, s, err, "")
+		return
+	}
+	done(w, r, "sessions/"+url.PathEscape(id))
+}
+
+// sessionRefused shows the page again with the API's refusal, keeping the
+// message typed; a failure that is no refusal is the failure page.
+func (h *Handler) sessionRefused(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession, err error, text string) {
+	fe, status, ok := refusal(err)
+	if !ok {
+		h.failed(w, r, s, "change the session", err)
+		return
+	}
+	h.showSession(w, r, s, status, fe.Form, text)
+}

@@ -3,7 +3,6 @@ package console
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -163,18 +162,4 @@ func (h *Handler) saveAgent(w http.ResponseWriter, r *http.Request, s *core.Cons
 	}
 	h.log.Info("console: agent saved", "agent_id", a.ID, "version", a.Version)
 	done(w, r, "agents/"+a.ID)
-}
-
-// apiFailed answers an API error of a read: a refusal (a 404 above all)
-// as a page saying so, anything else as a failure.
-func (h *Handler) apiFailed(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession, what string, err error) {
-	if fe, status, ok := refusal(err); ok {
-		heading := "Not found"
-		if status != http.StatusNotFound {
-			heading = fmt.Sprintf("Could not %s", what)
-		}
-		h.message(w, r, s, status, heading, fe.Form)
-		return
-	}
-	h.failed(w, r, s, what, err)
 }

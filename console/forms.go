@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/sessions/client"
 )
 
@@ -62,4 +63,20 @@ func fieldOf(msg string, fields []string) string {
 // follows posts nothing again.
 func done(w http.ResponseWriter, r *http.Request, target string) {
 	seeOther(w, relative(r, target))
+}
+
+// apiFailed answers an API call that failed outside a form: a refusal
+// (the thing is not there, say) is a page with the API's message at its
+// status; anything else is h.failed.
+func (h *Handler) apiFailed(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession, what string, err error) {
+	fe, status, ok := refusal(err)
+	if !ok {
+		h.failed(w, r, s, what, err)
+		return
+	}
+	heading := "Not found"
+	if status != http.StatusNotFound {
+		heading = "Could not " + what
+	}
+	h.message(w, r, s, status, heading, fe.Form)
 }

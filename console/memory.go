@@ -102,7 +102,7 @@ func (h *Handler) memoryStoreView(w http.ResponseWriter, r *http.Request, s *cor
 	ctx := r.Context()
 	m, err := h.api.GetMemoryStore(ctx, r.PathValue("id"))
 	if err != nil {
-		h.readFailed(w, r, s, "read the memory store", err)
+		h.apiFailed(w, r, s, "read the memory store", err)
 		return
 	}
 	tenants, err := h.api.MemoryTenants(ctx, m.ID)
@@ -136,7 +136,7 @@ func (h *Handler) updateMemoryStore(w http.ResponseWriter, r *http.Request, s *c
 func (h *Handler) memoryDeletePage(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {
 	m, err := h.api.GetMemoryStore(r.Context(), r.PathValue("id"))
 	if err != nil {
-		h.readFailed(w, r, s, "read the memory store", err)
+		h.apiFailed(w, r, s, "read the memory store", err)
 		return
 	}
 	h.confirm(w, r, s, http.StatusOK, "memory_delete", "memory", m.Name, "memory/"+url.PathEscape(m.ID), "")

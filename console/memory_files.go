@@ -60,7 +60,7 @@ func (p memoryPlace) rows(list []core.MemoryVersion) []memoryRow {
 func (h *Handler) place(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession, tenant string) (memoryPlace, bool) {
 	m, err := h.api.GetMemoryStore(r.Context(), r.PathValue("id"))
 	if err != nil {
-		h.readFailed(w, r, s, "read the memory store", err)
+		h.apiFailed(w, r, s, "read the memory store", err)
 		return memoryPlace{}, false
 	}
 	if tenant == "" && m.Shared {
@@ -82,7 +82,7 @@ func (h *Handler) memoryFiles(w http.ResponseWriter, r *http.Request, s *core.Co
 	}
 	files, err := h.api.MemoryFiles(r.Context(), pl.Store.ID, pl.Tenant)
 	if err != nil {
-		h.readFailed(w, r, s, "list the memory files", err)
+		h.apiFailed(w, r, s, "list the memory files", err)
 		return
 	}
 	h.render(w, r, http.StatusOK, "memory_files", layout{Title: "Memory of " + pl.Tenant, Nav: "memory", CSRF: s.CSRF,
@@ -121,7 +121,7 @@ func (h *Handler) memoryFileView(w http.ResponseWriter, r *http.Request, s *core
 	}
 	history, err := h.api.MemoryHistory(ctx, pl.Store.ID, pl.Tenant, p.Path)
 	if err != nil {
-		h.readFailed(w, r, s, "read the file's versions", err)
+		h.apiFailed(w, r, s, "read the file's versions", err)
 		return
 	}
 	p.Versions = pl.rows(history)
@@ -132,7 +132,7 @@ func (h *Handler) memoryFileView(w http.ResponseWriter, r *http.Request, s *core
 		version = p.Latest
 	}
 	if p.Shown, err = h.api.MemoryFile(ctx, pl.Store.ID, pl.Tenant, p.Path, version); err != nil {
-		h.readFailed(w, r, s, "read the file", err)
+		h.apiFailed(w, r, s, "read the file", err)
 		return
 	}
 	h.render(w, r, status, "memory_file", layout{Title: "Memory " + p.Path, Nav: "memory", CSRF: s.CSRF, Page: p})

@@ -154,7 +154,7 @@ func (h *Handler) overviewInstallations(ctx context.Context) overviewInstallatio
 // the latest: the list is in id order, oldest first.
 func (h *Handler) deadDeliveries(ctx context.Context) deadDeliveries {
 	var out deadDeliveries
-	p := client.DeliveryParams{State: core.DeliveryDead, ListParams: client.ListParams{Limit: 1000}}
+	p := client.DeliveryListParams{State: core.DeliveryDead, ListParams: client.ListParams{Limit: 1000}}
 	for i := range maxListPages {
 		page, err := h.api.ListDeliveries(ctx, p)
 		if err != nil {

@@ -2,14 +2,12 @@ package console
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/sessions/client"
 )
 
 // skillPage is one skill: a version's files, one of them shown, the
@@ -58,13 +56,13 @@ func (h *Handler) skillView(w http.ResponseWriter, r *http.Request, s *core.Cons
 	}
 	latest, err := h.api.GetSkill(ctx, id, 0)
 	if err != nil {
-		h.readFailed(w, r, s, "read the skill", err)
+		h.apiFailed(w, r, s, "read the skill", err)
 		return
 	}
 	sk := latest
 	if version > 0 && version != latest.Version {
 		if sk, err = h.api.GetSkill(ctx, id, version); err != nil {
-			h.readFailed(w, r, s, "read the skill", err)
+			h.apiFailed(w, r, s, "read the skill", err)
 			return
 		}
 	}
@@ -83,7 +81,7 @@ func (h *Handler) skillView(w http.ResponseWriter, r *http.Request, s *core.Cons
 	}
 	b, err := h.api.SkillFile(ctx, sk.ID, sk.Version, p.File)
 	if err != nil {
-		h.readFailed(w, r, s, "read the skill's file", err)
+		h.apiFailed(w, r, s, "read the skill's file", err)
 		return
 	}
 	if utf8.Valid(b) {
@@ -119,7 +117,7 @@ type confirmPage struct {
 func (h *Handler) skillDeletePage(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {
 	sk, err := h.api.GetSkill(r.Context(), r.PathValue("id"), 0)
 	if err != nil {
-		h.readFailed(w, r, s, "read the skill", err)
+		h.apiFailed(w, r, s, "read the skill", err)
 		return
 	}
 	h.confirm(w, r, s, http.StatusOK, "skill_delete", "skills", sk.Name, "skills/"+url.PathEscape(sk.ID), "")
@@ -165,20 +163,4 @@ func versionParam(q url.Values) (version int, ok bool) {
 	}
 	n, err := strconv.Atoi(v)
 	return n, err == nil && n >= 1
-}
-
-// readFailed answers a read of the API that failed: a refusal (no such
-// record, a bad query) as a page saying the API's words with its status,
-// anything else as a failure.
-func (h *Handler) readFailed(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession, what string, err error) {
-	var ae *client.APIError
-	if !errors.As(err, &ae) || ae.Status >= 500 {
-		h.failed(w, r, s, what, err)
-		return
-	}
-	heading := "Not found"
-	if ae.Status != http.StatusNotFound {
-		heading = "Cannot " + what
-	}
-	h.message(w, r, s, ae.Status, heading, ae.Message)
 }

@@ -80,7 +80,7 @@ func TestDeliveries(t *testing.T) {
 	 "state":"dead","attempt_count":2,"attempts":[{"at":"2026-11-22T10:00:00.000Z","status_code":500,"latency_ms":12}],
 	 "created_at":"2026-11-22T10:00:00.000Z","updated_at":"2026-11-22T10:05:00.000Z"}`
 	f, c := newFake(t, map[string]answer{"GET /v1/deliveries": {200, `{"data":[` + dead + `],"has_more":true}`}})
-	page, err := c.ListDeliveries(context.Background(), client.DeliveryParams{State: core.DeliveryDead, ListParams: client.ListParams{After: "dlv_0", Limit: 1000}})
+	page, err := c.ListDeliveries(context.Background(), client.DeliveryListParams{State: core.DeliveryDead, ListParams: client.ListParams{After: "dlv_0", Limit: 1000}})
 	if err != nil || len(page.Data) != 1 || !page.HasMore || page.Data[0].State != core.DeliveryDead || page.Data[0].Attempts[0].StatusCode != 500 {
 		t.Fatalf("list %+v %v", page, err)
 	}

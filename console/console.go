@@ -256,13 +256,14 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 	_, _ = w.Write(buf.Bytes())
 }
 
-// messagePage is a page that only says something.
-type messagePage struct{ Heading, Text string }
+// messagePage is a page that only says something. Root leads back to the
+// overview from the page's address.
+type messagePage struct{ Heading, Text, Root string }
 
 // message answers with a page that says what happened; s is nil when
 // nobody is signed in.
 func (h *Handler) message(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession, status int, heading, text string) {
-	l := layout{Title: heading, Page: messagePage{heading, text}}
+	l := layout{Title: heading, Page: messagePage{heading, text, relative(r, "")}}
 	if s != nil {
 		l.CSRF = s.CSRF
 	}

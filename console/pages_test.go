@@ -110,8 +110,9 @@ func TestSessionsPage(t *testing.T) {
 			name:       "nothing at all",
 			list:       core.SessionList{},
 			wantFilter: core.SessionFilter{Limit: 100},
-			want:       []string{`id="no-rows"`, "once someone talks to an agent"},
-			wantNot:    []string{`id="next"`, `id="live"`},
+			// The empty table is there, hidden, for sessions that arrive live.
+			want:    []string{`id="no-rows">`, "once someone talks to an agent", `id="sessions-box" hidden`, `id="live"`},
+			wantNot: []string{`id="next"`, `<tr data-session`},
 		},
 	}
 	for _, tt := range tests {
@@ -184,5 +185,24 @@ func TestAssets(t *testing.T) {
 		if strings.Contains(body, "style=") || strings.Contains(body, "<style") || strings.Contains(body, "<script>") || strings.Contains(body, "onclick=") {
 			t.Errorf("%s has inline style or script", p)
 		}
+	}
+}
+
+// TestNotFoundLeadsBack: a page that is not there says so, and its link
+// back reaches the overview from any depth.
+func TestNotFoundLeadsBack(t *testing.T) {
+	e := newEnv(t, "")
+	c, _ := e.signIn()
+	for path, back := range map[string]string{
+		"/console/nothing":      `href="./"`,
+		"/console/nothing/here": `href=".././"`,
+		"/console/a/b/c":        `href="../.././"`,
+	} {
+		t.Run(path, func(t *testing.T) {
+			rec := e.do(req{method: "GET", path: path, cookie: c})
+			if rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), `<a `+back+`>Back to the console</a>`) {
+				t.Fatalf("%d, back link %s missing:\n%s", rec.Code, back, rec.Body)
+			}
+		})
 	}
 }

@@ -33,15 +33,34 @@
       cell.dataset.status = status;
       cell.textContent = status;
       cell.classList.add('changed');
+      return;
     }
+    // A session this page does not show: a new one may belong on it, so
+    // the rows are read again (with the page's filters).
+    reloadRows();
+  }
+
+  // The table and the empty state are both in the page; one shows.
+  function showRows() {
+    const has = table.tBodies[0].rows.length > 0;
+    const box = document.getElementById('sessions-box');
+    const none = document.getElementById('no-rows');
+    if (box) box.hidden = !has;
+    if (none) none.hidden = has;
   }
 
   // Reading the page again is how a gap is closed: the stream replays
   // nothing, so after a lag or a reconnect the rows are fetched afresh.
+  // Changes arriving during a read are not lost: one more read follows.
   let reloading = false;
+  let again = false;
   async function reloadRows() {
-    if (reloading) return;
+    if (reloading) {
+      again = true;
+      return;
+    }
     reloading = true;
+    again = false;
     try {
       const res = await fetch(location.href, { credentials: 'same-origin', headers: { Accept: 'text/html' } });
       if (!res.ok || res.redirected) {
@@ -53,12 +72,14 @@
       if (fresh) {
         table.tBodies[0].replaceWith(document.adoptNode(fresh.tBodies[0]));
         localTimes(table);
+        showRows();
       }
     } catch (e) {
       setLive('closed', 'Could not refresh the rows: reload the page.');
     } finally {
       reloading = false;
     }
+    if (again) reloadRows();
   }
 
   let opened = false;

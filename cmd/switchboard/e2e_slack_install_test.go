@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,8 +15,9 @@ import (
 )
 
 // startSlackOAuth runs serve with the Slack app's client id and secret
-// (installs through /oauth/slack/install) against a fake Slack.
-func startSlackOAuth(t *testing.T) *slackWorld {
+// (installs through /oauth/slack/install) against a fake Slack; extra
+// adds to the environment.
+func startSlackOAuth(t *testing.T, extra ...map[string]string) *slackWorld {
 	t.Helper()
 	ms, hs := modelserver.Start(t)
 	fake := fakeslack.Start(t)
@@ -26,6 +28,9 @@ func startSlackOAuth(t *testing.T) *slackWorld {
 	env["SLACK_API_URL"] = fake.APIURL()
 	env["SLACK_USER_SCOPES"] = "search:read"
 	env["SLACK_PROGRESS_MS"] = "1"
+	for _, more := range extra {
+		maps.Copy(env, more)
+	}
 	w := &slackWorld{t: t, ms: ms, fake: fake, env: env}
 	w.srv = startServer(t, t.TempDir(), env)
 	return w

@@ -200,6 +200,26 @@ var funcs = template.FuncMap{
 	"utcText": func(t time.Time) string {
 		return t.UTC().Format("2006-01-02 15:04 UTC")
 	},
+	"usd": usd,
+}
+
+// usd shows an estimated cost in dollars: to the cent from $100, else
+// to a hundredth of a cent, which a single turn is often under.
+func usd(v any) string {
+	var f float64
+	switch x := v.(type) {
+	case float64:
+		f = x
+	case *float64:
+		if x == nil {
+			return ""
+		}
+		f = *x
+	}
+	if f >= 100 {
+		return fmt.Sprintf("$%.2f", f)
+	}
+	return fmt.Sprintf("$%.4f", f)
 }
 
 // layout is what every page's frame shows.

@@ -110,12 +110,15 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, s *core.Conso
 		p.Sessions += counts[st]
 	}
 	for _, hs := range slices.Backward(hours) {
-		row := hourRow{HourStats: hs, Tokens: hs.InputTokens + hs.OutputTokens}
+		row := hourRow{HourStats: hs, Tokens: hs.InputTokens + hs.OutputTokens + hs.CacheReadInputTokens + hs.CacheCreationInputTokens}
 		p.Hours = append(p.Hours, row)
 		p.Day.Turns += hs.Turns
 		p.Day.Failed += hs.Failed
 		p.Day.InputTokens += hs.InputTokens
 		p.Day.OutputTokens += hs.OutputTokens
+		p.Day.CacheReadInputTokens += hs.CacheReadInputTokens
+		p.Day.CacheCreationInputTokens += hs.CacheCreationInputTokens
+		p.Day.CostUSD = core.RoundUSD(p.Day.CostUSD + hs.CostUSD)
 		p.Day.Tokens += row.Tokens
 		p.MaxTurns = max(p.MaxTurns, hs.Turns)
 	}

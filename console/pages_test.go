@@ -29,8 +29,8 @@ func TestOverview(t *testing.T) {
 	e.store.counts = map[core.Status]int{core.StatusRunning: 3, core.StatusIdle: 40, core.StatusFailed: 2}
 	e.store.hours = []core.HourStats{
 		{Hour: now.Truncate(time.Hour).Add(-30 * time.Hour), Turns: 1000}, // outside the day
-		{Hour: now.Truncate(time.Hour).Add(-2 * time.Hour), Turns: 10, Failed: 1, InputTokens: 500, OutputTokens: 50},
-		{Hour: now.Truncate(time.Hour), Turns: 5, Failed: 2, InputTokens: 100, OutputTokens: 7},
+		{Hour: now.Truncate(time.Hour).Add(-2 * time.Hour), Turns: 10, Failed: 1, InputTokens: 500, OutputTokens: 50, CacheReadInputTokens: 4000, CostUSD: 0.1},
+		{Hour: now.Truncate(time.Hour), Turns: 5, Failed: 2, InputTokens: 100, OutputTokens: 7, CacheCreationInputTokens: 30, CostUSD: 1.25},
 	}
 	body := e.do(req{method: "GET", path: "/console/", cookie: c}).Body.String()
 	for _, want := range []string{
@@ -41,6 +41,9 @@ func TestOverview(t *testing.T) {
 		`<dd id="turns">15</dd>`, `<dd id="failed">3</dd>`, `<dd>600</dd>`, `<dd>57</dd>`,
 		`<time datetime="2030-05-06T07:00:00Z">2030-05-06 07:00 UTC</time>`,
 		`<meter min="0" max="10" value="5">`,
+		// Cached tokens and the estimated cost, for the day and each hour.
+		`<dd id="cached">4000 read, 30 written</dd>`, `<dd id="cost">$1.3500</dd>`,
+		`<td>137</td><td>$1.2500</td>`, `<td>4550</td><td>$0.1000</td>`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the overview lacks %q", want)

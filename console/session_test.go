@@ -163,6 +163,7 @@ func TestSessionPage(t *testing.T) {
 		`<script src="../assets/session.js" defer></script>`,
 		`<a href="https://github.com/acme/app/issues/7" rel="noopener noreferrer">GitHub issue or pull request</a>`,
 		`<span id="usage-in">1200</span> in, <span id="usage-out">34</span> out`,
+		`<dd id="cost"><span class="dim">none: no turn of a priced model</span></dd>`,
 		// The confirmation, named from the log, with Allow and Deny.
 		`<li class="call" data-tool-use-id="toolu_a">`,
 		`<strong>Tool mcp_docs_echo</strong>`,
@@ -186,6 +187,15 @@ func TestSessionPage(t *testing.T) {
 	if n := strings.Count(body, `name="csrf"`); n < 5 {
 		t.Errorf("%d forms carry the CSRF token", n)
 	}
+
+	t.Run("priced", func(t *testing.T) {
+		f.set("cost_usd", 0.01234)
+		defer f.set("cost_usd", nil)
+		body := e.do(req{method: "GET", path: "/console/sessions/ses_1", cookie: c}).Body.String()
+		if !strings.Contains(body, `<dd id="cost">$0.0123</dd>`) {
+			t.Error("the session's cost is not shown")
+		}
+	})
 
 	t.Run("running", func(t *testing.T) {
 		f.set("status", "running")

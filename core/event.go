@@ -140,6 +140,9 @@ type (
 	TurnCompletedBody struct {
 		YieldReason Reason `json:"yield_reason"`
 		Usage       Usage  `json:"usage"`
+		// CostUSD is the turn's estimated cost from the gateway's price
+		// table; null when the model has no price there.
+		CostUSD *float64 `json:"cost_usd"`
 		// PendingToolUseIDs lists the calls a requires_action yield waits on.
 		PendingToolUseIDs []string `json:"pending_tool_use_ids,omitempty"`
 	}

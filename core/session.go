@@ -3,6 +3,8 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"strings"
 )
 
 // Status is a session's state (docs/api.md, "Statuses and stop reasons").
@@ -65,19 +67,49 @@ func StatusAfter(r Reason) Status {
 	return StatusIdle
 }
 
-// Usage counts model tokens.
+// Usage counts model tokens. InputTokens excludes the prompt tokens read
+// from or written to the provider's prompt cache, which are counted apart
+// (and priced apart): both model clients normalise to this, although
+// OpenAI's prompt_tokens include the cached ones.
 type Usage struct {
-	InputTokens  int64 `json:"input_tokens"`
-	OutputTokens int64 `json:"output_tokens"`
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
 }
 
 // Add returns u + v.
 func (u Usage) Add(v Usage) Usage {
-	return Usage{InputTokens: u.InputTokens + v.InputTokens, OutputTokens: u.OutputTokens + v.OutputTokens}
+	return Usage{
+		InputTokens:              u.InputTokens + v.InputTokens,
+		OutputTokens:             u.OutputTokens + v.OutputTokens,
+		CacheReadInputTokens:     u.CacheReadInputTokens + v.CacheReadInputTokens,
+		CacheCreationInputTokens: u.CacheCreationInputTokens + v.CacheCreationInputTokens,
+	}
 }
 
-// Total is input plus output tokens.
-func (u Usage) Total() int64 { return u.InputTokens + u.OutputTokens }
+// Total is every token the model read or wrote: input, cached input and
+// output. The per-turn max_tokens limit counts it.
+func (u Usage) Total() int64 {
+	return u.InputTokens + u.OutputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
+}
+
+// RoundUSD rounds an estimated cost to the nano-dollar, so that sums of
+// many turns' costs read cleanly.
+func RoundUSD(usd float64) float64 { return math.Round(usd*1e9) / 1e9 }
+
+// AddCost sums two estimated costs, nil meaning "not priced": the sum of
+// a priced and an unpriced cost is the priced one.
+func AddCost(a, b *float64) *float64 {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	sum := RoundUSD(*a + *b)
+	return &sum
+}
 
 // Origin says where a session came from (null for API sessions).
 type Origin struct {
@@ -107,13 +139,16 @@ type Session struct {
 	// origin's (slack:<team>, github:<owner>/<repo>, linear:<organization>),
 	// or for an API session the tenant given at create (DefaultTenant).
 	// Fixed at creation.
-	Tenant          string `json:"tenant,omitempty"`
-	Usage           Usage  `json:"usage"`
-	LastSeq         uint64 `json:"last_seq"`
-	TurnID          string `json:"turn_id,omitempty"` // the open turn, if any
-	ClientTokenHash string `json:"client_token_hash,omitempty"`
-	CreatedAt       Time   `json:"created_at"`
-	UpdatedAt       Time   `json:"updated_at"`
+	Tenant string `json:"tenant,omitempty"`
+	Usage  Usage  `json:"usage"`
+	// CostUSD is the estimated cost of the session's turns that had a
+	// price (the sum of their turn.completed cost_usd); nil when none had.
+	CostUSD         *float64 `json:"cost_usd"`
+	LastSeq         uint64   `json:"last_seq"`
+	TurnID          string   `json:"turn_id,omitempty"` // the open turn, if any
+	ClientTokenHash string   `json:"client_token_hash,omitempty"`
+	CreatedAt       Time     `json:"created_at"`
+	UpdatedAt       Time     `json:"updated_at"`
 }
 
 // MemoryTenant is the tenant the session's memory is partitioned by: its
@@ -121,6 +156,26 @@ type Session struct {
 func (s *Session) MemoryTenant() string {
 	if s.Tenant == "" {
 		return DefaultTenant
+	}
+	return s.Tenant
+}
+
+// InstallationLabel names the installation the session runs under, as a
+// metrics label of bounded cardinality: "slack:<team>", "linear:<org>",
+// "github:<owner>" (an App is installed on an account, not per
+// repository), and "api" for sessions created over the API, whatever
+// tenant they were given.
+func (s *Session) InstallationLabel() string {
+	switch s.Provider() {
+	case ProviderAPI:
+		return ProviderAPI
+	case "github":
+		if owner, _, ok := strings.Cut(s.Tenant, "/"); ok {
+			return owner
+		}
+	}
+	if s.Tenant == "" {
+		return s.Provider()
 	}
 	return s.Tenant
 }

@@ -16,8 +16,12 @@ type HourStats struct {
 	Turns  int64 `json:"turns"`
 	Failed int64 `json:"failed"`
 	// Tokens are the turns' usage summed.
-	InputTokens  int64 `json:"input_tokens"`
-	OutputTokens int64 `json:"output_tokens"`
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	// CostUSD sums the estimated cost of the hour's priced turns.
+	CostUSD float64 `json:"cost_usd"`
 }
 
 // StatsStore reads the hourly counters.

@@ -181,6 +181,7 @@ func (s *Store) project(tx *bolt.Tx, sess *core.Session, le record.LogEvent, e c
 		return bkt(tx, bucketLeases).Put([]byte(sess.ID), []byte(holder))
 	case le.Done != nil:
 		sess.Usage = sess.Usage.Add(le.Done.Usage)
+		sess.CostUSD = core.AddCost(sess.CostUSD, le.Done.CostUSD)
 		sess.PendingAction = nil
 		if le.Done.YieldReason == core.ReasonRequiresAction {
 			sess.PendingAction = &core.PendingAction{ToolUseIDs: append([]string{}, le.Done.PendingToolUseIDs...)}

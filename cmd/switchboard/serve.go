@@ -18,6 +18,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/httpserver"
 	"github.com/switchboardhq/switchboard/core/mcpbridge"
 	"github.com/switchboardhq/switchboard/core/models"
+	"github.com/switchboardhq/switchboard/core/pricing"
 	"github.com/switchboardhq/switchboard/core/settings"
 	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/providers"
@@ -50,6 +51,7 @@ type serveConfig struct {
 	http                        httpserver.Config
 	platforms                   []providers.Build
 	skills                      skills.Config
+	prices                      *pricing.Table
 	log                         *slog.Logger
 	sealer                      *oauth.Sealer
 	adminTokenNew, masterKeyNew bool
@@ -105,6 +107,9 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 		return nil, err
 	}
 	if c.skills, err = skills.LoadConfig(s); err != nil {
+		return nil, err
+	}
+	if c.prices, err = pricing.LoadConfig(s); err != nil {
 		return nil, err
 	}
 	if c.store.Postgres() {
@@ -222,7 +227,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	}
 
 	rc := cfg.runtime
-	rc.Store, rc.Commits, rc.Harness, rc.Model, rc.Logger = db, db, &harness.Default{Observer: m}, model, log
+	rc.Store, rc.Commits, rc.Harness, rc.Model, rc.Logger = db, db, &harness.Default{Observer: m, Prices: cfg.prices}, model, log
 	rc.Failpoint = turnFailpoint(getenv)
 	tc := providers.ToolsetConfig{
 		Base:         append(append(harness.Conversation(), sandbox.HandsTools(sb, cfg.sandbox)...), testTools(getenv)...),

@@ -14,6 +14,28 @@ import (
 // Default is the harness every agent runs on.
 type Default struct {
 	Observer Observer
+	// Prices estimates each turn's cost (turn.completed cost_usd); nil
+	// prices nothing.
+	Prices Pricer
+}
+
+// Pricer is the price table, as the harness uses it.
+type Pricer interface {
+	// Cost is the estimated cost in US dollars of u on model; ok is false
+	// when the model has no price.
+	Cost(model string, u core.Usage) (usd float64, ok bool)
+}
+
+// cost is the turn.completed cost_usd of u on model: nil when unpriced.
+func (h *Default) cost(model string, u core.Usage) *float64 {
+	if h.Prices == nil {
+		return nil
+	}
+	usd, ok := h.Prices.Cost(model, u)
+	if !ok {
+		return nil
+	}
+	return &usd
 }
 
 var _ Harness = (*Default)(nil)
@@ -138,7 +160,6 @@ func (h *Default) Run(ctx context.Context, c *Cycle) (Outcome, error) {
 		}
 		out.Turns++
 		out.Reason = reason
-		h.observer().TurnCompleted(reason)
 		if reason != core.ReasonCompleted && reason != core.ReasonCanceled {
 			// Limits, errors and questions wait for a person; a message
 			// queued meanwhile still wakes the session again.

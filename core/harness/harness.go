@@ -55,6 +55,9 @@ type Cycle struct {
 	Model  core.Model
 	Tools  *toolset.Registry
 	Limits core.Limits // resolved: no zero fields
+	// Installation labels the turns' measurements
+	// (core.Session.InstallationLabel).
+	Installation string
 	// MaxToolOutput caps what one tool call returns to the model, in bytes
 	// (default 64 KiB).
 	MaxToolOutput int
@@ -92,10 +95,21 @@ var (
 // Observer receives measurements; the runtime wires it to metrics.
 type Observer interface {
 	ModelCall(model string, d time.Duration, u core.Usage, err error)
-	TurnCompleted(r core.Reason)
+	// TurnCompleted is called once a turn's turn.completed is logged.
+	TurnCompleted(TurnReport)
+}
+
+// TurnReport is what a completed turn measured.
+type TurnReport struct {
+	Agent        string // the agent's name
+	Installation string // Cycle.Installation
+	Model        string
+	Reason       core.Reason
+	Usage        core.Usage
+	CostUSD      *float64 // nil when the model has no price
 }
 
 type nopObserver struct{}
 
 func (nopObserver) ModelCall(string, time.Duration, core.Usage, error) {}
-func (nopObserver) TurnCompleted(core.Reason)                          {}
+func (nopObserver) TurnCompleted(TurnReport)                           {}

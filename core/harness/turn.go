@@ -201,7 +201,8 @@ func (t *turn) fail(ctx context.Context, err error) (core.Reason, error) {
 // finish logs turn.completed and the status it leads to; waiting lists the
 // calls a requires_action yield waits on.
 func (t *turn) finish(ctx context.Context, r core.Reason, waiting ...string) (core.Reason, error) {
-	body := core.TurnCompletedBody{YieldReason: r, Usage: t.usage, PendingToolUseIDs: waiting}
+	cost := t.h.cost(t.c.Agent.Model, t.usage)
+	body := core.TurnCompletedBody{YieldReason: r, Usage: t.usage, CostUSD: cost, PendingToolUseIDs: waiting}
 	req := core.AppendRequest{
 		Epoch:  t.c.Epoch,
 		TurnID: t.id,
@@ -216,6 +217,8 @@ func (t *turn) finish(ctx context.Context, r core.Reason, waiting ...string) (co
 	if _, err := t.c.Log.Append(ctx, t.c.SessionID, req); err != nil {
 		return "", fmt.Errorf("log turn completed: %w", err)
 	}
+	t.h.observer().TurnCompleted(TurnReport{Agent: t.c.Agent.Name, Installation: t.c.Installation, Model: t.c.Agent.Model,
+		Reason: r, Usage: t.usage, CostUSD: cost})
 	return r, nil
 }
 

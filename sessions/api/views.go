@@ -16,6 +16,7 @@ type SessionView struct {
 	Environment   string              `json:"environment,omitempty"`
 	Tenant        string              `json:"tenant"`
 	Usage         core.Usage          `json:"usage"`
+	CostUSD       *float64            `json:"cost_usd"` // null until a priced turn ends
 	LastSeq       uint64              `json:"last_seq"`
 	CreatedAt     core.Time           `json:"created_at"`
 	UpdatedAt     core.Time           `json:"updated_at"`
@@ -25,7 +26,7 @@ type SessionView struct {
 func ViewSession(s *core.Session) SessionView {
 	v := SessionView{
 		ID: s.ID, Status: s.Status, StopReason: s.StopReason, PendingAction: s.PendingAction, Agent: s.Agent, Origin: s.Origin,
-		Metadata: s.Metadata, Environment: s.Environment, Tenant: s.MemoryTenant(), Usage: s.Usage, LastSeq: s.LastSeq,
+		Metadata: s.Metadata, Environment: s.Environment, Tenant: s.MemoryTenant(), Usage: s.Usage, CostUSD: s.CostUSD, LastSeq: s.LastSeq,
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 	}
 	if v.Metadata == nil {

@@ -215,7 +215,8 @@ func (c *subcommand) showSession(s *client.SessionView) error {
 		{"environment", s.Environment},
 		{"tenant", s.Tenant},
 		{"metadata", showMap(s.Metadata)},
-		{"usage", fmt.Sprintf("%d input tokens, %d output tokens", s.Usage.InputTokens, s.Usage.OutputTokens)},
+		{"usage", showUsage(s.Usage)},
+		{"cost_usd", showCost(s.CostUSD)},
 		{"last_seq", fmt.Sprint(s.LastSeq)},
 		{"created_at", showTime(s.CreatedAt)},
 		{"updated_at", showTime(s.UpdatedAt)},
@@ -318,4 +319,22 @@ func sessionAction(ctx context.Context, env cliIO, action string, args []string)
 		return c.printJSON(s, false)
 	}
 	return c.write(fmt.Sprintf("archived %s\n", s.ID))
+}
+
+// showUsage reads a usage as a person would say it, cached tokens only
+// when there were some.
+func showUsage(u core.Usage) string {
+	out := fmt.Sprintf("%d input tokens, %d output tokens", u.InputTokens, u.OutputTokens)
+	if u.CacheReadInputTokens > 0 || u.CacheCreationInputTokens > 0 {
+		out += fmt.Sprintf(", %d read from the prompt cache, %d written to it", u.CacheReadInputTokens, u.CacheCreationInputTokens)
+	}
+	return out
+}
+
+// showCost is an estimated cost in dollars, or says there is no price.
+func showCost(usd *float64) string {
+	if usd == nil {
+		return "none: no turn of a priced model yet"
+	}
+	return fmt.Sprintf("$%.4f (estimate)", *usd)
 }

@@ -1,5 +1,6 @@
 // Package metrics exposes the gateway's Prometheus metrics: sessions by
-// status, turns by reason, model latency and tokens, SSE subscribers.
+// status, turns by reason, model latency and tokens, turns' tokens and
+// estimated cost by agent and installation, SSE subscribers.
 // Other packages report through the small methods here; /metrics serves
 // the registry.
 package metrics
@@ -16,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/harness"
 )
 
 // StatusCounter counts sessions by status without scanning them.
@@ -30,6 +32,8 @@ type Metrics struct {
 	modelLatency *prometheus.HistogramVec
 	modelErrors  *prometheus.CounterVec
 	tokens       *prometheus.CounterVec
+	turnTokens   *prometheus.CounterVec
+	cost         *prometheus.CounterVec
 	sse          prometheus.Gauge
 	events       *prometheus.CounterVec
 	// Intake counts inbound webhooks by provider and outcome.
@@ -53,6 +57,12 @@ func New(counter StatusCounter, log *slog.Logger) *Metrics {
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchboard_model_tokens_total", Help: "Model tokens, by model and direction.",
 		}, []string{"model", "direction"}),
+		turnTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_turn_tokens_total", Help: "Tokens of completed turns, by agent, installation and kind (input, output, cache_read, cache_creation).",
+		}, []string{"agent", "installation", "kind"}),
+		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_turn_cost_usd_total", Help: "Estimated cost in US dollars of completed turns whose model has a price, by agent and installation.",
+		}, []string{"agent", "installation"}),
 		sse: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "switchboard_sse_subscribers", Help: "Open SSE event streams.",
 		}),
@@ -63,7 +73,7 @@ func New(counter StatusCounter, log *slog.Logger) *Metrics {
 			Name: "switchboard_webhook_intake_total", Help: "Inbound webhooks, by provider and outcome.",
 		}, []string{"provider", "outcome"}),
 	}
-	m.reg.MustRegister(m.turns, m.modelLatency, m.modelErrors, m.tokens, m.sse, m.events, m.Intake,
+	m.reg.MustRegister(m.turns, m.modelLatency, m.modelErrors, m.tokens, m.turnTokens, m.cost, m.sse, m.events, m.Intake,
 		&statusCollector{counter: counter, log: log},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -83,12 +93,28 @@ func (m *Metrics) ModelCall(model string, d time.Duration, u core.Usage, err err
 		return
 	}
 	m.modelLatency.WithLabelValues(model).Observe(d.Seconds())
-	m.tokens.WithLabelValues(model, "input").Add(float64(u.InputTokens))
-	m.tokens.WithLabelValues(model, "output").Add(float64(u.OutputTokens))
+	for kind, n := range tokenKinds(u) {
+		m.tokens.WithLabelValues(model, kind).Add(float64(n))
+	}
 }
 
-// TurnCompleted counts a turn (harness.Observer).
-func (m *Metrics) TurnCompleted(r core.Reason) { m.turns.WithLabelValues(string(r)).Inc() }
+// tokenKinds are u's counts by the label value that names each.
+func tokenKinds(u core.Usage) map[string]int64 {
+	return map[string]int64{"input": u.InputTokens, "output": u.OutputTokens,
+		"cache_read": u.CacheReadInputTokens, "cache_creation": u.CacheCreationInputTokens}
+}
+
+// TurnCompleted counts a turn, and its tokens and estimated cost by agent
+// and installation (harness.Observer).
+func (m *Metrics) TurnCompleted(r harness.TurnReport) {
+	m.turns.WithLabelValues(string(r.Reason)).Inc()
+	for kind, n := range tokenKinds(r.Usage) {
+		m.turnTokens.WithLabelValues(r.Agent, r.Installation, kind).Add(float64(n))
+	}
+	if r.CostUSD != nil {
+		m.cost.WithLabelValues(r.Agent, r.Installation).Add(*r.CostUSD)
+	}
+}
 
 // SSE moves the open-stream gauge.
 func (m *Metrics) SSE(delta int) { m.sse.Add(float64(delta)) }

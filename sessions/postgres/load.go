@@ -219,8 +219,9 @@ func (l *loader) put(r dump.Record) error {
 		q(`INSERT INTO memory_versions (store_id, partition, path, version, seq, deleted, size, body, content)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, r.StoreID, r.Partition, r.Path, r.Version, r.Seq, r.Deleted, r.Size, []byte(r.Body), content)
 	case dump.HourStats:
-		q(`INSERT INTO hourly_stats (hour, turns, failed, input_tokens, output_tokens) VALUES ($1, $2, $3, $4, $5)`,
-			r.Hour, r.Turns, r.Failed, r.InputTokens, r.OutputTokens)
+		q(`INSERT INTO hourly_stats (hour, turns, failed, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, cost_usd)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			r.Hour, r.Turns, r.Failed, r.InputTokens, r.OutputTokens, r.CacheReadInputTokens, r.CacheCreationInputTokens, r.CostUSD)
 	default:
 		return fmt.Errorf("load: unknown record %T", r)
 	}

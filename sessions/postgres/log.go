@@ -164,6 +164,7 @@ func (r *row) project(le record.LogEvent, e core.Event, holder string, fx *turnE
 		r.lease = &holder
 	case le.Done != nil:
 		sess.Usage = sess.Usage.Add(le.Done.Usage)
+		sess.CostUSD = core.AddCost(sess.CostUSD, le.Done.CostUSD)
 		sess.PendingAction = nil
 		if le.Done.YieldReason == core.ReasonRequiresAction {
 			sess.PendingAction = &core.PendingAction{ToolUseIDs: append([]string{}, le.Done.PendingToolUseIDs...)}

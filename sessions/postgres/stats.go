@@ -40,17 +40,23 @@ func (ts turnStats) queue(b *pgx.Batch) {
 		return
 	}
 	hours := slices.SortedFunc(maps.Keys(ts), time.Time.Compare)
-	var turns, failed, input, output []int64
+	var turns, failed, input, output, cacheRead, cacheCreation []int64
+	var cost []float64
 	for _, hour := range hours {
 		h := ts[hour]
 		turns, failed = append(turns, h.Turns), append(failed, h.Failed)
 		input, output = append(input, h.InputTokens), append(output, h.OutputTokens)
+		cacheRead, cacheCreation = append(cacheRead, h.CacheReadInputTokens), append(cacheCreation, h.CacheCreationInputTokens)
+		cost = append(cost, h.CostUSD)
 	}
-	b.Queue(`INSERT INTO hourly_stats (hour, turns, failed, input_tokens, output_tokens)
-		SELECT * FROM unnest($1::timestamptz[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[]) ORDER BY 1
+	b.Queue(`INSERT INTO hourly_stats (hour, turns, failed, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, cost_usd)
+		SELECT * FROM unnest($1::timestamptz[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::float8[]) ORDER BY 1
 		ON CONFLICT (hour) DO UPDATE SET turns = hourly_stats.turns + excluded.turns, failed = hourly_stats.failed + excluded.failed,
-			input_tokens = hourly_stats.input_tokens + excluded.input_tokens, output_tokens = hourly_stats.output_tokens + excluded.output_tokens`,
-		hours, turns, failed, input, output)
+			input_tokens = hourly_stats.input_tokens + excluded.input_tokens, output_tokens = hourly_stats.output_tokens + excluded.output_tokens,
+			cache_read_tokens = hourly_stats.cache_read_tokens + excluded.cache_read_tokens,
+			cache_creation_tokens = hourly_stats.cache_creation_tokens + excluded.cache_creation_tokens,
+			cost_usd = round((hourly_stats.cost_usd + excluded.cost_usd)::numeric, 9)::float8`,
+		hours, turns, failed, input, output, cacheRead, cacheCreation, cost)
 }
 
 // HourlyStats returns the hours in [from, to) that have counters, oldest
@@ -59,14 +65,14 @@ func (s *Store) HourlyStats(ctx context.Context, from, to time.Time) ([]core.Hou
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := s.poolFor(ctx).Query(ctx, `SELECT hour, turns, failed, input_tokens, output_tokens FROM hourly_stats
+	rows, err := s.poolFor(ctx).Query(ctx, `SELECT hour, turns, failed, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, cost_usd FROM hourly_stats
 		WHERE hour >= $1 AND hour < $2 ORDER BY hour`, from, to)
 	if err != nil {
 		return nil, fmt.Errorf("hourly stats: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (core.HourStats, error) {
 		var h core.HourStats
-		err := r.Scan(&h.Hour, &h.Turns, &h.Failed, &h.InputTokens, &h.OutputTokens)
+		err := r.Scan(&h.Hour, &h.Turns, &h.Failed, &h.InputTokens, &h.OutputTokens, &h.CacheReadInputTokens, &h.CacheCreationInputTokens, &h.CostUSD)
 		h.Hour = h.Hour.UTC()
 		return h, err
 	})

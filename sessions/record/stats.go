@@ -18,4 +18,9 @@ func CountTurn(h *core.HourStats, done *core.TurnCompletedBody) {
 	}
 	h.InputTokens += done.Usage.InputTokens
 	h.OutputTokens += done.Usage.OutputTokens
+	h.CacheReadInputTokens += done.Usage.CacheReadInputTokens
+	h.CacheCreationInputTokens += done.Usage.CacheCreationInputTokens
+	if done.CostUSD != nil {
+		h.CostUSD = core.RoundUSD(h.CostUSD + *done.CostUSD)
+	}
 }

@@ -543,6 +543,7 @@ func (r *Runtime) cycle(ctx context.Context, id string, epoch uint64) error {
 		Model:           r.cfg.Model,
 		Tools:           tools,
 		Limits:          agent.Limits.Or(r.cfg.Limits),
+		Installation:    s.InstallationLabel(),
 		CompactFraction: r.cfg.CompactFraction,
 		Logger:          r.log,
 		Failpoint:       r.cfg.Failpoint,

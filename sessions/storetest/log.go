@@ -251,3 +251,40 @@ func testEventsPaging(t *testing.T, s core.Store) {
 		t.Fatalf("after last = %v", got)
 	}
 }
+
+// testAppendCost: a session's usage sums its turns' usage, cached tokens
+// included, and its cost sums the cost of the turns that had a price: nil
+// until one had, unpriced turns adding nothing, rounded to the
+// nano-dollar so that 0.1 + 0.2 reads 0.3.
+func testAppendCost(t *testing.T, s core.Store) {
+	sess := newSession(t, s)
+	turn := func(u core.Usage, cost *float64) {
+		t.Helper()
+		id := core.NewID("turn")
+		appendEvents(t, s, sess.ID, core.AppendRequest{TurnID: id, Holder: "w1", Events: []core.Event{statusEvent(core.StatusRunning, ""), turnStarted()}})
+		done := core.NewEvent(core.TypeTurnCompleted, core.LevelInternal, core.ActorSystem,
+			core.TurnCompletedBody{YieldReason: core.ReasonCompleted, Usage: u, CostUSD: cost})
+		appendEvents(t, s, sess.ID, core.AppendRequest{TurnID: id, Events: []core.Event{done, statusEvent(core.StatusIdle, core.ReasonCompleted)}})
+	}
+	turn(core.Usage{InputTokens: 3, OutputTokens: 1, CacheReadInputTokens: 100}, nil)
+	if got := getSession(t, s, sess.ID); got.CostUSD != nil {
+		t.Fatalf("cost after an unpriced turn = %v, want nil", *got.CostUSD)
+	}
+	turn(core.Usage{InputTokens: 5, OutputTokens: 2, CacheCreationInputTokens: 40}, usd(0.1))
+	turn(core.Usage{InputTokens: 1, OutputTokens: 1}, nil)
+	turn(core.Usage{InputTokens: 1, OutputTokens: 1, CacheReadInputTokens: 7}, usd(0.2))
+	got := getSession(t, s, sess.ID)
+	if got.CostUSD == nil || *got.CostUSD != 0.3 {
+		t.Fatalf("cost = %v, want 0.3", got.CostUSD)
+	}
+	want := core.Usage{InputTokens: 10, OutputTokens: 5, CacheReadInputTokens: 107, CacheCreationInputTokens: 40}
+	if got.Usage != want {
+		t.Fatalf("usage = %+v, want %+v", got.Usage, want)
+	}
+	// The listed record carries them too.
+	list, err := s.ListSessions(t.Context(), core.SessionFilter{})
+	must(t, err)
+	if len(list.Sessions) != 1 || list.Sessions[0].CostUSD == nil || *list.Sessions[0].CostUSD != 0.3 || list.Sessions[0].Usage != want {
+		t.Fatalf("listed: %+v", list.Sessions)
+	}
+}

@@ -97,6 +97,26 @@ func testStatsHours(t *testing.T, s StatsStore, clk *statsClock) {
 		{Hour: at(10, 0, 0, 0), Turns: 2, Failed: 1, InputTokens: 15, OutputTokens: 4},
 		{Hour: at(12, 0, 0, 0), Turns: 2, Failed: 0, InputTokens: 8, OutputTokens: 2},
 	})
+	// Cached tokens and the cost of priced turns add up too; an unpriced
+	// turn adds no cost. 0.1 + 0.2 reads 0.3 (rounded to the nano-dollar).
+	for _, turn := range []struct {
+		u    core.Usage
+		cost *float64
+	}{
+		{core.Usage{InputTokens: 2, CacheReadInputTokens: 300, CacheCreationInputTokens: 20}, usd(0.1)},
+		{core.Usage{OutputTokens: 1, CacheReadInputTokens: 5}, nil},
+		{core.Usage{InputTokens: 1}, usd(0.2)},
+	} {
+		clk.set(at(14, 10, 0, 0))
+		id := core.NewID("turn")
+		appendEvents(t, s, a, core.AppendRequest{TurnID: id, Holder: "w1", Events: []core.Event{turnStarted()}})
+		done := core.NewEvent(core.TypeTurnCompleted, core.LevelInternal, core.ActorSystem,
+			core.TurnCompletedBody{YieldReason: core.ReasonCompleted, Usage: turn.u, CostUSD: turn.cost})
+		appendEvents(t, s, a, core.AppendRequest{TurnID: id, Events: []core.Event{done, statusEvent(core.StatusIdle, core.ReasonCompleted)}})
+	}
+	sameJSON(t, "priced hour", hourlyStats(t, s, at(14, 0, 0, 0), at(15, 0, 0, 0)), []core.HourStats{
+		{Hour: at(14, 0, 0, 0), Turns: 3, InputTokens: 3, OutputTokens: 1, CacheReadInputTokens: 305, CacheCreationInputTokens: 20, CostUSD: 0.3},
+	})
 }
 
 // testStatsBounds: HourlyStats returns the hours whose start is in
@@ -248,3 +268,5 @@ func testStatsConcurrent(t *testing.T, s StatsStore, _ *statsClock) {
 		{Hour: at(10, 0, 0, 0), Turns: n, InputTokens: n * (n + 1) / 2, OutputTokens: n},
 	})
 }
+
+func usd(v float64) *float64 { return &v }

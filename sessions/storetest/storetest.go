@@ -48,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) core.Store) {
 		{"append/empty_writes_nothing", testAppendEmpty},
 		{"append/errors", testAppendErrors},
 		{"append/projection", testAppendProjection},
+		{"append/cost", testAppendCost},
 		{"events/paging", testEventsPaging},
 		{"wake/schedule", testWakeSchedule},
 		{"wake/move", testWakeMove},

@@ -127,8 +127,8 @@ func (c *Client) stream(ctx context.Context, params sdk.MessageNewParams, onText
 		switch ev.Type {
 		case "message_start":
 			u := ev.Message.Usage
-			usage.InputTokens = u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
-			usage.OutputTokens = u.OutputTokens
+			usage = core.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+				CacheReadInputTokens: u.CacheReadInputTokens, CacheCreationInputTokens: u.CacheCreationInputTokens}
 		case "content_block_start":
 			cb := ev.ContentBlock
 			b := &block{typ: cb.Type, text: cb.Text, id: cb.ID, name: cb.Name}
@@ -165,7 +165,13 @@ func (c *Client) stream(ctx context.Context, params sdk.MessageNewParams, onText
 				usage.OutputTokens = ev.Usage.OutputTokens
 			}
 			if ev.Usage.JSON.InputTokens.Valid() && ev.Usage.InputTokens > 0 {
-				usage.InputTokens = ev.Usage.InputTokens + ev.Usage.CacheCreationInputTokens + ev.Usage.CacheReadInputTokens
+				usage.InputTokens = ev.Usage.InputTokens
+			}
+			if ev.Usage.JSON.CacheReadInputTokens.Valid() && ev.Usage.CacheReadInputTokens > 0 {
+				usage.CacheReadInputTokens = ev.Usage.CacheReadInputTokens
+			}
+			if ev.Usage.JSON.CacheCreationInputTokens.Valid() && ev.Usage.CacheCreationInputTokens > 0 {
+				usage.CacheCreationInputTokens = ev.Usage.CacheCreationInputTokens
 			}
 		case "message_stop":
 			ended = true

@@ -125,7 +125,7 @@ func (c *Client) stream(ctx context.Context, params sdk.ChatCompletionNewParams,
 	for s.Next() {
 		ch := s.Current()
 		if ch.JSON.Usage.Valid() {
-			usage = core.Usage{InputTokens: ch.Usage.PromptTokens, OutputTokens: ch.Usage.CompletionTokens}
+			usage = chatUsage(ch.Usage)
 		}
 		for _, choice := range ch.Choices {
 			if choice.Index != 0 {
@@ -252,4 +252,12 @@ func statusOf(e apiError) int {
 		return http.StatusBadRequest
 	}
 	return http.StatusInternalServerError
+}
+
+// chatUsage normalises OpenAI's counts to core.Usage: prompt_tokens
+// include the cached ones, which core.Usage counts apart. OpenAI reports
+// no cache writes.
+func chatUsage(u sdk.CompletionUsage) core.Usage {
+	cached := min(u.PromptTokensDetails.CachedTokens, u.PromptTokens)
+	return core.Usage{InputTokens: u.PromptTokens - cached, OutputTokens: u.CompletionTokens, CacheReadInputTokens: cached}
 }

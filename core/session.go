@@ -94,6 +94,17 @@ func (u Usage) Total() int64 {
 	return u.InputTokens + u.OutputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
 }
 
+// TurnResult is a finished turn's answer: the last user-level message it
+// logged (its final answer, a question, or the error that ended it; empty
+// when it logged none, as a turn stopped before it answered) and why it
+// ended.
+type TurnResult struct {
+	TurnID      string `json:"turn_id"`
+	YieldReason Reason `json:"yield_reason"`
+	Text        string `json:"text"`
+	CompletedAt Time   `json:"completed_at"`
+}
+
 // RoundUSD rounds an estimated cost to the nano-dollar, so that sums of
 // many turns' costs read cleanly.
 func RoundUSD(usd float64) float64 { return math.Round(usd*1e9) / 1e9 }
@@ -143,12 +154,18 @@ type Session struct {
 	Usage  Usage  `json:"usage"`
 	// CostUSD is the estimated cost of the session's turns that had a
 	// price (the sum of their turn.completed cost_usd); nil when none had.
-	CostUSD         *float64 `json:"cost_usd"`
-	LastSeq         uint64   `json:"last_seq"`
-	TurnID          string   `json:"turn_id,omitempty"` // the open turn, if any
-	ClientTokenHash string   `json:"client_token_hash,omitempty"`
-	CreatedAt       Time     `json:"created_at"`
-	UpdatedAt       Time     `json:"updated_at"`
+	CostUSD *float64 `json:"cost_usd"`
+	LastSeq uint64   `json:"last_seq"`
+	TurnID  string   `json:"turn_id,omitempty"` // the open turn, if any
+	// Result is the last finished turn's answer; nil before a turn
+	// finished.
+	Result *TurnResult `json:"result,omitempty"`
+	// TurnText is the open turn's latest user-level message, its result's
+	// text if it finished now.
+	TurnText        string `json:"turn_text,omitempty"`
+	ClientTokenHash string `json:"client_token_hash,omitempty"`
+	CreatedAt       Time   `json:"created_at"`
+	UpdatedAt       Time   `json:"updated_at"`
 }
 
 // MemoryTenant is the tenant the session's memory is partitioned by: its

@@ -144,6 +144,7 @@ func (s *Store) appendTx(tx *bolt.Tx, sessionID string, req core.AppendRequest, 
 		if err := put(e); err != nil {
 			return nil, nil, err
 		}
+		record.FollowResult(sess, le, e)
 		if err := s.project(tx, sess, le, e, req.Holder); err != nil {
 			return nil, nil, err
 		}

@@ -339,6 +339,29 @@ func TestCLI(t *testing.T) {
 		t.Fatalf("failed sessions: %+v", sessions.Data)
 	}
 
+	// The result: the last finished turn's answer, and exit 1 once a turn
+	// failed.
+	if out := sb.ok("", "session", "result", id); out != "Third answer.\n" {
+		t.Fatalf("session result printed %q", out)
+	}
+	var res struct {
+		TurnID      string `json:"turn_id"`
+		YieldReason string `json:"yield_reason"`
+		Text        string `json:"text"`
+		CompletedAt string `json:"completed_at"`
+	}
+	sb.okJSON(&res, "session", "result", id, "--json")
+	if res.YieldReason != "completed" || res.Text != "Third answer." || !strings.HasPrefix(res.TurnID, "turn_") || res.CompletedAt == "" {
+		t.Fatalf("session result --json: %+v", res)
+	}
+	ms.Push(modelserver.Step{Status: 401, ErrorMessage: "invalid x-api-key"})
+	sb.ok("", "session", "send", id, "one more")
+	srv.waitFor(id, "the failed turn", func(st sessionState, _ []event) bool { return st.Status == "failed" })
+	out, errOut, code := sb.run("", "session", "result", id)
+	if code != 1 || !strings.Contains(out, "invalid x-api-key") || !strings.Contains(errOut, "failed") {
+		t.Fatalf("session result after a failed turn: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+
 	// Interrupt a turn stuck in a model call.
 	ms.Push(modelserver.Step{Hang: true})
 	n := len(ms.Requests())

@@ -17,6 +17,7 @@ type SessionView struct {
 	Tenant        string              `json:"tenant"`
 	Usage         core.Usage          `json:"usage"`
 	CostUSD       *float64            `json:"cost_usd"` // null until a priced turn ends
+	Result        *core.TurnResult    `json:"result"`   // null until a turn ends
 	LastSeq       uint64              `json:"last_seq"`
 	CreatedAt     core.Time           `json:"created_at"`
 	UpdatedAt     core.Time           `json:"updated_at"`
@@ -26,7 +27,7 @@ type SessionView struct {
 func ViewSession(s *core.Session) SessionView {
 	v := SessionView{
 		ID: s.ID, Status: s.Status, StopReason: s.StopReason, PendingAction: s.PendingAction, Agent: s.Agent, Origin: s.Origin,
-		Metadata: s.Metadata, Environment: s.Environment, Tenant: s.MemoryTenant(), Usage: s.Usage, CostUSD: s.CostUSD, LastSeq: s.LastSeq,
+		Metadata: s.Metadata, Environment: s.Environment, Tenant: s.MemoryTenant(), Usage: s.Usage, CostUSD: s.CostUSD, Result: s.Result, LastSeq: s.LastSeq,
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 	}
 	if v.Metadata == nil {

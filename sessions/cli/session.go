@@ -21,6 +21,7 @@ var sessionUsage = []string{
 	"wake ID",
 	"interrupt ID",
 	"archive ID",
+	"result ID   (exit 1 when the last turn failed)",
 }
 
 func sessionCommand(ctx context.Context, env cliIO, args []string) error {
@@ -39,6 +40,8 @@ func sessionCommand(ctx context.Context, env cliIO, args []string) error {
 		return sessionStatus(ctx, env, args)
 	case "events":
 		return sessionEvents(ctx, env, args)
+	case "result":
+		return sessionResult(ctx, env, args)
 	case "wake", "interrupt", "archive":
 		return sessionAction(ctx, env, sub, args)
 	}
@@ -194,6 +197,38 @@ func sessionStatus(ctx context.Context, env cliIO, args []string) error {
 	return c.showSession(s)
 }
 
+// sessionResult prints the last finished turn's answer: its text, or with
+// --json the session's result. A session whose last turn failed (reason
+// error) exits 1 after printing it, so a script can tell; one with no
+// finished turn exits 1 too.
+func sessionResult(ctx context.Context, env cliIO, args []string) error {
+	c := newSubcommand(env, "session result", sessionUsage[8])
+	pos, cl, err := c.start(args, 1)
+	if err != nil {
+		return err
+	}
+	s, err := cl.GetSession(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	r := s.Result
+	if r == nil {
+		return fmt.Errorf("session %s has no finished turn yet (status %s)", s.ID, s.Status)
+	}
+	if c.json {
+		err = c.printJSON(r, false)
+	} else {
+		err = c.write(strings.TrimRight(r.Text, "\n") + "\n")
+	}
+	if err != nil {
+		return err
+	}
+	if r.YieldReason == core.ReasonError {
+		return fmt.Errorf("the last turn (%s) failed", r.TurnID)
+	}
+	return nil
+}
+
 func (c *subcommand) showSession(s *client.SessionView) error {
 	if c.json {
 		return c.printJSON(s, false)
@@ -217,6 +252,7 @@ func (c *subcommand) showSession(s *client.SessionView) error {
 		{"metadata", showMap(s.Metadata)},
 		{"usage", showUsage(s.Usage)},
 		{"cost_usd", showCost(s.CostUSD)},
+		{"result", showResult(s.Result)},
 		{"last_seq", fmt.Sprint(s.LastSeq)},
 		{"created_at", showTime(s.CreatedAt)},
 		{"updated_at", showTime(s.UpdatedAt)},
@@ -337,4 +373,16 @@ func showCost(usd *float64) string {
 		return "none: no turn of a priced model yet"
 	}
 	return fmt.Sprintf("$%.4f (estimate)", *usd)
+}
+
+// showResult is a result's reason and the start of its text.
+func showResult(r *core.TurnResult) string {
+	if r == nil {
+		return ""
+	}
+	text := strings.Join(strings.Fields(r.Text), " ")
+	if len(text) > 80 {
+		text = text[:77] + "..."
+	}
+	return fmt.Sprintf("%s: %s", r.YieldReason, text)
 }

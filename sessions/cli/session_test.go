@@ -59,3 +59,46 @@ func TestSessionListFilters(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionResult: session result prints the last finished turn's text
+// (its JSON with --json); a failed last turn and a session with no
+// finished turn exit 1 with a reason on stderr.
+func TestSessionResult(t *testing.T) {
+	var answer string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(answer))
+	}))
+	t.Cleanup(srv.Close)
+	session := func(result string) string {
+		return `{"id":"ses_1","status":"idle","agent":{"id":"agt_1","version":1},"origin":null,"metadata":{},"usage":{},"result":` + result +
+			`,"last_seq":9,"created_at":"2026-11-22T10:00:00.000Z","updated_at":"2026-11-22T10:00:00.000Z"}`
+	}
+	const done = `{"turn_id":"turn_1","yield_reason":"completed","text":"All green.\n","completed_at":"2026-11-22T10:00:05.000Z"}`
+	const failed = `{"turn_id":"turn_2","yield_reason":"error","text":"the model rejected the key","completed_at":"2026-11-22T10:00:05.000Z"}`
+	tests := []struct {
+		name, answer   string
+		json           bool
+		code           int
+		stdout, stderr string
+	}{
+		{"answer", session(done), false, 0, "All green.\n", ""},
+		{"json", session(done), true, 0, `"yield_reason": "completed"`, ""},
+		{"failed", session(failed), false, 1, "the model rejected the key\n", "the last turn (turn_2) failed"},
+		{"none yet", session("null"), false, 1, "", "session ses_1 has no finished turn yet (status idle)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			answer = tc.answer
+			var out, errOut bytes.Buffer
+			env := command.Env{Getenv: func(string) string { return "" }, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut}
+			args := []string{"result", "ses_1", "--url", srv.URL, "--token", "t"}
+			if tc.json {
+				args = append(args, "--json")
+			}
+			code := Session(Defaults{URL: srv.URL}).Run(context.Background(), env, args)
+			if code != tc.code || !strings.Contains(out.String(), tc.stdout) || !strings.Contains(errOut.String(), tc.stderr) || tc.stdout == "" && out.Len() > 0 {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want %d, %q, %q", code, out.String(), errOut.String(), tc.code, tc.stdout, tc.stderr)
+			}
+		})
+	}
+}

@@ -112,6 +112,7 @@ func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, tail *pgx.Batch, sessio
 			e.TurnID = req.TurnID
 		}
 		put(e)
+		record.FollowResult(r.sess, le, e)
 		r.project(le, e, req.Holder, &fx)
 	}
 	if len(out) == 0 {

@@ -13,6 +13,29 @@ type LogEvent struct {
 	Ev     core.Event
 	Status *core.StatusChangedBody
 	Done   *core.TurnCompletedBody
+	// Said is the text of a user-level message of the agent or the
+	// system (an answer, a question, an error), nil for other events.
+	Said *string
+}
+
+// FollowResult folds one logged event e into the session's result: a
+// turn's user-level messages are remembered as it runs, and its
+// turn.completed makes the last of them the session's result. Call it
+// before the projection that closes the turn.
+func FollowResult(sess *core.Session, le LogEvent, e core.Event) {
+	switch {
+	case e.Type == core.TypeTurnStarted:
+		sess.TurnText = ""
+	case le.Said != nil:
+		sess.TurnText = *le.Said
+	case le.Done != nil:
+		turn := sess.TurnID
+		if turn == "" {
+			turn = e.TurnID
+		}
+		sess.Result = &core.TurnResult{TurnID: turn, YieldReason: le.Done.YieldReason, Text: sess.TurnText, CompletedAt: e.CreatedAt}
+		sess.TurnText = ""
+	}
 }
 
 // PrepareEvents validates events and fixes their ids before the write, so
@@ -38,6 +61,15 @@ func PrepareEvents(in []core.Event) ([]LogEvent, error) {
 			le.Done = &core.TurnCompletedBody{}
 			if err := json.Unmarshal(e.Body, le.Done); err != nil {
 				return nil, fmt.Errorf("event %d: %s body: %v: %w", i, e.Type, err, core.ErrInvalid)
+			}
+		case core.TypeAgentMessage, core.TypeError:
+			if e.Level == core.LevelUser {
+				var said struct{ Text, Message string }
+				if err := json.Unmarshal(e.Body, &said); err != nil {
+					return nil, fmt.Errorf("event %d: %s body: %v: %w", i, e.Type, err, core.ErrInvalid)
+				}
+				text := said.Text + said.Message
+				le.Said = &text
 			}
 		}
 		out[i] = le

@@ -288,3 +288,51 @@ func testAppendCost(t *testing.T, s core.Store) {
 		t.Fatalf("listed: %+v", list.Sessions)
 	}
 }
+
+// testAppendResult: the session's result is its last finished turn's last
+// user-level message (an answer, a question, the error that ended it),
+// written in whichever append, with the reason the turn ended; nil before
+// a turn finished; empty text for a turn that said nothing to a person.
+func testAppendResult(t *testing.T, s core.Store) {
+	sess := newSession(t, s)
+	if got := getSession(t, s, sess.ID); got.Result != nil {
+		t.Fatalf("result before any turn = %+v", got.Result)
+	}
+	userLevel := func(typ string, body any) core.Event {
+		return core.NewEvent(typ, core.LevelUser, core.ActorAgent, body)
+	}
+	progress := core.NewEvent(core.TypeAgentMessage, core.LevelProgress, core.ActorAgent, core.MessageBody{Text: "reading the code"})
+	tests := []struct {
+		name    string
+		appends [][]core.Event // between turn.started and turn.completed, one append each
+		reason  core.Reason
+		text    string
+	}{
+		{"answer after a say", [][]core.Event{
+			{userLevel(core.TypeAgentMessage, core.MessageBody{Text: "on it", ToolUseID: "tu_say"}), progress},
+			{userLevel(core.TypeAgentMessage, core.MessageBody{Text: "the answer is 42"})},
+		}, core.ReasonCompleted, "the answer is 42"},
+		{"a question", [][]core.Event{{userLevel(core.TypeAgentMessage, core.MessageBody{Text: "which branch?", ToolUseID: "tu_ask"})}}, core.ReasonNeedsInput, "which branch?"},
+		{"an error", [][]core.Event{{core.NewEvent(core.TypeError, core.LevelUser, core.ActorSystem, core.ErrorBody{Message: "the model rejected the key"})}}, core.ReasonError, "the model rejected the key"},
+		{"nothing said", [][]core.Event{{progress}}, core.ReasonCanceled, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			turn := core.NewID("turn")
+			appendEvents(t, s, sess.ID, core.AppendRequest{TurnID: turn, Holder: "w1", Events: []core.Event{statusEvent(core.StatusRunning, ""), turnStarted()}})
+			for _, evs := range tt.appends {
+				appendEvents(t, s, sess.ID, core.AppendRequest{TurnID: turn, Events: evs})
+			}
+			if got := getSession(t, s, sess.ID); got.Result != nil && got.Result.TurnID == turn {
+				t.Fatalf("a result for the open turn: %+v", got.Result)
+			}
+			done := appendEvents(t, s, sess.ID, core.AppendRequest{TurnID: turn, Events: []core.Event{
+				turnCompleted(tt.reason, core.Usage{}), statusEvent(core.StatusAfter(tt.reason), tt.reason)}})
+			got := getSession(t, s, sess.ID).Result
+			want := &core.TurnResult{TurnID: turn, YieldReason: tt.reason, Text: tt.text, CompletedAt: done[0].CreatedAt}
+			if got == nil || *got != *want {
+				t.Fatalf("result = %+v, want %+v", got, want)
+			}
+		})
+	}
+}

@@ -49,6 +49,7 @@ func Run(t *testing.T, open func(t *testing.T) core.Store) {
 		{"append/errors", testAppendErrors},
 		{"append/projection", testAppendProjection},
 		{"append/cost", testAppendCost},
+		{"append/result", testAppendResult},
 		{"events/paging", testEventsPaging},
 		{"wake/schedule", testWakeSchedule},
 		{"wake/move", testWakeMove},

@@ -37,7 +37,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	ctx := browser.New(t)
 
 	// Bounds a hung browser; nothing here is timed.
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, browser.HangBound)
 	defer cancel()
 	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()

@@ -5,7 +5,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -40,7 +39,7 @@ func TestSessionPageInBrowser(t *testing.T) {
 	t.Cleanup(srv.Close)
 	ctx := browser.New(t)
 	// Bounds a hung browser; nothing here is timed.
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, browser.HangBound)
 	defer cancel()
 	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()

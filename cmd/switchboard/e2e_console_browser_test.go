@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -36,7 +35,7 @@ func newConsoleBrowser(t *testing.T, base string) *consoleBrowser {
 	t.Helper()
 	ctx := browser.New(t)
 	// Bounds a hung browser; nothing here is timed.
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, browser.HangBound)
 	t.Cleanup(cancel)
 	b := &consoleBrowser{t: t, ctx: ctx, base: base, secrets: []string{adminToken}}
 	b.run("sign in",

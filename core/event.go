@@ -12,6 +12,7 @@ const (
 	TypeUserInterrupt        = "user.interrupt"
 	TypeUserToolConfirmation = "user.tool_confirmation"
 	TypeUserCustomToolResult = "user.custom_tool_result"
+	TypeUserRetry            = "user.retry"
 	TypeStatusChanged        = "session.status_changed"
 	TypeTurnStarted          = "turn.started"
 	TypeTurnCompleted        = "turn.completed"
@@ -28,7 +29,7 @@ const (
 func IsInput(t string) bool { return strings.HasPrefix(t, "user.") }
 
 // InputTypes are the input types the API accepts.
-var InputTypes = []string{TypeUserMessage, TypeUserInterrupt, TypeUserToolConfirmation, TypeUserCustomToolResult}
+var InputTypes = []string{TypeUserMessage, TypeUserInterrupt, TypeUserToolConfirmation, TypeUserCustomToolResult, TypeUserRetry}
 
 // MessageKindInstructions marks a system user.message whose text the
 // model gets as part of its system prompt (MessageBody.Kind).
@@ -132,6 +133,10 @@ type (
 		ToolUseID string `json:"tool_use_id"`
 		Output    string `json:"output"`
 		IsError   bool   `json:"is_error,omitempty"`
+	}
+	// RetryBody is a user.retry's: the turn it runs again.
+	RetryBody struct {
+		TurnID string `json:"turn_id"`
 	}
 	StatusChangedBody struct {
 		Status     Status `json:"status"`

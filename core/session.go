@@ -209,3 +209,34 @@ func (s *Session) Provider() string {
 	}
 	return s.Origin.Provider
 }
+
+// Retryable reports whether a turn that ended with r can be run again by
+// a user.retry: it failed or was stopped before its end, not when it
+// finished or waits for a person.
+func Retryable(r Reason) bool {
+	switch r {
+	case ReasonError, ReasonCanceled, ReasonDeadlineExceeded, ReasonMaxSteps:
+		return true
+	}
+	return false
+}
+
+// RetryTurn checks that the session's last finished turn can be retried
+// and returns its id: turnID, when given, must name that turn. The error
+// wraps ErrConflict and says why not.
+func RetryTurn(s *Session, turnID string) (string, error) {
+	switch {
+	case s.Status == StatusArchived:
+		return "", fmt.Errorf("session %s is archived: %w", s.ID, ErrArchived)
+	case s.TurnID != "" || s.Status == StatusRunning || s.Status == StatusQueued:
+		return "", fmt.Errorf("a turn of session %s is running or queued; retry once it ends: %w", s.ID, ErrConflict)
+	case s.Result == nil:
+		return "", fmt.Errorf("session %s has no finished turn to retry: %w", s.ID, ErrConflict)
+	case turnID != "" && turnID != s.Result.TurnID:
+		return "", fmt.Errorf("turn %s is not the last finished turn of session %s (%s is): %w", turnID, s.ID, s.Result.TurnID, ErrConflict)
+	case !Retryable(s.Result.YieldReason):
+		return "", fmt.Errorf("the last turn ended %s: only a turn that ended with error, canceled, deadline_exceeded or max_steps can be retried: %w",
+			s.Result.YieldReason, ErrConflict)
+	}
+	return s.Result.TurnID, nil
+}

@@ -26,7 +26,7 @@ const (
 // (docs/api.md#events), the ones a type filter may name.
 func knownType(t string) bool {
 	switch t {
-	case core.TypeUserMessage, core.TypeUserInterrupt, core.TypeUserToolConfirmation, core.TypeUserCustomToolResult,
+	case core.TypeUserMessage, core.TypeUserInterrupt, core.TypeUserToolConfirmation, core.TypeUserCustomToolResult, core.TypeUserRetry,
 		core.TypeStatusChanged, core.TypeTurnStarted, core.TypeTurnCompleted, core.TypeAgentMessage,
 		core.TypeAgentToolUse, core.TypeAgentToolResult, core.TypeAgentCustomToolUse, core.TypeCompacted, core.TypeError,
 		core.TypeSandboxReset:

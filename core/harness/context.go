@@ -16,11 +16,43 @@ type Context struct {
 	Compacted bool
 	// LastSeq is the seq of the last event the context covers.
 	LastSeq uint64
+
+	// lastEnd is how the last turn read so far ended, and lastError the
+	// error it logged, for a user.retry's note.
+	lastEnd   core.Reason
+	lastError string
+}
+
+// ending says how a turn that ended with r (and err, for an error) ended,
+// as the retry note reads it.
+func ending(r core.Reason, err string) string {
+	switch r {
+	case core.ReasonError:
+		if err == "" {
+			return "failed with an error"
+		}
+		return "failed with this error: " + err
+	case core.ReasonCanceled:
+		return "was stopped by a person"
+	case core.ReasonDeadlineExceeded:
+		return "ran out of its time limit"
+	case core.ReasonMaxSteps:
+		return "reached its limit of steps"
+	case "":
+		return "ended"
+	}
+	return "ended (" + string(r) + ")"
 }
 
 const summaryPreamble = "Earlier parts of this conversation were compacted. Summary of everything before this point:\n\n"
 
 const interruptNote = "[The person interrupted the previous turn.]"
+
+// retryNote asks the model to run a turn that failed or was stopped
+// again: %s is how it ended. What it did before stands (its tool calls
+// are above with their results) and is not to be done twice.
+const retryNote = "[The person asked to retry the previous turn, which %s. Continue the work from where it stopped: " +
+	"the tool calls above already ran, and their effects (messages sent, comments posted, branches pushed) stand; do not repeat them.]"
 
 // sandboxResetNote tells the model that its sandbox starts afresh: files
 // it made or changed before are gone.
@@ -105,6 +137,22 @@ func (mc *Context) addEvent(e core.Event) error {
 		mc.add(core.RoleUser, core.Block{Type: core.BlockText, Text: b.Text})
 	case core.TypeUserInterrupt:
 		mc.add(core.RoleUser, core.Block{Type: core.BlockText, Text: interruptNote})
+	case core.TypeTurnStarted:
+		mc.lastError = ""
+	case core.TypeError:
+		var b core.ErrorBody
+		if err := e.Decode(&b); err != nil {
+			return err
+		}
+		mc.lastError = b.Message
+	case core.TypeTurnCompleted:
+		var b core.TurnCompletedBody
+		if err := e.Decode(&b); err != nil {
+			return err
+		}
+		mc.lastEnd = b.YieldReason
+	case core.TypeUserRetry:
+		mc.add(core.RoleUser, core.Block{Type: core.BlockText, Text: fmt.Sprintf(retryNote, ending(mc.lastEnd, mc.lastError))})
 	case core.TypeSandboxReset:
 		var b core.SandboxResetBody
 		if err := e.Decode(&b); err != nil {

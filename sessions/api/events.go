@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"net/http"
 	"strconv"
@@ -92,6 +93,7 @@ type inputBody struct {
 	Message   *string `json:"message,omitempty"`
 	Output    *string `json:"output,omitempty"`
 	IsError   *bool   `json:"is_error,omitempty"`
+	TurnID    *string `json:"turn_id,omitempty"`
 }
 
 // allowed lists each input type's fields.
@@ -100,6 +102,7 @@ var inputFields = map[string][]string{
 	core.TypeUserInterrupt:        {},
 	core.TypeUserToolConfirmation: {"tool_use_id", "result", "message"},
 	core.TypeUserCustomToolResult: {"tool_use_id", "output", "is_error"},
+	core.TypeUserRetry:            {"turn_id"},
 }
 
 // parseInput validates one posted input and returns its logged body.
@@ -135,6 +138,8 @@ func parseInput(i int, raw json.RawMessage) (string, []byte, error) {
 		return b.Type, mustJSON(core.MessageBody{Text: *b.Text}), nil
 	case core.TypeUserInterrupt:
 		return b.Type, []byte(`{}`), nil
+	case core.TypeUserRetry:
+		return b.Type, mustJSON(core.RetryBody{TurnID: str(b.TurnID)}), nil
 	case core.TypeUserToolConfirmation:
 		if str(b.ToolUseID) == "" {
 			return "", nil, web.Invalid("events[%d]: user.tool_confirmation needs \"tool_use_id\"", i)
@@ -188,6 +193,11 @@ func (h *Handler) postEvents(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
+		if typ == core.TypeUserRetry {
+			if b, err = retryBody(s, b); err != nil {
+				return fmt.Errorf("events[%d]: %w", i, err)
+			}
+		}
 		in := core.NewInput(typ, b)
 		in.SessionID = s.ID
 		inputs = append(inputs, in)
@@ -229,4 +239,18 @@ func (h *Handler) pending(w http.ResponseWriter, r *http.Request) error {
 	}
 	web.WriteJSON(w, http.StatusOK, web.Page[core.Event]{Data: evs})
 	return nil
+}
+
+// retryBody checks a user.retry against the session (core.RetryTurn) and
+// names the turn it runs again, so the log says which.
+func retryBody(s *core.Session, raw []byte) ([]byte, error) {
+	var b core.RetryBody
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return nil, err
+	}
+	turn, err := core.RetryTurn(s, b.TurnID)
+	if err != nil {
+		return nil, err
+	}
+	return mustJSON(core.RetryBody{TurnID: turn}), nil
 }

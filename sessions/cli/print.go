@@ -137,6 +137,8 @@ func summary(e core.Event) string {
 		Message     string          `json:"message"`
 		Retryable   bool            `json:"retryable"`
 		Summary     string          `json:"summary"`
+		TurnID      string          `json:"turn_id"`
+		CostUSD     *float64        `json:"cost_usd"`
 	}
 	if json.Unmarshal(e.Body, &b) != nil {
 		return clip(string(e.Body))
@@ -150,10 +152,19 @@ func summary(e core.Event) string {
 		}
 		return b.Status
 	case core.TypeTurnCompleted:
-		if b.Usage != nil {
-			return fmt.Sprintf("%s  tokens in=%d out=%d", b.YieldReason, b.Usage.InputTokens, b.Usage.OutputTokens)
+		if b.Usage == nil {
+			return b.YieldReason
 		}
-		return b.YieldReason
+		out := fmt.Sprintf("%s  tokens in=%d out=%d", b.YieldReason, b.Usage.InputTokens, b.Usage.OutputTokens)
+		if cached := b.Usage.CacheReadInputTokens + b.Usage.CacheCreationInputTokens; cached > 0 {
+			out += fmt.Sprintf(" cached=%d", cached)
+		}
+		if b.CostUSD != nil {
+			out += fmt.Sprintf("  ~$%.4f", *b.CostUSD)
+		}
+		return out
+	case core.TypeUserRetry:
+		return "retry " + b.TurnID
 	case core.TypeAgentToolUse, core.TypeAgentCustomToolUse:
 		return fmt.Sprintf("%s %s %s", b.Name, b.ToolUseID, clip(string(b.Input)))
 	case core.TypeAgentToolResult, core.TypeUserCustomToolResult:

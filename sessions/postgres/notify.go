@@ -44,6 +44,7 @@ var inputCodes = map[string]byte{
 	core.TypeUserInterrupt:        'i',
 	core.TypeUserToolConfirmation: 'c',
 	core.TypeUserCustomToolResult: 'r',
+	core.TypeUserRetry:            'y',
 }
 
 // maxNotice bounds a payload, below the server's limit of 8000 bytes.

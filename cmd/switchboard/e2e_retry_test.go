@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchboardhq/switchboard/fixtures/fakeslack"
 	"github.com/switchboardhq/switchboard/fixtures/modelserver"
 )
 
@@ -99,4 +100,55 @@ func (s *server) result(id string) turnResult {
 		return turnResult{}
 	}
 	return *v.Result
+}
+
+// TestRetryFromSlack: a model error in a Slack thread posts the error
+// with a Retry button; a click runs the turn again with the same input,
+// its answer is posted once, and the button is replaced by who retried.
+// A second click on the same button queues nothing.
+func TestRetryFromSlack(t *testing.T) {
+	w := startSlack(t, fakeslack.Team{ID: "T0RT1", Name: "Retry"}, nil)
+	w.ms.Push(modelserver.Step{Status: 401, ErrorMessage: "invalid x-api-key"})
+	m := w.fake.Human(w.team.ID, "C0RETRY", "U0ALICE", "<@"+w.team.BotUserID+"> draft the release notes", "")
+	if code, _ := w.event(fakeslack.Mention(m)); code != 200 {
+		t.Fatalf("mention: %d", code)
+	}
+	failure := w.waitReply(w.team, "C0RETRY", m.TS, "I ran into an error")
+	id := w.session(w.team.ID, "C0RETRY", m.TS)
+	w.srv.waitFor(id, "the failed turn", func(st sessionState, _ []event) bool { return st.Status == "failed" })
+
+	w.ms.Push(modelserver.Step{Text: "Here are the release notes."})
+	n := len(w.ms.Requests())
+	if code := w.click(w.team, "U0BOB", failure, "sb_retry"); code != 200 {
+		t.Fatalf("click: %d", code)
+	}
+	st, evs := w.srv.waitIdle(id)
+	if st.StopReason == nil || *st.StopReason != "completed" || count(evs, "user.retry") != 1 {
+		t.Fatalf("after Retry: %+v, log %v", st, types(evs))
+	}
+	if reqs := w.ms.Requests()[n:]; len(reqs) != 1 || !strings.Contains(reqs[0].Messages[0].Content[0].Text, "draft the release notes") {
+		t.Fatalf("the retried request: %d requests %+v", len(reqs), reqs)
+	}
+	w.waitReply(w.team, "C0RETRY", m.TS, "Here are the release notes.")
+	// The error's button is replaced by who retried.
+	waitUntil(t, "the Retry button replaced", func() bool {
+		for _, msg := range w.fake.Thread("C0RETRY", m.TS) {
+			if msg.TS == failure.TS {
+				return strings.Contains(string(msg.Blocks), `Retried by \u003c@U0BOB\u003e`) && !strings.Contains(string(msg.Blocks), "sb_retry")
+			}
+		}
+		return false
+	})
+
+	// The same click again (or Slack retrying it) queues nothing.
+	if code := w.click(w.team, "U0BOB", failure, "sb_retry"); code != 200 {
+		t.Fatalf("second click: %d", code)
+	}
+	w.ms.Push(modelserver.Step{Text: "a second answer nobody asked for"})
+	if _, raw := w.srv.do("GET", "/v1/sessions/"+id+"/pending", nil); strings.Contains(string(raw), `"id"`) {
+		t.Fatalf("the second click queued %s", raw)
+	}
+	if got := w.botReplies(w.team, "C0RETRY", m.TS, "Here are the release notes."); len(got) != 1 {
+		t.Fatalf("the answer was posted %d times", len(got))
+	}
 }

@@ -102,3 +102,10 @@ func confirmMsg(sessionID, toolUseID string, t toolRef) outMsg {
 	return outMsg{texts: []string{text}, extra: []slackapi.Block{slackapi.NewActionBlock("sb_confirm",
 		button(actionAllow, "Allow", v, "primary"), button(actionDeny, "Deny", v, "danger"))}}
 }
+
+// retryBlocks are the Retry button of a turn that failed or was cut
+// short (a user.retry of turn).
+func retryBlocks(sessionID, turn string) []slackapi.Block {
+	return []slackapi.Block{slackapi.NewActionBlock("sb_retry",
+		button(actionRetry, "Retry", actionValue{Session: sessionID, Turn: turn}.String(), "primary"))}
+}

@@ -20,6 +20,7 @@ const (
 	actionAnswer = "sb_answer" // followed by the option's index
 	actionAllow  = "sb_allow"
 	actionDeny   = "sb_deny"
+	actionRetry  = "sb_retry"
 )
 
 // actionValue is a button's value: the session, and the answer or the
@@ -28,6 +29,7 @@ type actionValue struct {
 	Session string `json:"s"`
 	Answer  string `json:"v,omitempty"`
 	ToolUse string `json:"t,omitempty"`
+	Turn    string `json:"u,omitempty"` // the turn a Retry runs again
 }
 
 func (v actionValue) String() string {
@@ -120,13 +122,25 @@ func (p *Provider) handleAction(ctx context.Context, ic *slackapi.InteractionCal
 		}
 		raw, _ := json.Marshal(core.ToolConfirmationBody{ToolUseID: v.ToolUse, Result: result, Message: "by Slack user " + ic.User.ID})
 		input = core.NewInput(core.TypeUserToolConfirmation, raw)
+	case a.ActionID == actionRetry:
+		turn, err := core.RetryTurn(s, v.Turn)
+		if err != nil {
+			log.Info("retry refused", "err", err)
+			if _, _, thread, kerr := parseKey(s.Origin.Key); kerr == nil {
+				p.tellThread(in, decision{msg: msgRef{Channel: channel, User: ic.User.ID}, thread: thread},
+					"<@"+ic.User.ID+"> There is nothing to retry: "+strings.TrimSuffix(err.Error(), ": "+core.ErrConflict.Error())+".")
+			}
+			return nil
+		}
+		raw, _ := json.Marshal(core.RetryBody{TurnID: turn})
+		input, note = core.NewInput(core.TypeUserRetry, raw), "↻ Retried by <@"+ic.User.ID+">"
 	default:
 		return nil
 	}
 	// One click per button counts: a second click, or Slack retrying the
 	// request, queues nothing.
 	dedupe := []string{"slack:action:" + tenant + ":" + channel + ":" + msgTS + ":" + a.ActionID}
-	if a.ActionID != actionStop {
+	if a.ActionID != actionStop && a.ActionID != actionRetry {
 		// Any one answer (or allow/deny) settles a question.
 		dedupe = []string{"slack:action:" + tenant + ":" + channel + ":" + msgTS + ":answer"}
 	}

@@ -49,7 +49,7 @@ func (rc *render) progress(ctx context.Context, status, line string) (bool, erro
 
 // finish ends a turn's progress and explains how it ended when a person
 // should know: limits, a stop, tool calls waiting for an allow or deny.
-func (rc *render) finish(ctx context.Context, b core.TurnCompletedBody) error {
+func (rc *render) finish(ctx context.Context, b core.TurnCompletedBody, turn string) error {
 	st := rc.st
 	final, note := outcome(b.YieldReason)
 	switch {
@@ -67,7 +67,11 @@ func (rc *render) finish(ctx context.Context, b core.TurnCompletedBody) error {
 	}
 	var msgs []outMsg
 	if note != "" {
-		msgs = append(msgs, outMsg{texts: []string{note}})
+		m := outMsg{texts: []string{note}}
+		if b.YieldReason == core.ReasonMaxSteps || b.YieldReason == core.ReasonDeadlineExceeded {
+			m.extra = retryBlocks(rc.session, turn)
+		}
+		msgs = append(msgs, m)
 	}
 	for _, id := range b.PendingToolUseIDs {
 		t, ok := st.Tools[id]
@@ -96,9 +100,9 @@ func outcome(r core.Reason) (final, note string) {
 	case core.ReasonCanceled:
 		return "⏹ Stopped", ""
 	case core.ReasonMaxSteps:
-		return "⚠️ Stopped: step limit", "⚠️ I stopped because I reached my limit of steps for one turn. Reply in this thread to let me continue."
+		return "⚠️ Stopped: step limit", "⚠️ I stopped because I reached my limit of steps for one turn. Press Retry, or reply in this thread, to let me continue."
 	case core.ReasonDeadlineExceeded:
-		return "⚠️ Stopped: time limit", "⚠️ I stopped because this turn ran out of time. Reply in this thread to let me continue."
+		return "⚠️ Stopped: time limit", "⚠️ I stopped because this turn ran out of time. Press Retry, or reply in this thread, to let me continue."
 	case core.ReasonBudgetExceeded:
 		return "⚠️ Stopped: token budget", "⚠️ I stopped because this turn used up its token budget. Reply in this thread to let me continue."
 	case core.ReasonError:

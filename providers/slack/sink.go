@@ -215,13 +215,16 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 		if err := e.Decode(&b); err != nil {
 			return false, output.Permanent(err)
 		}
-		return true, rc.postParts(ctx, []outMsg{{texts: []string{"⚠️ I ran into an error: " + escapeText(clip(b.Message, 2000))}}}, false)
+		// An error ends its turn with reason error: its message offers
+		// to run the turn again.
+		return true, rc.postParts(ctx, []outMsg{{texts: []string{"⚠️ I ran into an error: " + escapeText(clip(b.Message, 2000))},
+			extra: retryBlocks(rc.session, e.TurnID)}}, false)
 	case core.TypeTurnCompleted:
 		var b core.TurnCompletedBody
 		if err := e.Decode(&b); err != nil {
 			return false, output.Permanent(err)
 		}
-		err := rc.finish(ctx, b)
+		err := rc.finish(ctx, b, e.TurnID)
 		if err == nil {
 			st.Tools, st.StatusTS = nil, ""
 		}

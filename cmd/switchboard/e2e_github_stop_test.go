@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -59,5 +60,62 @@ func TestGitHubStopButtonInterrupts(t *testing.T) {
 			}
 		}
 		return false
+	})
+}
+
+// TestGitHubRetryButton: a turn that fails on a PR completes its check
+// run as a failure with a Retry action; clicking it (a requested_action
+// from someone with write access) runs the turn again, whose answer is
+// posted once. The same click delivered again queues nothing.
+func TestGitHubRetryButton(t *testing.T) {
+	const sha = "0123456789abcdef0123456789abcdef01234567"
+	w := startGitHub(t, nil)
+	w.fake.SetPermission("alice", "write")
+	w.ms.Push(modelserver.Step{Status: 401, ErrorMessage: "invalid x-api-key"})
+	kind, payload := labeled(8, true, sha, "alice", "sb-agent")
+	if code := w.deliver(kind, "", payload, githubSecret); code != 200 {
+		t.Fatalf("deliver: %d", code)
+	}
+	key := "github:acme/widgets#8"
+	id := w.session(key)
+	var run fakegithub.CheckRun
+	w.fake.WaitFor(t, patience, "the check run failed with a Retry action", func() bool {
+		for _, cr := range w.fake.CheckRuns() {
+			if strings.HasPrefix(cr.ExternalID, key+"@") && cr.Status == "completed" {
+				run = cr
+				return true
+			}
+		}
+		return false
+	})
+	if run.Conclusion != "failure" || !strings.Contains(fmt.Sprint(run.Actions), "identifier:retry") {
+		t.Fatalf("the failed turn's check run: %+v", run)
+	}
+
+	w.ms.Push(modelserver.Step{Text: "Fixed the flaky test."})
+	retry := map[string]any{"action": "requested_action", "installation": map[string]any{"id": installationID},
+		"repository": ghRepo(), "sender": ghUser("alice"),
+		"requested_action": map[string]any{"identifier": "retry"},
+		"check_run": map[string]any{"id": run.ID, "external_id": run.ExternalID, "head_sha": sha,
+			"app": map[string]any{"slug": w.fake.Slug}}}
+	for range 2 { // a click, and the same click delivered again
+		if code := w.deliver("check_run", "", retry, githubSecret); code != 200 {
+			t.Fatalf("deliver the Retry: %d", code)
+		}
+	}
+	_, evs := w.srv.waitFor(id, "the retried turn", func(st sessionState, evs []event) bool {
+		return st.StopReason != nil && *st.StopReason == "completed" && st.Status == "idle"
+	})
+	if n := count(evs, "user.retry"); n != 1 {
+		t.Fatalf("%d retries logged, want 1: %v", n, types(evs))
+	}
+	w.fake.WaitFor(t, patience, "the answer on the PR", func() bool {
+		n := 0
+		for _, c := range w.fake.Comments("acme/widgets", 8) {
+			if strings.Contains(c.Body, "Fixed the flaky test.") {
+				n++
+			}
+		}
+		return n == 1
 	})
 }

@@ -61,6 +61,7 @@ const (
 type Sessions interface {
 	GetAgent(ctx context.Context, idOrName string) (*core.Agent, error)
 	Pending(ctx context.Context, sessionID string) ([]core.Event, error)
+	SessionByKey(ctx context.Context, key string) (*core.Session, error)
 }
 
 // Installations is what the provider needs of the installation store.

@@ -3,6 +3,7 @@ package github
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -78,8 +79,8 @@ func (p *Provider) handleEvent(ctx context.Context, ev any, delivery string, log
 	case actIgnore, actInstall:
 		log.Debug("github event needs no session", "act", d.act.String(), "why", d.why)
 		return nil
-	case actInterrupt:
-		return p.interrupt(ctx, in, d, delivery, log)
+	case actInterrupt, actRetry:
+		return p.requestedAction(ctx, in, d, delivery, log)
 	}
 	if in != nil && !policyAllows(in.Policy, d.ref.Owner, d.ref.Repo, d.ref.Login) {
 		log.Info("trigger refused by the access policy", "installation_id", in.ID, "login", d.ref.Login, "repository", d.ref.Owner+"/"+d.ref.Repo)
@@ -187,22 +188,41 @@ func (p *Provider) Prime(ctx context.Context, s *core.Session) ([]core.Event, er
 	return nil, nil
 }
 
-// interrupt is the check run's Stop button, from someone with write
-// access.
-func (p *Provider) interrupt(ctx context.Context, in *core.Installation, d decision, delivery string, log *slog.Logger) error {
+// requestedAction is the check run's Stop or Retry button, from someone
+// with write access. A Retry when there is nothing to retry (the turn was
+// retried already, a later one ended) is logged and dropped: the button
+// only shows on a check run whose turn can be retried.
+func (p *Provider) requestedAction(ctx context.Context, in *core.Installation, d decision, delivery string, log *slog.Logger) error {
 	owner, repo, _, _ := parseKey(d.key)
 	d.ref.Owner, d.ref.Repo = owner, repo
 	if in != nil && !policyAllows(in.Policy, owner, repo, d.ref.Login) {
-		log.Info("stop refused by the access policy", "installation_id", in.ID, "login", d.ref.Login, "repository", owner+"/"+repo)
+		log.Info(d.act.String()+" refused by the access policy", "installation_id", in.ID, "login", d.ref.Login, "repository", owner+"/"+repo)
 		return nil
 	}
 	if ok, err := p.canWrite(ctx, d.ref); err != nil || !ok {
 		return err
 	}
+	input := core.NewInput(core.TypeUserInterrupt, nil)
+	if d.act == actRetry {
+		s, err := p.cfg.Sessions.SessionByKey(ctx, d.key)
+		if errors.Is(err, core.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		turn, err := core.RetryTurn(s, "")
+		if err != nil {
+			log.Info("retry from the check run refused", "session_id", s.ID, "err", err)
+			return nil
+		}
+		raw, _ := json.Marshal(core.RetryBody{TurnID: turn})
+		input = core.NewInput(core.TypeUserRetry, raw)
+	}
 	res, err := p.cfg.Router.Route(ctx, providers.Trigger{Origin: core.Origin{Provider: Name, Key: d.key},
-		Input: core.NewInput(core.TypeUserInterrupt, nil), Dedupe: dedupeKeys(d, delivery), Continue: true})
+		Input: input, Dedupe: dedupeKeys(d, delivery), Continue: true})
 	if err == nil && res.Outcome == providers.Queued {
-		log.Info("stop requested from the check run", "session_id", res.Session.ID, "login", d.ref.Login)
+		log.Info(d.act.String()+" requested from the check run", "session_id", res.Session.ID, "login", d.ref.Login)
 	}
 	return err
 }

@@ -19,10 +19,11 @@ const (
 	actTrigger       // start or continue the or PR's session
 	actInstall       // record (or update) the installation
 	actInterrupt     // the check run's Stop button
+	actRetry         // the check run's Retry button
 )
 
 func (a act) String() string {
-	return [...]string{"ignore", "trigger", "install", "interrupt"}[a]
+	return [...]string{"ignore", "trigger", "install", "interrupt", "retry"}[a]
 }
 
 // Kinds of trigger, as recorded in the input.
@@ -243,7 +244,8 @@ func decide(ev any, id identity) decision {
 		d.signed = labelKey(d, e.GetLabel(), pr.GetUpdatedAt())
 		return d
 	case *gh.CheckRunEvent:
-		if ra := e.GetRequestedAction(); e.GetAction() != "requested_action" || ra == nil || ra.Identifier != stopAction {
+		ra := e.GetRequestedAction()
+		if e.GetAction() != "requested_action" || ra == nil || ra.Identifier != stopAction && ra.Identifier != retryAction {
 			return decision{why: "check_run " + e.GetAction()}
 		}
 		if e.GetCheckRun().GetApp().GetSlug() != "" && !strings.EqualFold(e.GetCheckRun().GetApp().GetSlug(), id.slug) {
@@ -255,9 +257,12 @@ func decide(ev any, id identity) decision {
 		}
 		d := decision{act: actInterrupt, installation: e.GetInstallation().GetID(), key: key,
 			ref: ref{Login: e.GetSender().GetLogin(), Installation: e.GetInstallation().GetID()}}
+		if ra.Identifier == retryAction {
+			d.act = actRetry
+		}
 		if id := e.GetCheckRun().GetID(); id != 0 {
-			// One Stop per check run, which is one per turn.
-			d.signed = "github:stop:" + strconv.FormatInt(id, 10) + ":" + stopAction
+			// One Stop and one Retry per check run, which is one per turn.
+			d.signed = "github:" + ra.Identifier + ":" + strconv.FormatInt(id, 10) + ":" + ra.Identifier
 		}
 		return d
 	}

@@ -17,8 +17,12 @@ import (
 	"github.com/switchboardhq/switchboard/providers/output"
 )
 
-// stopAction is the check run's Stop button.
-const stopAction = "stop"
+// stopAction is the check run's Stop button, retryAction its Retry
+// button once a turn failed or was stopped.
+const (
+	stopAction  = "stop"
+	retryAction = "retry"
+)
 
 // renderer is the GitHub part of the output sink (providers/output drives
 // it from the log, one event at a time, and saves its state).
@@ -193,12 +197,13 @@ func (r *renderer) event(ctx context.Context, t *output.Thread, st *sinkState, e
 		}
 		summary := "Done (" + string(b.YieldReason) + ")."
 		if st.CheckRun != 0 {
-			conclusion := "success"
-			if b.YieldReason != "end_turn" && b.YieldReason != "" {
-				conclusion = "neutral"
+			opts := gh.UpdateCheckRunOptions{Status: gh.String("completed"), Conclusion: gh.String(conclusion(b.YieldReason)),
+				Output: &gh.CheckRunOutput{Title: gh.String("Done"), Summary: gh.String(summary)}}
+			if core.Retryable(b.YieldReason) {
+				opts.Output.Summary = gh.String(summary + " Retry runs the turn again.")
+				opts.Actions = []*gh.CheckRunAction{{Label: "Retry", Description: "Run the turn again", Identifier: retryAction}}
 			}
-			err := p.updateCheckRun(ctx, st, gh.UpdateCheckRunOptions{Status: gh.String("completed"), Conclusion: gh.String(conclusion),
-				Output: &gh.CheckRunOutput{Title: gh.String("Done"), Summary: gh.String(summary)}})
+			err := p.updateCheckRun(ctx, st, opts)
 			if err != nil {
 				return true, err
 			}
@@ -445,4 +450,20 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// conclusion is a finished check run's conclusion for a turn that ended
+// with r.
+func conclusion(r core.Reason) string {
+	switch r {
+	case core.ReasonCompleted:
+		return "success"
+	case core.ReasonError:
+		return "failure"
+	case core.ReasonCanceled:
+		return "cancelled"
+	case core.ReasonDeadlineExceeded:
+		return "timed_out"
+	}
+	return "neutral"
 }

@@ -180,7 +180,10 @@ func TestAPIContract(t *testing.T) {
 		t.Fatalf("answer %v", answer)
 	}
 	shape(t, "agent.message body", sub(t, answer["body"]), "text")
-	shape(t, "turn.completed body", sub(t, streamed[6]["body"]), "yield_reason", "usage")
+	done := shape(t, "turn.completed body", sub(t, streamed[6]["body"]), "yield_reason", "usage", "cost_usd")
+	if done["cost_usd"] != nil { // the test model has no price
+		t.Fatalf("turn.completed cost_usd %v, want null", done["cost_usd"])
+	}
 	shape(t, "status body", sub(t, streamed[7]["body"]), "status", "stop_reason")
 
 	// The session at rest.
@@ -190,11 +193,12 @@ func TestAPIContract(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("get session: %d %s", code, raw)
 	}
-	sess := shape(t, "session", raw, "id", "status", "stop_reason", "agent", "origin", "metadata", "tenant", "usage", "last_seq", "created_at", "updated_at")
+	sess := shape(t, "session", raw, "id", "status", "stop_reason", "agent", "origin", "metadata", "tenant", "usage", "cost_usd", "result", "last_seq", "created_at", "updated_at")
 	if sess["status"] != "idle" || sess["stop_reason"] != "completed" || sess["last_seq"] != 8.0 {
 		t.Fatalf("session %v", sess)
 	}
-	usage := shape(t, "usage", sub(t, sess["usage"]), "input_tokens", "output_tokens")
+	shape(t, "result", sub(t, sess["result"]), "turn_id", "yield_reason", "text", "completed_at")
+	usage := shape(t, "usage", sub(t, sess["usage"]), "input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 	if usage["input_tokens"] != 30.0 || usage["output_tokens"] != 10.0 {
 		t.Fatalf("usage %v", usage)
 	}

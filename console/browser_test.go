@@ -34,15 +34,15 @@ func TestConsoleInBrowser(t *testing.T) {
 	// After the server, so the browser and its event stream end first
 	// (cleanups run last first) and the server's Close finds no open
 	// stream.
-	ctx := browser.New(t)
+	tab := browser.New(t)
 
 	// Bounds a hung browser; nothing here is timed.
-	ctx, cancel := context.WithTimeout(ctx, browser.HangBound)
+	ctx, cancel := context.WithTimeout(tab, browser.HangBound)
 	defer cancel()
 	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
+			t.Fatalf("%s: %v\n%s", what, err, browser.Dump(tab))
 		}
 	}
 	read := func(what string, a chromedp.Action[string]) string {

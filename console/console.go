@@ -230,10 +230,10 @@ type layout struct {
 	// CSRF is the sign-in's form token; empty (signed out) hides the
 	// navigation.
 	CSRF string
-	// Script names a page's own script among the assets (console.js is
-	// on every page).
-	Script string
-	Page   any
+	// Scripts name a page's own scripts among the assets, in the order
+	// they run (console.js is on every page, first).
+	Scripts []string
+	Page    any
 	// Root is the console's address relative to the page's ("" or
 	// "../"), set by render: links in the frame start with it, so they
 	// hold on pages below /console/ and behind a path prefix.

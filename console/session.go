@@ -91,7 +91,7 @@ func (h *Handler) showSession(w http.ResponseWriter, r *http.Request, s *core.Co
 	}
 	// page.js renders the conversation; session.js (named in the
 	// template) adds what the console offers.
-	h.render(w, r, status, "session", layout{Title: "Session " + id, Nav: "sessions", CSRF: s.CSRF, Script: "page.js", Page: v})
+	h.render(w, r, status, "session", layout{Title: "Session " + id, Nav: "sessions", CSRF: s.CSRF, Scripts: sessionScripts, Page: v})
 }
 
 // loadSession reads what the page shows through the API.
@@ -231,3 +231,10 @@ func keyURL(provider, key string) string {
 	}
 	return ""
 }
+
+// sessionScripts are the session page's scripts, in the order they run
+// (deferred scripts run in document order): session.js listens for the
+// events page.js dispatches, so it runs first, before page.js opens the
+// stream; else a stream that is quick beside a slow download would
+// dispatch events nobody hears yet.
+var sessionScripts = []string{"session.js", "page.js"}

@@ -37,30 +37,30 @@ func TestSessionPageInBrowser(t *testing.T) {
 	}
 	srv := httptest.NewServer(e.mux)
 	t.Cleanup(srv.Close)
-	ctx := browser.New(t)
+	tab := browser.New(t)
 	// Bounds a hung browser; nothing here is timed.
-	ctx, cancel := context.WithTimeout(ctx, browser.HangBound)
+	ctx, cancel := context.WithTimeout(tab, browser.HangBound)
 	defer cancel()
 	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
+			t.Fatalf("%s: %v\n%s", what, err, browser.Dump(tab))
 		}
 	}
-	run("sign in and open the session",
+	run("sign in",
 		chromedp.EmulateViewport(1440, 900),
 		chromedp.Navigate(srv.URL+"/console/sign-in"),
 		chromedp.WaitVisible(chromedp.CSS(`#token`)),
 		chromedp.SendKeys(chromedp.CSS(`#token`), token),
 		chromedp.Submit(chromedp.CSS(`#token`)),
 		chromedp.WaitVisible(chromedp.CSS(`nav`)),
-		chromedp.Navigate(srv.URL+"/console/sessions/ses_1"),
-		chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#log article[data-tool-use-id="toolu_x"] details.call`)),
-		chromedp.WaitReady(chromedp.CSS(`#log article[data-tool-use-id="toolu_x"] pre.output`)),
-		chromedp.WaitVisible(chromedp.CSS(`#log article.usage`)),
-		chromedp.WaitVisible(chromedp.CSS(`#pending-calls li[data-tool-use-id="toolu_a"] button[name="result"][value="allow"]`)),
 	)
+	run("open the session", chromedp.Navigate(srv.URL+"/console/sessions/ses_1"))
+	run("the stream is live", chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)))
+	run("the folded call", chromedp.WaitVisible(chromedp.CSS(`#log article[data-tool-use-id="toolu_x"] details.call`)),
+		chromedp.WaitReady(chromedp.CSS(`#log article[data-tool-use-id="toolu_x"] pre.output`)))
+	run("the turn's usage", chromedp.WaitVisible(chromedp.CSS(`#log article.usage`)))
+	run("the pending call's Allow", chromedp.WaitVisible(chromedp.CSS(`#pending-calls li[data-tool-use-id="toolu_a"] button[name="result"][value="allow"]`)))
 	usage, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#usage-in`)))
 	if err != nil || usage != "100" {
 		t.Fatalf("usage after the turn: %q %v", usage, err)

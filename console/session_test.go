@@ -159,8 +159,8 @@ func TestSessionPage(t *testing.T) {
 		`<span id="status" class="status" data-status="awaiting_input">awaiting_input</span>`,
 		`data-session="ses_1" data-stream="ses_1/stream" data-detail="full" data-last-seq="6"`,
 		`<section id="log"`,
-		`<script src="../assets/page.js" defer></script>`,
-		`<script src="../assets/session.js" defer></script>`,
+		// session.js listens for what page.js dispatches: it runs first.
+		`<script src="../assets/session.js" defer></script>` + "\n" + `<script src="../assets/page.js" defer></script>`,
 		`<a href="https://github.com/acme/app/issues/7" rel="noopener noreferrer">GitHub issue or pull request</a>`,
 		`<span id="usage-in">1200</span> in, <span id="usage-out">34</span> out`,
 		`<dd id="cost"><span class="dim">none: no turn of a priced model</span></dd>`,

@@ -22,7 +22,8 @@ import (
 type consoleBrowser struct {
 	t    *testing.T
 	ctx  context.Context
-	base string // the gateway's address
+	tab  context.Context // ctx without its bound, to read a failed page
+	base string          // the gateway's address
 	// secrets are values no page may contain, checked on every page
 	// read through html.
 	secrets []string
@@ -33,11 +34,11 @@ type consoleBrowser struct {
 // event streams) end first.
 func newConsoleBrowser(t *testing.T, base string) *consoleBrowser {
 	t.Helper()
-	ctx := browser.New(t)
+	tab := browser.New(t)
 	// Bounds a hung browser; nothing here is timed.
-	ctx, cancel := context.WithTimeout(ctx, browser.HangBound)
+	ctx, cancel := context.WithTimeout(tab, browser.HangBound)
 	t.Cleanup(cancel)
-	b := &consoleBrowser{t: t, ctx: ctx, base: base, secrets: []string{adminToken}}
+	b := &consoleBrowser{t: t, ctx: ctx, tab: tab, base: base, secrets: []string{adminToken}}
 	b.run("sign in",
 		chromedp.EmulateViewport(1440, 900),
 		chromedp.Navigate(base+"/console/"),
@@ -53,7 +54,7 @@ func newConsoleBrowser(t *testing.T, base string) *consoleBrowser {
 func (b *consoleBrowser) run(what string, actions ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
 	if err := chromedp.Do(b.ctx, actions...); err != nil {
-		b.t.Fatalf("browser: %s: %v", what, err)
+		b.t.Fatalf("browser: %s: %v\n%s", what, err, browser.Dump(b.tab))
 	}
 }
 

@@ -128,6 +128,12 @@ func (p *Provider) agentSessionEvent(ctx context.Context, pl *Payload, dedupe []
 	if pl.Action == actionPrompted && pl.AgentActivity.Signal == signalStop {
 		return p.interrupt(ctx, k, dedupe, log)
 	}
+	if pl.Action == actionPrompted && isRetryWord(pl.AgentActivity.Text()) {
+		if queued, err := p.retry(ctx, in, k, dedupe, log); queued || err != nil {
+			return err
+		}
+		// Nothing to retry: the word reaches the agent as a message.
+	}
 	text := ""
 	ref := &inputRef{Action: pl.Action, AgentSession: pl.AgentSession.ID}
 	if pl.Action == actionCreated {
@@ -230,6 +236,40 @@ func (p *Provider) interrupt(ctx context.Context, k string, dedupe []string, log
 		log.Info("linear stop: session interrupted", "session_id", res.Session.ID)
 	}
 	return err
+}
+
+// isRetryWord reports whether a prompt is the word that retries the last
+// turn: "retry", alone, in any case, with a closing punctuation mark.
+func isRetryWord(text string) bool {
+	return strings.EqualFold(strings.TrimRight(strings.TrimSpace(text), ".!"), "retry")
+}
+
+// retry queues a user.retry on the session of key when its last turn can
+// be retried (core.RetryTurn); queued is false, and nothing written, when
+// there is no such session or nothing to retry.
+func (p *Provider) retry(ctx context.Context, in *core.Installation, k string, dedupe []string, log *slog.Logger) (queued bool, err error) {
+	s, err := p.cfg.Sessions.SessionByKey(ctx, k)
+	if errors.Is(err, core.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	turn, err := core.RetryTurn(s, "")
+	if err != nil {
+		log.Info("linear retry: nothing to retry; passed on as a message", "session_id", s.ID, "err", err)
+		return false, nil
+	}
+	raw, _ := json.Marshal(core.RetryBody{TurnID: turn})
+	res, err := p.cfg.Router.Route(ctx, providers.Trigger{Installation: in, Origin: core.Origin{Provider: Name, Key: k},
+		Input: core.NewInput(core.TypeUserRetry, raw), Dedupe: dedupe, Continue: true})
+	if err != nil {
+		return false, err
+	}
+	if res.Outcome == providers.Queued {
+		log.Info("linear retry queued", "session_id", res.Session.ID, "turn_id", turn)
+	}
+	return true, nil
 }
 
 // activeStatuses are those of sessions a removed delegate may stop.

@@ -134,6 +134,48 @@ func TestIntakePromptsSteerAndStop(t *testing.T) {
 	}
 }
 
+// TestIntakeRetryWord: "retry" prompted after a turn failed queues a
+// user.retry of that turn; with nothing to retry the word is an ordinary
+// message to the agent.
+func TestIntakeRetryWord(t *testing.T) {
+	r := newRig(t)
+	if code := r.deliver(created("as-r")); code != 200 {
+		t.Fatalf("created: %d", code)
+	}
+	s := r.sessionOf("as-r")
+	// Nothing finished yet: the word is a message.
+	if code := r.deliver(prompted("as-r", "Retry", "")); code != 200 {
+		t.Fatalf("prompted: %d", code)
+	}
+	in := r.pending(s.ID)
+	if len(in) != 2 || in[1].Type != core.TypeUserMessage {
+		t.Fatalf("inputs %v", in)
+	}
+	// A turn takes them and fails.
+	status := func(st core.Status, why core.Reason) core.Event {
+		return core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: st, StopReason: why})
+	}
+	for _, req := range []core.AppendRequest{
+		{TurnID: "turn_f", TakeInputs: true, Events: []core.Event{status(core.StatusRunning, ""), core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{})}},
+		{TurnID: "turn_f", Events: []core.Event{
+			core.NewEvent(core.TypeError, core.LevelUser, core.ActorSystem, core.ErrorBody{Message: "overloaded"}),
+			core.NewEvent(core.TypeTurnCompleted, core.LevelInternal, core.ActorSystem, core.TurnCompletedBody{YieldReason: core.ReasonError}),
+			status(core.StatusFailed, core.ReasonError)}},
+	} {
+		if _, err := r.store.Append(t.Context(), s.ID, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code := r.deliver(prompted("as-r", " retry. ", "")); code != 200 {
+		t.Fatalf("retry: %d", code)
+	}
+	in = r.pending(s.ID)
+	var b core.RetryBody
+	if len(in) != 1 || in[0].Type != core.TypeUserRetry || in[0].Decode(&b) != nil || b.TurnID != "turn_f" {
+		t.Fatalf("inputs after retry %v", in)
+	}
+}
+
 func TestIntakeDelegateRemovedInterrupts(t *testing.T) {
 	tests := []struct {
 		name    string

@@ -70,6 +70,7 @@ type Sessions interface {
 	GetSession(ctx context.Context, id string) (*core.Session, error)
 	ListSessions(ctx context.Context, f core.SessionFilter) (core.SessionList, error)
 	Events(ctx context.Context, sessionID string, after uint64, limit int) ([]core.Event, error)
+	SessionByKey(ctx context.Context, key string) (*core.Session, error)
 }
 
 // Installations is what the provider needs of the installation store.

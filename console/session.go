@@ -24,6 +24,7 @@ func (h *Handler) registerSession(mux *http.ServeMux) {
 	mux.HandleFunc("POST /console/sessions/{id}/confirm", h.signedIn(h.sessionConfirm))
 	mux.HandleFunc("POST /console/sessions/{id}/tool-result", h.signedIn(h.sessionToolResult))
 	mux.HandleFunc("POST /console/sessions/{id}/stop", h.signedIn(h.sessionStop))
+	mux.HandleFunc("POST /console/sessions/{id}/retry", h.signedIn(h.sessionRetry))
 	mux.HandleFunc("POST /console/sessions/{id}/message", h.signedIn(h.sessionMessage))
 	mux.HandleFunc("POST /console/sessions/{id}/archive", h.signedIn(h.sessionArchive))
 }
@@ -41,6 +42,8 @@ type sessionView struct {
 	Queued []queuedInput
 	// Running: a turn runs or is about to, so Stop is offered.
 	Running, Archived bool
+	// Retryable: the last turn failed or was stopped and can run again.
+	Retryable bool
 	// Error is an action's refusal; Text is the message typed, kept
 	// when sending it was refused.
 	Error, Text string
@@ -109,6 +112,7 @@ func (h *Handler) loadSession(ctx context.Context, id string) (*sessionView, err
 		Running:  sv.Status == core.StatusRunning || sv.Status == core.StatusQueued,
 		Archived: sv.Status == core.StatusArchived,
 	}
+	v.Retryable = !v.Running && !v.Archived && sv.Result != nil && core.Retryable(sv.Result.YieldReason)
 	answered := map[string]bool{}
 	for _, q := range queued {
 		var b struct {

@@ -32,6 +32,12 @@ func (h *Handler) sessionStop(w http.ResponseWriter, r *http.Request, s *core.Co
 	h.sendInput(w, r, s, client.Input{Type: core.TypeUserInterrupt})
 }
 
+// sessionRetry runs the turn the page showed as failed again; the API
+// refuses when a later turn ended meanwhile.
+func (h *Handler) sessionRetry(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {
+	h.sendInput(w, r, s, client.Input{Type: core.TypeUserRetry, TurnID: r.PostForm.Get("turn_id")})
+}
+
 func (h *Handler) sessionMessage(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {
 	h.sendInput(w, r, s, client.Input{Type: core.TypeUserMessage, Text: r.PostForm.Get("text")})
 }

@@ -197,6 +197,24 @@ func TestSessionPage(t *testing.T) {
 		}
 	})
 
+	t.Run("last turn", func(t *testing.T) {
+		for _, tt := range []struct {
+			reason string
+			retry  bool
+		}{{"error", true}, {"max_steps", true}, {"completed", false}, {"requires_action", false}} {
+			f.set("result", map[string]any{"turn_id": "turn_9", "yield_reason": tt.reason, "text": "it went " + tt.reason, "completed_at": "2030-05-06T07:10:00Z"})
+			body := e.do(req{method: "GET", path: "/console/sessions/ses_1", cookie: c}).Body.String()
+			if !strings.Contains(body, `<span class="status" data-status="`+tt.reason+`">`+tt.reason+`</span> <span class="result-text">it went `+tt.reason+`</span>`) {
+				t.Errorf("%s: the last turn's result is not shown", tt.reason)
+			}
+			form := strings.Contains(body, `<form id="retry" method="post" action="ses_1/retry">`) && strings.Contains(body, `name="turn_id" value="turn_9"`)
+			if form != tt.retry {
+				t.Errorf("%s: Retry offered %v, want %v", tt.reason, form, tt.retry)
+			}
+		}
+		f.set("result", nil)
+	})
+
 	t.Run("running", func(t *testing.T) {
 		f.set("status", "running")
 		f.set("pending_action", nil)
@@ -282,6 +300,7 @@ func TestSessionActions(t *testing.T) {
 		{"custom tool error", "tool-result", url.Values{"tool_use_id": {"toolu_c"}, "output": {""}, "is_error": {"true"}}, `{"events":[{"type":"user.custom_tool_result","tool_use_id":"toolu_c","output":"","is_error":true}]}`},
 		{"stop", "stop", url.Values{}, `{"events":[{"type":"user.interrupt"}]}`},
 		{"message", "message", url.Values{"text": {"also Y"}}, `{"events":[{"type":"user.message","text":"also Y"}]}`},
+		{"retry", "retry", url.Values{"turn_id": {"turn_9"}}, `{"events":[{"type":"user.retry","turn_id":"turn_9"}]}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, "")

@@ -79,6 +79,7 @@ type Input struct {
 	Message   string  `json:"message,omitempty"`     // user.tool_confirmation
 	Output    *string `json:"output,omitempty"`      // user.custom_tool_result
 	IsError   bool    `json:"is_error,omitempty"`    // user.custom_tool_result
+	TurnID    string  `json:"turn_id,omitempty"`     // user.retry: the turn (default the last)
 }
 
 // EventsQuery pages a session's log.

@@ -53,14 +53,20 @@ func TestGitHubStopButtonInterrupts(t *testing.T) {
 			t.Fatalf("the held answer was logged after the Stop: %+v", e)
 		}
 	}
+	var done fakegithub.CheckRun
 	w.fake.WaitFor(t, patience, "the check run completed", func() bool {
 		for _, cr := range w.fake.CheckRuns() {
 			if cr.ID == run.ID && cr.Status == "completed" {
+				done = cr
 				return true
 			}
 		}
 		return false
 	})
+	// A stopped turn can be retried: Retry replaces Stop.
+	if done.Conclusion != "cancelled" || len(done.Actions) != 1 || !strings.Contains(fmt.Sprint(done.Actions), "identifier:retry") {
+		t.Fatalf("the stopped turn's check run: %+v", done)
+	}
 }
 
 // TestGitHubRetryButton: a turn that fails on a PR completes its check
@@ -109,6 +115,15 @@ func TestGitHubRetryButton(t *testing.T) {
 	if n := count(evs, "user.retry"); n != 1 {
 		t.Fatalf("%d retries logged, want 1: %v", n, types(evs))
 	}
+	// The retried turn completed: its run has no button left.
+	w.fake.WaitFor(t, patience, "the retried turn's check run completed without buttons", func() bool {
+		for _, cr := range w.fake.CheckRuns() {
+			if cr.ID != run.ID && strings.HasPrefix(cr.ExternalID, key+"@") && cr.Status == "completed" {
+				return cr.Conclusion == "success" && len(cr.Actions) == 0
+			}
+		}
+		return false
+	})
 	w.fake.WaitFor(t, patience, "the answer on the PR", func() bool {
 		n := 0
 		for _, c := range w.fake.Comments("acme/widgets", 8) {

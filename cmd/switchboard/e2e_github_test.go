@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -95,7 +96,9 @@ func TestGitHubTriggers(t *testing.T) {
 					return false
 				})
 				for _, cr := range w.fake.CheckRuns() {
-					if strings.HasPrefix(cr.ExternalID, key+"@") && (strings.Join(cr.Statuses, ",") != "queued,in_progress,completed" || cr.HeadSHA != sha || cr.Name != "sb-agent" || len(cr.Actions) == 0) {
+					if strings.HasPrefix(cr.ExternalID, key+"@") && (strings.Join(cr.Statuses, ",") != "queued,in_progress,completed" || cr.HeadSHA != sha || cr.Name != "sb-agent" ||
+						// Stop while it ran; no button once it completed.
+						!slices.Contains(cr.Offered, "stop") || len(cr.Actions) != 0) {
 						t.Fatalf("check run %+v", cr)
 					}
 				}

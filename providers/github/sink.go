@@ -302,8 +302,29 @@ func (p *Provider) updateCheckRun(ctx context.Context, st *sinkState, opts gh.Up
 	if opts.Status == nil || *opts.Status != "completed" {
 		opts.Actions = []*gh.CheckRunAction{{Label: "Stop", Description: "Stop the agent", Identifier: stopAction}}
 	}
-	_, _, err := p.client(st.Reply.Installation).Checks.UpdateCheckRun(ctx, st.Reply.Owner, st.Reply.Repo, st.CheckRun, opts)
+	c := p.client(st.Reply.Installation)
+	req, err := c.NewRequest("PATCH", fmt.Sprintf("repos/%v/%v/check-runs/%v", st.Reply.Owner, st.Reply.Repo, st.CheckRun),
+		checkRunUpdate{UpdateCheckRunOptions: opts, Actions: nonNilActions(opts.Actions)})
+	if err != nil {
+		return err
+	}
+	_, err = c.Do(ctx, req, nil)
 	return err
+}
+
+// checkRunUpdate is an update that always sends its actions: GitHub
+// keeps a run's actions when an update names none, so a finished run
+// would keep its Stop button unless an empty list replaces it.
+type checkRunUpdate struct {
+	gh.UpdateCheckRunOptions
+	Actions []*gh.CheckRunAction `json:"actions"`
+}
+
+func nonNilActions(a []*gh.CheckRunAction) []*gh.CheckRunAction {
+	if a == nil {
+		return []*gh.CheckRunAction{}
+	}
+	return a
 }
 
 // post posts an answer exactly once (output.PostOnce, the intent's key in

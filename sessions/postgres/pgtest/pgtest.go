@@ -7,12 +7,15 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // EnvDSN names the variable that holds the test cluster's DSN.
@@ -61,7 +64,7 @@ func DSN(t testing.TB) string {
 			return
 		}
 		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+		if err := dropSchema(ctx, conn, schema); err != nil {
 			t.Errorf("drop schema %s: %v", schema, err)
 		}
 	})
@@ -79,4 +82,28 @@ func WithSchema(t testing.TB, dsn, schema string) string {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// dropSchema drops schema and everything in it. The test's processes are
+// gone by then, but the server may not have noticed yet: a SIGKILLed
+// gateway's backends can still hold locks on the schema's tables, and the
+// drop would wait on them or deadlock with them. Their sessions are ended
+// first, and a drop chosen as a deadlock's victim is tried again (a few
+// times: each try ends the sessions found holding locks).
+func dropSchema(ctx context.Context, conn *pgx.Conn, schema string) error {
+	const holders = `SELECT pg_terminate_backend(l.pid) FROM pg_locks l
+		JOIN pg_class c ON c.oid = l.relation JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = $1 AND l.pid <> pg_backend_pid()`
+	var err error
+	for range 5 {
+		if _, err = conn.Exec(ctx, holders, schema); err != nil {
+			return fmt.Errorf("end the sessions holding locks: %w", err)
+		}
+		_, err = conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE")
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "40P01" { // deadlock_detected
+			return err
+		}
+	}
+	return err
 }

@@ -3,6 +3,7 @@ package record
 import (
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/switchboardhq/switchboard/core"
 )
@@ -18,6 +19,25 @@ type LogEvent struct {
 	Said *string
 }
 
+// MaxResultText bounds a result's text (core.TurnResult.Text): the
+// session record carries it, and a list page carries a hundred records.
+// The log keeps the whole message.
+const MaxResultText = 32 << 10
+
+// clipResult cuts s to MaxResultText bytes at a character's boundary,
+// marking the cut with an ellipsis.
+func clipResult(s string) string {
+	if len(s) <= MaxResultText {
+		return s
+	}
+	const mark = "…"
+	cut := MaxResultText - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
+}
+
 // FollowResult folds one logged event e into the session's result: a
 // turn's user-level messages are remembered as it runs, and its
 // turn.completed makes the last of them the session's result. Call it
@@ -27,7 +47,7 @@ func FollowResult(sess *core.Session, le LogEvent, e core.Event) {
 	case e.Type == core.TypeTurnStarted:
 		sess.TurnText = ""
 	case le.Said != nil:
-		sess.TurnText = *le.Said
+		sess.TurnText = clipResult(*le.Said)
 	case le.Done != nil:
 		turn := sess.TurnID
 		if turn == "" {

@@ -3,6 +3,7 @@ package storetest
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -315,6 +316,10 @@ func testAppendResult(t *testing.T, s core.Store) {
 		{"a question", [][]core.Event{{userLevel(core.TypeAgentMessage, core.MessageBody{Text: "which branch?", ToolUseID: "tu_ask"})}}, core.ReasonNeedsInput, "which branch?"},
 		{"an error", [][]core.Event{{core.NewEvent(core.TypeError, core.LevelUser, core.ActorSystem, core.ErrorBody{Message: "the model rejected the key"})}}, core.ReasonError, "the model rejected the key"},
 		{"nothing said", [][]core.Event{{progress}}, core.ReasonCanceled, ""},
+		// A long answer is cut at a character's boundary: the log has it
+		// whole.
+		{"a long answer", [][]core.Event{{userLevel(core.TypeAgentMessage, core.MessageBody{Text: strings.Repeat("é", 20000)})}},
+			core.ReasonCompleted, strings.Repeat("é", (32<<10-len("…"))/2) + "…"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

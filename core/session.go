@@ -240,3 +240,17 @@ func RetryTurn(s *Session, turnID string) (string, error) {
 	}
 	return s.Result.TurnID, nil
 }
+
+// NewRetry is the user.retry input that runs the session's last finished
+// turn again (RetryTurn checks it may), naming that turn.
+func NewRetry(s *Session, turnID string) (Event, error) {
+	turn, err := RetryTurn(s, turnID)
+	if err != nil {
+		return Event{}, err
+	}
+	body, err := json.Marshal(RetryBody{TurnID: turn})
+	if err != nil {
+		return Event{}, fmt.Errorf("retry body: %w", err)
+	}
+	return NewInput(TypeUserRetry, body), nil
+}

@@ -211,13 +211,10 @@ func (p *Provider) requestedAction(ctx context.Context, in *core.Installation, d
 		if err != nil {
 			return err
 		}
-		turn, err := core.RetryTurn(s, "")
-		if err != nil {
+		if input, err = core.NewRetry(s, ""); err != nil {
 			log.Info("retry from the check run refused", "session_id", s.ID, "err", err)
 			return nil
 		}
-		raw, _ := json.Marshal(core.RetryBody{TurnID: turn})
-		input = core.NewInput(core.TypeUserRetry, raw)
 	}
 	res, err := p.cfg.Router.Route(ctx, providers.Trigger{Origin: core.Origin{Provider: Name, Key: d.key},
 		Input: input, Dedupe: dedupeKeys(d, delivery), Continue: true})

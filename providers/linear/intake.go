@@ -255,19 +255,18 @@ func (p *Provider) retry(ctx context.Context, in *core.Installation, k string, d
 	if err != nil {
 		return false, err
 	}
-	turn, err := core.RetryTurn(s, "")
+	retry, err := core.NewRetry(s, "")
 	if err != nil {
 		log.Info("linear retry: nothing to retry; passed on as a message", "session_id", s.ID, "err", err)
 		return false, nil
 	}
-	raw, _ := json.Marshal(core.RetryBody{TurnID: turn})
 	res, err := p.cfg.Router.Route(ctx, providers.Trigger{Installation: in, Origin: core.Origin{Provider: Name, Key: k},
-		Input: core.NewInput(core.TypeUserRetry, raw), Dedupe: dedupe, Continue: true})
+		Input: retry, Dedupe: dedupe, Continue: true})
 	if err != nil {
 		return false, err
 	}
 	if res.Outcome == providers.Queued {
-		log.Info("linear retry queued", "session_id", res.Session.ID, "turn_id", turn)
+		log.Info("linear retry queued", "session_id", res.Session.ID)
 	}
 	return true, nil
 }

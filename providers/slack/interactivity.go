@@ -123,7 +123,7 @@ func (p *Provider) handleAction(ctx context.Context, ic *slackapi.InteractionCal
 		raw, _ := json.Marshal(core.ToolConfirmationBody{ToolUseID: v.ToolUse, Result: result, Message: "by Slack user " + ic.User.ID})
 		input = core.NewInput(core.TypeUserToolConfirmation, raw)
 	case a.ActionID == actionRetry:
-		turn, err := core.RetryTurn(s, v.Turn)
+		retry, err := core.NewRetry(s, v.Turn)
 		if err != nil {
 			log.Info("retry refused", "err", err)
 			if _, _, thread, kerr := parseKey(s.Origin.Key); kerr == nil {
@@ -132,8 +132,7 @@ func (p *Provider) handleAction(ctx context.Context, ic *slackapi.InteractionCal
 			}
 			return nil
 		}
-		raw, _ := json.Marshal(core.RetryBody{TurnID: turn})
-		input, note = core.NewInput(core.TypeUserRetry, raw), "↻ Retried by <@"+ic.User.ID+">"
+		input, note = retry, "↻ Retried by <@"+ic.User.ID+">"
 	default:
 		return nil
 	}

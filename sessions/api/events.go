@@ -193,12 +193,14 @@ func (h *Handler) postEvents(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
+		in := core.NewInput(typ, b)
 		if typ == core.TypeUserRetry {
-			if b, err = retryBody(s, b); err != nil {
+			var rb core.RetryBody
+			_ = json.Unmarshal(b, &rb) // parseInput wrote it
+			if in, err = core.NewRetry(s, rb.TurnID); err != nil {
 				return fmt.Errorf("events[%d]: %w", i, err)
 			}
 		}
-		in := core.NewInput(typ, b)
 		in.SessionID = s.ID
 		inputs = append(inputs, in)
 	}
@@ -239,18 +241,4 @@ func (h *Handler) pending(w http.ResponseWriter, r *http.Request) error {
 	}
 	web.WriteJSON(w, http.StatusOK, web.Page[core.Event]{Data: evs})
 	return nil
-}
-
-// retryBody checks a user.retry against the session (core.RetryTurn) and
-// names the turn it runs again, so the log says which.
-func retryBody(s *core.Session, raw []byte) ([]byte, error) {
-	var b core.RetryBody
-	if err := json.Unmarshal(raw, &b); err != nil {
-		return nil, err
-	}
-	turn, err := core.RetryTurn(s, b.TurnID)
-	if err != nil {
-		return nil, err
-	}
-	return mustJSON(core.RetryBody{TurnID: turn}), nil
 }

@@ -380,9 +380,5 @@ func showResult(r *core.TurnResult) string {
 	if r == nil {
 		return ""
 	}
-	text := strings.Join(strings.Fields(r.Text), " ")
-	if len(text) > 80 {
-		text = text[:77] + "..."
-	}
-	return fmt.Sprintf("%s: %s", r.YieldReason, text)
+	return fmt.Sprintf("%s: %s", r.YieldReason, clip(r.Text))
 }

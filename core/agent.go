@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/url"
 	"regexp"
 	"strings"
@@ -36,11 +37,34 @@ type AgentRef struct {
 	Version int    `json:"version"`
 }
 
-// Limits bound one turn. Zero means "use the gateway default".
+// Limits bound one turn, and a session across its turns. Zero means "use
+// the gateway default" (none, for the session budgets).
 type Limits struct {
 	MaxSteps    int   `json:"max_steps,omitempty"`    // model calls per turn
 	TurnSeconds int   `json:"turn_seconds,omitempty"` // wall seconds per turn
 	MaxTokens   int64 `json:"max_tokens,omitempty"`   // input+output tokens per turn
+	// MaxSessionTokens and MaxSessionCostUSD are the session's budgets,
+	// across its turns: reaching one pauses the turn until it is raised
+	// (BudgetPause). A model without a price never reaches the cost one.
+	MaxSessionTokens  int64   `json:"max_session_tokens,omitempty"`
+	MaxSessionCostUSD float64 `json:"max_session_cost_usd,omitempty"`
+}
+
+// Validate refuses negative limits, naming the field.
+func (l Limits) Validate() error {
+	for _, f := range []struct {
+		name string
+		neg  bool
+	}{
+		{"max_steps", l.MaxSteps < 0}, {"turn_seconds", l.TurnSeconds < 0}, {"max_tokens", l.MaxTokens < 0},
+		{"max_session_tokens", l.MaxSessionTokens < 0},
+		{"max_session_cost_usd", l.MaxSessionCostUSD < 0 || math.IsNaN(l.MaxSessionCostUSD) || math.IsInf(l.MaxSessionCostUSD, 0)},
+	} {
+		if f.neg {
+			return fmt.Errorf("limit %s must be a number not below 0: %w", f.name, ErrInvalid)
+		}
+	}
+	return nil
 }
 
 // Or fills the zero fields of l from def.
@@ -53,6 +77,12 @@ func (l Limits) Or(def Limits) Limits {
 	}
 	if l.MaxTokens <= 0 {
 		l.MaxTokens = def.MaxTokens
+	}
+	if l.MaxSessionTokens <= 0 {
+		l.MaxSessionTokens = def.MaxSessionTokens
+	}
+	if l.MaxSessionCostUSD <= 0 {
+		l.MaxSessionCostUSD = def.MaxSessionCostUSD
 	}
 	return l
 }
@@ -158,8 +188,8 @@ func (a *Agent) validateFields() error {
 	if _, _, err := SplitModel(a.Model); err != nil {
 		return err
 	}
-	if a.Limits.MaxSteps < 0 || a.Limits.TurnSeconds < 0 || a.Limits.MaxTokens < 0 {
-		return fmt.Errorf("limits must not be negative: %w", ErrInvalid)
+	if err := a.Limits.Validate(); err != nil {
+		return err
 	}
 	return a.validateTools()
 }

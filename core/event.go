@@ -35,6 +35,11 @@ var InputTypes = []string{TypeUserMessage, TypeUserInterrupt, TypeUserToolConfir
 // model gets as part of its system prompt (MessageBody.Kind).
 const MessageKindInstructions = "instructions"
 
+// MessageKindBudget marks the system's agent.message that tells the
+// thread a session budget paused the turn: the sinks show it as a
+// question, and the model never sees it.
+const MessageKindBudget = "budget"
+
 // Level says who should see an event.
 type Level string
 
@@ -141,6 +146,19 @@ type (
 	StatusChangedBody struct {
 		Status     Status `json:"status"`
 		StopReason Reason `json:"stop_reason"`
+		// A turn paused by a session budget (awaiting_input,
+		// budget_exceeded) logs what it waits on, and how far the turn
+		// had got, which its resumption carries on from.
+		PendingAction *PendingAction `json:"pending_action,omitempty"`
+		Turn          *TurnSoFar     `json:"turn,omitempty"`
+	}
+	// TurnSoFar is what an open turn had used when it paused: its
+	// turn.completed counts the whole turn once, and paused time does not
+	// count toward its turn_seconds.
+	TurnSoFar struct {
+		Usage    Usage `json:"usage"`
+		Steps    int   `json:"steps"`
+		ActiveMS int64 `json:"active_ms"`
 	}
 	TurnCompletedBody struct {
 		YieldReason Reason `json:"yield_reason"`

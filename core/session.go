@@ -88,6 +88,16 @@ func (u Usage) Add(v Usage) Usage {
 	}
 }
 
+// Sub returns u - v.
+func (u Usage) Sub(v Usage) Usage {
+	return Usage{
+		InputTokens:              u.InputTokens - v.InputTokens,
+		OutputTokens:             u.OutputTokens - v.OutputTokens,
+		CacheReadInputTokens:     u.CacheReadInputTokens - v.CacheReadInputTokens,
+		CacheCreationInputTokens: u.CacheCreationInputTokens - v.CacheCreationInputTokens,
+	}
+}
+
 // Total is every token the model read or wrote: input, cached input and
 // output. The per-turn max_tokens limit counts it.
 func (u Usage) Total() int64 {
@@ -130,9 +140,40 @@ type Origin struct {
 	URL      string `json:"url,omitempty"`
 }
 
-// PendingAction lists the tool calls a session waits on.
+// PendingAction is what a session in awaiting_input waits on: the tool
+// calls of a requires_action yield, or the raise of a session budget
+// that paused its turn.
 type PendingAction struct {
-	ToolUseIDs []string `json:"tool_use_ids"`
+	ToolUseIDs []string     `json:"tool_use_ids"`
+	Budget     *BudgetPause `json:"budget,omitempty"`
+}
+
+// BudgetPause says which session budget paused the open turn: Limit is
+// the budget's value when it paused (tokens, or US dollars), Spent what
+// the session had used by then, the paused turn included.
+type BudgetPause struct {
+	Name  string  `json:"name"` // "max_session_tokens" or "max_session_cost_usd"
+	Limit float64 `json:"limit"`
+	Spent float64 `json:"spent"`
+}
+
+// The session budgets' names, as limits and pauses spell them.
+const (
+	BudgetTokens  = "max_session_tokens"
+	BudgetCostUSD = "max_session_cost_usd"
+)
+
+// OverBudget is the budget of l that a session has reached, having used
+// tokens and cost (nil: not priced, which no cost budget counts), or nil
+// while both fit.
+func OverBudget(l Limits, tokens int64, cost *float64) *BudgetPause {
+	switch {
+	case l.MaxSessionTokens > 0 && tokens >= l.MaxSessionTokens:
+		return &BudgetPause{Name: BudgetTokens, Limit: float64(l.MaxSessionTokens), Spent: float64(tokens)}
+	case l.MaxSessionCostUSD > 0 && cost != nil && *cost >= l.MaxSessionCostUSD:
+		return &BudgetPause{Name: BudgetCostUSD, Limit: l.MaxSessionCostUSD, Spent: RoundUSD(*cost)}
+	}
+	return nil
 }
 
 // Session is the store's record of a session. Status, stop reason, usage and
@@ -146,6 +187,9 @@ type Session struct {
 	Origin        *Origin           `json:"origin"`
 	Metadata      map[string]string `json:"metadata"`
 	Environment   string            `json:"environment,omitempty"`
+	// Limits are the session's own limits: their non-zero fields override
+	// its agent's (POST /v1/sessions, and raised by an admin later).
+	Limits *Limits `json:"limits,omitempty"`
 	// Tenant partitions the memory the session reads and writes: its
 	// origin's (slack:<team>, github:<owner>/<repo>, linear:<organization>),
 	// or for an API session the tenant given at create (DefaultTenant).
@@ -166,6 +210,22 @@ type Session struct {
 	ClientTokenHash string `json:"client_token_hash,omitempty"`
 	CreatedAt       Time   `json:"created_at"`
 	UpdatedAt       Time   `json:"updated_at"`
+}
+
+// BudgetPaused reports whether the session's open turn is paused by a
+// session budget: it runs again only once the budget is raised, or ends
+// at a user.interrupt.
+func (s *Session) BudgetPaused() bool {
+	return s.TurnID != "" && s.PendingAction != nil && s.PendingAction.Budget != nil
+}
+
+// LimitsOver is the session's limits over def, the agent's (resolved):
+// the session's non-zero fields win.
+func (s *Session) LimitsOver(def Limits) Limits {
+	if s.Limits == nil {
+		return def
+	}
+	return s.Limits.Or(def)
 }
 
 // MemoryTenant is the tenant the session's memory is partitioned by: its

@@ -158,6 +158,11 @@ type SessionStore interface {
 	Append(ctx context.Context, sessionID string, req AppendRequest) ([]Event, error)
 	// Events returns logged events with seq > after, at most limit (0: all).
 	Events(ctx context.Context, sessionID string, after uint64, limit int) ([]Event, error)
+	// SetSessionLimits merges the non-zero fields of l into the session's
+	// own limits (Session.Limits). A turn a session budget paused is
+	// queued to run again in the same transaction: a
+	// session.status_changed to queued by actor, and a wake now.
+	SetSessionLimits(ctx context.Context, sessionID string, l Limits, actor Actor) (*Session, error)
 	// Archive makes the session read-only and drops its queued inputs.
 	Archive(ctx context.Context, sessionID string) (*Session, error)
 	// CountByStatus counts sessions per status without scanning them.

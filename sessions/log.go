@@ -167,6 +167,18 @@ func (s *Store) project(tx *bolt.Tx, sess *core.Session, le record.LogEvent, e c
 	switch {
 	case le.Status != nil:
 		sess.StopReason = le.Status.StopReason
+		switch record.FollowPause(sess, le.Status) {
+		case record.LeaseReleased:
+			if err := bkt(tx, bucketLeases).Delete([]byte(sess.ID)); err != nil {
+				return err
+			}
+		case record.LeaseTaken:
+			if holder != "" {
+				if err := bkt(tx, bucketLeases).Put([]byte(sess.ID), []byte(holder)); err != nil {
+					return err
+				}
+			}
+		}
 		return s.setStatus(tx, sess, le.Status.Status)
 	case e.Type == core.TypeTurnStarted:
 		sess.TurnID = e.TurnID

@@ -44,7 +44,9 @@ func (s *Store) queue(tx *bolt.Tx, sess *core.Session, inputs []core.Event, now 
 	if err := keepFirstText(tx, sess.ID, out); err != nil {
 		return nil, err
 	}
-	if sess.Status != core.StatusRunning {
+	// A turn paused by a budget stays awaiting its raise: the inputs
+	// wait for the turn it resumes.
+	if sess.Status != core.StatusRunning && !sess.BudgetPaused() {
 		if err := s.setStatus(tx, sess, core.StatusQueued); err != nil {
 			return nil, err
 		}

@@ -171,8 +171,8 @@ func (mc *Context) addEvent(e core.Event) error {
 			return err
 		}
 		// A tool's message (say, ask) is already in the context as the
-		// tool call's input.
-		if b.ToolUseID == "" && b.Text != "" {
+		// tool call's input; the system's budget note is not the model's.
+		if b.ToolUseID == "" && b.Text != "" && b.Kind != core.MessageKindBudget {
 			mc.add(core.RoleAssistant, core.Block{Type: core.BlockText, Text: b.Text})
 		}
 	case core.TypeAgentToolUse, core.TypeAgentCustomToolUse:

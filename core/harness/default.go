@@ -125,7 +125,24 @@ func (h *Default) Run(ctx context.Context, c *Cycle) (Outcome, error) {
 		if s.Status == core.StatusArchived {
 			return out, nil
 		}
+		if s.BudgetPaused() {
+			// Only a raise (which queues the turn) or an interrupt moves a
+			// paused turn; other inputs wait for it.
+			interrupt, err := interruptPending(ctx, c)
+			if err != nil || !interrupt {
+				out.Paused = err == nil
+				return out, err
+			}
+		}
 		turnID := s.TurnID
+		if turnID != "" && s.Status != core.StatusRunning && s.Status != core.StatusAwaitingInput {
+			// A paused turn runs again, under this runtime's lease.
+			if _, err := c.Log.Append(ctx, c.SessionID, core.AppendRequest{Epoch: c.Epoch, TurnID: turnID, Holder: c.Holder, Events: []core.Event{
+				statusEvent(core.StatusRunning, ""),
+			}}); err != nil {
+				return out, err
+			}
+		}
 		if turnID == "" {
 			pending, err := c.Log.Pending(ctx, c.SessionID)
 			if err != nil {
@@ -152,11 +169,15 @@ func (h *Default) Run(ctx context.Context, c *Cycle) (Outcome, error) {
 				return out, err
 			}
 		}
-		t := &turn{h: h, c: c, id: turnID}
+		t := &turn{h: h, c: c, id: turnID, before: s.Usage, beforeCost: s.CostUSD}
 		reason, err := t.run(ctx)
-		out.Usage = out.Usage.Add(t.usage)
+		out.Usage = out.Usage.Add(t.usage.Sub(t.resumed))
 		if err != nil || reason == "" {
 			return out, err // shutdown (reason "") or a store failure: the turn stays open
+		}
+		if t.paused {
+			out.Paused = true
+			return out, nil
 		}
 		out.Turns++
 		out.Reason = reason
@@ -169,6 +190,15 @@ func (h *Default) Run(ctx context.Context, c *Cycle) (Outcome, error) {
 			}
 		}
 	}
+}
+
+// interruptPending reports whether a user.interrupt is queued.
+func interruptPending(ctx context.Context, c *Cycle) (bool, error) {
+	pending, err := c.Log.Pending(ctx, c.SessionID)
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(pending, func(e core.Event) bool { return e.Type == core.TypeUserInterrupt }), nil
 }
 
 func statusEvent(s core.Status, r core.Reason) core.Event {

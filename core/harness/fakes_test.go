@@ -40,9 +40,18 @@ func (m *memLog) queue(typ string, body any) {
 	in := core.NewInput(typ, b)
 	in.SessionID = m.sess.ID
 	m.pending = append(m.pending, in)
-	if m.sess.Status != core.StatusRunning {
+	if m.sess.Status != core.StatusRunning && !m.sess.BudgetPaused() {
 		m.sess.Status = core.StatusQueued
 	}
+}
+
+// raise is the store's SetSessionLimits for a paused turn: the turn is
+// queued to run again.
+func (m *memLog) raise() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.add(core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorHuman,
+		core.StatusChangedBody{Status: core.StatusQueued, StopReason: m.sess.StopReason}))
 }
 
 func (m *memLog) Append(_ context.Context, _ string, req core.AppendRequest) ([]core.Event, error) {
@@ -89,13 +98,21 @@ func (m *memLog) add(e core.Event) core.Event {
 		var b core.StatusChangedBody
 		_ = e.Decode(&b)
 		m.sess.Status, m.sess.StopReason = b.Status, b.StopReason
+		// The stores' pause projection (sessions/record.FollowPause).
+		switch {
+		case b.PendingAction != nil:
+			m.sess.PendingAction = b.PendingAction
+		case b.Status == core.StatusQueued || b.Status == core.StatusRunning:
+			m.sess.PendingAction = nil
+		}
 	case core.TypeTurnStarted:
 		m.sess.TurnID = e.TurnID
 	case core.TypeTurnCompleted:
 		var b core.TurnCompletedBody
 		_ = e.Decode(&b)
 		m.sess.Usage = m.sess.Usage.Add(b.Usage)
-		m.sess.TurnID = ""
+		m.sess.CostUSD = core.AddCost(m.sess.CostUSD, b.CostUSD)
+		m.sess.TurnID, m.sess.PendingAction = "", nil
 	}
 	return e
 }

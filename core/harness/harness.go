@@ -79,6 +79,9 @@ type Outcome struct {
 	Turns  int         // turns completed in this cycle
 	Reason core.Reason // the last turn's yield reason, if any
 	Usage  core.Usage  // tokens used in this cycle
+	// Paused: the session's open turn waits for a session budget to be
+	// raised; its queued inputs wait with it.
+	Paused bool
 }
 
 // Causes a runtime gives when it cancels a cycle's context.

@@ -22,16 +22,54 @@ type turn struct {
 	final bool
 	// interruptTaken is set once the turn's user.interrupt is in the log.
 	interruptTaken bool
+	// before and beforeCost are the session's totals over its finished
+	// turns, which its budgets count with this one's.
+	before     core.Usage
+	beforeCost *float64
+	// resumed is what the turn had used before it paused, and active how
+	// long it had run (TurnSoFar); paused is set when it pauses again.
+	resumed core.Usage
+	active  time.Duration
+	paused  bool
+}
+
+// resume carries on from the turn's last pause, if it paused: the steps,
+// usage and running time it had then still count.
+func (t *turn) resume(events []core.Event) error {
+	te := turnEvents(events, t.id)
+	for i := len(te) - 1; i >= 0; i-- {
+		if te[i].Type != core.TypeStatusChanged {
+			continue
+		}
+		var b core.StatusChangedBody
+		if err := te[i].Decode(&b); err != nil {
+			return err
+		}
+		if b.Turn != nil {
+			t.usage, t.resumed, t.steps = b.Turn.Usage, b.Turn.Usage, b.Turn.Steps
+			t.active = time.Duration(b.Turn.ActiveMS) * time.Millisecond
+			return nil
+		}
+	}
+	return nil
 }
 
 // run steps until the turn yields. It returns "" with a nil error when the
 // gateway is shutting down: the turn stays open for the next process.
 func (t *turn) run(ctx context.Context) (core.Reason, error) {
 	c := t.c
-	tctx, cancel := context.WithTimeoutCause(ctx, time.Duration(c.Limits.TurnSeconds)*time.Second, errDeadline)
-	defer cancel()
 	// Log writes must land even when the turn was just cancelled.
 	wctx := context.WithoutCancel(ctx)
+	events, err := c.Log.Events(wctx, c.SessionID, 0, 0)
+	if err != nil {
+		return "", fmt.Errorf("read log: %w", err)
+	}
+	if err := t.resume(events); err != nil {
+		return "", err
+	}
+	started := time.Now()
+	tctx, cancel := context.WithTimeoutCause(ctx, time.Duration(c.Limits.TurnSeconds)*time.Second-t.active, errDeadline)
+	defer cancel()
 	for {
 		taken, err := c.Log.Append(wctx, c.SessionID, core.AppendRequest{Epoch: c.Epoch, TakeInputs: true, TurnID: t.id})
 		if err != nil {
@@ -83,6 +121,9 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 		}
 		if t.usage.Total() >= c.Limits.MaxTokens {
 			return t.finish(wctx, core.ReasonBudgetExceeded)
+		}
+		if over := t.overBudget(); over != nil {
+			return t.pause(wctx, over, t.active+time.Since(started))
 		}
 		mc, err := Derive(c.Agent.System, events)
 		if err != nil {
@@ -281,7 +322,7 @@ func finalAnswer(te []core.Event) bool {
 		return false
 	}
 	var b core.MessageBody
-	return te[n-1].Decode(&b) == nil && b.ToolUseID == ""
+	return te[n-1].Decode(&b) == nil && b.ToolUseID == "" && b.Kind != core.MessageKindBudget
 }
 
 // responseEvents turns a model response into log events: its text as one

@@ -157,6 +157,14 @@ func (r *row) project(le record.LogEvent, e core.Event, holder string, fx *turnE
 	switch {
 	case le.Status != nil:
 		sess.StopReason = le.Status.StopReason
+		switch record.FollowPause(sess, le.Status) {
+		case record.LeaseReleased:
+			r.lease = nil
+		case record.LeaseTaken:
+			if holder != "" {
+				r.lease = &holder
+			}
+		}
 		r.setStatus(le.Status.Status)
 	case e.Type == core.TypeTurnStarted:
 		sess.TurnID = e.TurnID

@@ -39,7 +39,9 @@ func (r *row) queue(b *pgx.Batch, inputs []core.Event, now core.Time) ([]core.Ev
 	b.Queue(`INSERT INTO pending_inputs (session_id, pos, type, body)
 		SELECT $1, coalesce((SELECT max(pos) FROM pending_inputs WHERE session_id = $1), 0) + ord, type, body
 		FROM unnest($2::text[], $3::bytea[]) WITH ORDINALITY AS u(type, body, ord)`, r.sess.ID, types, bodies)
-	if r.sess.Status != core.StatusRunning {
+	// A turn paused by a budget stays awaiting its raise: the inputs
+	// wait for the turn it resumes.
+	if r.sess.Status != core.StatusRunning && !r.sess.BudgetPaused() {
 		r.setStatus(core.StatusQueued)
 	}
 	r.sess.UpdatedAt = now

@@ -96,3 +96,33 @@ func PrepareEvents(in []core.Event) ([]LogEvent, error) {
 	}
 	return out, nil
 }
+
+// Lease is what a logged status change does to the lease of the session's
+// open turn (the holder OpenTurns reports for recovery after a crash).
+type Lease int
+
+const (
+	LeaseKept     Lease = iota
+	LeaseReleased       // a session budget paused the turn: no one holds it
+	LeaseTaken          // the paused turn runs again, under the appender
+)
+
+// FollowPause folds a status change into the session's pending action: a
+// turn paused by a session budget waits on its raise and holds no lease,
+// so a restart does not resume it; its resumption (queued once raised,
+// then running) clears the wait.
+func FollowPause(sess *core.Session, st *core.StatusChangedBody) Lease {
+	switch {
+	case st.PendingAction != nil && st.PendingAction.Budget != nil && sess.TurnID != "":
+		pa := *st.PendingAction
+		pa.ToolUseIDs = []string{}
+		sess.PendingAction = &pa
+		return LeaseReleased
+	case st.Status == core.StatusQueued && sess.BudgetPaused():
+		sess.PendingAction = nil
+	case st.Status == core.StatusRunning && sess.TurnID != "":
+		sess.PendingAction = nil
+		return LeaseTaken
+	}
+	return LeaseKept
+}

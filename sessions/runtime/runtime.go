@@ -199,7 +199,8 @@ func (r *Runtime) committed(c core.Change) {
 		r.stop(c.SessionID)
 	case c.Interrupts():
 		r.Interrupt(c.SessionID)
-	case len(c.Queued) > 0:
+	case len(c.Queued) > 0, c.Status == core.StatusQueued:
+		// Queued inputs, or a paused turn whose budget was raised.
 		r.Wake(c.SessionID)
 	}
 }
@@ -542,7 +543,7 @@ func (r *Runtime) cycle(ctx context.Context, id string, epoch uint64) error {
 		Log:             r.store,
 		Model:           r.cfg.Model,
 		Tools:           tools,
-		Limits:          agent.Limits.Or(r.cfg.Limits),
+		Limits:          s.LimitsOver(agent.Limits.Or(r.cfg.Limits)),
 		Installation:    s.InstallationLabel(),
 		CompactFraction: r.cfg.CompactFraction,
 		Logger:          r.log,
@@ -564,6 +565,10 @@ func (r *Runtime) cycle(ctx context.Context, id string, epoch uint64) error {
 	}
 	if out.Turns > 0 {
 		r.log.Debug("cycle done", "session_id", id, "turns", out.Turns, "reason", out.Reason)
+	}
+	if out.Paused {
+		// Its queued inputs wait for the raise, which wakes it again.
+		return r.cfg.Store.ClearWake(ctx, id, epoch)
 	}
 	// Anything still pending re-runs through the again flag or the wake
 	// entry that QueueInputs wrote; with nothing pending the wake is spent.

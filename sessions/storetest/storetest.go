@@ -50,6 +50,8 @@ func Run(t *testing.T, open func(t *testing.T) core.Store) {
 		{"append/projection", testAppendProjection},
 		{"append/cost", testAppendCost},
 		{"append/result", testAppendResult},
+		{"budget/pause_and_raise", testBudgetPause},
+		{"budget/set_limits", testSetLimits},
 		{"events/paging", testEventsPaging},
 		{"wake/schedule", testWakeSchedule},
 		{"wake/move", testWakeMove},

@@ -36,7 +36,6 @@ func (t *turn) pause(ctx context.Context, over *core.BudgetPause, active time.Du
 	return core.ReasonBudgetExceeded, nil
 }
 
-
 // BudgetNote is what the thread is told when a session budget pauses a
 // turn: what was spent, and the ways to raise it.
 func BudgetNote(over *core.BudgetPause) string {

@@ -53,7 +53,11 @@ type Installation struct {
 	// agent named default.
 	Agent  string       `json:"agent,omitempty"`
 	Policy AccessPolicy `json:"policy"`
-	Scopes []string     `json:"scopes,omitempty"`
+	// BudgetApprovers are the platform users (Slack user ids, GitHub
+	// logins, Linear user ids) who may set a session's budget from its
+	// thread ("budget $5"); none by default.
+	BudgetApprovers []string `json:"budget_approvers,omitempty"`
+	Scopes          []string `json:"scopes,omitempty"`
 	// Metadata holds what the provider learned at install time that is not
 	// secret (a Slack bot user id, the workspace URL).
 	Metadata map[string]string `json:"metadata,omitempty"`

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
 )
@@ -37,6 +39,13 @@ type Trigger struct {
 	// Continue only steers a session that exists (a reply in a thread the
 	// agent is in, a button, a stop); it never starts one.
 	Continue bool
+	// Budget, when set, is a thread command that sets the budgets of the
+	// key's session ("budget $5") instead of an input: only a user among
+	// the installation's budget approvers may. Input is not queued.
+	Budget *core.Limits
+	// Actor is the platform's id of the person who wrote the trigger (a
+	// Slack user id, a GitHub login, a Linear user id).
+	Actor string
 }
 
 // Outcome is what became of a trigger.
@@ -54,10 +63,16 @@ const (
 	// NoAgent: the trigger would start a session, but the installation
 	// has no agent to run it (none bound and none named "default").
 	NoAgent
+	// BudgetSet: a budget command set the session's budget (Routed.Note
+	// says so, and whether the paused turn resumes).
+	BudgetSet
+	// BudgetRefused: a budget command from someone who may not set it, or
+	// for a thread without a session; Routed.Note says why.
+	BudgetRefused
 )
 
 func (o Outcome) String() string {
-	return [...]string{"queued", "duplicate", "no_session", "archived", "no_agent"}[o]
+	return [...]string{"queued", "duplicate", "no_session", "archived", "no_agent", "budget_set", "budget_refused"}[o]
 }
 
 // Routed tells what the Router did with a trigger.
@@ -65,12 +80,16 @@ type Routed struct {
 	Outcome Outcome
 	Session *core.Session // Queued and Duplicate (when the key has one)
 	Created bool          // the trigger started the session
+	// Note is what the provider tells the thread (budget commands).
+	Note string
 }
 
 // RouterStore is what the Router needs of the session store.
 type RouterStore interface {
 	GetAgent(ctx context.Context, idOrName string) (*core.Agent, error)
 	CreateSession(ctx context.Context, req core.NewSession) (*core.CreateResult, error)
+	SessionByKey(ctx context.Context, key string) (*core.Session, error)
+	SetSessionLimits(ctx context.Context, sessionID string, l core.Limits, actor core.Actor) (*core.Session, error)
 }
 
 // Router is the one intake path from a decided trigger to a queued input:
@@ -91,6 +110,9 @@ func (r *Router) Route(ctx context.Context, t Trigger) (Routed, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	log = log.With("provider", t.Origin.Provider, "key", t.Origin.Key)
+	if t.Budget != nil {
+		return r.setBudget(ctx, t, log)
+	}
 	req := core.NewSession{
 		ExternalKey:  t.Origin.Key,
 		Inputs:       []core.Event{t.Input},
@@ -134,6 +156,49 @@ func (r *Router) Route(ctx context.Context, t Trigger) (Routed, error) {
 	}
 	log.Info("input queued", "session_id", res.Session.ID, "type", t.Input.Type, "created", res.Created)
 	return Routed{Outcome: Queued, Session: res.Session, Created: res.Created}, nil
+}
+
+// setBudget sets the budgets of the key's session from a thread command,
+// if the person who wrote it is one of the installation's approvers.
+func (r *Router) setBudget(ctx context.Context, t Trigger, log *slog.Logger) (Routed, error) {
+	if t.Installation == nil || t.Actor == "" || !slices.Contains(t.Installation.BudgetApprovers, t.Actor) {
+		log.Info("budget command refused: not a budget approver", "actor", t.Actor, "installation_id", installationID(t.Installation))
+		return Routed{Outcome: BudgetRefused, Note: "Only this installation's budget approvers can change a session's budget; " +
+			"an admin can add you to its budget_approvers, or raise the budget with the API or the console."}, nil
+	}
+	s, err := r.Store.SessionByKey(ctx, t.Origin.Key)
+	if errors.Is(err, core.ErrNotFound) {
+		return Routed{Outcome: BudgetRefused, Note: "There is no session here to set a budget for yet."}, nil
+	}
+	if err != nil {
+		return Routed{}, fmt.Errorf("route %s: %w", t.Origin.Key, err)
+	}
+	paused := s.BudgetPaused()
+	s, err = r.Store.SetSessionLimits(ctx, s.ID, *t.Budget, core.ActorHuman)
+	if errors.Is(err, core.ErrArchived) {
+		return Routed{Outcome: Archived}, nil
+	}
+	if err != nil {
+		return Routed{}, fmt.Errorf("route %s: %w", t.Origin.Key, err)
+	}
+	log.Info("session budget set from its thread", "session_id", s.ID, "actor", t.Actor, "limits", *t.Budget)
+	return Routed{Outcome: BudgetSet, Session: s, Note: budgetSetNote(*t.Budget, paused)}, nil
+}
+
+// budgetSetNote confirms a budget command.
+func budgetSetNote(l core.Limits, resumed bool) string {
+	var set []string
+	if l.MaxSessionTokens > 0 {
+		set = append(set, core.FormatBudget(core.BudgetTokens, float64(l.MaxSessionTokens)))
+	}
+	if l.MaxSessionCostUSD > 0 {
+		set = append(set, core.FormatBudget(core.BudgetCostUSD, l.MaxSessionCostUSD))
+	}
+	note := "This session's budget is now " + strings.Join(set, " and ") + "."
+	if resumed {
+		note += " Continuing where I paused."
+	}
+	return note
 }
 
 // agentFor is the agent an installation's new sessions run: the bound one,

@@ -3,6 +3,7 @@ package providers_test
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -171,4 +172,58 @@ func TestRouter(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestRouteBudget: a budget command sets the thread's session's budget
+// when an approver writes it, resumes a paused turn, and is refused (with
+// a note, nothing changed, nothing queued) for anyone else or a thread
+// without a session.
+func TestRouteBudget(t *testing.T) {
+	const key = "slack:T1:C1:2.000100"
+	origin := core.Origin{Provider: "slack", Key: key, Tenant: "T1"}
+	in := &core.Installation{ID: "ins_1", Provider: "slack", ExternalID: "T1", BudgetApprovers: []string{"U_BOSS"}}
+	s := openStore(t)
+	if _, err := s.CreateAgent(t.Context(), &core.Agent{Name: "default", Model: "anthropic/x"}); err != nil {
+		t.Fatal(err)
+	}
+	r := &providers.Router{Store: s}
+	five := &core.Limits{MaxSessionCostUSD: 5}
+
+	res, err := r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Input: message("budget $5"), Budget: five, Actor: "U_BOSS"})
+	if err != nil || res.Outcome != providers.BudgetRefused || res.Note == "" {
+		t.Fatalf("budget for a thread without a session: %+v, %v", res, err)
+	}
+	started, err := r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Input: message("go")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := started.Session.ID
+	for _, actor := range []string{"U_OTHER", ""} {
+		res, err = r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Input: message("budget $5"), Budget: five, Actor: actor})
+		if err != nil || res.Outcome != providers.BudgetRefused || !strings.Contains(res.Note, "budget approvers") {
+			t.Fatalf("budget from %q: %+v, %v", actor, res, err)
+		}
+	}
+	if got, _ := s.GetSession(t.Context(), id); got.Limits != nil {
+		t.Fatalf("a refused command set limits %+v", got.Limits)
+	}
+	// Paused by a budget, then raised from the thread.
+	if _, err := s.Append(t.Context(), id, core.AppendRequest{TakeInputs: true, TurnID: "turn_1", Holder: "h", Events: []core.Event{
+		core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
+		core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusAwaitingInput,
+			StopReason: core.ReasonBudgetExceeded, PendingAction: &core.PendingAction{Budget: &core.BudgetPause{Name: core.BudgetCostUSD, Limit: 1, Spent: 1.2}}}),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Input: message("budget $5"), Budget: five, Actor: "U_BOSS"})
+	if err != nil || res.Outcome != providers.BudgetSet || res.Note != "This session's budget is now $5.00. Continuing where I paused." {
+		t.Fatalf("budget from an approver: %+v, %v", res, err)
+	}
+	got, _ := s.GetSession(t.Context(), id)
+	if got.Limits == nil || got.Limits.MaxSessionCostUSD != 5 || got.Status != core.StatusQueued || got.BudgetPaused() {
+		t.Fatalf("after the raise %+v limits %+v", got, got.Limits)
+	}
+	if p := pendingTexts(t, s, id); len(p) != 0 {
+		t.Fatalf("a budget command queued %v", p)
+	}
 }

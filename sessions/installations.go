@@ -175,6 +175,7 @@ func (s *Store) UpdateInstallation(ctx context.Context, id string, fn func(*core
 		next := *rec
 		next.Policy = core.AccessPolicy{Channels: slices.Clone(rec.Policy.Channels), Users: slices.Clone(rec.Policy.Users)}
 		next.Metadata = maps.Clone(rec.Metadata)
+		next.BudgetApprovers = slices.Clone(rec.BudgetApprovers)
 		if err := fn(&next); err != nil {
 			return err
 		}

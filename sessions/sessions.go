@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"maps"
 
 	"github.com/switchboardhq/switchboard/sessions/record"
 
@@ -216,28 +215,7 @@ func (s *Store) insertSession(tx *bolt.Tx, req core.NewSession, id string, now c
 	if bkt(tx, bucketSessions).Get([]byte(id)) != nil {
 		return nil, fmt.Errorf("session %s already exists: %w", id, core.ErrConflict)
 	}
-	in := req.Session
-	sess := &core.Session{
-		ID:              id,
-		Status:          core.StatusIdle,
-		Agent:           in.Agent,
-		Metadata:        maps.Clone(in.Metadata),
-		Environment:     in.Environment,
-		Tenant:          in.Tenant,
-		ClientTokenHash: in.ClientTokenHash,
-		CreatedAt:       now,
-		UpdatedAt:       now,
-	}
-	if sess.Metadata == nil {
-		sess.Metadata = map[string]string{}
-	}
-	if in.Origin != nil {
-		o := *in.Origin
-		if req.ExternalKey != "" {
-			o.Key = req.ExternalKey
-		}
-		sess.Origin = &o
-	}
+	sess := record.NewSession(req, id, now)
 	if req.ExternalKey != "" {
 		if err := bkt(tx, bucketSessionKeys).Put([]byte(req.ExternalKey), []byte(id)); err != nil {
 			return nil, err

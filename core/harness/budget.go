@@ -39,29 +39,13 @@ func (t *turn) pause(ctx context.Context, over *core.BudgetPause, active time.Du
 // BudgetNote is what the thread is told when a session budget pauses a
 // turn: what was spent, and the ways to raise it.
 func BudgetNote(over *core.BudgetPause) string {
-	var spent, limit, raise string
-	switch over.Name {
-	case core.BudgetCostUSD:
-		spent, limit = fmt.Sprintf("about $%.2f", over.Spent), fmt.Sprintf("$%.2f", over.Limit)
+	raise := "`budget " + strconv.FormatInt(int64(over.Limit)*2, 10) + " tokens`"
+	spent := core.FormatBudget(over.Name, over.Spent)
+	if over.Name == core.BudgetCostUSD {
 		raise = "`budget $" + strconv.FormatFloat(over.Limit*2, 'f', 2, 64) + "`"
-	default:
-		spent, limit = groupThousands(int64(over.Spent))+" tokens", groupThousands(int64(over.Limit))+" tokens"
-		raise = "`budget " + strconv.FormatInt(int64(over.Limit)*2, 10) + " tokens`"
+		spent = "about " + spent
 	}
 	return fmt.Sprintf("⏸ I paused: this session has used %s of its %s budget (%s). Nothing is lost: raise the budget and I continue where I stopped. "+
 		"A budget approver can reply %s here; an admin can raise it with `switchboard session limits`, the API or the console.",
-		spent, limit, over.Name, raise)
-}
-
-// groupThousands writes n with commas between groups of three digits.
-func groupThousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := ""
-	if n < 0 {
-		neg, s = "-", s[1:]
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return neg + s
+		spent, core.FormatBudget(over.Name, over.Limit), over.Name, raise)
 }

@@ -84,7 +84,7 @@ func (p *Provider) handleEvent(ctx context.Context, ev any, delivery string, log
 	}
 	if in != nil && !policyAllows(in.Policy, d.ref.Owner, d.ref.Repo, d.ref.Login) {
 		log.Info("trigger refused by the access policy", "installation_id", in.ID, "login", d.ref.Login, "repository", d.ref.Owner+"/"+d.ref.Repo)
-		p.tellRefused(d, delivery, "Sorry @"+d.ref.Login+", I am not set up to take requests from you in this repository.")
+		p.replyOnce(d, delivery, "Sorry @"+d.ref.Login+", I am not set up to take requests from you in this repository.")
 		return nil
 	}
 	write, err := p.canWrite(ctx, d.ref)
@@ -93,7 +93,7 @@ func (p *Provider) handleEvent(ctx context.Context, ev any, delivery string, log
 	}
 	if !write {
 		log.Info("trigger refused: the commenter has no write access", "login", d.ref.Login, "key", d.key)
-		p.tellRefused(d, delivery, "Sorry @"+d.ref.Login+", I only take requests from people with write access to this repository.")
+		p.replyOnce(d, delivery, "Sorry @"+d.ref.Login+", I only take requests from people with write access to this repository.")
 		return nil
 	}
 	if d.ref.ReviewID != 0 && d.group != "" {
@@ -152,7 +152,7 @@ func (p *Provider) store(ctx context.Context, d decision, delivery string) error
 		kind = "pull"
 	}
 	start := core.NewInput(core.TypeUserMessage, withContext)
-	_, err = p.cfg.Router.Route(ctx, providers.Trigger{
+	t := providers.Trigger{
 		Installation: in,
 		Origin: core.Origin{Provider: Name, Key: d.key, Tenant: strconv.FormatInt(d.installation, 10),
 			URL: p.cfg.WebURL + "/" + r.Owner + "/" + r.Repo + "/" + kind + "/" + strconv.Itoa(r.Number)},
@@ -160,7 +160,15 @@ func (p *Provider) store(ctx context.Context, d decision, delivery string) error
 		Input:      core.NewInput(core.TypeUserMessage, body),
 		StartInput: &start,
 		Dedupe:     dedupeKeys(d, delivery),
-	})
+		Actor:      r.Login,
+	}
+	if l, ok := core.ParseBudgetCommand(d.said); ok {
+		t.Budget = &l
+	}
+	res, err := p.cfg.Router.Route(ctx, t)
+	if err == nil && (res.Outcome == providers.BudgetSet || res.Outcome == providers.BudgetRefused) {
+		p.replyOnce(d, delivery, "@"+r.Login+" "+res.Note)
+	}
 	return err
 }
 
@@ -259,10 +267,10 @@ func (p *Provider) canWrite(ctx context.Context, r ref) (bool, error) {
 	return write, nil
 }
 
-// tellRefused answers a trigger from someone without write access, or
-// outside the installation's access policy, once per delivery, after the
-// ack.
-func (p *Provider) tellRefused(d decision, delivery, text string) {
+// replyOnce answers a trigger that gets no turn (one from someone without
+// write access or outside the access policy, a budget command) once per
+// delivery, after the ack.
+func (p *Provider) replyOnce(d decision, delivery, text string) {
 	p.bg.Go(func(ctx context.Context) {
 		first, err := p.cfg.Installations.Once(ctx, "github:refused:"+delivery+":"+d.key, time.Now().Add(8*24*time.Hour))
 		if err != nil || !first {

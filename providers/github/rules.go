@@ -76,6 +76,7 @@ type decision struct {
 	key          string // github:<owner>/<repo>#<number>
 	ref          ref
 	text         string // the model's input: what happened
+	said         string // a comment's body without the app's mention (thread commands)
 	context      issueContext
 	// group names deliveries that make one turn together (a review and
 	// its review comments), used as an extra dedupe key.
@@ -116,6 +117,12 @@ func parseKey(key string) (owner, repo string, number int, err error) {
 func mentions(text, slug string) bool {
 	re := regexp.MustCompile(`(?i)(^|[^\w@.-])@` + regexp.QuoteMeta(slug) + `(\[bot\])?($|[^\w-])`)
 	return re.MatchString(text)
+}
+
+// withoutMention is text without its mentions of @slug, trimmed.
+func withoutMention(text, slug string) string {
+	re := regexp.MustCompile(`(?i)@` + regexp.QuoteMeta(slug) + `(\[bot\])?\b`)
+	return strings.TrimSpace(re.ReplaceAllString(text, ""))
 }
 
 // botLogin is the login the app acts as.
@@ -163,7 +170,9 @@ func decide(ev any, id identity) decision {
 		is := e.GetIssue()
 		r := baseRef(kindIssueComment, e.GetInstallation(), e.GetRepo(), is.GetNumber(), is.IsPullRequest(), e.GetSender())
 		r.CommentID = e.GetComment().GetID()
-		return trigger(r, "@"+r.Login+" commented:\n"+body, is.GetTitle(), is.GetBody())
+		d := trigger(r, "@"+r.Login+" commented:\n"+body, is.GetTitle(), is.GetBody())
+		d.said = withoutMention(body, id.slug)
+		return d
 	case *gh.PullRequestReviewCommentEvent:
 		if e.GetAction() != "created" {
 			return decision{why: "review comment " + e.GetAction()}

@@ -183,6 +183,14 @@ func (r *renderer) event(ctx context.Context, t *output.Thread, st *sinkState, e
 		if err := e.Decode(&b); err != nil || e.Level != core.LevelUser || st.Reply == nil {
 			return false, nil
 		}
+		if b.Kind == core.MessageKindBudget && st.CheckRun != 0 {
+			// Paused, not ended: the run stays open (Stop still ends the
+			// turn) until the budget is raised.
+			if err := p.updateCheckRun(ctx, st, gh.UpdateCheckRunOptions{Status: gh.String("in_progress"),
+				Output: &gh.CheckRunOutput{Title: gh.String("Paused: session budget"), Summary: gh.String(b.Text)}}); err != nil {
+				return true, err
+			}
+		}
 		return true, r.post(ctx, t, st, e.Seq, b.Text)
 	case core.TypeError:
 		var b core.ErrorBody

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/web"
@@ -83,6 +84,9 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
 type updateBody struct {
 	Agent  json.RawMessage    `json:"agent"`
 	Policy *core.AccessPolicy `json:"policy"`
+	// BudgetApprovers replaces the users who may set a session's budget
+	// from its thread; [] leaves none.
+	BudgetApprovers *[]string `json:"budget_approvers"`
 }
 
 func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
@@ -108,12 +112,18 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
+	if b.BudgetApprovers != nil && slices.Contains(*b.BudgetApprovers, "") {
+		return web.Invalid("field \"budget_approvers\" may not hold empty strings")
+	}
 	in, err := h.Store.UpdateInstallation(r.Context(), id, func(in *core.Installation) error {
 		if setAgent {
 			in.Agent = agentID
 		}
 		if b.Policy != nil {
 			in.Policy = *b.Policy
+		}
+		if b.BudgetApprovers != nil {
+			in.BudgetApprovers = *b.BudgetApprovers
 		}
 		return nil
 	})

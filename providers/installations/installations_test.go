@@ -81,7 +81,9 @@ func TestInstallationsAPI(t *testing.T) {
 		{"unknown agent", "POST", "/v1/installations/" + a.ID, `{"agent":"nobody"}`, true, 400, []string{`agent \"nobody\" not found`}},
 		{"unknown field", "POST", "/v1/installations/" + a.ID, `{"agnet":"helper"}`, true, 400, []string{"agnet"}},
 		{"empty policy entry", "POST", "/v1/installations/" + a.ID, `{"policy":{"users":[""]}}`, true, 400, []string{"empty"}},
-		{"unbind", "POST", "/v1/installations/" + a.ID, `{"agent":null}`, true, 200, []string{`"users":["U1","U2"]`}},
+		{"budget approvers", "POST", "/v1/installations/" + a.ID, `{"budget_approvers":["U9"]}`, true, 200, []string{`"budget_approvers":["U9"]`, `"users":["U1","U2"]`}},
+		{"empty budget approver", "POST", "/v1/installations/" + a.ID, `{"budget_approvers":["U1",""]}`, true, 400, []string{"budget_approvers"}},
+		{"unbind", "POST", "/v1/installations/" + a.ID, `{"agent":null}`, true, 200, []string{`"users":["U1","U2"]`, `"budget_approvers":["U9"]`}},
 		{"no token in any answer", "GET", "/v1/installations/" + a.ID, "", true, 200, nil},
 	}
 	for _, tc := range tests {

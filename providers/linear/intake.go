@@ -128,6 +128,11 @@ func (p *Provider) agentSessionEvent(ctx context.Context, pl *Payload, dedupe []
 	if pl.Action == actionPrompted && pl.AgentActivity.Signal == signalStop {
 		return p.interrupt(ctx, k, dedupe, log)
 	}
+	if pl.Action == actionPrompted {
+		if l, ok := core.ParseBudgetCommand(pl.AgentActivity.Text()); ok {
+			return p.setBudget(ctx, in, pl, k, l)
+		}
+	}
 	if pl.Action == actionPrompted && isRetryWord(pl.AgentActivity.Text()) {
 		if queued, err := p.retry(ctx, in, k, dedupe, log); queued || err != nil {
 			return err
@@ -185,11 +190,17 @@ func (pl *Payload) actor() string {
 // derived from the event), after the ack: Linear shows the agent as
 // unresponsive to a mention that gets no activity at all.
 func (p *Provider) tellRefused(in *core.Installation, pl *Payload) {
+	p.tell(in, pl, "error", "I am not set up to take requests from you in this team. A workspace admin decides who may call me.")
+}
+
+// tell posts an activity of kind that answers the event in pl and starts
+// no turn (a refusal, a budget command), once per event.
+func (p *Provider) tell(in *core.Installation, pl *Payload, kind, body string) {
 	if !in.HasToken {
 		return
 	}
-	a := activity{ID: activityID(pl.AgentSession.ID, "refused:"+eventIdentity(pl), 0), AgentSession: pl.AgentSession.ID,
-		Content: map[string]any{"type": "error", "body": "I am not set up to take requests from you in this team. A workspace admin decides who may call me."}}
+	a := activity{ID: activityID(pl.AgentSession.ID, "told:"+eventIdentity(pl), 0), AgentSession: pl.AgentSession.ID,
+		Content: map[string]any{"type": kind, "body": body}}
 	org := pl.OrganizationID
 	p.bg.Go(func(ctx context.Context) {
 		if err := p.budgets.wait(ctx, org, prioAnswer); err != nil {
@@ -197,7 +208,7 @@ func (p *Provider) tellRefused(in *core.Installation, pl *Payload) {
 		}
 		err := p.newAPI(in).createActivity(ctx, a)
 		if ae := asAPIError(err); err != nil && (ae == nil || !ae.Exists) {
-			p.log.Warn("tell a refused person", "organization_id", org, "agent_session_id", a.AgentSession, "err", err)
+			p.log.Warn("answer an event that starts no turn", "organization_id", org, "agent_session_id", a.AgentSession, "err", err)
 		}
 	})
 }
@@ -236,6 +247,23 @@ func (p *Provider) interrupt(ctx context.Context, k string, dedupe []string, log
 		log.Info("linear stop: session interrupted", "session_id", res.Session.ID)
 	}
 	return err
+}
+
+// setBudget sets the budget of the agent session's session from a prompt
+// ("budget $5"), if its author is a budget approver, and says so in the
+// session: a thought, since a paused turn goes on working.
+func (p *Provider) setBudget(ctx context.Context, in *core.Installation, pl *Payload, k string, l core.Limits) error {
+	res, err := p.cfg.Router.Route(ctx, providers.Trigger{Installation: in, Origin: core.Origin{Provider: Name, Key: k},
+		Input: core.NewInput(core.TypeUserMessage, nil), Budget: &l, Actor: pl.actor(), Continue: true})
+	switch {
+	case err != nil:
+		return err
+	case res.Outcome == providers.BudgetSet:
+		p.tell(in, pl, "thought", res.Note)
+	case res.Outcome == providers.BudgetRefused:
+		p.tell(in, pl, "error", res.Note)
+	}
+	return nil
 }
 
 // isRetryWord reports whether a prompt is the word that retries the last

@@ -268,7 +268,8 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 		case e.Level != core.LevelUser, b.ToolUseID != "" && st.Tools[b.ToolUseID].Name != toolAsk:
 			// Text beside tool calls, and say: thoughts.
 			return rc.thought(ctx, e.Seq, b.Text)
-		case b.ToolUseID != "":
+		case b.ToolUseID != "", b.Kind == core.MessageKindBudget:
+			// A question, or a pause until the budget is raised.
 			return true, rc.answer(ctx, "elicitation", e.Seq, b.Text)
 		}
 		return true, rc.answer(ctx, "response", e.Seq, b.Text)

@@ -106,7 +106,7 @@ func (p *Provider) handleCallback(ctx context.Context, env *Envelope, log *slog.
 	if err != nil {
 		return err
 	}
-	res, err := p.cfg.Router.Route(ctx, providers.Trigger{
+	t := providers.Trigger{
 		Installation: in,
 		Origin:       core.Origin{Provider: Name, Key: d.key, Tenant: in.ExternalID, URL: permalink(in, d.msg.Channel, d.thread)},
 		Tenant:       Name + ":" + d.msg.Team,
@@ -115,12 +115,20 @@ func (p *Provider) handleCallback(ctx context.Context, env *Envelope, log *slog.
 		// Only a mention or a DM starts a session; a reply or a stop
 		// steers the thread's session, if it has one.
 		Continue: d.act != actStart,
-	})
+		Actor:    d.msg.User,
+	}
+	if l, ok := core.ParseBudgetCommand(d.said); ok && d.act != actInterrupt {
+		t.Budget = &l
+	}
+	res, err := p.cfg.Router.Route(ctx, t)
 	if err != nil {
 		return err // a 500: Slack retries, and the dedupe keys make that safe
 	}
-	if res.Outcome == providers.NoAgent {
+	switch res.Outcome {
+	case providers.NoAgent:
 		p.tellThread(in, d, "I can't answer yet: no agent is configured for this workspace. An admin can set `SWITCHBOARD_MODEL` or bind an agent with `/v1/installations`.")
+	case providers.BudgetSet, providers.BudgetRefused:
+		p.tellThread(in, d, res.Note)
 	}
 	return nil
 }

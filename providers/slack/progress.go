@@ -47,6 +47,26 @@ func (rc *render) progress(ctx context.Context, status, line string) (bool, erro
 	return false, nil
 }
 
+// pause shows a turn paused by a session budget as waiting, not ended:
+// the status message stays (without its Stop button) for the resumed
+// turn's progress to take up again.
+func (rc *render) pause(ctx context.Context) error {
+	st := rc.st
+	switch {
+	case st.Mode == "status":
+		if err := rc.a.setStatus(ctx, rc.channel, rc.thread, ""); err != nil && slackError(err) == "" {
+			return err
+		}
+	case st.StatusTS != "":
+		if err := rc.a.update(ctx, rc.channel, st.StatusTS, statusMsg("⏸ Paused: session budget", rc.session, false).options()...); err != nil && slackError(err) == "" {
+			return err
+		}
+	}
+	// The resumed turn's first step shows at once.
+	st.StatusAt = 0
+	return nil
+}
+
 // finish ends a turn's progress and explains how it ended when a person
 // should know: limits, a stop, tool calls waiting for an allow or deny.
 func (rc *render) finish(ctx context.Context, b core.TurnCompletedBody, turn string) error {

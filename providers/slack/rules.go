@@ -31,6 +31,7 @@ type decision struct {
 	msg    msgRef // the message that triggered it
 	thread string // the thread's ts
 	text   string // the model's input
+	said   string // what the person wrote, the bot's mention taken out
 	dedupe []string
 }
 
@@ -143,7 +144,8 @@ func start(env *Envelope, id identity, channel, ts, threadTS, user, text string,
 		return decision{why: "malformed team, channel or timestamp"}
 	}
 	d := decision{act: actStart, key: sessionKey(team, channel, thread), thread: thread,
-		msg: msgRef{Team: team, Channel: channel, TS: ts, User: user}, text: modelText(text, user, id.botUserID, edited)}
+		msg: msgRef{Team: team, Channel: channel, TS: ts, User: user}, text: modelText(text, user, id.botUserID, edited),
+		said: withoutMention(text, id.botUserID)}
 	d.dedupe = []string{"slack:event:" + env.EventID, "slack:msg:" + team + ":" + channel + ":" + ts}
 	if edited {
 		d.dedupe[1] = "slack:edit:" + team + ":" + channel + ":" + ts + ":" + editedTS
@@ -215,10 +217,7 @@ func decideEdit(env *Envelope, id identity) decision {
 // modelText is what the model reads: the author, then the text without
 // the bot's own mention.
 func modelText(text, user, botUserID string, edited bool) string {
-	if botUserID != "" {
-		text = strings.ReplaceAll(text, "<@"+botUserID+">", "")
-	}
-	text = strings.TrimSpace(text)
+	text = withoutMention(text, botUserID)
 	if text == "" {
 		text = "(no text)"
 	}
@@ -227,6 +226,14 @@ func modelText(text, user, botUserID string, edited bool) string {
 		prefix += " (edited an earlier message)"
 	}
 	return prefix + ": " + text
+}
+
+// withoutMention is text without the bot's mention, trimmed.
+func withoutMention(text, botUserID string) string {
+	if botUserID != "" {
+		text = strings.ReplaceAll(text, "<@"+botUserID+">", "")
+	}
+	return strings.TrimSpace(text)
 }
 
 func containsStr(list []string, s string) bool {

@@ -201,6 +201,11 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 		if e.Level != core.LevelUser {
 			return rc.progress(ctx, "is working…", "💭 "+escapeText(clip(b.Text, 200)))
 		}
+		if b.Kind == core.MessageKindBudget {
+			if err := rc.pause(ctx); err != nil {
+				return true, err
+			}
+		}
 		var msgs []outMsg
 		for _, part := range replies(toMrkdwn(b.Text)) {
 			msgs = append(msgs, outMsg{texts: part})

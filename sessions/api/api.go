@@ -76,6 +76,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	handle("POST /v1/sessions", web.AdminOnly(h.createSession))
 	handle("GET /v1/sessions", web.AdminOnly(h.listSessions))
 	handle("GET /v1/sessions/{id}", h.getSession)
+	handle("POST /v1/sessions/{id}", web.AdminOnly(h.updateSession))
 	handle("GET /v1/sessions/{id}/events", h.events)
 	handle("POST /v1/sessions/{id}/events", h.postEvents)
 	handle("GET /v1/sessions/{id}/pending", h.pending)

@@ -26,6 +26,8 @@ type createSessionBody struct {
 	// Destinations are created with the session, in its transaction, so
 	// they see its first event.
 	Destinations []core.DestinationSpec `json:"destinations"`
+	// Limits override the agent's for this session (its budgets, mostly).
+	Limits *core.Limits `json:"limits"`
 }
 
 // createdWithDestinations is the create answer when the body had
@@ -115,6 +117,11 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if b.Limits != nil {
+		if err := b.Limits.Validate(); err != nil {
+			return fmt.Errorf("field \"limits\": %w", err)
+		}
+	}
 	idem, err := idempotency(r, "sessions", raw)
 	if err != nil {
 		return err
@@ -153,7 +160,7 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request) error {
 	now := core.Now()
 	s := core.Session{
 		ID: id, Status: core.StatusIdle, Agent: core.AgentRef{ID: agent.ID, Version: agent.Version},
-		Metadata: b.Metadata, Environment: b.Environment, Tenant: tenant, ClientTokenHash: hash, CreatedAt: now, UpdatedAt: now,
+		Metadata: b.Metadata, Environment: b.Environment, Tenant: tenant, Limits: b.Limits, ClientTokenHash: hash, CreatedAt: now, UpdatedAt: now,
 	}
 	if s.Metadata == nil {
 		s.Metadata = map[string]string{}
@@ -299,6 +306,40 @@ func (h *Handler) wake(w http.ResponseWriter, r *http.Request) error {
 	}
 	h.Runtime.Wake(s.ID)
 	web.WriteJSON(w, http.StatusAccepted, ViewSession(s))
+	return nil
+}
+
+// updateSessionBody is what an admin may change on a session.
+type updateSessionBody struct {
+	Limits *core.Limits `json:"limits"`
+}
+
+// updateSession sets the session's own limits: the fields given replace
+// the session's, the others keep their values. Raising a budget that
+// paused the session's turn resumes the turn.
+func (h *Handler) updateSession(w http.ResponseWriter, r *http.Request) error {
+	raw, err := web.ReadBody(w, r, h.MaxBody)
+	if err != nil {
+		return err
+	}
+	var b updateSessionBody
+	if err := web.Decode(raw, &b); err != nil {
+		return err
+	}
+	if b.Limits == nil || *b.Limits == (core.Limits{}) {
+		return web.Invalid("field \"limits\" is required: the limits to set, e.g. {\"limits\":{\"max_session_cost_usd\":5}}")
+	}
+	if err := b.Limits.Validate(); err != nil {
+		return fmt.Errorf("field \"limits\": %w", err)
+	}
+	s, err := h.session(r)
+	if err != nil {
+		return err
+	}
+	if s, err = h.Store.SetSessionLimits(background(r), s.ID, *b.Limits, core.ActorHuman); err != nil {
+		return err
+	}
+	web.WriteJSON(w, http.StatusOK, ViewSession(s))
 	return nil
 }
 

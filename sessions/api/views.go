@@ -15,6 +15,7 @@ type SessionView struct {
 	Metadata      map[string]string   `json:"metadata"`
 	Environment   string              `json:"environment,omitempty"`
 	Tenant        string              `json:"tenant"`
+	Limits        *core.Limits        `json:"limits,omitempty"` // the session's own, over its agent's
 	Usage         core.Usage          `json:"usage"`
 	CostUSD       *float64            `json:"cost_usd"` // null until a priced turn ends
 	Result        *core.TurnResult    `json:"result"`   // null until a turn ends
@@ -27,7 +28,7 @@ type SessionView struct {
 func ViewSession(s *core.Session) SessionView {
 	v := SessionView{
 		ID: s.ID, Status: s.Status, StopReason: s.StopReason, PendingAction: s.PendingAction, Agent: s.Agent, Origin: s.Origin,
-		Metadata: s.Metadata, Environment: s.Environment, Tenant: s.MemoryTenant(), Usage: s.Usage, CostUSD: s.CostUSD, Result: s.Result, LastSeq: s.LastSeq,
+		Metadata: s.Metadata, Environment: s.Environment, Tenant: s.MemoryTenant(), Limits: s.Limits, Usage: s.Usage, CostUSD: s.CostUSD, Result: s.Result, LastSeq: s.LastSeq,
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 	}
 	if v.Metadata == nil {

@@ -14,10 +14,10 @@ import (
 
 // agentUsage lists the agent subcommands, for help and usage errors.
 var agentUsage = []string{
-	"create --name N --model M [--system S] [--description D] [--max-steps N] [--turn-seconds N] [--max-tokens N] [--file F]",
+	"create --name N --model M [--system S] [--description D] [--max-steps N] [--turn-seconds N] [--max-tokens N] [--max-session-tokens N] [--max-session-cost-usd USD] [--file F]",
 	"list [--after ID] [--limit N]",
 	"get ID",
-	"update ID [--name N] [--model M] [--system S] [--description D] [--max-steps N] [--turn-seconds N] [--max-tokens N] [--file F] [--version N]",
+	"update ID [--name N] [--model M] [--system S] [--description D] [--max-steps N] [--turn-seconds N] [--max-tokens N] [--max-session-tokens N] [--max-session-cost-usd USD] [--file F] [--version N]",
 }
 
 func agentCommand(ctx context.Context, env cliIO, args []string) error {
@@ -42,7 +42,8 @@ func agentCommand(ctx context.Context, env cliIO, args []string) error {
 type agentFlags struct {
 	name, model, system, description, file string
 	maxSteps, turnSeconds                  int
-	maxTokens                              int64
+	maxTokens, maxSessionTokens            int64
+	maxSessionCostUSD                      float64
 	version                                int
 	// fileLimits records that --file gave limits: the base the limit flags
 	// override, so an update needs not read the latest version.
@@ -57,6 +58,8 @@ func (f *agentFlags) register(c *subcommand, update bool) {
 	c.fs.IntVar(&f.maxSteps, "max-steps", 0, "limit: model calls per turn")
 	c.fs.IntVar(&f.turnSeconds, "turn-seconds", 0, "limit: wall seconds per turn")
 	c.fs.Int64Var(&f.maxTokens, "max-tokens", 0, "limit: tokens (input+output) per turn")
+	c.fs.Int64Var(&f.maxSessionTokens, "max-session-tokens", 0, "budget: tokens per session, across its turns (reaching it pauses the turn)")
+	c.fs.Float64Var(&f.maxSessionCostUSD, "max-session-cost-usd", 0, "budget: estimated US dollars per session (reaching it pauses the turn)")
 	c.fs.StringVar(&f.file, "file", "", "JSON body as in POST /v1/agents ('-' reads stdin); flags override its fields")
 	if update {
 		c.fs.IntVar(&f.version, "version", 0, "fail with a conflict unless the latest version is this one")
@@ -136,7 +139,7 @@ func (c *subcommand) agentParams(f *agentFlags) (client.AgentParams, error) {
 // givenLimits counts the limit flags on the command line.
 func (c *subcommand) givenLimits() int {
 	n := 0
-	for _, name := range []string{"max-steps", "turn-seconds", "max-tokens"} {
+	for _, name := range []string{"max-steps", "turn-seconds", "max-tokens", "max-session-tokens", "max-session-cost-usd"} {
 		if c.given(name) {
 			n++
 		}
@@ -154,6 +157,12 @@ func (f *agentFlags) overlayLimits(c *subcommand, l *core.Limits) {
 	}
 	if c.given("max-tokens") {
 		l.MaxTokens = f.maxTokens
+	}
+	if c.given("max-session-tokens") {
+		l.MaxSessionTokens = f.maxSessionTokens
+	}
+	if c.given("max-session-cost-usd") {
+		l.MaxSessionCostUSD = f.maxSessionCostUSD
 	}
 }
 

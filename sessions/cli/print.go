@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -72,6 +73,12 @@ func showLimits(l core.Limits) string {
 	}
 	if l.MaxTokens > 0 {
 		parts = append(parts, fmt.Sprintf("max_tokens=%d", l.MaxTokens))
+	}
+	if l.MaxSessionTokens > 0 {
+		parts = append(parts, fmt.Sprintf("max_session_tokens=%d", l.MaxSessionTokens))
+	}
+	if l.MaxSessionCostUSD > 0 {
+		parts = append(parts, "max_session_cost_usd="+strconv.FormatFloat(l.MaxSessionCostUSD, 'f', -1, 64))
 	}
 	if parts == nil {
 		return "gateway defaults"

@@ -13,7 +13,7 @@ import (
 
 // sessionUsage lists the session subcommands, for help and usage errors.
 var sessionUsage = []string{
-	"create --agent A [--input TEXT] [--metadata k=v ...] [--tenant T] [--idempotency-key K]",
+	"create --agent A [--input TEXT] [--metadata k=v ...] [--tenant T] [--max-session-tokens N] [--max-session-cost-usd USD] [--idempotency-key K]",
 	"list [--status S] [--agent A] [--origin-key K] [--provider P] [--tenant T] [--text TEXT] [--after ID] [--limit N]",
 	"send ID TEXT [--idempotency-key K]   (TEXT - reads stdin)",
 	"status ID",
@@ -22,6 +22,7 @@ var sessionUsage = []string{
 	"interrupt ID",
 	"archive ID",
 	"result ID   (exit 1 when the last turn failed)",
+	"limits ID [--max-session-tokens N] [--max-session-cost-usd USD] [--max-steps N] [--max-tokens N] [--turn-seconds N]",
 }
 
 func sessionCommand(ctx context.Context, env cliIO, args []string) error {
@@ -42,6 +43,8 @@ func sessionCommand(ctx context.Context, env cliIO, args []string) error {
 		return sessionEvents(ctx, env, args)
 	case "result":
 		return sessionResult(ctx, env, args)
+	case "limits":
+		return sessionLimits(ctx, env, args)
 	case "wake", "interrupt", "archive":
 		return sessionAction(ctx, env, sub, args)
 	}
@@ -59,8 +62,14 @@ func sessionCreate(ctx context.Context, env cliIO, args []string) error {
 	c.fs.Var(meta, "metadata", "key=value metadata (repeatable)")
 	c.fs.StringVar(&p.Tenant, "tenant", "", "the tenant whose memory the session reads and writes (default api)")
 	c.fs.StringVar(&p.IdempotencyKey, "idempotency-key", "", "a retry with the same key returns the first answer")
+	var budget core.Limits
+	c.fs.Int64Var(&budget.MaxSessionTokens, "max-session-tokens", 0, "pause the session's turn once it has used this many tokens in all")
+	c.fs.Float64Var(&budget.MaxSessionCostUSD, "max-session-cost-usd", 0, "pause the session's turn once its estimated cost reaches this many US dollars")
 	if _, err := c.parse(args, 0); err != nil {
 		return err
+	}
+	if budget != (core.Limits{}) {
+		p.Limits = &budget
 	}
 	if p.Agent == "" {
 		return &usageError{cmd: c, msg: "session create: --agent is required"}
@@ -229,13 +238,49 @@ func sessionResult(ctx context.Context, env cliIO, args []string) error {
 	return nil
 }
 
+// sessionLimits sets a session's own limits; raising the budget that
+// paused its turn resumes the turn.
+func sessionLimits(ctx context.Context, env cliIO, args []string) error {
+	c := newSubcommand(env, "session limits", sessionUsage[9])
+	var l core.Limits
+	c.fs.Int64Var(&l.MaxSessionTokens, "max-session-tokens", 0, "the session's token budget, across its turns")
+	c.fs.Float64Var(&l.MaxSessionCostUSD, "max-session-cost-usd", 0, "the session's budget of estimated cost, in US dollars")
+	c.fs.IntVar(&l.MaxSteps, "max-steps", 0, "model calls per turn")
+	c.fs.Int64Var(&l.MaxTokens, "max-tokens", 0, "tokens per turn")
+	c.fs.IntVar(&l.TurnSeconds, "turn-seconds", 0, "seconds per turn")
+	pos, cl, err := c.start(args, 1)
+	if err != nil {
+		return err
+	}
+	if l == (core.Limits{}) {
+		return &usageError{cmd: c, msg: "session limits: give at least one limit to set"}
+	}
+	s, err := cl.SetLimits(ctx, pos[0], l)
+	if err != nil {
+		return err
+	}
+	return c.showSession(s)
+}
+
+// sessionLimitsText shows a session's own limits over its agent's.
+func sessionLimitsText(l *core.Limits) string {
+	if l == nil {
+		return "the agent's"
+	}
+	return showLimits(*l) + " (over the agent's)"
+}
+
 func (c *subcommand) showSession(s *client.SessionView) error {
 	if c.json {
 		return c.printJSON(s, false)
 	}
 	reason, pending, origin := string(s.StopReason), "", "api"
-	if s.PendingAction != nil {
-		pending = "tool calls " + strings.Join(s.PendingAction.ToolUseIDs, ", ")
+	switch pa := s.PendingAction; {
+	case pa != nil && pa.Budget != nil:
+		pending = fmt.Sprintf("budget %s: spent %s of %s (raise it with session limits)", pa.Budget.Name,
+			core.FormatBudget(pa.Budget.Name, pa.Budget.Spent), core.FormatBudget(pa.Budget.Name, pa.Budget.Limit))
+	case pa != nil:
+		pending = "tool calls " + strings.Join(pa.ToolUseIDs, ", ")
 	}
 	if s.Origin != nil {
 		origin = showOrigin(s.Origin)
@@ -250,6 +295,7 @@ func (c *subcommand) showSession(s *client.SessionView) error {
 		{"environment", s.Environment},
 		{"tenant", s.Tenant},
 		{"metadata", showMap(s.Metadata)},
+		{"limits", sessionLimitsText(s.Limits)},
 		{"usage", showUsage(s.Usage)},
 		{"cost_usd", showCost(s.CostUSD)},
 		{"result", showResult(s.Result)},

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -100,5 +101,39 @@ func TestSessionResult(t *testing.T) {
 				t.Fatalf("exit %d, stdout %q, stderr %q; want %d, %q, %q", code, out.String(), errOut.String(), tc.code, tc.stdout, tc.stderr)
 			}
 		})
+	}
+}
+
+// TestSessionLimits: session limits posts the flags given as the
+// session's limits and shows the session it gets back, budget pause
+// included; no flag is a usage error that posts nothing.
+func TestSessionLimits(t *testing.T) {
+	var posted []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		posted = append(posted, r.Method+" "+r.URL.Path+" "+string(body))
+		_, _ = w.Write([]byte(`{"id":"ses_1","status":"awaiting_input","stop_reason":"budget_exceeded",` +
+			`"pending_action":{"tool_use_ids":[],"budget":{"name":"max_session_cost_usd","limit":1,"spent":1.25}},` +
+			`"agent":{"id":"agt_1","version":1},"origin":null,"metadata":{},"limits":{"max_session_cost_usd":5},"usage":{},` +
+			`"last_seq":9,"created_at":"2026-11-22T10:00:00.000Z","updated_at":"2026-11-22T10:00:00.000Z"}`))
+	}))
+	t.Cleanup(srv.Close)
+	run := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		env := command.Env{Getenv: func(string) string { return "" }, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut}
+		code := Session(Defaults{URL: srv.URL}).Run(context.Background(), env, append(args, "--url", srv.URL, "--token", "t"))
+		return code, out.String(), errOut.String()
+	}
+	code, out, errOut := run("limits", "ses_1", "--max-session-cost-usd", "5")
+	if code != 0 || len(posted) != 1 || posted[0] != `POST /v1/sessions/ses_1 {"limits":{"max_session_cost_usd":5}}` {
+		t.Fatalf("exit %d (%s), posted %q", code, errOut, posted)
+	}
+	for _, want := range []string{"budget max_session_cost_usd: spent $1.25 of $1.00", "max_session_cost_usd=5 (over the agent's)"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if code, _, errOut := run("limits", "ses_1"); code != 2 || !strings.Contains(errOut, "give at least one limit") || len(posted) != 1 {
+		t.Fatalf("no flags: exit %d, stderr %q, posted %q", code, errOut, posted)
 	}
 }

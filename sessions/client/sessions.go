@@ -33,6 +33,8 @@ type SessionParams struct {
 	// Tenant partitions the session's memory (empty: the server's
 	// default, "api").
 	Tenant string
+	// Limits override the agent's for this session (nil: the agent's).
+	Limits *core.Limits
 	// IdempotencyKey, when set, makes a retry return the first answer.
 	IdempotencyKey string
 }
@@ -45,8 +47,10 @@ func (p SessionParams) MarshalJSON() ([]byte, error) {
 		Metadata    map[string]string `json:"metadata,omitempty"`
 		Environment string            `json:"environment,omitempty"`
 		Tenant      string            `json:"tenant,omitempty"`
+		Limits      *core.Limits      `json:"limits,omitempty"`
 	}
 	body.Agent = p.Agent
+	body.Limits = p.Limits
 	if p.AgentVersion > 0 {
 		body.Agent = core.AgentRef{ID: p.Agent, Version: p.AgentVersion}
 	}
@@ -97,6 +101,19 @@ func (c *Client) CreateSession(ctx context.Context, p SessionParams) (*CreatedSe
 		return nil, err
 	}
 	return &out, nil
+}
+
+// SetLimits sets the session's own limits (the fields given replace its
+// own; admin). Raising the budget that paused its turn resumes the turn.
+func (c *Client) SetLimits(ctx context.Context, id string, l core.Limits) (*SessionView, error) {
+	var v SessionView
+	body := struct {
+		Limits core.Limits `json:"limits"`
+	}{l}
+	if err := c.do(ctx, request{method: http.MethodPost, path: pathf("/v1/sessions/%s", id), body: body}, &v); err != nil {
+		return nil, err
+	}
+	return &v, nil
 }
 
 // ListSessions returns one page of sessions.

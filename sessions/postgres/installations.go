@@ -134,6 +134,7 @@ func (s *Store) UpdateInstallation(ctx context.Context, id string, fn func(*core
 		next.Policy = core.AccessPolicy{Channels: slices.Clone(rec.Policy.Channels), Users: slices.Clone(rec.Policy.Users)}
 		next.Scopes = slices.Clone(rec.Scopes)
 		next.Metadata = maps.Clone(rec.Metadata)
+		next.BudgetApprovers = slices.Clone(rec.BudgetApprovers)
 		if err := fn(&next); err != nil {
 			return err
 		}

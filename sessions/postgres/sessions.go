@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 
 	"github.com/switchboardhq/switchboard/sessions/record"
 
@@ -188,28 +187,7 @@ func sendSession(ctx context.Context, tx pgx.Tx, b *pgx.Batch, id string) error 
 // newRow is a new, empty, idle session; queue moves it to queued when
 // there are inputs.
 func newRow(req core.NewSession, id string, now core.Time) *row {
-	in := req.Session
-	sess := &core.Session{
-		ID:              id,
-		Status:          core.StatusIdle,
-		Agent:           in.Agent,
-		Metadata:        maps.Clone(in.Metadata),
-		Environment:     in.Environment,
-		Tenant:          in.Tenant,
-		ClientTokenHash: in.ClientTokenHash,
-		CreatedAt:       now,
-		UpdatedAt:       now,
-	}
-	if sess.Metadata == nil {
-		sess.Metadata = map[string]string{}
-	}
-	if in.Origin != nil {
-		o := *in.Origin
-		if req.ExternalKey != "" {
-			o.Key = req.ExternalKey
-		}
-		sess.Origin = &o
-	}
+	sess := record.NewSession(req, id, now)
 	return &row{sess: sess, counts: map[core.Status]int64{core.StatusIdle: 1}, inserted: true, key: req.ExternalKey}
 }
 

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -200,4 +201,36 @@ func NewVault(in *core.Vault, now core.Time) (*core.Vault, error) {
 	}
 	v.CreatedAt, v.UpdatedAt = now, now
 	return &v, nil
+}
+
+// NewSession is the record of a new, empty, idle session made from req:
+// what a create keeps of the session it is given.
+func NewSession(req core.NewSession, id string, now core.Time) *core.Session {
+	in := req.Session
+	sess := &core.Session{
+		ID:              id,
+		Status:          core.StatusIdle,
+		Agent:           in.Agent,
+		Metadata:        maps.Clone(in.Metadata),
+		Environment:     in.Environment,
+		Tenant:          in.Tenant,
+		ClientTokenHash: in.ClientTokenHash,
+		CreatedAt:       now,
+		UpdatedAt:       now,
+	}
+	if in.Limits != nil {
+		l := *in.Limits
+		sess.Limits = &l
+	}
+	if sess.Metadata == nil {
+		sess.Metadata = map[string]string{}
+	}
+	if in.Origin != nil {
+		o := *in.Origin
+		if req.ExternalKey != "" {
+			o.Key = req.ExternalKey
+		}
+		sess.Origin = &o
+	}
+	return sess
 }

@@ -84,8 +84,15 @@ func testBudgetPause(t *testing.T, s core.Store) {
 // paused logs nothing, and bad limits or sessions are refused.
 func testSetLimits(t *testing.T, s core.Store) {
 	ctx := t.Context()
-	sess := newSession(t, s)
-	_, err := s.SetSessionLimits(ctx, sess.ID, core.Limits{MaxSessionCostUSD: 2.5, MaxSteps: 7}, core.ActorHuman)
+	agent := newAgent(t, s, "limited")
+	res, err := s.CreateSession(ctx, core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: agent.ID, Version: agent.Version},
+		Limits: &core.Limits{MaxSessionCostUSD: 2.5}}})
+	must(t, err)
+	sess := res.Session
+	if got := getSession(t, s, sess.ID); got.Limits == nil || *got.Limits != (core.Limits{MaxSessionCostUSD: 2.5}) {
+		t.Fatalf("created with limits %+v", got.Limits)
+	}
+	_, err = s.SetSessionLimits(ctx, sess.ID, core.Limits{MaxSteps: 7}, core.ActorHuman)
 	must(t, err)
 	got, err := s.SetSessionLimits(ctx, sess.ID, core.Limits{MaxSessionTokens: 900}, core.ActorHuman)
 	must(t, err)

@@ -200,7 +200,17 @@ var funcs = template.FuncMap{
 	"utcText": func(t time.Time) string {
 		return t.UTC().Format("2006-01-02 15:04 UTC")
 	},
-	"usd": usd,
+	"usd":    usd,
+	"budget": core.FormatBudget,
+	"limits": ownBudgets,
+}
+
+// ownBudgets shows the budgets a session's own limits set.
+func ownBudgets(l *core.Limits) string {
+	if t := l.BudgetsText(); t != "" {
+		return t
+	}
+	return "no budget of its own"
 }
 
 // usd shows an estimated cost in dollars: to the cent from $100, else

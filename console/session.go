@@ -25,6 +25,7 @@ func (h *Handler) registerSession(mux *http.ServeMux) {
 	mux.HandleFunc("POST /console/sessions/{id}/tool-result", h.signedIn(h.sessionToolResult))
 	mux.HandleFunc("POST /console/sessions/{id}/stop", h.signedIn(h.sessionStop))
 	mux.HandleFunc("POST /console/sessions/{id}/retry", h.signedIn(h.sessionRetry))
+	mux.HandleFunc("POST /console/sessions/{id}/budget", h.signedIn(h.sessionBudget))
 	mux.HandleFunc("POST /console/sessions/{id}/message", h.signedIn(h.sessionMessage))
 	mux.HandleFunc("POST /console/sessions/{id}/archive", h.signedIn(h.sessionArchive))
 }
@@ -44,6 +45,9 @@ type sessionView struct {
 	Running, Archived bool
 	// Retryable: the last turn failed or was stopped and can run again.
 	Retryable bool
+	// Paused is the session budget that paused the open turn, if one
+	// did: the budget form raises it.
+	Paused *core.BudgetPause
 	// Error is an action's refusal; Text is the message typed, kept
 	// when sending it was refused.
 	Error, Text string
@@ -113,6 +117,9 @@ func (h *Handler) loadSession(ctx context.Context, id string) (*sessionView, err
 		Archived: sv.Status == core.StatusArchived,
 	}
 	v.Retryable = !v.Running && !v.Archived && sv.Result != nil && core.Retryable(sv.Result.YieldReason)
+	if sv.PendingAction != nil {
+		v.Paused = sv.PendingAction.Budget
+	}
 	answered := map[string]bool{}
 	for _, q := range queued {
 		var b struct {

@@ -1,8 +1,11 @@
 package console
 
 import (
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/sessions/client"
@@ -36,6 +39,41 @@ func (h *Handler) sessionStop(w http.ResponseWriter, r *http.Request, s *core.Co
 // refuses when a later turn ended meanwhile.
 func (h *Handler) sessionRetry(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {
 	h.sendInput(w, r, s, client.Input{Type: core.TypeUserRetry, TurnID: r.PostForm.Get("turn_id")})
+}
+
+// sessionBudget sets the session's budgets (the fields filled in); raising
+// the one that paused its turn resumes the turn.
+func (h *Handler) sessionBudget(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {
+	var l core.Limits
+	var bad []string
+	if v := strings.TrimSpace(r.PostForm.Get("max_session_tokens")); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			bad = append(bad, "the token budget must be a whole number above 0")
+		}
+		l.MaxSessionTokens = n
+	}
+	if v := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(r.PostForm.Get("max_session_cost_usd")), "$")); v != "" {
+		usd, err := strconv.ParseFloat(v, 64)
+		if err != nil || usd <= 0 || math.IsInf(usd, 0) || math.IsNaN(usd) {
+			bad = append(bad, "the cost budget must be a number of US dollars above 0")
+		}
+		l.MaxSessionCostUSD = usd
+	}
+	switch {
+	case len(bad) > 0:
+		h.showSession(w, r, s, http.StatusBadRequest, "Not set: "+strings.Join(bad, "; ")+".", "")
+		return
+	case l == (core.Limits{}):
+		h.showSession(w, r, s, http.StatusBadRequest, "Not set: fill in a token budget, a cost budget, or both.", "")
+		return
+	}
+	id := r.PathValue("id")
+	if _, err := h.api.SetLimits(r.Context(), id, l); err != nil {
+		h.sessionRefused(w, r, s, err, "")
+		return
+	}
+	done(w, r, "sessions/"+url.PathEscape(id))
 }
 
 func (h *Handler) sessionMessage(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {

@@ -89,6 +89,14 @@ func newFakeSession(e *env) *fakeSession {
 		f.postedOne <- struct{}{}
 		writeJSON(w, 202, map[string]any{"data": []map[string]any{{"id": "evt_q", "type": "x", "queued_at": "2030-05-06T07:11:00Z"}}})
 	})
+	e.api.HandleFunc("POST /v1/sessions/ses_1", func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.posts = append(f.posts, string(raw))
+		f.postedOne <- struct{}{}
+		writeJSON(w, 200, f.view)
+	})
 	e.api.HandleFunc("POST /v1/sessions/ses_1/archive", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -215,6 +223,28 @@ func TestSessionPage(t *testing.T) {
 		f.set("result", nil)
 	})
 
+	t.Run("budget", func(t *testing.T) {
+		body := e.do(req{method: "GET", path: "/console/sessions/ses_1", cookie: c}).Body.String()
+		if !strings.Contains(body, `<form id="budget" method="post" action="ses_1/budget">`) || strings.Contains(body, `id="budget-paused"`) {
+			t.Error("no budget form, or a pause shown, for a session that is not paused")
+		}
+		f.set("stop_reason", "budget_exceeded")
+		f.set("pending_action", map[string]any{"tool_use_ids": []string{}, "budget": map[string]any{"name": "max_session_cost_usd", "limit": 1, "spent": 1.25}})
+		f.set("limits", map[string]any{"max_session_cost_usd": 1})
+		defer f.set("pending_action", map[string]any{"tool_use_ids": []string{"toolu_a", "toolu_c"}})
+		defer f.set("stop_reason", "requires_action")
+		defer f.set("limits", nil)
+		body = e.do(req{method: "GET", path: "/console/sessions/ses_1", cookie: c}).Body.String()
+		for _, want := range []string{
+			`<p class="notice" id="budget-paused">Paused: the session has used $1.25 of its $1.00 budget (<code>max_session_cost_usd</code>).`,
+			`>Raise and continue</button>`, `name="max_session_cost_usd" inputmode="decimal" placeholder="1"`,
+		} {
+			if !strings.Contains(body, want) {
+				t.Errorf("paused page lacks %s", want)
+			}
+		}
+	})
+
 	t.Run("running", func(t *testing.T) {
 		f.set("status", "running")
 		f.set("pending_action", nil)
@@ -301,6 +331,8 @@ func TestSessionActions(t *testing.T) {
 		{"stop", "stop", url.Values{}, `{"events":[{"type":"user.interrupt"}]}`},
 		{"message", "message", url.Values{"text": {"also Y"}}, `{"events":[{"type":"user.message","text":"also Y"}]}`},
 		{"retry", "retry", url.Values{"turn_id": {"turn_9"}}, `{"events":[{"type":"user.retry","turn_id":"turn_9"}]}`},
+		{"budget", "budget", url.Values{"max_session_tokens": {"5000"}, "max_session_cost_usd": {"$2.50"}}, `{"limits":{"max_session_tokens":5000,"max_session_cost_usd":2.5}}`},
+		{"cost budget only", "budget", url.Values{"max_session_tokens": {""}, "max_session_cost_usd": {"3"}}, `{"limits":{"max_session_cost_usd":3}}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, "")
@@ -325,6 +357,34 @@ func TestSessionActions(t *testing.T) {
 			}
 			if p := f.posted(); len(p) != 1 || strings.TrimSpace(p[0]) != tt.want {
 				t.Fatalf("posted %q\nwant %s", p, tt.want)
+			}
+		})
+	}
+}
+
+// TestSessionBudgetInvalid: a budget form that is empty or not a number
+// is shown again with why, and nothing reaches the API.
+func TestSessionBudgetInvalid(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		form url.Values
+		want string
+	}{
+		{"empty", url.Values{"max_session_tokens": {""}, "max_session_cost_usd": {" "}}, "fill in a token budget, a cost budget, or both"},
+		{"words", url.Values{"max_session_tokens": {"lots"}}, "the token budget must be a whole number above 0"},
+		{"negative cost", url.Values{"max_session_cost_usd": {"-2"}}, "the cost budget must be a number of US dollars above 0"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, "")
+			f := newFakeSession(e)
+			c, csrf := e.signIn()
+			tt.form.Set("csrf", csrf)
+			rec := e.do(req{method: "POST", path: "/console/sessions/ses_1/budget", cookie: c, form: tt.form})
+			if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), tt.want) {
+				t.Fatalf("%d, want 400 saying %q:\n%s", rec.Code, tt.want, rec.Body)
+			}
+			if p := f.posted(); len(p) != 0 {
+				t.Fatalf("the API got %v", p)
 			}
 		})
 	}

@@ -50,6 +50,19 @@ func FormatBudget(name string, value float64) string {
 	return groupThousands(int64(value)) + " tokens"
 }
 
+// BudgetsText names the session budgets l sets, as a person reads them
+// ("200,000 tokens and $5.00"); "" when it sets none.
+func (l Limits) BudgetsText() string {
+	var set []string
+	if l.MaxSessionTokens > 0 {
+		set = append(set, FormatBudget(BudgetTokens, float64(l.MaxSessionTokens)))
+	}
+	if l.MaxSessionCostUSD > 0 {
+		set = append(set, FormatBudget(BudgetCostUSD, l.MaxSessionCostUSD))
+	}
+	return strings.Join(set, " and ")
+}
+
 // groupThousands writes n with commas between groups of three digits.
 func groupThousands(n int64) string {
 	s := strconv.FormatInt(n, 10)

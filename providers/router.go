@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
 )
@@ -187,14 +186,7 @@ func (r *Router) setBudget(ctx context.Context, t Trigger, log *slog.Logger) (Ro
 
 // budgetSetNote confirms a budget command.
 func budgetSetNote(l core.Limits, resumed bool) string {
-	var set []string
-	if l.MaxSessionTokens > 0 {
-		set = append(set, core.FormatBudget(core.BudgetTokens, float64(l.MaxSessionTokens)))
-	}
-	if l.MaxSessionCostUSD > 0 {
-		set = append(set, core.FormatBudget(core.BudgetCostUSD, l.MaxSessionCostUSD))
-	}
-	note := "This session's budget is now " + strings.Join(set, " and ") + "."
+	note := "This session's budget is now " + l.BudgetsText() + "."
 	if resumed {
 		note += " Continuing where I paused."
 	}

@@ -103,8 +103,21 @@ func TestBudgetPauseInSlack(t *testing.T) {
 		t.Fatalf("after a refused command %+v", p)
 	}
 
-	// Raised through the API: the same turn resumes from its last step.
+	// A restart (after SIGKILL) does not resume the paused turn: the
+	// pause released its lease, so recovery finds no open turn, and the
+	// budget still holds.
 	n := len(w.ms.Requests())
+	w.srv.kill()
+	w.srv = w.srv.restart()
+	w.srv.waitLog("switchboard serving")
+	if out := w.srv.out.String(); strings.Contains(out, "resuming turn left open") {
+		t.Fatalf("the restart resumed a paused turn:\n%s", out)
+	}
+	if p := w.paused(id); p.Status != "awaiting_input" || p.StopReason != "budget_exceeded" {
+		t.Fatalf("after the restart %+v", p)
+	}
+
+	// Raised through the API: the same turn resumes from its last step.
 	w.ms.Push(modelserver.Step{Text: "The flaky test is TestClock.", Usage: modelserver.Usage{Input: 400, Output: 100}})
 	if code, raw := w.srv.do("POST", "/v1/sessions/"+id, `{"limits":{"max_session_tokens":5000}}`); code != 200 {
 		t.Fatalf("raise: %d %s", code, raw)

@@ -2,8 +2,10 @@ package harness_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/toolset"
@@ -185,6 +187,46 @@ func TestCostBudget(t *testing.T) {
 			s, _ := e.log.GetSession(context.Background(), "")
 			if b := s.PendingAction.Budget; b.Name != core.BudgetCostUSD || b.Limit != 0.0005 || b.Spent != 0.0006 {
 				t.Fatalf("budget %+v", b)
+			}
+		})
+	}
+}
+
+// TestBudgetPauseKeepsRunningTime: a resumed turn's time limit counts
+// only the time it ran before the pause, not the time it was paused: a
+// turn that paused with its time used up ends deadline_exceeded at once,
+// one paused long after it started runs on.
+func TestBudgetPauseKeepsRunningTime(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		activeMS int64
+		want     core.Reason
+	}{
+		{"time used up before the pause", 30_000, core.ReasonDeadlineExceeded},
+		{"paused for an hour", 10, core.ReasonCompleted},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e, _ := budgetEnv(t)
+			e.run(t, context.Background())
+			e.log.mu.Lock()
+			for i, ev := range e.log.events {
+				// The turn started an hour ago; it ran for activeMS.
+				ev.CreatedAt = core.Time{Time: ev.CreatedAt.Add(-time.Hour)}
+				var b core.StatusChangedBody
+				if ev.Type == core.TypeStatusChanged && ev.Decode(&b) == nil && b.Turn != nil {
+					b.Turn.ActiveMS = tt.activeMS
+					ev.Body, _ = json.Marshal(b)
+				}
+				e.log.events[i] = ev
+			}
+			e.log.mu.Unlock()
+			e.cycle.Limits.MaxSessionTokens = 10_000
+			e.log.raise()
+			if out := e.run(t, context.Background()); out.Reason != tt.want {
+				t.Fatalf("resumed turn ended %s, want %s", out.Reason, tt.want)
+			}
+			if want := map[core.Reason]int{core.ReasonDeadlineExceeded: 1, core.ReasonCompleted: 2}[tt.want]; len(e.model.Requests()) != want {
+				t.Fatalf("%d model requests, want %d", len(e.model.Requests()), want)
 			}
 		})
 	}

@@ -118,6 +118,9 @@ type (
 		// extends the model's system prompt (skills, repository
 		// instructions), logged once before a session's first turn.
 		Kind string `json:"kind,omitempty"`
+		// ScheduleID names the schedule whose fire queued this
+		// user.message.
+		ScheduleID string `json:"schedule_id,omitempty"`
 	}
 	ToolUseBody struct {
 		ToolUseID string          `json:"tool_use_id"`

@@ -303,4 +303,15 @@
 // the event's created_at, in the transaction that logs it, so the
 // counters hold exactly the turns committed. Turns logged by a release
 // without the bucket are not counted.
+//
+// Schedules (Store also implements core.ScheduleStore):
+//
+//	schedules     schedule id → JSON of core.Schedule
+//	schedule_due  8-byte big-endian uint64 next_at in unix nanoseconds +
+//	              schedule id → empty value: the schedules that will
+//	              fire, in due order (a paused or finished one has none)
+//
+// FireSchedule checks, in one transaction, that the due time it fires for
+// is still the schedule's next_at, queues the input (or creates the new
+// session) with the dedupe key schedule:<id>:<due>, and moves next_at on.
 package sessions

@@ -25,7 +25,7 @@ var dumped = []string{
 	bucketDestinations, bucketDestinationSecrets, bucketDeliveries, bucketOutbox, bucketOutboxStreams,
 	bucketSkills, bucketSkillVersions, bucketSkillContents,
 	bucketMemoryStores, bucketMemoryVersions, bucketMemoryContents,
-	bucketHourlyStats,
+	bucketHourlyStats, bucketSchedules,
 }
 
 var undumped = map[string]string{
@@ -57,6 +57,7 @@ var undumped = map[string]string{
 	bucketSessionsByProvider:  "index: rebuilt from the sessions",
 	bucketSessionsByTenant:    "index: rebuilt from the sessions",
 	bucketSessionTexts:        "put with its session (dump.Session's FirstText)",
+	bucketScheduleDue:         "index: rebuilt from the schedules",
 }
 
 // Dump puts every record of the store, in one read transaction (a
@@ -70,7 +71,7 @@ func (s *Store) Dump(ctx context.Context, put dump.Put) error {
 		d := dumper{tx: tx, put: put, ctx: ctx}
 		for _, step := range []func() error{
 			d.agents, d.sessions, d.keys, d.wakes, d.sinks,
-			d.vaults, d.environments, d.installations, d.once, d.destinations, d.skills, d.memory, d.stats,
+			d.vaults, d.environments, d.installations, d.once, d.destinations, d.skills, d.memory, d.stats, d.schedules,
 		} {
 			if err := step(); err != nil {
 				return err
@@ -409,5 +410,20 @@ func (d dumper) stats() error {
 			return err
 		}
 		return d.put(dump.HourStats(*h))
+	})
+}
+
+// schedules puts the schedules.
+func (d dumper) schedules() error {
+	return d.each(bucketSchedules, func(_, v []byte) error {
+		sc, err := decode[core.Schedule](v)
+		if err != nil {
+			return err
+		}
+		r := dump.Schedule{ID: sc.ID, SessionID: sc.Target.SessionID, CreatedBy: sc.CreatedBy, Body: v}
+		if sc.NextAt != nil {
+			r.NextAt = &sc.NextAt.Time
+		}
+		return d.put(r)
 	})
 }

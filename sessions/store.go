@@ -61,6 +61,7 @@ var allBuckets = []string{
 	bucketConsoleSessions, bucketConsoleSessionTimes, bucketConsoleFailures, bucketConsoleFailureTimes,
 	bucketHourlyStats,
 	bucketSessionsByProvider, bucketSessionsByTenant, bucketSessionTexts,
+	bucketSchedules, bucketScheduleDue,
 }
 
 // Options tune Open. The zero value is ready to use.

@@ -36,6 +36,7 @@ type Store interface {
 	core.MemoryStores
 	core.ConsoleStore
 	core.StatsStore
+	core.ScheduleStore
 	// Ready is "ready", or why not.
 	Ready(ctx context.Context) (status string, ok bool)
 }

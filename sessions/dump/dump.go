@@ -36,7 +36,7 @@ var Kinds = []string{
 	"vaults", "credentials", "environments", "installations", "once keys",
 	"destinations", "deliveries", "delivery streams",
 	"skills", "skill versions", "skill contents",
-	"memory stores", "memory versions", "hourly stats",
+	"memory stores", "memory versions", "hourly stats", "schedules",
 }
 
 // Agent is an agent's latest version.
@@ -217,6 +217,16 @@ type MemoryVersion struct {
 	Content                  []byte
 }
 
+// Schedule is a schedule's record; NextAt (nil while it will not fire)
+// is what its due index is rebuilt from.
+type Schedule struct {
+	ID        string
+	NextAt    *time.Time
+	SessionID string // the session it targets, "" for an agent's
+	CreatedBy string
+	Body      json.RawMessage
+}
+
 // HourStats are the counters of one hour of turns.
 type HourStats core.HourStats
 
@@ -248,3 +258,4 @@ func (SkillContent) Kind() string   { return "skill contents" }
 func (MemoryStore) Kind() string    { return "memory stores" }
 func (MemoryVersion) Kind() string  { return "memory versions" }
 func (HourStats) Kind() string      { return "hourly stats" }
+func (Schedule) Kind() string       { return "schedules" }

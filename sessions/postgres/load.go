@@ -222,6 +222,13 @@ func (l *loader) put(r dump.Record) error {
 		q(`INSERT INTO hourly_stats (hour, turns, failed, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, cost_usd)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 			r.Hour, r.Turns, r.Failed, r.InputTokens, r.OutputTokens, r.CacheReadInputTokens, r.CacheCreationInputTokens, r.CostUSD)
+	case dump.Schedule:
+		var next *int64
+		if r.NextAt != nil {
+			n := r.NextAt.UnixNano()
+			next = &n
+		}
+		q(`INSERT INTO schedules (id, next_at, session, made_by, body) VALUES ($1, $2, $3, $4, $5)`, r.ID, next, r.SessionID, r.CreatedBy, []byte(r.Body))
 	default:
 		return fmt.Errorf("load: unknown record %T", r)
 	}

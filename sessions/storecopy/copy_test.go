@@ -49,7 +49,7 @@ func TestCopy(t *testing.T) {
 		"vaults": 2, "credentials": 2, "environments": 1, "installations": 3, "once keys": 1,
 		"destinations": 2, "deliveries": 13, "delivery streams": 7,
 		"skills": 2, "skill versions": 3, "skill contents": 5,
-		"memory stores": 2, "memory versions": 6, "hourly stats": 2,
+		"memory stores": 2, "memory versions": 6, "hourly stats": 2, "schedules": 2,
 	}
 	if got, w := jsonOf(t, sum), jsonOf(t, want); got != w {
 		t.Errorf("summary = %s\nwant      %s", got, w)

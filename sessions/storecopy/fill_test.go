@@ -193,6 +193,21 @@ func fill(t *testing.T, s backend.Store, keys fakeKeys, clk *clock) {
 	_, err = s.Once(ctx, "oauth:state:nonce1", clk.t.Add(10*time.Minute))
 	must(t, err)
 	fillSkills(t, s, clk)
+	fillSchedules(t, s, clk)
+}
+
+// fillSchedules writes a recurring schedule due in an hour and a one-off
+// that fired already.
+func fillSchedules(t *testing.T, s backend.Store, clk *clock) {
+	ctx := t.Context()
+	next := core.NewTime(clk.t.Add(time.Hour))
+	_, err := s.CreateSchedule(ctx, &core.Schedule{Cron: "0 * * * *", TimeZone: "Europe/Berlin", NextAt: &next, CreatedBy: core.CreatedByAdmin,
+		Target: core.ScheduleTarget{Agent: "agt_x", Input: "hourly", Tenant: "ops"}})
+	must(t, err)
+	fired := core.NewTime(clk.t.Add(-time.Hour))
+	_, err = s.CreateSchedule(ctx, &core.Schedule{At: &fired, LastFiredAt: &fired, Fires: 1, CreatedBy: "ses_made_it",
+		Target: core.ScheduleTarget{SessionID: "ses_made_it", Input: "follow up"}})
+	must(t, err)
 }
 
 // fillSkills writes two skills, one in two versions that share a file,

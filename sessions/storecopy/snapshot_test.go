@@ -41,6 +41,12 @@ func snapshot(t *testing.T, s backend.Store, now time.Time) string {
 		}
 	}
 	snap["agents"], snap["agent_versions"] = agents, versions
+	snap["schedules"] = page(t, func(after string) ([]*core.Schedule, bool, error) {
+		return s.ListSchedules(ctx, core.ScheduleQuery{After: after, Limit: 1})
+	}, func(s *core.Schedule) string { return s.ID })
+	dueSchedules, err := s.DueSchedules(ctx, now.Add(24*time.Hour), 0)
+	must(t, err)
+	snap["schedules_due"] = dueSchedules
 
 	list := page(t, func(after string) ([]*core.Session, bool, error) {
 		page, err := s.ListSessions(ctx, core.SessionFilter{After: after, Limit: 2})

@@ -1,0 +1,103 @@
+package core
+
+import (
+	"context"
+	"time"
+)
+
+// PrefixSchedule begins a schedule's id.
+const PrefixSchedule = "sch"
+
+// Schedule sends an input at due times: every time a cron expression in a
+// time zone is due, or once at a given time. Its target is an existing
+// session (the input is queued on it) or an agent (each fire starts a new
+// session of it with the input).
+type Schedule struct {
+	ID string `json:"id"`
+	// Cron (five fields, in TimeZone, default UTC) makes it recurring; At
+	// makes it a one-off. Exactly one is set.
+	Cron     string         `json:"cron,omitempty"`
+	TimeZone string         `json:"time_zone,omitempty"`
+	At       *Time          `json:"at,omitempty"`
+	Target   ScheduleTarget `json:"target"`
+	// Paused schedules do not fire; resuming one makes its next due time
+	// the first after the resume (what was due meanwhile is skipped).
+	Paused bool `json:"paused"`
+	// NextAt is when it fires next: nil while paused, and once a one-off
+	// fired.
+	NextAt *Time `json:"next_at"`
+	// LastFiredAt is the due time it last fired for, LastSessionID the
+	// session that fire queued its input on, Fires how often it fired.
+	LastFiredAt   *Time  `json:"last_fired_at"`
+	LastSessionID string `json:"last_session_id,omitempty"`
+	Fires         int64  `json:"fires"`
+	// LastError says why it stopped firing (its session was archived or
+	// deleted); the schedule is paused then.
+	LastError string `json:"last_error,omitempty"`
+	// CreatedBy is "admin", or the id of the session whose model made it
+	// with the schedule tool.
+	CreatedBy string `json:"created_by"`
+	CreatedAt Time   `json:"created_at"`
+	UpdatedAt Time   `json:"updated_at"`
+}
+
+// ScheduleTarget is what a schedule's fire does.
+type ScheduleTarget struct {
+	// SessionID: queue Input on this session. Else Agent (an agent id):
+	// start a new session of the agent's latest version with Input, and
+	// with Metadata and Tenant as POST /v1/sessions takes them.
+	SessionID string            `json:"session_id,omitempty"`
+	Agent     string            `json:"agent,omitempty"`
+	Input     string            `json:"input"`
+	Metadata  map[string]string `json:"metadata,omitempty"`
+	Tenant    string            `json:"tenant,omitempty"`
+}
+
+// CreatedByAdmin is Schedule.CreatedBy for schedules made over the API.
+const CreatedByAdmin = "admin"
+
+// ScheduleQuery selects schedules in a list (id order).
+type ScheduleQuery struct {
+	// Session keeps the schedules that target it or that its model made.
+	Session string
+	After   string
+	Limit   int
+}
+
+// Fire is what a schedule's due time queued.
+type Fire struct {
+	// Fired is false when the due time was not the schedule's to fire
+	// any more: another replica fired it, or it was paused, moved or
+	// deleted meanwhile.
+	Fired    bool
+	Schedule *Schedule
+	// Session is the session the input was queued on (new or targeted).
+	Session *Session
+	Created bool
+}
+
+// ScheduleStore keeps schedules. Firing claims a due time in the same
+// transaction that queues the input, so each due time fires once across
+// restarts and replicas.
+type ScheduleStore interface {
+	// CreateSchedule saves a new schedule; it assigns the id and times.
+	CreateSchedule(ctx context.Context, s *Schedule) (*Schedule, error)
+	GetSchedule(ctx context.Context, id string) (*Schedule, error)
+	ListSchedules(ctx context.Context, q ScheduleQuery) (list []*Schedule, hasMore bool, err error)
+	// UpdateSchedule applies fn to the schedule and saves it (pause,
+	// resume: fn sets Paused and NextAt).
+	UpdateSchedule(ctx context.Context, id string, fn func(*Schedule) error) (*Schedule, error)
+	DeleteSchedule(ctx context.Context, id string) error
+	// DueSchedules returns up to limit schedules whose NextAt is at or
+	// before now, earliest first.
+	DueSchedules(ctx context.Context, now time.Time, limit int) ([]*Schedule, error)
+	// NextScheduleAt is the earliest NextAt of all schedules.
+	NextScheduleAt(ctx context.Context) (time.Time, bool, error)
+	// FireSchedule fires the schedule for its due time due, which must
+	// still be its NextAt (else Fired is false and nothing is written):
+	// in one transaction it queues the target's input (on the target
+	// session, or on a new session made from start) and moves NextAt to
+	// next (nil: it is done). A target session that is archived or gone
+	// pauses the schedule with LastError instead.
+	FireSchedule(ctx context.Context, id string, due time.Time, next *time.Time, start *NewSession) (*Fire, error)
+}

@@ -44,3 +44,16 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 
 // Ptr returns a pointer to t, for optional fields.
 func (t Time) Ptr() *Time { return &t }
+
+// WallClock is the system's clock, with its timers: the default of the
+// packages that take a clock so that tests can drive their waits.
+type WallClock struct{}
+
+// Now is time.Now.
+func (WallClock) Now() time.Time { return time.Now() }
+
+// Timer fires once after d; stop releases it early.
+func (WallClock) Timer(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTimer(d)
+	return t.C, func() { t.Stop() }
+}

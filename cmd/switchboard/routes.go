@@ -17,6 +17,7 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/metrics"
 	"github.com/switchboardhq/switchboard/sessions/page"
 	"github.com/switchboardhq/switchboard/sessions/runtime"
+	"github.com/switchboardhq/switchboard/sessions/schedules"
 	"github.com/switchboardhq/switchboard/sessions/skills"
 	"github.com/switchboardhq/switchboard/sessions/vaults"
 	"github.com/switchboardhq/switchboard/webhooks"
@@ -24,7 +25,7 @@ import (
 
 // routes mounts every package's handlers: the API, the session page and
 // the console behind authentication, health and metrics in the open.
-func routes(cfg *serveConfig, store backend.Store, hub *live.Hub, rt *runtime.Runtime, m *metrics.Metrics, wh *webhooks.Service, gw *providers.Set, states *oauth.States, sb *sandbox.Docker, con *console.Handler, log *slog.Logger) http.Handler {
+func routes(cfg *serveConfig, store backend.Store, hub *live.Hub, rt *runtime.Runtime, sr *schedules.Runner, m *metrics.Metrics, wh *webhooks.Service, gw *providers.Set, states *oauth.States, sb *sandbox.Docker, con *console.Handler, log *slog.Logger) http.Handler {
 	a := &api.Auth{AdminToken: cfg.adminToken, Sessions: store, Logger: log}
 	v1 := http.NewServeMux()
 	(&api.Handler{Store: store, Runtime: rt, Destinations: wh, Environments: store, Sealer: cfg.sealer, StdioAllow: cfg.mcp.StdioAllow, Hub: hub, Logger: log, MaxBody: cfg.maxBody, Heartbeat: cfg.heartbeat, OnSSE: m.SSE}).Register(v1)
@@ -32,6 +33,7 @@ func routes(cfg *serveConfig, store backend.Store, hub *live.Hub, rt *runtime.Ru
 	(&vaults.Handler{Store: store, Sealer: cfg.sealer, Logger: log, MaxBody: cfg.maxBody}).Register(v1)
 	(&skills.Handler{Store: store, Logger: log, MaxBytes: cfg.skills.MaxBytes}).Register(v1)
 	(&memory.Handler{Stores: store, Logger: log, MaxBody: cfg.maxBody}).Register(v1)
+	(&schedules.Handler{Store: store, Runner: sr, Clock: sr.Clock, Logger: log, MaxBody: cfg.maxBody}).Register(v1)
 	(&webhooks.Handler{Service: wh, Logger: log, MaxBody: cfg.maxBody}).Register(v1)
 	mux := http.NewServeMux()
 	// The providers' webhooks and install flows are public (signed by the

@@ -30,6 +30,7 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/memory"
 	"github.com/switchboardhq/switchboard/sessions/metrics"
 	"github.com/switchboardhq/switchboard/sessions/runtime"
+	"github.com/switchboardhq/switchboard/sessions/schedules"
 	"github.com/switchboardhq/switchboard/sessions/skills"
 	"github.com/switchboardhq/switchboard/sessions/vaults"
 	"github.com/switchboardhq/switchboard/webhooks"
@@ -251,6 +252,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		rc.Sandboxes = sb
 	}
 	rt := runtime.New(rc)
+	sr := schedules.NewRunner(db, scheduleClock(getenv), log.With("component", "schedules"))
 	con, err := console.New(db, console.Config{AdminToken: cfg.adminToken, PublicURL: cfg.publicURL, Logger: log, Heartbeat: cfg.heartbeat, MaxUpload: cfg.skills.MaxBytes,
 		Platforms: consolePlatforms(gw), Containers: consoleContainers(sb)})
 	if err != nil {
@@ -264,8 +266,9 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		return err
 	}
 
-	srv := httpserver.New(cfg.http, routes(cfg, db, hub, rt, m, wh, gw, states, sb, con, log), log)
+	srv := httpserver.New(cfg.http, routes(cfg, db, hub, rt, sr, m, wh, gw, states, sb, con, log), log)
 	wh.Start(ctx)
+	go sr.Run(bg)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	log.Info("switchboard serving", "addr", ln.Addr().String(), "data_dir", cfg.dataDir, "public_url", cfg.publicURL)

@@ -10,15 +10,6 @@ type Clock interface {
 	Timer(d time.Duration) (c <-chan time.Time, stop func())
 }
 
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
-
-func (wallClock) Timer(d time.Duration) (<-chan time.Time, func()) {
-	t := time.NewTimer(d)
-	return t.C, func() { t.Stop() }
-}
-
 // retry is the back-off of a session whose cycles keep failing.
 type retry struct {
 	failures int

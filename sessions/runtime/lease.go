@@ -47,9 +47,9 @@ func (r *Runtime) takeLease(ctx context.Context, id string, cancel context.Cance
 func (r *Runtime) renew(ctx context.Context, h *hold, cancel context.CancelCauseFunc) {
 	defer h.done.Done()
 	ttl := r.cfg.LeaseTTL
-	renewed := wallClock{}.Now()
+	renewed := core.WallClock{}.Now()
 	for {
-		c, stop := wallClock{}.Timer(ttl / 3)
+		c, stop := core.WallClock{}.Timer(ttl / 3)
 		select {
 		case <-h.stop:
 			stop()
@@ -62,13 +62,13 @@ func (r *Runtime) renew(ctx context.Context, h *hold, cancel context.CancelCause
 		err := r.cfg.Store.RenewLease(ctx, h.lease, ttl)
 		switch {
 		case err == nil:
-			renewed = wallClock{}.Now()
+			renewed = core.WallClock{}.Now()
 		case errors.Is(err, core.ErrLeaseLost):
 			h.taken.Store(true)
 			r.log.Warn("session lease lost to another runtime; stopping its turn here", "session_id", h.lease.SessionID, "epoch", h.lease.Epoch)
 			cancel(core.ErrLeaseLost)
 			return
-		case wallClock{}.Now().Sub(renewed) >= ttl:
+		case core.WallClock{}.Now().Sub(renewed) >= ttl:
 			r.log.Warn("session lease could not be renewed for its whole TTL; stopping its turn here", "session_id", h.lease.SessionID, "err", err)
 			cancel(core.ErrLeaseLost)
 			return
@@ -97,7 +97,7 @@ func (r *Runtime) heartbeat(ctx context.Context) {
 		if err := r.cfg.Store.Heartbeat(ctx, r.cfg.Holder, r.cfg.LeaseTTL, false); err != nil && ctx.Err() == nil {
 			r.log.Debug("heartbeat", "err", err)
 		}
-		c, stop := wallClock{}.Timer(r.cfg.LeaseTTL / 3)
+		c, stop := core.WallClock{}.Timer(r.cfg.LeaseTTL / 3)
 		select {
 		case <-ctx.Done():
 			stop()

@@ -121,7 +121,7 @@ func New(cfg Config) *Runtime {
 		cfg.MaxRetryAfter = max(5*time.Minute, cfg.RetryAfter)
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = wallClock{}
+		cfg.Clock = core.WallClock{}
 	}
 	if cfg.KeyRetention < 7*24*time.Hour {
 		cfg.KeyRetention = 7 * 24 * time.Hour

@@ -1,0 +1,191 @@
+// Package schedules runs schedules: the Runner fires each due time once
+// (the store claims it in the transaction that queues the input), the
+// Handler serves /v1/schedules, and the schedule tool lets a session's
+// model ask to be woken later.
+package schedules
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/crontab"
+)
+
+// Store is what schedules need of the session store.
+type Store interface {
+	core.ScheduleStore
+	GetAgent(ctx context.Context, idOrName string) (*core.Agent, error)
+	GetSession(ctx context.Context, id string) (*core.Session, error)
+}
+
+// Clock is the runner's time; tests drive it by hand.
+type Clock interface {
+	Now() time.Time
+	Timer(d time.Duration) (c <-chan time.Time, stop func())
+}
+
+// maxIdle bounds how long the runner sleeps without reading the store:
+// schedules another replica made are seen within it.
+const maxIdle = time.Minute
+
+// Runner fires due schedules. With several replicas each runs one; the
+// store makes each due time fire once.
+type Runner struct {
+	Store  Store
+	Clock  Clock // default the wall clock
+	Logger *slog.Logger
+	poke   chan struct{}
+}
+
+// NewRunner returns a runner; Run runs it.
+func NewRunner(store Store, clock Clock, log *slog.Logger) *Runner {
+	if clock == nil {
+		clock = core.WallClock{}
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Runner{Store: store, Clock: clock, Logger: log, poke: make(chan struct{}, 1)}
+}
+
+// Poke makes the runner read the store again now: a schedule was made,
+// resumed or moved.
+func (r *Runner) Poke() {
+	select {
+	case r.poke <- struct{}{}:
+	default:
+	}
+}
+
+// Run fires due schedules until ctx ends.
+func (r *Runner) Run(ctx context.Context) {
+	for {
+		wait := maxIdle
+		if err := r.FireDue(ctx); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			r.Logger.Error("fire schedules", "err", err)
+			wait = 5 * time.Second
+		} else if at, ok, err := r.Store.NextScheduleAt(ctx); err == nil && ok {
+			wait = min(wait, max(at.Sub(r.Clock.Now()), 0))
+		}
+		c, stop := r.Clock.Timer(max(wait, time.Millisecond))
+		select {
+		case <-ctx.Done():
+			stop()
+			return
+		case <-r.poke:
+			stop()
+		case <-c:
+		}
+	}
+}
+
+// FireDue fires every schedule due now, once each, however many of its
+// times passed while nothing ran: the next due time is the first after
+// now.
+func (r *Runner) FireDue(ctx context.Context) error {
+	for {
+		now := r.Clock.Now()
+		due, err := r.Store.DueSchedules(ctx, now, 100)
+		if err != nil {
+			return err
+		}
+		for _, sc := range due {
+			if err := r.fire(ctx, sc, now); err != nil {
+				return fmt.Errorf("schedule %s: %w", sc.ID, err)
+			}
+		}
+		if len(due) < 100 {
+			return nil
+		}
+	}
+}
+
+func (r *Runner) fire(ctx context.Context, sc *core.Schedule, now time.Time) error {
+	due := sc.NextAt.Time
+	next, err := Next(sc, now)
+	if err != nil {
+		return r.stop(ctx, sc, err)
+	}
+	var start *core.NewSession
+	if sc.Target.Agent != "" {
+		a, err := r.Store.GetAgent(ctx, sc.Target.Agent)
+		if errors.Is(err, core.ErrNotFound) {
+			return r.stop(ctx, sc, fmt.Errorf("agent %s is gone", sc.Target.Agent))
+		}
+		if err != nil {
+			return err
+		}
+		start = &core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: a.ID, Version: a.Version},
+			Metadata: sc.Target.Metadata, Tenant: sc.Target.Tenant}}
+	}
+	f, err := r.Store.FireSchedule(ctx, sc.ID, due, next, start)
+	if errors.Is(err, core.ErrNotFound) {
+		return nil // deleted meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case f.Fired:
+		missed := ""
+		if next != nil && due.Before(now.Add(-time.Minute)) {
+			missed = "fired late, once, for the times it missed"
+		}
+		r.Logger.Info("schedule fired", "schedule_id", sc.ID, "due", due, "session_id", f.Session.ID, "created", f.Created, "next", next, "note", missed)
+	case f.Schedule.LastError != "" && f.Schedule.Paused:
+		r.Logger.Warn("schedule paused: its session cannot take input", "schedule_id", sc.ID, "err", f.Schedule.LastError)
+	}
+	return nil
+}
+
+// stop pauses a schedule that cannot fire, saying why.
+func (r *Runner) stop(ctx context.Context, sc *core.Schedule, why error) error {
+	r.Logger.Warn("schedule paused: it cannot fire", "schedule_id", sc.ID, "err", why)
+	_, err := r.Store.UpdateSchedule(ctx, sc.ID, func(s *core.Schedule) error {
+		s.Paused, s.NextAt, s.LastError = true, nil, why.Error()
+		return nil
+	})
+	if errors.Is(err, core.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// Next is when sc is due after after: the cron expression's next time,
+// or, for a one-off, nil (it fires once).
+func Next(sc *core.Schedule, after time.Time) (*time.Time, error) {
+	if sc.Cron == "" {
+		return nil, nil
+	}
+	spec, err := crontab.Parse(sc.Cron, sc.TimeZone)
+	if err != nil {
+		return nil, err
+	}
+	next := spec.Next(after)
+	if next.IsZero() {
+		return nil, nil
+	}
+	return &next, nil
+}
+
+// First is when a new or resumed schedule is first due: the one-off's
+// time, or the cron expression's first time after now.
+func First(sc *core.Schedule, now time.Time) (*core.Time, error) {
+	if sc.At != nil {
+		at := *sc.At
+		return &at, nil
+	}
+	next, err := Next(sc, now)
+	if err != nil || next == nil {
+		return nil, err
+	}
+	t := core.NewTime(*next)
+	return &t, nil
+}

@@ -1,0 +1,170 @@
+package schedules_test
+
+import (
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions"
+	"github.com/switchboardhq/switchboard/sessions/schedules"
+)
+
+// handClock is moved by the test; its timers never fire by themselves.
+type handClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *handClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *handClock) set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+}
+
+func (c *handClock) Timer(time.Duration) (<-chan time.Time, func()) { return nil, func() {} }
+
+func openStore(t *testing.T) *sessions.Store {
+	t.Helper()
+	s, err := sessions.Open(filepath.Join(t.TempDir(), "db"), sessions.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+var t0 = time.Date(2030, 6, 1, 9, 0, 0, 0, time.UTC)
+
+func pendingTexts(t *testing.T, s *sessions.Store, id string) []string {
+	t.Helper()
+	p, err := s.Pending(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range p {
+		var b core.MessageBody
+		_ = e.Decode(&b)
+		out = append(out, b.Text)
+	}
+	return out
+}
+
+// TestRunnerFiresOnce: each due time fires once; a gap of several due
+// times (the gateway was down) fires once, and the next due time is the
+// first after now.
+func TestRunnerFiresOnce(t *testing.T) {
+	s := openStore(t)
+	ctx := t.Context()
+	a, err := s.CreateAgent(ctx, &core.Agent{Name: "a", Model: "anthropic/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.CreateSession(ctx, core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: a.ID, Version: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Session.ID
+	clock := &handClock{now: t0.Add(-time.Second)}
+	sc := &core.Schedule{Cron: "0 * * * *", Target: core.ScheduleTarget{SessionID: id, Input: "tick"}, CreatedBy: core.CreatedByAdmin}
+	if sc.NextAt, err = schedules.First(sc, clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	sc, err = s.CreateSchedule(ctx, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := schedules.NewRunner(s, clock, nil)
+	step := func(at time.Time, wantTicks int, wantNext time.Time) {
+		t.Helper()
+		clock.set(at)
+		if err := r.FireDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.FireDue(ctx); err != nil { // a second look fires nothing more
+			t.Fatal(err)
+		}
+		if got := len(pendingTexts(t, s, id)); got != wantTicks {
+			t.Fatalf("at %v: %d inputs, want %d", at, got, wantTicks)
+		}
+		got, err := s.GetSchedule(ctx, sc.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.NextAt.Equal(wantNext) {
+			t.Fatalf("at %v: next %v, want %v", at, got.NextAt, wantNext)
+		}
+	}
+	step(t0.Add(-time.Second), 0, t0)
+	step(t0, 1, t0.Add(time.Hour))
+	step(t0.Add(30*time.Minute), 1, t0.Add(time.Hour))
+	// Five hours pass with nothing running: one fire for them all.
+	step(t0.Add(5*time.Hour+30*time.Minute), 2, t0.Add(6*time.Hour))
+	got, _ := s.GetSchedule(ctx, sc.ID)
+	if got.Fires != 2 || !got.LastFiredAt.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("fires %d, last %v", got.Fires, got.LastFiredAt)
+	}
+}
+
+// TestRunnerNewSessions: a schedule of an agent starts a session of its
+// latest version at each fire; once the agent is gone it pauses, saying
+// why.
+func TestRunnerNewSessions(t *testing.T) {
+	s := openStore(t)
+	ctx := t.Context()
+	a, err := s.CreateAgent(ctx, &core.Agent{Name: "nightly", Model: "anthropic/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &handClock{now: t0}
+	at := core.NewTime(t0)
+	sc, err := s.CreateSchedule(ctx, &core.Schedule{Cron: "0 9 * * *", NextAt: &at, CreatedBy: core.CreatedByAdmin,
+		Target: core.ScheduleTarget{Agent: a.ID, Input: "triage the inbox", Tenant: "ops"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := schedules.NewRunner(s, clock, nil)
+	if err := r.FireDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.GetSchedule(ctx, sc.ID)
+	first, err := s.GetSession(ctx, got.LastSessionID)
+	if err != nil || first.Agent.ID != a.ID || first.Tenant != "ops" || first.Status != core.StatusQueued {
+		t.Fatalf("the fire's session %+v (%v)", first, err)
+	}
+	if texts := pendingTexts(t, s, first.ID); len(texts) != 1 || texts[0] != "triage the inbox" {
+		t.Fatalf("its input %v", texts)
+	}
+	if _, err := s.UpdateAgent(ctx, a.ID, 0, func(a *core.Agent) error { a.System = "v2"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	clock.set(t0.Add(24 * time.Hour))
+	if err := r.FireDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = s.GetSchedule(ctx, sc.ID)
+	second, _ := s.GetSession(ctx, got.LastSessionID)
+	if second.ID == first.ID || second.Agent.Version != 2 {
+		t.Fatalf("the second fire's session %+v", second)
+	}
+	// A deleted agent: the schedule pauses with why.
+	stale, err := s.CreateSchedule(ctx, &core.Schedule{At: &at, NextAt: &at, CreatedBy: core.CreatedByAdmin,
+		Target: core.ScheduleTarget{Agent: "agt_gone", Input: "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.FireDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.GetSchedule(ctx, stale.ID); !got.Paused || got.NextAt != nil || got.LastError == "" {
+		t.Fatalf("a schedule of a gone agent %+v", got)
+	}
+}

@@ -75,7 +75,7 @@ func ValidToolName(name string) error {
 // hands); an agent cannot declare tools under these names, nor under the
 // mcp_ prefix that MCP server tools take.
 func ReservedToolNames() []string {
-	return append([]string{"say", "ask", "memory", "skill"}, handsToolNames...)
+	return append([]string{"say", "ask", "memory", "skill", "schedule"}, handsToolNames...)
 }
 
 // handsToolNames are the tools that work in a session's sandbox.

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/switchboardhq/switchboard/fixtures/fakeslack"
 	"github.com/switchboardhq/switchboard/fixtures/modelserver"
 )
 
@@ -150,5 +152,53 @@ func TestScheduleFiresOnce(t *testing.T) {
 	fire(srv, "2026-10-26T01:30:00Z", 7, "2026-10-27T01:30:00.000Z")
 	if reqs := ms.Requests(); len(reqs) != 7 {
 		t.Fatalf("%d model requests for 7 fires", len(reqs))
+	}
+}
+
+// TestScheduleToolFollowUp: in a Slack thread the model schedules a
+// follow-up of its own session in an hour; the session rests idle with
+// next_wake_at, and when the clock reaches it the follow-up's turn runs
+// and its answer is posted in the same thread.
+func TestScheduleToolFollowUp(t *testing.T) {
+	clock := newTestClock(t, "2026-05-04T09:00:00Z")
+	w := startSlack(t, fakeslack.Team{ID: "T0SCH", Name: "Sched"}, map[string]string{"SWITCHBOARD_TEST_CLOCK_FILE": clock.path})
+	w.ms.Push(
+		modelserver.Step{ToolCalls: []modelserver.ToolCall{{ID: "tu_sched", Name: "schedule", Input: map[string]string{"in": "1h", "message": "check whether the deploy finished"}}}},
+		modelserver.Step{Text: "I'll look again in an hour."},
+	)
+	m := w.fake.Human(w.team.ID, "C0SCH", "U0ALICE", "<@"+w.team.BotUserID+"> deploy v2 and tell me how it went", "")
+	if code, _ := w.event(fakeslack.Mention(m)); code != 200 {
+		t.Fatalf("mention: %d", code)
+	}
+	w.waitReply(w.team, "C0SCH", m.TS, "I'll look again in an hour.")
+	id := w.session(w.team.ID, "C0SCH", m.TS)
+	w.srv.waitFor(id, "the first turn", func(st sessionState, _ []event) bool { return st.Status == "idle" })
+	var view struct {
+		Status     string  `json:"status"`
+		NextWakeAt *string `json:"next_wake_at"`
+	}
+	_, raw := w.srv.do("GET", "/v1/sessions/"+id, nil)
+	mustJSON(t, raw, &view)
+	if view.Status != "idle" || view.NextWakeAt == nil || *view.NextWakeAt != "2026-05-04T10:00:00.000Z" {
+		t.Fatalf("resting session %s", raw)
+	}
+
+	w.ms.Push(modelserver.Step{Text: "The deploy of v2 finished: all green."})
+	clock.move(w.srv, "2026-05-04T10:00:00Z")
+	w.waitReply(w.team, "C0SCH", m.TS, "The deploy of v2 finished: all green.")
+	_, evs := w.srv.waitFor(id, "the follow-up's turn", func(st sessionState, evs []event) bool {
+		return st.Status == "idle" && count(evs, "turn.completed") == 2
+	})
+	if scheduled(evs) != 1 {
+		t.Fatalf("the follow-up queued %d inputs", scheduled(evs))
+	}
+	reqs := w.ms.Requests()
+	last := reqs[len(reqs)-1].Messages
+	if text := last[len(last)-1].Content[len(last[len(last)-1].Content)-1].Text; !strings.Contains(text, "[Scheduled follow-up] check whether the deploy finished") {
+		t.Fatalf("the follow-up's request ends with %q", text)
+	}
+	_, raw = w.srv.do("GET", "/v1/sessions/"+id, nil)
+	if strings.Contains(string(raw), "next_wake_at") {
+		t.Fatalf("a session with nothing scheduled shows %s", raw)
 	}
 }

@@ -227,12 +227,13 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stdout, "admin token (saved in %s, shown once): %s\n", filepath.Join(cfg.dataDir, "admin-token"), cfg.adminToken)
 	}
 
+	sr := schedules.NewRunner(db, scheduleClock(getenv), log.With("component", "schedules"))
 	rc := cfg.runtime
 	rc.Store, rc.Commits, rc.Harness, rc.Model, rc.Logger = db, db, &harness.Default{Observer: m, Prices: cfg.prices}, model, log
 	rc.Failpoint = turnFailpoint(getenv)
 	tc := providers.ToolsetConfig{
 		Base:         append(append(harness.Conversation(), sandbox.HandsTools(sb, cfg.sandbox)...), testTools(getenv)...),
-		SessionTools: []providers.SessionTools{&memory.SessionTools{Stores: db, Logger: log}},
+		SessionTools: []providers.SessionTools{&memory.SessionTools{Stores: db, Logger: log}, &schedules.SessionTools{Store: db, Runner: sr, Clock: sr.Clock}},
 		MCP:          mcp, Log: db, Logger: log,
 	}
 	// The model learns its skills before the first turn: mounted in the
@@ -252,7 +253,6 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		rc.Sandboxes = sb
 	}
 	rt := runtime.New(rc)
-	sr := schedules.NewRunner(db, scheduleClock(getenv), log.With("component", "schedules"))
 	con, err := console.New(db, console.Config{AdminToken: cfg.adminToken, PublicURL: cfg.publicURL, Logger: log, Heartbeat: cfg.heartbeat, MaxUpload: cfg.skills.MaxBytes,
 		Platforms: consolePlatforms(gw), Containers: consoleContainers(sb)})
 	if err != nil {

@@ -54,6 +54,13 @@ type Handler struct {
 	Heartbeat time.Duration
 	// OnSSE, when set, is told of a stream opening (+1) and closing (-1).
 	OnSSE func(delta int)
+	// Schedules, when set, tell a session's next_wake_at.
+	Schedules Schedules
+}
+
+// Schedules lists the schedules of a session.
+type Schedules interface {
+	ListSchedules(ctx context.Context, q core.ScheduleQuery) ([]*core.Schedule, bool, error)
 }
 
 // Register mounts the endpoints on mux. Authentication happens before:

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -292,8 +293,37 @@ func (h *Handler) getSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	web.WriteJSON(w, http.StatusOK, ViewSession(s))
+	v := ViewSession(s)
+	if v.NextWakeAt, err = h.nextWake(r.Context(), s.ID); err != nil {
+		return err
+	}
+	web.WriteJSON(w, http.StatusOK, v)
 	return nil
+}
+
+// nextWake is when a schedule next sends the session input, nil when none
+// will.
+func (h *Handler) nextWake(ctx context.Context, id string) (*core.Time, error) {
+	if h.Schedules == nil {
+		return nil, nil
+	}
+	var next *core.Time
+	after := ""
+	for {
+		page, more, err := h.Schedules.ListSchedules(ctx, core.ScheduleQuery{Session: id, After: after, Limit: 1000})
+		if err != nil {
+			return nil, err
+		}
+		for _, sc := range page {
+			if sc.Target.SessionID == id && sc.NextAt != nil && (next == nil || sc.NextAt.Before(next.Time)) {
+				next = sc.NextAt
+			}
+		}
+		if !more || len(page) == 0 {
+			return next, nil
+		}
+		after = page[len(page)-1].ID
+	}
 }
 
 func (h *Handler) wake(w http.ResponseWriter, r *http.Request) error {

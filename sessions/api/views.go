@@ -19,9 +19,12 @@ type SessionView struct {
 	Usage         core.Usage          `json:"usage"`
 	CostUSD       *float64            `json:"cost_usd"` // null until a priced turn ends
 	Result        *core.TurnResult    `json:"result"`   // null until a turn ends
-	LastSeq       uint64              `json:"last_seq"`
-	CreatedAt     core.Time           `json:"created_at"`
-	UpdatedAt     core.Time           `json:"updated_at"`
+	// NextWakeAt is when a schedule next sends the session input (GET
+	// /v1/sessions/{id} only); absent when none will.
+	NextWakeAt *core.Time `json:"next_wake_at,omitempty"`
+	LastSeq    uint64     `json:"last_seq"`
+	CreatedAt  core.Time  `json:"created_at"`
+	UpdatedAt  core.Time  `json:"updated_at"`
 }
 
 // ViewSession renders s for the API.

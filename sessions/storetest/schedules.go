@@ -59,8 +59,10 @@ func testScheduleCRUD(t *testing.T, s ScheduleStore) {
 	got, err := s.GetSchedule(ctx, a.ID)
 	must(t, err)
 	sameJSON(t, "get", got, a)
+	nextMillisecond() // ids of one millisecond are not ordered
 	b := newSchedule(t, s, core.Schedule{At: timeAt(schedT0), NextAt: timeAt(schedT0), CreatedBy: sess.ID,
 		Target: core.ScheduleTarget{SessionID: "ses_other", Input: "later"}})
+	nextMillisecond()
 	c := newSchedule(t, s, core.Schedule{Cron: "@daily", NextAt: timeAt(schedT0), Target: core.ScheduleTarget{Agent: "agt_x", Input: "x"}})
 
 	list, more, err := s.ListSchedules(ctx, core.ScheduleQuery{Limit: 2})

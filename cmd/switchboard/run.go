@@ -23,6 +23,7 @@ func commands() []command.Command {
 		cli.Skill(clientDefaults),
 		cli.Memory(clientDefaults),
 		cli.Destination(clientDefaults),
+		cli.Schedule(clientDefaults),
 		storecopy.Command(storecopy.Deps{DataDir: defaultDataDir, Keys: func(key string) (storecopy.Keys, error) { return oauth.NewSealer(key) }}),
 		{Name: "version", Usage: "version", Summary: "print the version", Run: func(_ context.Context, env command.Env, _ []string) int {
 			fmt.Fprintln(env.Stdout, "switchboard", version)

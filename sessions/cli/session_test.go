@@ -137,3 +137,37 @@ func TestSessionLimits(t *testing.T) {
 		t.Fatalf("no flags: exit %d, stderr %q, posted %q", code, errOut, posted)
 	}
 }
+
+// TestScheduleCreate: schedule create posts the flags as the API's body
+// and shows the schedule; a time that is not one is a usage error that
+// posts nothing.
+func TestScheduleCreate(t *testing.T) {
+	var posted []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		posted = append(posted, r.Method+" "+r.URL.Path+" "+string(body))
+		w.WriteHeader(201)
+		_, _ = w.Write([]byte(`{"id":"sch_1","cron":"30 2 * * *","time_zone":"Europe/Berlin","target":{"agent":"agt_1","input":"triage"},` +
+			`"paused":false,"next_at":"2026-03-29T01:00:00.000Z","last_fired_at":null,"fires":0,"created_by":"admin","created_at":"2026-03-28T12:00:00.000Z","updated_at":"2026-03-28T12:00:00.000Z"}`))
+	}))
+	t.Cleanup(srv.Close)
+	run := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		env := command.Env{Getenv: func(string) string { return "" }, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut}
+		code := Schedule(Defaults{URL: srv.URL}).Run(context.Background(), env, append(args, "--url", srv.URL, "--token", "t"))
+		return code, out.String(), errOut.String()
+	}
+	code, out, errOut := run("create", "--cron", "30 2 * * *", "--time-zone", "Europe/Berlin", "--agent", "nightly", "--input", "triage")
+	if code != 0 || len(posted) != 1 ||
+		posted[0] != `POST /v1/schedules {"cron":"30 2 * * *","time_zone":"Europe/Berlin","target":{"agent":"nightly","input":"triage"}}` {
+		t.Fatalf("exit %d (%s), posted %q", code, errOut, posted)
+	}
+	for _, want := range []string{"30 2 * * * (Europe/Berlin)", "new session of agt_1", "2026-03-29T01:00:00Z", "active"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if code, _, errOut := run("create", "--at", "tomorrow", "--session", "ses_1", "--input", "x"); code != 2 || !strings.Contains(errOut, "not an RFC 3339 time") || len(posted) != 1 {
+		t.Fatalf("bad --at: exit %d, stderr %q, posted %d", code, errOut, len(posted))
+	}
+}

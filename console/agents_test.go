@@ -34,7 +34,7 @@ type fakeAnswer struct {
 // e's API.
 func fakeAPI(e *env, answers map[string]fakeAnswer) *fakeV1 {
 	f := &fakeV1{answers: answers}
-	for _, p := range []string{"/v1/agents", "/v1/agents/", "/v1/environments", "/v1/environments/"} {
+	for _, p := range []string{"/v1/agents", "/v1/agents/", "/v1/environments", "/v1/environments/", "/v1/schedules", "/v1/schedules/"} {
 		e.api.Handle(p, f)
 	}
 	return f

@@ -187,6 +187,7 @@ func (h *Handler) Register(mux *http.ServeMux, api http.Handler) {
 	h.registerEnvironments(mux)
 	h.registerVaults(mux)
 	h.registerWebhooks(mux)
+	h.registerSchedules(mux)
 	mux.HandleFunc("/console/", h.signedIn(func(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {
 		h.message(w, r, s, http.StatusNotFound, "Not found", "There is no console page at this address.")
 	}))
@@ -266,6 +267,7 @@ var navItems = []navItem{
 	{"environments", "Environments", "environments"},
 	{"vaults", "Vaults", "vaults"},
 	{"webhooks", "Webhooks", "webhooks"},
+	{"schedules", "Schedules", "schedules"},
 }
 
 // render writes page name with data, rendered fully first so a template

@@ -128,7 +128,7 @@ func (b *consoleBrowser) shot(name string) {
 // on its page a running turn is stopped, and on another a pending
 // confirmation allowed; an agent is created and edited (version 2, the
 // diff shown); a vault credential's value is in no page; a dead delivery
-// is sent again. Every page is looked at on a desktop and a phone
+// is sent again; a schedule is made and paused. Every page is looked at on a desktop and a phone
 // (scripts/screenshots keeps the pictures).
 func TestConsoleInBrowserEndToEnd(t *testing.T) {
 	mcpSrv := mcpservers.NewMCPGoHTTP()
@@ -297,6 +297,34 @@ func TestConsoleInBrowserEndToEnd(t *testing.T) {
 		return code == 200 && d.AttemptCount > before.AttemptCount
 	})
 	b.shot("delivery")
+
+	// A schedule made with the form, then paused.
+	b.open("schedules", "#schedule-form")
+	b.run("create a schedule",
+		chromedp.SendKeys(chromedp.CSS("#schedule-cron"), "30 2 * * 1-5"),
+		chromedp.SetValue(chromedp.CSS("#schedule-zone"), "Europe/Berlin"),
+		chromedp.SendKeys(chromedp.CSS("#schedule-target"), "default"),
+		chromedp.SendKeys(chromedp.CSS("#schedule-input"), "Summarise yesterday's failed sessions."),
+		chromedp.Click(chromedp.CSS("#schedule-create")),
+		chromedp.WaitVisible(chromedp.CSS(`#schedules form[action$="/pause"]`)),
+	)
+	b.shot("schedules")
+	b.run("pause it",
+		chromedp.Click(chromedp.CSS(`#schedules form[action$="/pause"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#schedules form[action$="/resume"]`)),
+	)
+	var scheduled struct {
+		Data []struct {
+			Cron     string `json:"cron"`
+			TimeZone string `json:"time_zone"`
+			Paused   bool   `json:"paused"`
+		} `json:"data"`
+	}
+	code, raw = srv.do("GET", "/v1/schedules", nil)
+	mustJSON(t, raw, &scheduled)
+	if code != 200 || len(scheduled.Data) != 1 || scheduled.Data[0].Cron != "30 2 * * 1-5" || scheduled.Data[0].TimeZone != "Europe/Berlin" || !scheduled.Data[0].Paused {
+		t.Fatalf("the console's schedule: %d %s", code, raw)
+	}
 
 	// The other pages, as they are: each readable at both widths, none
 	// holding a secret.

@@ -51,6 +51,28 @@ type ScheduleTarget struct {
 	Input     string            `json:"input"`
 	Metadata  map[string]string `json:"metadata,omitempty"`
 	Tenant    string            `json:"tenant,omitempty"`
+	// Post, with Agent, gives each new session a place on a platform: the
+	// message is posted there first, and the session answers in its
+	// thread.
+	Post *SchedulePost `json:"post,omitempty"`
+}
+
+// SchedulePost is where a scheduled session's conversation takes place:
+// a channel of an installation (Slack).
+type SchedulePost struct {
+	Provider     string `json:"provider"`
+	Installation string `json:"installation"` // its id
+	Channel      string `json:"channel"`
+}
+
+// ThreadOpener is a provider that starts a conversation for a session
+// that has none yet.
+type ThreadOpener interface {
+	// OpenThread posts text as a new message in channel of the
+	// installation and returns the origin of a session that answers in
+	// its thread, with the session's tenant. key names the post: a
+	// message posted before under key is found, not posted again.
+	OpenThread(ctx context.Context, installationID, channel, text, key string) (origin Origin, tenant string, err error)
 }
 
 // CreatedByAdmin is Schedule.CreatedBy for schedules made over the API.

@@ -135,6 +135,18 @@ func (s *Set) Revokers() map[string]Revoker {
 	return out
 }
 
+// ThreadOpeners are the providers that start a conversation for a
+// scheduled session, by name.
+func (s *Set) ThreadOpeners() map[string]core.ThreadOpener {
+	out := map[string]core.ThreadOpener{}
+	for _, p := range s.list {
+		if o, ok := p.(core.ThreadOpener); ok {
+			out[p.Name()] = o
+		}
+	}
+	return out
+}
+
 // Repository is the repository the session works on, named by the
 // provider it came from (a GitHub issue's or pull request's); nil when
 // that provider names none.

@@ -202,3 +202,54 @@ func TestScheduleToolFollowUp(t *testing.T) {
 		t.Fatalf("a session with nothing scheduled shows %s", raw)
 	}
 }
+
+// TestScheduleInSlackChannel: a schedule of an agent that posts in a
+// Slack channel: at its time the message is posted in the channel, a new
+// session starts with that message's thread as its origin, and its
+// answer is posted in the thread. A post target that cannot be is a 400
+// naming the field.
+func TestScheduleInSlackChannel(t *testing.T) {
+	clock := newTestClock(t, "2026-05-04T09:00:00Z")
+	w := startSlack(t, fakeslack.Team{ID: "T0CHN", Name: "Channel"}, map[string]string{"SWITCHBOARD_TEST_CLOCK_FILE": clock.path})
+	ins := listData[struct {
+		ID string `json:"id"`
+	}](w.srv, "/v1/installations?provider=slack")
+	post := map[string]any{"provider": "slack", "installation": ins[0].ID, "channel": "C0OPS"}
+	for _, tt := range []struct {
+		name  string
+		post  map[string]any
+		field string
+	}{
+		{"unknown provider", map[string]any{"provider": "teams", "installation": ins[0].ID, "channel": "C0OPS"}, "target.post.provider"},
+		{"unknown installation", map[string]any{"provider": "slack", "installation": "ins_nope", "channel": "C0OPS"}, "target.post.installation"},
+		{"no channel", map[string]any{"provider": "slack", "installation": ins[0].ID}, "target.post.channel"},
+	} {
+		code, raw := w.srv.do("POST", "/v1/schedules", map[string]any{"cron": "0 9 * * *", "target": map[string]any{"agent": "default", "input": "x", "post": tt.post}})
+		if code != 400 || !strings.Contains(string(raw), tt.field) {
+			t.Fatalf("%s: %d %s, want 400 naming %s", tt.name, code, raw, tt.field)
+		}
+	}
+	code, raw := w.srv.do("POST", "/v1/schedules", map[string]any{"cron": "0 10 * * 1-5", "time_zone": "UTC",
+		"target": map[string]any{"agent": "default", "input": "Post the standup summary.", "post": post}})
+	if code != 201 {
+		t.Fatalf("create: %d %s", code, raw)
+	}
+	w.ms.Push(modelserver.Step{Text: "Standup: nothing is on fire."})
+	clock.move(w.srv, "2026-05-04T10:00:00Z")
+	var head fakeslack.Message
+	waitUntil(t, "the scheduled message in the channel", func() bool {
+		for _, m := range w.fake.Channel("C0OPS") {
+			if m.ThreadTS == "" && strings.Contains(m.Text, "Scheduled: Post the standup summary.") {
+				head = m
+				return true
+			}
+		}
+		return false
+	})
+	w.waitReply(w.team, "C0OPS", head.TS, "Standup: nothing is on fire.")
+	id := w.session(w.team.ID, "C0OPS", head.TS)
+	st, evs := w.srv.waitFor(id, "the scheduled session's turn", func(st sessionState, _ []event) bool { return st.Status == "idle" })
+	if st.Tenant != "slack:"+w.team.ID || scheduled(evs) != 1 {
+		t.Fatalf("the scheduled session %+v, %d scheduled inputs", st, scheduled(evs))
+	}
+}

@@ -33,7 +33,7 @@ func routes(cfg *serveConfig, store backend.Store, hub *live.Hub, rt *runtime.Ru
 	(&vaults.Handler{Store: store, Sealer: cfg.sealer, Logger: log, MaxBody: cfg.maxBody}).Register(v1)
 	(&skills.Handler{Store: store, Logger: log, MaxBytes: cfg.skills.MaxBytes}).Register(v1)
 	(&memory.Handler{Stores: store, Logger: log, MaxBody: cfg.maxBody}).Register(v1)
-	(&schedules.Handler{Store: store, Runner: sr, Clock: sr.Clock, Logger: log, MaxBody: cfg.maxBody}).Register(v1)
+	(&schedules.Handler{Store: store, Openers: sr.Openers, Runner: sr, Clock: sr.Clock, Logger: log, MaxBody: cfg.maxBody}).Register(v1)
 	(&webhooks.Handler{Service: wh, Logger: log, MaxBody: cfg.maxBody}).Register(v1)
 	mux := http.NewServeMux()
 	// The providers' webhooks and install flows are public (signed by the

@@ -228,6 +228,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	}
 
 	sr := schedules.NewRunner(db, scheduleClock(getenv), log.With("component", "schedules"))
+	sr.Openers = gw.ThreadOpeners()
 	rc := cfg.runtime
 	rc.Store, rc.Commits, rc.Harness, rc.Model, rc.Logger = db, db, &harness.Default{Observer: m, Prices: cfg.prices}, model, log
 	rc.Failpoint = turnFailpoint(getenv)

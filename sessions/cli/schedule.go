@@ -18,7 +18,7 @@ func Schedule(d Defaults) command.Command {
 
 // scheduleUsage lists the schedule subcommands, for help and usage errors.
 var scheduleUsage = []string{
-	"create (--cron EXPR [--time-zone TZ] | --at TIME | --in DURATION) (--session ID | --agent A [--tenant T] [--metadata k=v ...]) --input TEXT",
+	"create (--cron EXPR [--time-zone TZ] | --at TIME | --in DURATION) (--session ID | --agent A [--tenant T | --installation ID --channel C] [--metadata k=v ...]) --input TEXT",
 	"list [--session ID] [--after ID] [--limit N]",
 	"get ID",
 	"pause ID",
@@ -70,6 +70,9 @@ func scheduleCreate(ctx context.Context, env cliIO, args []string) error {
 	c.fs.StringVar(&p.Target.Tenant, "tenant", "", "the new sessions' tenant (with --agent)")
 	c.fs.Var(meta, "metadata", "key=value metadata of the new sessions (with --agent; repeatable)")
 	c.fs.StringVar(&input, "input", "", "the message to send ('-' reads stdin)")
+	var installation, channel string
+	c.fs.StringVar(&installation, "installation", "", "with --agent and --channel: the Slack installation (its id) to post in")
+	c.fs.StringVar(&channel, "channel", "", "with --agent: post the message in this Slack channel; the new session answers in its thread")
 	if _, err := c.parse(args, 0); err != nil {
 		return err
 	}
@@ -98,6 +101,9 @@ func scheduleCreate(ctx context.Context, env cliIO, args []string) error {
 	p.Target.Input = text
 	if len(meta) > 0 {
 		p.Target.Metadata = meta
+	}
+	if channel != "" || installation != "" {
+		p.Target.Post = &core.SchedulePost{Provider: "slack", Installation: installation, Channel: channel}
 	}
 	cl, err := c.client()
 	if err != nil {
@@ -190,6 +196,9 @@ func scheduleWhen(s *core.Schedule) string {
 func scheduleTarget(s *core.Schedule) string {
 	if s.Target.SessionID != "" {
 		return "session " + s.Target.SessionID
+	}
+	if p := s.Target.Post; p != nil {
+		return "new session of " + s.Target.Agent + " in " + p.Provider + " channel " + p.Channel
 	}
 	return "new session of " + s.Target.Agent
 }

@@ -16,10 +16,12 @@ import (
 
 // Handler serves /v1/schedules. Every endpoint is admin-only.
 type Handler struct {
-	Store  Store
-	Runner interface{ Poke() } // told of new and resumed schedules
-	Clock  Clock               // default the wall clock
-	Logger *slog.Logger
+	Store Store
+	// Openers are the providers a schedule may post in (Target.Post).
+	Openers map[string]core.ThreadOpener
+	Runner  interface{ Poke() } // told of new and resumed schedules
+	Clock   Clock               // default the wall clock
+	Logger  *slog.Logger
 	// MaxBody bounds request bodies (default 64 KiB).
 	MaxBody int64
 }
@@ -57,7 +59,7 @@ type Params struct {
 // Check refuses a schedule that cannot run, naming the field, and makes
 // the schedule: agent names resolve to ids, and the first due time is
 // set unless it starts paused.
-func Check(ctx context.Context, store Store, p Params, now time.Time) (*core.Schedule, error) {
+func Check(ctx context.Context, store Store, openers map[string]core.ThreadOpener, p Params, now time.Time) (*core.Schedule, error) {
 	sc := &core.Schedule{Cron: strings.TrimSpace(p.Cron), TimeZone: p.TimeZone, At: p.At, Target: p.Target, Paused: p.Paused}
 	switch {
 	case sc.Cron == "" && sc.At == nil:
@@ -77,6 +79,9 @@ func Check(ctx context.Context, store Store, p Params, now time.Time) (*core.Sch
 	if err := checkTarget(ctx, store, &sc.Target); err != nil {
 		return nil, err
 	}
+	if err := checkPost(ctx, store, openers, sc.Target); err != nil {
+		return nil, err
+	}
 	if !sc.Paused {
 		next, err := First(sc, now)
 		if err != nil {
@@ -85,6 +90,29 @@ func Check(ctx context.Context, store Store, p Params, now time.Time) (*core.Sch
 		sc.NextAt = next
 	}
 	return sc, nil
+}
+
+// checkPost checks where a new session is to be posted: an installation
+// of a provider that can post, and a channel.
+func checkPost(ctx context.Context, store Store, openers map[string]core.ThreadOpener, t core.ScheduleTarget) error {
+	p := t.Post
+	switch {
+	case p == nil:
+		return nil
+	case t.Agent == "":
+		return web.Invalid("field \"target.post\": only a schedule that starts new sessions (\"agent\") is posted; a session answers where it is")
+	case t.Tenant != "":
+		return web.Invalid("field \"target.tenant\": a posted session's tenant is its workspace's; leave it out")
+	case openers[p.Provider] == nil:
+		return web.Invalid("field \"target.post.provider\": %q cannot be posted in (want slack, with its app configured)", p.Provider)
+	case strings.TrimSpace(p.Channel) == "":
+		return web.Invalid("field \"target.post.channel\" is required: the channel's id, e.g. C0123ABCD")
+	}
+	in, err := store.GetInstallation(ctx, p.Installation)
+	if errors.Is(err, core.ErrNotFound) || err == nil && in.Provider != p.Provider {
+		return web.Invalid("field \"target.post.installation\": no %s installation %q", p.Provider, p.Installation)
+	}
+	return err
 }
 
 // checkTarget checks that the target exists and can take input.
@@ -135,7 +163,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
 	if err := web.Decode(raw, &p); err != nil {
 		return err
 	}
-	sc, err := Check(r.Context(), h.Store, p, h.Clock.Now())
+	sc, err := Check(r.Context(), h.Store, h.Openers, p, h.Clock.Now())
 	if err != nil {
 		return err
 	}

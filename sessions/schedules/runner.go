@@ -20,6 +20,7 @@ type Store interface {
 	core.ScheduleStore
 	GetAgent(ctx context.Context, idOrName string) (*core.Agent, error)
 	GetSession(ctx context.Context, id string) (*core.Session, error)
+	GetInstallation(ctx context.Context, id string) (*core.Installation, error)
 }
 
 // Clock is the runner's time; tests drive it by hand.
@@ -38,7 +39,10 @@ type Runner struct {
 	Store  Store
 	Clock  Clock // default the wall clock
 	Logger *slog.Logger
-	poke   chan struct{}
+	// Openers post a scheduled session's first message on its platform
+	// (ScheduleTarget.Post), by provider name.
+	Openers map[string]core.ThreadOpener
+	poke    chan struct{}
 }
 
 // NewRunner returns a runner; Run runs it.
@@ -124,6 +128,15 @@ func (r *Runner) fire(ctx context.Context, sc *core.Schedule, now time.Time) err
 		}
 		start = &core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: a.ID, Version: a.Version},
 			Metadata: sc.Target.Metadata, Tenant: sc.Target.Tenant}}
+		if post := sc.Target.Post; post != nil {
+			stop, err := r.open(ctx, sc, due, start)
+			if stop != nil {
+				return r.stop(ctx, sc, stop)
+			}
+			if err != nil {
+				return err
+			}
+		}
 	}
 	f, err := r.Store.FireSchedule(ctx, sc.ID, due, next, start)
 	if errors.Is(err, core.ErrNotFound) {
@@ -143,6 +156,30 @@ func (r *Runner) fire(ctx context.Context, sc *core.Schedule, now time.Time) err
 		r.Logger.Warn("schedule paused: its session cannot take input", "schedule_id", sc.ID, "err", f.Schedule.LastError)
 	}
 	return nil
+}
+
+// openNote begins the message a scheduled session's thread starts with.
+const openNote = "⏰ Scheduled: "
+
+// open posts the schedule's message where its new session will answer
+// (once per due time, however often it is asked) and gives start that
+// origin. stop says why the schedule cannot fire there at all; err is a
+// failure worth trying again.
+func (r *Runner) open(ctx context.Context, sc *core.Schedule, due time.Time, start *core.NewSession) (stop, err error) {
+	post := sc.Target.Post
+	opener := r.Openers[post.Provider]
+	if opener == nil {
+		return fmt.Errorf("no %s provider is configured to post in", post.Provider), nil
+	}
+	origin, tenant, err := opener.OpenThread(ctx, post.Installation, post.Channel, openNote+sc.Target.Input, fmt.Sprintf("schedule:%s:%d", sc.ID, due.UnixNano()))
+	switch {
+	case errors.Is(err, core.ErrNotFound), errors.Is(err, core.ErrInvalid):
+		return fmt.Errorf("post in %s channel %s: %w", post.Provider, post.Channel, err), nil
+	case err != nil:
+		return nil, fmt.Errorf("post in %s channel %s: %w", post.Provider, post.Channel, err)
+	}
+	start.Session.Origin, start.ExternalKey, start.Session.Tenant = &origin, origin.Key, tenant
+	return nil, nil
 }
 
 // stop pauses a schedule that cannot fire, saying why.

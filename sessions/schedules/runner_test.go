@@ -1,7 +1,11 @@
 package schedules_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -166,5 +170,69 @@ func TestRunnerNewSessions(t *testing.T) {
 	}
 	if got, _ := s.GetSchedule(ctx, stale.ID); !got.Paused || got.NextAt != nil || got.LastError == "" {
 		t.Fatalf("a schedule of a gone agent %+v", got)
+	}
+}
+
+// opener is a hand-written core.ThreadOpener: it records its keys, fails
+// with err while set, and opens a thread named after the key.
+type opener struct {
+	keys []string
+	err  error
+}
+
+func (o *opener) OpenThread(_ context.Context, installationID, channel, text, key string) (core.Origin, string, error) {
+	o.keys = append(o.keys, key)
+	if o.err != nil {
+		return core.Origin{}, "", o.err
+	}
+	return core.Origin{Provider: "slack", Key: "slack:T1:" + channel + ":" + fmt.Sprint(len(o.keys)), Tenant: "T1"}, "slack:T1", nil
+}
+
+// TestRunnerPosts: a schedule that posts opens its thread before it fires
+// and the new session takes it as its origin; a failure worth retrying
+// fires nothing and the next look tries again; a refusal pauses it.
+func TestRunnerPosts(t *testing.T) {
+	s := openStore(t)
+	ctx := t.Context()
+	a, err := s.CreateAgent(ctx, &core.Agent{Name: "standup", Model: "anthropic/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &handClock{now: t0}
+	at := core.NewTime(t0)
+	sc, err := s.CreateSchedule(ctx, &core.Schedule{Cron: "0 9 * * *", NextAt: &at, CreatedBy: core.CreatedByAdmin,
+		Target: core.ScheduleTarget{Agent: a.ID, Input: "standup", Post: &core.SchedulePost{Provider: "slack", Installation: "ins_1", Channel: "C0OPS"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &opener{err: errors.New("slack is down")}
+	r := schedules.NewRunner(s, clock, nil)
+	r.Openers = map[string]core.ThreadOpener{"slack": o}
+	if err := r.FireDue(ctx); err == nil {
+		t.Fatal("a failed post fired")
+	}
+	if got, _ := s.GetSchedule(ctx, sc.ID); got.Fires != 0 || got.Paused {
+		t.Fatalf("after a failed post %+v", got)
+	}
+	o.err = nil
+	if err := r.FireDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.GetSchedule(ctx, sc.ID)
+	sess, err := s.GetSession(ctx, got.LastSessionID)
+	want := fmt.Sprintf("schedule:%s:%d", sc.ID, t0.UnixNano())
+	if err != nil || sess.Origin == nil || sess.Origin.Key != "slack:T1:C0OPS:2" || sess.Tenant != "slack:T1" || len(o.keys) != 2 || o.keys[0] != want || o.keys[1] != want {
+		t.Fatalf("session %+v (%v), keys %v", sess, err, o.keys)
+	}
+	if byKey, err := s.SessionByKey(ctx, "slack:T1:C0OPS:2"); err != nil || byKey.ID != sess.ID {
+		t.Fatalf("the thread's key does not route to the session: %v", err)
+	}
+	o.err = fmt.Errorf("channel_not_found: %w", core.ErrInvalid)
+	clock.set(t0.Add(24 * time.Hour))
+	if err := r.FireDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.GetSchedule(ctx, sc.ID); !got.Paused || !strings.Contains(got.LastError, "channel_not_found") {
+		t.Fatalf("after a refused post %+v", got)
 	}
 }

@@ -65,9 +65,23 @@ func (r *Runner) Poke() {
 	}
 }
 
-// Run fires due schedules until ctx ends.
+// Keep is how long a one-off that fired stays listed (the schedule
+// tool's daily limit counts the follow-ups of the last day).
+const Keep = 7 * 24 * time.Hour
+
+// Run fires due schedules until ctx ends, and once an hour deletes the
+// one-offs that fired more than Keep ago.
 func (r *Runner) Run(ctx context.Context) {
+	var swept time.Time
 	for {
+		if now := r.Clock.Now(); now.Sub(swept) >= time.Hour {
+			if n, err := r.Sweep(ctx, now.Add(-Keep)); err != nil && ctx.Err() == nil {
+				r.Logger.Warn("sweep fired one-off schedules", "err", err)
+			} else if n > 0 {
+				r.Logger.Info("swept fired one-off schedules", "deleted", n)
+			}
+			swept = now
+		}
 		wait := maxIdle
 		if err := r.FireDue(ctx); err != nil {
 			if ctx.Err() != nil {
@@ -88,6 +102,35 @@ func (r *Runner) Run(ctx context.Context) {
 		case <-c:
 		}
 	}
+}
+
+// Sweep deletes the one-off schedules that fired before before.
+func (r *Runner) Sweep(ctx context.Context, before time.Time) (int, error) {
+	var done []string
+	after := ""
+	for {
+		page, more, err := r.Store.ListSchedules(ctx, core.ScheduleQuery{After: after, Limit: 1000})
+		if err != nil {
+			return 0, err
+		}
+		for _, sc := range page {
+			if sc.At != nil && sc.NextAt == nil && !sc.Paused && sc.LastFiredAt != nil && sc.LastFiredAt.Before(before) {
+				done = append(done, sc.ID)
+			}
+		}
+		if !more || len(page) == 0 {
+			break
+		}
+		after = page[len(page)-1].ID
+	}
+	n := 0
+	for _, id := range done {
+		if err := r.Store.DeleteSchedule(ctx, id); err != nil && !errors.Is(err, core.ErrNotFound) {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // FireDue fires every schedule due now, once each, however many of its

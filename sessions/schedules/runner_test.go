@@ -236,3 +236,40 @@ func TestRunnerPosts(t *testing.T) {
 		t.Fatalf("after a refused post %+v", got)
 	}
 }
+
+// TestRunnerSweep: one-offs that fired before the cutoff go; later ones,
+// paused ones, pending ones and cron schedules stay.
+func TestRunnerSweep(t *testing.T) {
+	s := openStore(t)
+	ctx := t.Context()
+	old, recent := core.NewTime(t0.Add(-10*24*time.Hour)), core.NewTime(t0.Add(-time.Hour))
+	target := core.ScheduleTarget{SessionID: "ses_a", Input: "x"}
+	mk := func(sc core.Schedule) string {
+		t.Helper()
+		sc.Target, sc.CreatedBy = target, "ses_a"
+		out, err := s.CreateSchedule(ctx, &sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.ID
+	}
+	gone := mk(core.Schedule{At: &old, LastFiredAt: &old, Fires: 1})
+	keep := []string{
+		mk(core.Schedule{At: &recent, LastFiredAt: &recent, Fires: 1}),
+		mk(core.Schedule{At: &old, LastFiredAt: &old, Fires: 1, Paused: true}),
+		mk(core.Schedule{At: &recent, NextAt: &recent}),
+		mk(core.Schedule{Cron: "@daily", LastFiredAt: &old, NextAt: &recent}),
+	}
+	n, err := schedules.NewRunner(s, &handClock{now: t0}, nil).Sweep(ctx, t0.Add(-schedules.Keep))
+	if err != nil || n != 1 {
+		t.Fatalf("swept %d (%v), want 1", n, err)
+	}
+	if _, err := s.GetSchedule(ctx, gone); !errors.Is(err, core.ErrNotFound) {
+		t.Fatalf("the old one-off: %v", err)
+	}
+	for _, id := range keep {
+		if _, err := s.GetSchedule(ctx, id); err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+	}
+}

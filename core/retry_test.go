@@ -16,6 +16,9 @@ func TestRetryTurn(t *testing.T) {
 	running.Status, running.TurnID = core.StatusRunning, "turn_10"
 	archived := ended(core.ReasonError)
 	archived.Status = core.StatusArchived
+	paused := ended(core.ReasonError)
+	paused.Status, paused.TurnID = core.StatusAwaitingInput, "turn_10"
+	paused.PendingAction = &core.PendingAction{Budget: &core.BudgetPause{Name: core.BudgetTokens, Limit: 10, Spent: 12}}
 	tests := []struct {
 		name   string
 		s      *core.Session
@@ -34,6 +37,7 @@ func TestRetryTurn(t *testing.T) {
 		{"no turn yet", &core.Session{ID: "ses_1", Status: core.StatusIdle}, "", "", core.ErrConflict, "no finished turn"},
 		{"a turn running", running, "", "", core.ErrConflict, "running or queued"},
 		{"archived", archived, "", "", core.ErrArchived, "archived"},
+		{"a turn paused by its budget", paused, "", "", core.ErrConflict, "paused by its budget"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -190,6 +190,8 @@ type Session struct {
 	// Limits are the session's own limits: their non-zero fields override
 	// its agent's (POST /v1/sessions, and raised by an admin later).
 	Limits *Limits `json:"limits,omitempty"`
+	// ForkedFrom names the session and seq a fork copied its log from.
+	ForkedFrom *ForkRef `json:"forked_from,omitempty"`
 	// Tenant partitions the memory the session reads and writes: its
 	// origin's (slack:<team>, github:<owner>/<repo>, linear:<organization>),
 	// or for an API session the tenant given at create (DefaultTenant).
@@ -210,6 +212,23 @@ type Session struct {
 	ClientTokenHash string `json:"client_token_hash,omitempty"`
 	CreatedAt       Time   `json:"created_at"`
 	UpdatedAt       Time   `json:"updated_at"`
+}
+
+// ForkRef is where a fork's log came from.
+type ForkRef struct {
+	Session string `json:"session"`
+	Seq     uint64 `json:"seq"`
+}
+
+// Fork asks for a new session with another's log up to a seq.
+type Fork struct {
+	From string
+	// AtSeq must end a turn (its turn.completed, or the status change
+	// logged with it); 0 is the end of From's last completed turn.
+	AtSeq uint64
+	// Session gives the new session's id and client token hash; the rest
+	// (agent version, metadata, environment, tenant, limits) is From's.
+	Session Session
 }
 
 // BudgetPaused reports whether the session's open turn is paused by a

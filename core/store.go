@@ -163,6 +163,11 @@ type SessionStore interface {
 	// queued to run again in the same transaction: a
 	// session.status_changed to queued by actor, and a wake now.
 	SetSessionLimits(ctx context.Context, sessionID string, l Limits, actor Actor) (*Session, error)
+	// ForkSession makes a new session whose log is a copy of another's up
+	// to a seq that ends a turn (ErrInvalid otherwise, ErrConflict when it
+	// has no completed turn): the same agent version, no origin, usage
+	// from zero, ForkedFrom set; its events get new ids.
+	ForkSession(ctx context.Context, f Fork) (*Session, error)
 	// Archive makes the session read-only and drops its queued inputs.
 	Archive(ctx context.Context, sessionID string) (*Session, error)
 	// CountByStatus counts sessions per status without scanning them.

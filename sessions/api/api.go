@@ -89,6 +89,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	handle("GET /v1/sessions/{id}/pending", h.pending)
 	handle("POST /v1/sessions/{id}/wake", web.AdminOnly(h.wake))
 	handle("POST /v1/sessions/{id}/archive", web.AdminOnly(h.archive))
+	handle("POST /v1/sessions/{id}/fork", web.AdminOnly(h.fork))
 }
 
 // session loads the path's session if the principal may see it; a client

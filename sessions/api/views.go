@@ -16,6 +16,7 @@ type SessionView struct {
 	Environment   string              `json:"environment,omitempty"`
 	Tenant        string              `json:"tenant"`
 	Limits        *core.Limits        `json:"limits,omitempty"` // the session's own, over its agent's
+	ForkedFrom    *core.ForkRef       `json:"forked_from,omitempty"`
 	Usage         core.Usage          `json:"usage"`
 	CostUSD       *float64            `json:"cost_usd"` // null until a priced turn ends
 	Result        *core.TurnResult    `json:"result"`   // null until a turn ends
@@ -31,7 +32,7 @@ type SessionView struct {
 func ViewSession(s *core.Session) SessionView {
 	v := SessionView{
 		ID: s.ID, Status: s.Status, StopReason: s.StopReason, PendingAction: s.PendingAction, Agent: s.Agent, Origin: s.Origin,
-		Metadata: s.Metadata, Environment: s.Environment, Tenant: s.MemoryTenant(), Limits: s.Limits, Usage: s.Usage, CostUSD: s.CostUSD, Result: s.Result, LastSeq: s.LastSeq,
+		Metadata: s.Metadata, Environment: s.Environment, Tenant: s.MemoryTenant(), Limits: s.Limits, ForkedFrom: s.ForkedFrom, Usage: s.Usage, CostUSD: s.CostUSD, Result: s.Result, LastSeq: s.LastSeq,
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 	}
 	if v.Metadata == nil {
@@ -52,6 +53,8 @@ type CreatedSession struct {
 	Environment string            `json:"environment,omitempty"`
 	Tenant      string            `json:"tenant"`
 	CreatedAt   core.Time         `json:"created_at"`
+	// ForkedFrom is set on the answer to a fork.
+	ForkedFrom *core.ForkRef `json:"forked_from,omitempty"`
 }
 
 // QueuedInput is one entry of the answer to POST …/events.

@@ -23,6 +23,7 @@ var sessionUsage = []string{
 	"archive ID",
 	"result ID   (exit 1 when the last turn failed)",
 	"limits ID [--max-session-tokens N] [--max-session-cost-usd USD] [--max-steps N] [--max-tokens N] [--turn-seconds N]",
+	"fork ID [--at-seq N]",
 }
 
 func sessionCommand(ctx context.Context, env cliIO, args []string) error {
@@ -45,6 +46,8 @@ func sessionCommand(ctx context.Context, env cliIO, args []string) error {
 		return sessionResult(ctx, env, args)
 	case "limits":
 		return sessionLimits(ctx, env, args)
+	case "fork":
+		return sessionFork(ctx, env, args)
 	case "wake", "interrupt", "archive":
 		return sessionAction(ctx, env, sub, args)
 	}
@@ -236,6 +239,32 @@ func sessionResult(ctx context.Context, env cliIO, args []string) error {
 		return fmt.Errorf("the last turn (%s) failed", r.TurnID)
 	}
 	return nil
+}
+
+// sessionFork makes a new session with a session's log up to the end of
+// a turn.
+func sessionFork(ctx context.Context, env cliIO, args []string) error {
+	c := newSubcommand(env, "session fork", sessionUsage[10])
+	var at uint64
+	c.fs.Uint64Var(&at, "at-seq", 0, "the seq of a turn's turn.completed (or its status change); default: the end of the last completed turn")
+	pos, cl, err := c.start(args, 1)
+	if err != nil {
+		return err
+	}
+	s, err := cl.ForkSession(ctx, pos[0], at)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(s, false)
+	}
+	return c.keyValues([][2]string{
+		{"id", s.ID},
+		{"status", string(s.Status)},
+		{"agent", showAgentRef(s.Agent)},
+		{"forked_from", fmt.Sprintf("%s at seq %d", s.ForkedFrom.Session, s.ForkedFrom.Seq)},
+		{"client_token", s.ClientToken + "  (shown once)"},
+	})
 }
 
 // sessionLimits sets a session's own limits; raising the budget that

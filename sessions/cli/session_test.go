@@ -171,3 +171,23 @@ func TestScheduleCreate(t *testing.T) {
 		t.Fatalf("bad --at: exit %d, stderr %q, posted %d", code, errOut, len(posted))
 	}
 }
+
+// TestSessionFork: session fork posts at_seq and shows the fork.
+func TestSessionFork(t *testing.T) {
+	var posted []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		posted = append(posted, r.Method+" "+r.URL.Path+" "+string(body))
+		w.WriteHeader(201)
+		_, _ = w.Write([]byte(`{"id":"ses_2","status":"idle","agent":{"id":"agt_1","version":2},"client_token":"tok","origin":null,"metadata":{},` +
+			`"tenant":"api","created_at":"2026-11-22T10:00:00.000Z","forked_from":{"session":"ses_1","seq":7}}`))
+	}))
+	t.Cleanup(srv.Close)
+	var out, errOut bytes.Buffer
+	env := command.Env{Getenv: func(string) string { return "" }, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut}
+	code := Session(Defaults{URL: srv.URL}).Run(context.Background(), env, []string{"fork", "ses_1", "--at-seq", "7", "--url", srv.URL, "--token", "t"})
+	if code != 0 || len(posted) != 1 || posted[0] != `POST /v1/sessions/ses_1/fork {"at_seq":7}` ||
+		!strings.Contains(out.String(), "ses_1 at seq 7") || !strings.Contains(out.String(), "tok  (shown once)") {
+		t.Fatalf("exit %d (%s), posted %q, output:\n%s", code, errOut.String(), posted, out.String())
+	}
+}

@@ -232,3 +232,17 @@ func idempotency(key string) http.Header {
 	}
 	return http.Header{"Idempotency-Key": {key}}
 }
+
+// ForkSession makes a new session with the session's log up to atSeq,
+// which must end a turn (0: the end of its last completed turn). The
+// answer holds the fork's client token.
+func (c *Client) ForkSession(ctx context.Context, id string, atSeq uint64) (*CreatedSession, error) {
+	var out CreatedSession
+	body := struct {
+		AtSeq uint64 `json:"at_seq,omitempty"`
+	}{atSeq}
+	if err := c.do(ctx, request{method: http.MethodPost, path: pathf("/v1/sessions/%s/", id) + "fork", body: body}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

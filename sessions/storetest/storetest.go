@@ -52,6 +52,7 @@ func Run(t *testing.T, open func(t *testing.T) core.Store) {
 		{"append/result", testAppendResult},
 		{"budget/pause_and_raise", testBudgetPause},
 		{"budget/set_limits", testSetLimits},
+		{"sessions/fork", testFork},
 		{"events/paging", testEventsPaging},
 		{"wake/schedule", testWakeSchedule},
 		{"wake/move", testWakeMove},

@@ -40,7 +40,9 @@ func TestForkAtSeq(t *testing.T) {
 		}
 	}
 	srv.send(id, "And 3+3?")
-	srv.waitFor(id, "the second turn", func(st sessionState, evs []event) bool { return st.Status == "idle" && count(evs, "turn.completed") == 2 })
+	srv.waitFor(id, "the second turn", func(st sessionState, evs []event) bool {
+		return st.Status == "idle" && count(evs, "turn.completed") == 2
+	})
 
 	code, raw := srv.do("POST", "/v1/sessions/"+id+"/fork", map[string]any{"at_seq": firstEnd - 1})
 	if code != 400 || !strings.Contains(string(raw), `at_seq`) {
@@ -79,7 +81,9 @@ func TestForkAtSeq(t *testing.T) {
 		map[string]any{"events": []map[string]any{{"type": "user.message", "text": "And 5+5?"}}}); code != 202 {
 		t.Fatalf("send to the fork: %d %s", code, raw)
 	}
-	srv.waitFor(fork.ID, "the fork's turn", func(st sessionState, evs []event) bool { return st.Status == "idle" && count(evs, "turn.completed") == 2 })
+	srv.waitFor(fork.ID, "the fork's turn", func(st sessionState, evs []event) bool {
+		return st.Status == "idle" && count(evs, "turn.completed") == 2
+	})
 	reqs := ms.Requests()[n:]
 	if len(reqs) != 1 {
 		t.Fatalf("%d requests for the fork's turn", len(reqs))

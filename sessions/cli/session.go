@@ -95,18 +95,27 @@ func sessionCreate(ctx context.Context, env cliIO, args []string) error {
 	if err != nil {
 		return err
 	}
+	return c.showCreated(s)
+}
+
+// showCreated shows a session just made (created or forked), with the
+// client token its answer holds once.
+func (c *subcommand) showCreated(s *client.CreatedSession) error {
 	if c.json {
 		return c.printJSON(s, false)
 	}
-	return c.keyValues([][2]string{
+	rows := [][2]string{
 		{"id", s.ID},
 		{"status", string(s.Status)},
 		{"agent", showAgentRef(s.Agent)},
 		{"metadata", showMap(s.Metadata)},
 		{"tenant", s.Tenant},
 		{"created_at", showTime(s.CreatedAt)},
-		{"client_token", s.ClientToken + "  (shown once)"},
-	})
+	}
+	if f := s.ForkedFrom; f != nil {
+		rows = append(rows, [2]string{"forked_from", fmt.Sprintf("%s at seq %d", f.Session, f.Seq)})
+	}
+	return c.keyValues(append(rows, [2]string{"client_token", s.ClientToken + "  (shown once)"}))
 }
 
 func sessionList(ctx context.Context, env cliIO, args []string) error {
@@ -255,16 +264,7 @@ func sessionFork(ctx context.Context, env cliIO, args []string) error {
 	if err != nil {
 		return err
 	}
-	if c.json {
-		return c.printJSON(s, false)
-	}
-	return c.keyValues([][2]string{
-		{"id", s.ID},
-		{"status", string(s.Status)},
-		{"agent", showAgentRef(s.Agent)},
-		{"forked_from", fmt.Sprintf("%s at seq %d", s.ForkedFrom.Session, s.ForkedFrom.Seq)},
-		{"client_token", s.ClientToken + "  (shown once)"},
-	})
+	return c.showCreated(s)
 }
 
 // sessionLimits sets a session's own limits; raising the budget that

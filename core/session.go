@@ -192,6 +192,8 @@ type Session struct {
 	Limits *Limits `json:"limits,omitempty"`
 	// ForkedFrom names the session and seq a fork copied its log from.
 	ForkedFrom *ForkRef `json:"forked_from,omitempty"`
+	// Links are the other origin keys that route to the session.
+	Links []Link `json:"links,omitempty"`
 	// Tenant partitions the memory the session reads and writes: its
 	// origin's (slack:<team>, github:<owner>/<repo>, linear:<organization>),
 	// or for an API session the tenant given at create (DefaultTenant).

@@ -200,6 +200,7 @@ type WakeQueue interface {
 type Store interface {
 	AgentStore
 	SessionStore
+	LinkStore
 	WakeQueue
 	LeaseStore
 	CommitStream

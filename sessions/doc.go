@@ -42,7 +42,7 @@
 //	sessions        session id → JSON of core.Session (the record; status,
 //	                stop reason, usage, last seq, turn id and pending action
 //	                are the projection of its log)
-//	session_keys    external (origin) key → session id
+//	session_keys    external (origin) key, or a link's key → session id
 //	logs            one nested bucket per session, named by session id:
 //	                8-byte big-endian uint64 seq (1, 2, … gap-free) → JSON
 //	                of core.Event as logged

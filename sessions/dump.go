@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/sessions/dump"
+	"github.com/switchboardhq/switchboard/sessions/record"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -151,12 +152,10 @@ func splitVersionKey(k []byte) (string, int, error) {
 
 // sessions puts each session followed by its log and queued inputs.
 func (d dumper) sessions() error {
-	keys := map[string]string{}
+	// The index holds each session's origin key and its links.
+	keys := map[string][]string{}
 	if err := d.each(bucketSessionKeys, func(k, v []byte) error {
-		if other, ok := keys[string(v)]; ok {
-			return fmt.Errorf("session %s has two keys, %q and %q", v, other, k)
-		}
-		keys[string(v)] = string(k)
+		keys[string(v)] = append(keys[string(v)], string(k))
 		return nil
 	}); err != nil {
 		return err
@@ -166,8 +165,18 @@ func (d dumper) sessions() error {
 		if err != nil {
 			return err
 		}
-		rec := dump.Session{ID: sess.ID, Status: sess.Status, AgentID: sess.Agent.ID, LastSeq: sess.LastSeq, ExternalKey: keys[sess.ID],
+		rec := dump.Session{ID: sess.ID, Status: sess.Status, AgentID: sess.Agent.ID, LastSeq: sess.LastSeq,
 			Provider: sess.Provider(), Tenant: sess.Tenant, Body: v}
+		for _, key := range keys[sess.ID] {
+			switch {
+			case record.HasLink(sess, key):
+				rec.Links = append(rec.Links, key)
+			case rec.ExternalKey != "":
+				return fmt.Errorf("session %s has two origin keys, %q and %q", sess.ID, rec.ExternalKey, key)
+			default:
+				rec.ExternalKey = key
+			}
+		}
 		if t := bkt(d.tx, bucketSessionTexts).Get(k); t != nil {
 			text := string(t)
 			rec.FirstText = &text

@@ -59,8 +59,10 @@ type Session struct {
 	Status  core.Status
 	AgentID string
 	LastSeq uint64
-	// ExternalKey is the origin key that routes to it, "" for none.
+	// ExternalKey is the origin key that routes to it, "" for none; Links
+	// the other keys that do.
 	ExternalKey string
+	Links       []string
 	// TurnHolder is the runtime that logged the open turn's
 	// turn.started (possibly ""), nil when no turn is open: recovery
 	// finds the turn through it.

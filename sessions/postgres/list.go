@@ -25,7 +25,12 @@ func (s *Store) ListSessions(ctx context.Context, f core.SessionFilter) (core.Se
 			where = append(where, column+" = $"+strconv.Itoa(len(args)))
 		}
 	}
-	add("external_key", f.OriginKey)
+	if f.OriginKey != "" {
+		// An origin's key, or a link's.
+		args = append(args, f.OriginKey)
+		n := strconv.Itoa(len(args))
+		where = append(where, "(external_key = $"+n+" OR id = (SELECT session_id FROM session_links WHERE key = $"+n+"))")
+	}
 	add("status", string(f.Status))
 	add("agent_id", f.AgentID)
 	add("provider", f.Provider)

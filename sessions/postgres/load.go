@@ -147,6 +147,9 @@ func (l *loader) put(r dump.Record) error {
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, r.ID, string(r.Status), r.AgentID, key, int64(r.LastSeq), r.TurnHolder, []byte(r.Body),
 			r.Provider, tenant, r.FirstText)
 		l.counts[countKey{r.Status, countShard(r.ID)}]++
+		for _, key := range r.Links {
+			q(`INSERT INTO session_links (key, session_id) VALUES ($1, $2)`, key, r.ID)
+		}
 	case dump.Event:
 		q(`INSERT INTO events (session_id, seq, body) VALUES ($1, $2, $3)`, r.SessionID, int64(r.Seq), []byte(r.Body))
 	case dump.Input:

@@ -89,12 +89,7 @@ func (s *Store) createWith(ctx context.Context, req core.NewSession, dests []cor
 // keyOwner returns the id of the session serving an external key, "" for
 // none.
 func (s *Store) keyOwner(ctx context.Context, key string) (string, error) {
-	var id string
-	err := s.poolFor(ctx).QueryRow(ctx, `SELECT id FROM sessions WHERE external_key = $1`, key).Scan(&id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", nil
-	}
-	return id, err
+	return keyRoutesTo(ctx, s.poolFor(ctx), key)
 }
 
 // createTx answers a replay or a duplicate, or creates or finds the session
@@ -103,8 +98,13 @@ func (s *Store) keyOwner(ctx context.Context, key string) (string, error) {
 func (s *Store) createTx(ctx context.Context, tx pgx.Tx, req core.NewSession, id, stripe string, inputs []core.Event, dests []core.NewDestination) (*core.CreateResult, []core.Change, error) {
 	var r *row
 	if req.ExternalKey != "" {
+		// The key's lock first: a link being added on it waits, or is seen.
+		if err := lockOriginKey(ctx, tx, req.ExternalKey); err != nil {
+			return nil, nil, err
+		}
 		var err error
-		r, err = scanRow(tx.QueryRow(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE external_key = $1 FOR UPDATE`, req.ExternalKey))
+		r, err = scanRow(tx.QueryRow(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE external_key = $1
+			OR id = (SELECT session_id FROM session_links WHERE key = $1) FOR UPDATE`, req.ExternalKey))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -209,7 +209,8 @@ func (s *Store) SessionByKey(ctx context.Context, key string) (*core.Session, er
 		return nil, err
 	}
 	var v []byte
-	err := s.poolFor(ctx).QueryRow(ctx, `SELECT body FROM sessions WHERE external_key = $1`, key).Scan(&v)
+	err := s.poolFor(ctx).QueryRow(ctx, `SELECT body FROM sessions WHERE external_key = $1
+		OR id = (SELECT session_id FROM session_links WHERE key = $1)`, key).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = fmt.Errorf("session for key %q: %w", key, core.ErrNotFound)
 	}

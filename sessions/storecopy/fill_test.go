@@ -117,6 +117,11 @@ func fill(t *testing.T, s backend.Store, keys fakeKeys, clk *clock) {
 			Inputs: []core.Event{text("@bot help " + o.Provider)}, Dedupe: []string{o.Provider + ":delivery-1"}})
 		answered(sess.ID, "turn_"+o.Provider, "on it")
 		must(t, s.SaveSinkPosition(ctx, o.Provider, sess.ID, core.Claim{}, core.SinkPosition{Seq: 2, State: json.RawMessage(`{"ts":"1700000000.000200"}`)}))
+		if o.Provider == "linear" {
+			// The pull request its agent opened routes to it too.
+			_, err := s.AddLink(ctx, sess.ID, "github:acme/app#70", core.LinkedByAgent)
+			must(t, err)
+		}
 	}
 
 	queued := create(core.NewSession{Inputs: []core.Event{text("one")}})

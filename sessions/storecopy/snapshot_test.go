@@ -55,6 +55,7 @@ func snapshot(t *testing.T, s backend.Store, now time.Time) string {
 	type sessionView struct {
 		Session      *core.Session
 		ByKey        *core.Session
+		ByLink       []string
 		Events       []core.Event
 		Pending      []core.Event
 		Destinations []*core.Destination
@@ -64,6 +65,11 @@ func snapshot(t *testing.T, s backend.Store, now time.Time) string {
 	for _, sess := range list {
 		v := sessionView{Session: sess}
 		var err error
+		for _, l := range sess.Links {
+			linked, err := s.SessionByKey(ctx, l.Key)
+			must(t, err)
+			v.ByLink = append(v.ByLink, linked.ID)
+		}
 		if sess.Origin != nil {
 			v.ByKey, err = s.SessionByKey(ctx, sess.Origin.Key)
 			must(t, err)

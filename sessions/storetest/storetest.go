@@ -53,6 +53,8 @@ func Run(t *testing.T, open func(t *testing.T) core.Store) {
 		{"budget/pause_and_raise", testBudgetPause},
 		{"budget/set_limits", testSetLimits},
 		{"sessions/fork", testFork},
+		{"links/add_remove", testLinks},
+		{"links/race", testLinkRace},
 		{"events/paging", testEventsPaging},
 		{"wake/schedule", testWakeSchedule},
 		{"wake/move", testWakeMove},

@@ -1,0 +1,68 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// The events that record a session's links (internal level).
+const (
+	TypeLinkAdded   = "session.link_added"
+	TypeLinkRemoved = "session.link_removed"
+)
+
+// LinkBody is the body of session.link_added and session.link_removed:
+// the key, and who added or removed it ("admin", "agent", or the
+// platform's id of the person who asked).
+type LinkBody struct {
+	Key string `json:"key"`
+	By  string `json:"by"`
+}
+
+// Link is another origin key that routes to a session: a trigger on it
+// steers the session instead of starting one.
+type Link struct {
+	Key     string `json:"key"`
+	AddedBy string `json:"added_by"`
+	AddedAt Time   `json:"added_at"`
+}
+
+// LinkedBy names who made a link when no person did.
+const (
+	LinkedByAdmin = "admin"
+	LinkedByAgent = "agent"
+)
+
+// linkKeys are the shapes of the origin keys a link may hold.
+var linkKeys = map[string]*regexp.Regexp{
+	"github": regexp.MustCompile(`^github:[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}#[1-9][0-9]{0,9}$`),
+	"slack":  regexp.MustCompile(`^slack:[A-Z0-9]{2,20}:[A-Z0-9]{2,20}:[0-9]{1,12}\.[0-9]{1,8}$`),
+	"linear": regexp.MustCompile(`^linear:[0-9A-Za-z-]{1,64}:[0-9A-Za-z-]{1,64}$`),
+}
+
+// KeyProvider checks an origin key's shape and says whose it is:
+// github:<owner>/<repo>#<n>, slack:<team>:<channel>:<thread ts>,
+// linear:<organization>:<agent session>.
+func KeyProvider(key string) (string, error) {
+	provider, _, _ := strings.Cut(key, ":")
+	re, ok := linkKeys[provider]
+	if !ok || !re.MatchString(key) {
+		return "", fmt.Errorf("key %q: want github:<owner>/<repo>#<number>, slack:<team>:<channel>:<thread ts> or linear:<organization>:<agent session>: %w", key, ErrInvalid)
+	}
+	return provider, nil
+}
+
+// LinkStore keeps the links of sessions. A link is in the same index as
+// origin keys, so a key routes to one session, whichever it is.
+type LinkStore interface {
+	// AddLink routes key to the session as well, logging
+	// session.link_added in the same transaction; ErrConflict when
+	// another session's origin or link holds it. Adding a link the
+	// session has is a no-op.
+	AddLink(ctx context.Context, sessionID, key, by string) (*Session, error)
+	// RemoveLink stops routing key to the session, logging
+	// session.link_removed; ErrNotFound when it is not one of its links.
+	RemoveLink(ctx context.Context, sessionID, key, by string) (*Session, error)
+}

@@ -57,6 +57,10 @@ type Installation struct {
 	// logins, Linear user ids) who may set a session's budget from its
 	// thread ("budget $5"); none by default.
 	BudgetApprovers []string `json:"budget_approvers,omitempty"`
+	// TenantGroup puts installations of one customer together: a session
+	// may be linked to keys of its own installation, or of one in its
+	// tenant group; none by default.
+	TenantGroup string `json:"tenant_group,omitempty"`
 	Scopes          []string `json:"scopes,omitempty"`
 	// Metadata holds what the provider learned at install time that is not
 	// secret (a Slack bot user id, the workspace URL).

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/web"
@@ -87,6 +88,9 @@ type updateBody struct {
 	// BudgetApprovers replaces the users who may set a session's budget
 	// from its thread; [] leaves none.
 	BudgetApprovers *[]string `json:"budget_approvers"`
+	// TenantGroup replaces the installation's tenant group; "" takes it
+	// out of any.
+	TenantGroup *string `json:"tenant_group"`
 }
 
 func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
@@ -112,6 +116,9 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
+	if g := b.TenantGroup; g != nil && (len(*g) > 64 || strings.TrimSpace(*g) != *g) {
+		return web.Invalid("field \"tenant_group\": at most 64 characters, without spaces around")
+	}
 	if b.BudgetApprovers != nil && slices.Contains(*b.BudgetApprovers, "") {
 		return web.Invalid("field \"budget_approvers\" may not hold empty strings")
 	}
@@ -124,6 +131,9 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
 		}
 		if b.BudgetApprovers != nil {
 			in.BudgetApprovers = *b.BudgetApprovers
+		}
+		if b.TenantGroup != nil {
+			in.TenantGroup = *b.TenantGroup
 		}
 		return nil
 	})

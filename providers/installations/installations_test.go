@@ -83,7 +83,9 @@ func TestInstallationsAPI(t *testing.T) {
 		{"empty policy entry", "POST", "/v1/installations/" + a.ID, `{"policy":{"users":[""]}}`, true, 400, []string{"empty"}},
 		{"budget approvers", "POST", "/v1/installations/" + a.ID, `{"budget_approvers":["U9"]}`, true, 200, []string{`"budget_approvers":["U9"]`, `"users":["U1","U2"]`}},
 		{"empty budget approver", "POST", "/v1/installations/" + a.ID, `{"budget_approvers":["U1",""]}`, true, 400, []string{"budget_approvers"}},
-		{"unbind", "POST", "/v1/installations/" + a.ID, `{"agent":null}`, true, 200, []string{`"users":["U1","U2"]`, `"budget_approvers":["U9"]`}},
+		{"tenant group", "POST", "/v1/installations/" + a.ID, `{"tenant_group":"acme"}`, true, 200, []string{`"tenant_group":"acme"`}},
+		{"tenant group with spaces", "POST", "/v1/installations/" + a.ID, `{"tenant_group":" acme"}`, true, 400, []string{"tenant_group"}},
+		{"unbind", "POST", "/v1/installations/" + a.ID, `{"agent":null}`, true, 200, []string{`"users":["U1","U2"]`, `"budget_approvers":["U9"]`, `"tenant_group":"acme"`}},
 		{"no token in any answer", "GET", "/v1/installations/" + a.ID, "", true, 200, nil},
 	}
 	for _, tc := range tests {

@@ -56,6 +56,14 @@ type Handler struct {
 	OnSSE func(delta int)
 	// Schedules, when set, tell a session's next_wake_at.
 	Schedules Schedules
+	// Links, when set, decides which keys a session may be linked to;
+	// without it links are refused.
+	Links LinkChecker
+}
+
+// LinkChecker refuses a link across customers (providers.Set.CheckLink).
+type LinkChecker interface {
+	CheckLink(ctx context.Context, s *core.Session, key string) error
 }
 
 // Schedules lists the schedules of a session.
@@ -90,6 +98,8 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	handle("POST /v1/sessions/{id}/wake", web.AdminOnly(h.wake))
 	handle("POST /v1/sessions/{id}/archive", web.AdminOnly(h.archive))
 	handle("POST /v1/sessions/{id}/fork", web.AdminOnly(h.fork))
+	handle("POST /v1/sessions/{id}/links", web.AdminOnly(h.addLink))
+	handle("DELETE /v1/sessions/{id}/links", web.AdminOnly(h.removeLink))
 }
 
 // session loads the path's session if the principal may see it; a client

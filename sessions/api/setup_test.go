@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"fmt"
 	"bytes"
 	"context"
 	"crypto/aes"
@@ -98,7 +99,8 @@ func newAPI(t testing.TB) *apiEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	(&api.Handler{Store: store, Runtime: rt, Environments: store, Sealer: newTestSealer(t), Hub: hub, MaxBody: 64 << 10, Heartbeat: 50 * time.Millisecond, StdioAllow: allow}).Register(mux)
+	(&api.Handler{Store: store, Runtime: rt, Environments: store, Sealer: newTestSealer(t), Hub: hub, MaxBody: 64 << 10, Heartbeat: 50 * time.Millisecond, StdioAllow: allow,
+		Links: forbidAcme{}}).Register(mux)
 	srv := httptest.NewServer((&api.Auth{AdminToken: admin, Sessions: store}).Wrap(mux))
 	t.Cleanup(srv.Close)
 	e := &apiEnv{path: path, store: store, rt: rt, srv: srv}
@@ -202,4 +204,14 @@ func wantError(t *testing.T, code int, raw []byte, status int, typ, contains str
 // appendInternal is an internal-level event to append.
 func appendInternal() core.AppendRequest {
 	return core.AppendRequest{Events: []core.Event{core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{})}}
+}
+
+// forbidAcme is a link policy that refuses keys of the acme account.
+type forbidAcme struct{}
+
+func (forbidAcme) CheckLink(_ context.Context, _ *core.Session, key string) error {
+	if strings.HasPrefix(key, "github:acme/") {
+		return fmt.Errorf("key %q belongs to another customer's installation: %w", key, core.ErrForbidden)
+	}
+	return nil
 }

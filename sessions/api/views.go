@@ -17,9 +17,11 @@ type SessionView struct {
 	Tenant        string              `json:"tenant"`
 	Limits        *core.Limits        `json:"limits,omitempty"` // the session's own, over its agent's
 	ForkedFrom    *core.ForkRef       `json:"forked_from,omitempty"`
-	Usage         core.Usage          `json:"usage"`
-	CostUSD       *float64            `json:"cost_usd"` // null until a priced turn ends
-	Result        *core.TurnResult    `json:"result"`   // null until a turn ends
+	// Links are the other origin keys that route to the session.
+	Links   []core.Link      `json:"links"`
+	Usage   core.Usage       `json:"usage"`
+	CostUSD *float64         `json:"cost_usd"` // null until a priced turn ends
+	Result  *core.TurnResult `json:"result"`   // null until a turn ends
 	// NextWakeAt is when a schedule next sends the session input (GET
 	// /v1/sessions/{id} only); absent when none will.
 	NextWakeAt *core.Time `json:"next_wake_at,omitempty"`
@@ -37,6 +39,10 @@ func ViewSession(s *core.Session) SessionView {
 	}
 	if v.Metadata == nil {
 		v.Metadata = map[string]string{}
+	}
+	v.Links = s.Links
+	if v.Links == nil {
+		v.Links = []core.Link{}
 	}
 	return v
 }

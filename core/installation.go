@@ -60,8 +60,8 @@ type Installation struct {
 	// TenantGroup puts installations of one customer together: a session
 	// may be linked to keys of its own installation, or of one in its
 	// tenant group; none by default.
-	TenantGroup string `json:"tenant_group,omitempty"`
-	Scopes          []string `json:"scopes,omitempty"`
+	TenantGroup string   `json:"tenant_group,omitempty"`
+	Scopes      []string `json:"scopes,omitempty"`
 	// Metadata holds what the provider learned at install time that is not
 	// secret (a Slack bot user id, the workspace URL).
 	Metadata map[string]string `json:"metadata,omitempty"`

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"fmt"
 	"bytes"
 	"context"
 	"crypto/aes"
@@ -9,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"

@@ -26,6 +26,8 @@ func (h *Handler) registerSession(mux *http.ServeMux) {
 	mux.HandleFunc("POST /console/sessions/{id}/stop", h.signedIn(h.sessionStop))
 	mux.HandleFunc("POST /console/sessions/{id}/retry", h.signedIn(h.sessionRetry))
 	mux.HandleFunc("POST /console/sessions/{id}/budget", h.signedIn(h.sessionBudget))
+	mux.HandleFunc("POST /console/sessions/{id}/links", h.signedIn(h.sessionLink))
+	mux.HandleFunc("POST /console/sessions/{id}/unlink", h.signedIn(h.sessionUnlink))
 	mux.HandleFunc("POST /console/sessions/{id}/message", h.signedIn(h.sessionMessage))
 	mux.HandleFunc("POST /console/sessions/{id}/archive", h.signedIn(h.sessionArchive))
 }

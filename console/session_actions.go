@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"math"
 	"net/http"
 	"net/url"
@@ -70,6 +71,25 @@ func (h *Handler) sessionBudget(w http.ResponseWriter, r *http.Request, s *core.
 	}
 	id := r.PathValue("id")
 	if _, err := h.api.SetLimits(r.Context(), id, l); err != nil {
+		h.sessionRefused(w, r, s, err, "")
+		return
+	}
+	done(w, r, "sessions/"+url.PathEscape(id))
+}
+
+// sessionLink routes another origin key to the session; the API refuses a
+// key of another customer's installation, said at the top of the page.
+func (h *Handler) sessionLink(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {
+	h.changeLinks(w, r, s, (*client.Client).AddLink)
+}
+
+func (h *Handler) sessionUnlink(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {
+	h.changeLinks(w, r, s, (*client.Client).RemoveLink)
+}
+
+func (h *Handler) changeLinks(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession, change func(*client.Client, context.Context, string, string) (*client.SessionView, error)) {
+	id := r.PathValue("id")
+	if _, err := change(h.api, r.Context(), id, strings.TrimSpace(r.PostForm.Get("key"))); err != nil {
 		h.sessionRefused(w, r, s, err, "")
 		return
 	}

@@ -97,6 +97,14 @@ func newFakeSession(e *env) *fakeSession {
 		f.postedOne <- struct{}{}
 		writeJSON(w, 200, f.view)
 	})
+	e.api.HandleFunc("/v1/sessions/ses_1/links", func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.posts = append(f.posts, strings.TrimSpace(r.Method+" "+r.URL.RawQuery+" "+string(raw)))
+		f.postedOne <- struct{}{}
+		writeJSON(w, 200, f.view)
+	})
 	e.api.HandleFunc("POST /v1/sessions/ses_1/archive", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -223,6 +231,22 @@ func TestSessionPage(t *testing.T) {
 		f.set("result", nil)
 	})
 
+	t.Run("links", func(t *testing.T) {
+		body := e.do(req{method: "GET", path: "/console/sessions/ses_1", cookie: c}).Body.String()
+		if !strings.Contains(body, `id="no-links"`) || !strings.Contains(body, `<form method="post" action="ses_1/links" id="link-form">`) {
+			t.Error("no empty links list or no link form")
+		}
+		f.set("links", []map[string]any{{"key": "github:acme/app#7", "added_by": "agent", "added_at": "2030-05-06T07:05:00Z"}})
+		defer f.set("links", nil)
+		body = e.do(req{method: "GET", path: "/console/sessions/ses_1", cookie: c}).Body.String()
+		for _, want := range []string{`<li data-link="github:acme/app#7"><code>github:acme/app#7</code> <span class="dim">by agent`,
+			`<form method="post" action="ses_1/unlink" class="inline">`, `name="key" value="github:acme/app#7"`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("page lacks %s", want)
+			}
+		}
+	})
+
 	t.Run("budget", func(t *testing.T) {
 		body := e.do(req{method: "GET", path: "/console/sessions/ses_1", cookie: c}).Body.String()
 		if !strings.Contains(body, `<form id="budget" method="post" action="ses_1/budget">`) || strings.Contains(body, `id="budget-paused"`) {
@@ -332,6 +356,8 @@ func TestSessionActions(t *testing.T) {
 		{"message", "message", url.Values{"text": {"also Y"}}, `{"events":[{"type":"user.message","text":"also Y"}]}`},
 		{"retry", "retry", url.Values{"turn_id": {"turn_9"}}, `{"events":[{"type":"user.retry","turn_id":"turn_9"}]}`},
 		{"budget", "budget", url.Values{"max_session_tokens": {"5000"}, "max_session_cost_usd": {"$2.50"}}, `{"limits":{"max_session_tokens":5000,"max_session_cost_usd":2.5}}`},
+		{"link", "links", url.Values{"key": {"github:acme/app#7"}}, `POST  {"key":"github:acme/app#7"}`},
+		{"unlink", "unlink", url.Values{"key": {"github:acme/app#7"}}, `DELETE key=github%3Aacme%2Fapp%237`},
 		{"cost budget only", "budget", url.Values{"max_session_tokens": {""}, "max_session_cost_usd": {"3"}}, `{"limits":{"max_session_cost_usd":3}}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

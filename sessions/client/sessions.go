@@ -246,3 +246,24 @@ func (c *Client) ForkSession(ctx context.Context, id string, atSeq uint64) (*Cre
 	}
 	return &out, nil
 }
+
+// AddLink routes another origin key to the session (admin).
+func (c *Client) AddLink(ctx context.Context, id, key string) (*SessionView, error) {
+	var v SessionView
+	body := struct {
+		Key string `json:"key"`
+	}{key}
+	if err := c.do(ctx, request{method: http.MethodPost, path: pathf("/v1/sessions/%s/", id) + "links", body: body}, &v); err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// RemoveLink stops routing key to the session (admin).
+func (c *Client) RemoveLink(ctx context.Context, id, key string) (*SessionView, error) {
+	var v SessionView
+	if err := c.do(ctx, request{method: http.MethodDelete, path: pathf("/v1/sessions/%s/", id) + "links", query: url.Values{"key": {key}}}, &v); err != nil {
+		return nil, err
+	}
+	return &v, nil
+}

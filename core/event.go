@@ -86,17 +86,21 @@ const (
 // Event is one entry of a session's log, or a queued input (Seq 0) before
 // the harness takes it.
 type Event struct {
-	ID          string          `json:"id"`
-	SessionID   string          `json:"session_id"`
-	Seq         uint64          `json:"seq"`
-	Type        string          `json:"type"`
-	Level       Level           `json:"level"`
-	Actor       Actor           `json:"actor"`
-	TurnID      string          `json:"turn_id,omitempty"`
-	CreatedAt   Time            `json:"created_at"`
-	QueuedAt    *Time           `json:"queued_at,omitempty"`
-	ProcessedAt *Time           `json:"processed_at,omitempty"`
-	Body        json.RawMessage `json:"body"`
+	ID          string `json:"id"`
+	SessionID   string `json:"session_id"`
+	Seq         uint64 `json:"seq"`
+	Type        string `json:"type"`
+	Level       Level  `json:"level"`
+	Actor       Actor  `json:"actor"`
+	TurnID      string `json:"turn_id,omitempty"`
+	CreatedAt   Time   `json:"created_at"`
+	QueuedAt    *Time  `json:"queued_at,omitempty"`
+	ProcessedAt *Time  `json:"processed_at,omitempty"`
+	// SourceKey is the origin key an input came from: the session's
+	// origin, or one of its links. Inputs of the API and of schedules
+	// have none.
+	SourceKey string          `json:"source_key,omitempty"`
+	Body      json.RawMessage `json:"body"`
 }
 
 // Decode unmarshals the event's body into v.

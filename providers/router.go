@@ -112,6 +112,14 @@ func (r *Router) Route(ctx context.Context, t Trigger) (Routed, error) {
 	if t.Budget != nil {
 		return r.setBudget(ctx, t, log)
 	}
+	// The inputs say where they came from: with links, a session hears
+	// from more than its origin.
+	t.Input.SourceKey = t.Origin.Key
+	if t.StartInput != nil {
+		start := *t.StartInput
+		start.SourceKey = t.Origin.Key
+		t.StartInput = &start
+	}
 	req := core.NewSession{
 		ExternalKey:  t.Origin.Key,
 		Inputs:       []core.Event{t.Input},

@@ -227,3 +227,30 @@ func TestRouteBudget(t *testing.T) {
 		t.Fatalf("a budget command queued %v", p)
 	}
 }
+
+// TestRouteSourceKey: an input records the key it came from, a linked
+// key's as well as the origin's.
+func TestRouteSourceKey(t *testing.T) {
+	const key, linked = "slack:T1:C1:3.000100", "github:acme/app#7"
+	in := &core.Installation{ID: "ins_1", Provider: "slack", ExternalID: "T1"}
+	s := openStore(t)
+	if _, err := s.CreateAgent(t.Context(), &core.Agent{Name: "default", Model: "anthropic/x"}); err != nil {
+		t.Fatal(err)
+	}
+	r := &providers.Router{Store: s}
+	res, err := r.Route(t.Context(), providers.Trigger{Installation: in, Origin: core.Origin{Provider: "slack", Key: key}, Input: message("start")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddLink(t.Context(), res.Session.ID, linked, core.LinkedByAgent); err != nil {
+		t.Fatal(err)
+	}
+	steer, err := r.Route(t.Context(), providers.Trigger{Installation: in, Origin: core.Origin{Provider: "github", Key: linked}, Input: message("fix the nit"), Continue: true})
+	if err != nil || steer.Outcome != providers.Queued || steer.Session.ID != res.Session.ID {
+		t.Fatalf("a trigger on the link: %+v, %v", steer, err)
+	}
+	pending, err := s.Pending(t.Context(), res.Session.ID)
+	if err != nil || len(pending) != 2 || pending[0].SourceKey != key || pending[1].SourceKey != linked {
+		t.Fatalf("pending %+v (%v)", pending, err)
+	}
+}

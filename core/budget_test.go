@@ -74,3 +74,24 @@ func TestOverBudget(t *testing.T) {
 		})
 	}
 }
+
+func TestParseContinue(t *testing.T) {
+	for _, tt := range []struct {
+		text, want string
+		ok         bool
+	}{
+		{"continue https://github.com/acme/app/pull/7", "https://github.com/acme/app/pull/7", true},
+		{"Continue <https://acme.slack.com/archives/C1/p1700000000000100>", "https://acme.slack.com/archives/C1/p1700000000000100", true},
+		{"continue <https://github.com/acme/app/issues/3|acme/app#3>", "https://github.com/acme/app/issues/3", true},
+		{"look at https://github.com/acme/app/pull/7", "", false},
+		{"continue the work on https://github.com/acme/app/pull/7", "", false},
+		{"continue", "", false},
+	} {
+		t.Run(tt.text, func(t *testing.T) {
+			got, ok := ParseContinue(tt.text)
+			if got != tt.want || ok != tt.ok {
+				t.Fatalf("ParseContinue(%q) = %q, %v; want %q, %v", tt.text, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 
 	"github.com/switchboardhq/switchboard/core"
 )
@@ -66,4 +67,33 @@ func label(in *core.Installation) string {
 		return in.ID + " (" + in.Name + ")"
 	}
 	return in.ID
+}
+
+// URLKeyer is a provider that reads the key of a thread, issue or pull
+// request from its address.
+type URLKeyer interface {
+	Provider
+	KeyOfURL(ctx context.Context, u *url.URL) (key string, ok bool, err error)
+}
+
+// KeyOfURL is the origin key an address names, asking each provider.
+func (s *Set) KeyOfURL(ctx context.Context, raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return "", fmt.Errorf("%q is not a web address: %w", raw, core.ErrInvalid)
+	}
+	for _, p := range s.list {
+		k, ok := p.(URLKeyer)
+		if !ok {
+			continue
+		}
+		key, ok, err := k.KeyOfURL(ctx, u)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			return key, nil
+		}
+	}
+	return "", fmt.Errorf("%s is not a GitHub issue or pull request, or a Slack thread, that this gateway serves: %w", raw, core.ErrInvalid)
 }

@@ -45,6 +45,10 @@ type Trigger struct {
 	// Actor is the platform's id of the person who wrote the trigger (a
 	// Slack user id, a GitHub login, a Linear user id).
 	Actor string
+	// ContinueURL, when set, is a thread command ("continue <URL>") that
+	// links this trigger's key to the session at that address instead of
+	// an input.
+	ContinueURL string
 }
 
 // Outcome is what became of a trigger.
@@ -68,10 +72,14 @@ const (
 	// BudgetRefused: a budget command from someone who may not set it, or
 	// for a thread without a session; Routed.Note says why.
 	BudgetRefused
+	// Linked: a continue command linked the trigger's key to a session.
+	Linked
+	// LinkRefused: a continue command could not link; Routed.Note says why.
+	LinkRefused
 )
 
 func (o Outcome) String() string {
-	return [...]string{"queued", "duplicate", "no_session", "archived", "no_agent", "budget_set", "budget_refused"}[o]
+	return [...]string{"queued", "duplicate", "no_session", "archived", "no_agent", "budget_set", "budget_refused", "linked", "link_refused"}[o]
 }
 
 // Routed tells what the Router did with a trigger.
@@ -89,6 +97,7 @@ type RouterStore interface {
 	CreateSession(ctx context.Context, req core.NewSession) (*core.CreateResult, error)
 	SessionByKey(ctx context.Context, key string) (*core.Session, error)
 	SetSessionLimits(ctx context.Context, sessionID string, l core.Limits, actor core.Actor) (*core.Session, error)
+	AddLink(ctx context.Context, sessionID, key, by string) (*core.Session, error)
 }
 
 // Router is the one intake path from a decided trigger to a queued input:
@@ -99,6 +108,15 @@ type RouterStore interface {
 type Router struct {
 	Store  RouterStore
 	Logger *slog.Logger
+	// Links reads addresses and installations for continue commands
+	// (the Set); without it they are refused.
+	Links LinkResolver
+}
+
+// LinkResolver is what a continue command needs of the providers.
+type LinkResolver interface {
+	KeyOfURL(ctx context.Context, raw string) (string, error)
+	InstallationOfKey(ctx context.Context, key string) (*core.Installation, error)
 }
 
 // Route stores a trigger's input. An error means nothing was stored and the
@@ -111,6 +129,9 @@ func (r *Router) Route(ctx context.Context, t Trigger) (Routed, error) {
 	log = log.With("provider", t.Origin.Provider, "key", t.Origin.Key)
 	if t.Budget != nil {
 		return r.setBudget(ctx, t, log)
+	}
+	if t.ContinueURL != "" {
+		return r.continueAt(ctx, t, log)
 	}
 	// The inputs say where they came from: with links, a session hears
 	// from more than its origin.

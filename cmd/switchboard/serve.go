@@ -172,14 +172,18 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	// runtime's leases on sessions, the output sinks' claims on their
 	// platform output and the dispatcher's on delivery streams.
 	holder := cfg.runtime.Holder
+	router := &providers.Router{Store: db, Logger: log.With("component", "router")}
 	gw, err := providers.NewSet(cfg.platforms, providers.Deps{
-		Store: db, Router: &providers.Router{Store: db, Logger: log.With("component", "router")}, Sealer: cfg.sealer, States: states,
+		Store: db, Router: router, Sealer: cfg.sealer, States: states,
 		PublicURL: cfg.publicURL, AdminToken: cfg.adminToken, DataDir: cfg.dataDir, MaxBody: cfg.maxBody, Logger: log,
 		Holder: holder, ClaimTTL: cfg.runtime.LeaseTTL,
 	}, func(provider string) func(string) { return failpoint(getenv, provider) })
 	if err != nil {
 		return err
 	}
+	// Continue commands read addresses and installations through the
+	// providers the router feeds.
+	router.Links = gw
 	sb, err := sandbox.Open(ctx, cfg.sandbox, sandbox.Deps{Store: db, Vault: &vaults.Resolver{Store: db, Sealer: cfg.sealer, Logger: log},
 		Granters: gitGranters(gw), Logger: log, Replica: holder, Skills: &skills.Source{Store: db}})
 	if err != nil {

@@ -165,8 +165,13 @@ func (p *Provider) store(ctx context.Context, d decision, delivery string) error
 	if l, ok := core.ParseBudgetCommand(d.said); ok {
 		t.Budget = &l
 	}
+	if u, ok := core.ParseContinue(d.said); ok {
+		t.ContinueURL = u
+	}
 	res, err := p.cfg.Router.Route(ctx, t)
-	if err == nil && (res.Outcome == providers.BudgetSet || res.Outcome == providers.BudgetRefused) {
+	switch {
+	case err != nil:
+	case res.Outcome == providers.BudgetSet, res.Outcome == providers.BudgetRefused, res.Outcome == providers.Linked, res.Outcome == providers.LinkRefused:
 		p.replyOnce(d, delivery, "@"+r.Login+" "+res.Note)
 	}
 	return err

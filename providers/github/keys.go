@@ -3,6 +3,8 @@ package github
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -32,4 +34,24 @@ func (p *Provider) InstallationOfKey(ctx context.Context, key string) (*core.Ins
 		}
 		after = page[len(page)-1].ID
 	}
+}
+
+// KeyOfURL is the key of the issue or pull request a GitHub address
+// names (<web URL>/<owner>/<repo>/pull/<n> or …/issues/<n>, anything
+// after the number ignored); ok is false for an address of another host
+// or shape.
+func (p *Provider) KeyOfURL(_ context.Context, u *url.URL) (string, bool, error) {
+	web, err := url.Parse(p.cfg.WebURL)
+	if err != nil || !strings.EqualFold(u.Host, web.Host) {
+		return "", false, nil
+	}
+	parts := strings.Split(strings.Trim(strings.TrimPrefix(u.Path, strings.TrimSuffix(web.Path, "/")), "/"), "/")
+	if len(parts) < 4 || (parts[2] != "pull" && parts[2] != "issues") {
+		return "", false, nil
+	}
+	n, err := strconv.Atoi(parts[3])
+	if err != nil || n <= 0 {
+		return "", false, nil
+	}
+	return sessionKey(parts[0], parts[1], n), true, nil
 }

@@ -130,7 +130,10 @@ func (p *Provider) agentSessionEvent(ctx context.Context, pl *Payload, dedupe []
 	}
 	if pl.Action == actionPrompted {
 		if l, ok := core.ParseBudgetCommand(pl.AgentActivity.Text()); ok {
-			return p.setBudget(ctx, in, pl, k, l)
+			return p.command(ctx, in, pl, providers.Trigger{Budget: &l})
+		}
+		if u, ok := core.ParseContinue(pl.AgentActivity.Text()); ok {
+			return p.command(ctx, in, pl, providers.Trigger{ContinueURL: u})
 		}
 	}
 	if pl.Action == actionPrompted && isRetryWord(pl.AgentActivity.Text()) {
@@ -249,18 +252,20 @@ func (p *Provider) interrupt(ctx context.Context, k string, dedupe []string, log
 	return err
 }
 
-// setBudget sets the budget of the agent session's session from a prompt
-// ("budget $5"), if its author is a budget approver, and says so in the
-// session: a thought, since a paused turn goes on working.
-func (p *Provider) setBudget(ctx context.Context, in *core.Installation, pl *Payload, k string, l core.Limits) error {
-	res, err := p.cfg.Router.Route(ctx, providers.Trigger{Installation: in, Origin: core.Origin{Provider: Name, Key: k},
-		Input: core.NewInput(core.TypeUserMessage, nil), Budget: &l, Actor: pl.actor(), Continue: true})
+// command runs a prompt that is a thread command (t's Budget or
+// ContinueURL: "budget $5", "continue <URL>") on the agent session's key
+// and says how it went in the session: a thought when it did (a paused
+// turn goes on working), an error when it was refused.
+func (p *Provider) command(ctx context.Context, in *core.Installation, pl *Payload, t providers.Trigger) error {
+	t.Installation, t.Origin = in, core.Origin{Provider: Name, Key: key(pl.OrganizationID, pl.AgentSession.ID), Tenant: pl.OrganizationID}
+	t.Input, t.Actor, t.Continue = core.NewInput(core.TypeUserMessage, nil), pl.actor(), true
+	res, err := p.cfg.Router.Route(ctx, t)
 	switch {
 	case err != nil:
 		return err
-	case res.Outcome == providers.BudgetSet:
+	case res.Outcome == providers.BudgetSet, res.Outcome == providers.Linked:
 		p.tell(in, pl, "thought", res.Note)
-	case res.Outcome == providers.BudgetRefused:
+	case res.Outcome == providers.BudgetRefused, res.Outcome == providers.LinkRefused:
 		p.tell(in, pl, "error", res.Note)
 	}
 	return nil

@@ -120,6 +120,9 @@ func (p *Provider) handleCallback(ctx context.Context, env *Envelope, log *slog.
 	if l, ok := core.ParseBudgetCommand(d.said); ok && d.act != actInterrupt {
 		t.Budget = &l
 	}
+	if u, ok := core.ParseContinue(d.said); ok && d.act == actStart {
+		t.ContinueURL = u
+	}
 	res, err := p.cfg.Router.Route(ctx, t)
 	if err != nil {
 		return err // a 500: Slack retries, and the dedupe keys make that safe
@@ -127,7 +130,7 @@ func (p *Provider) handleCallback(ctx context.Context, env *Envelope, log *slog.
 	switch res.Outcome {
 	case providers.NoAgent:
 		p.tellThread(in, d, "I can't answer yet: no agent is configured for this workspace. An admin can set `SWITCHBOARD_MODEL` or bind an agent with `/v1/installations`.")
-	case providers.BudgetSet, providers.BudgetRefused:
+	case providers.BudgetSet, providers.BudgetRefused, providers.Linked, providers.LinkRefused:
 		p.tellThread(in, d, res.Note)
 	}
 	return nil

@@ -12,8 +12,12 @@ import (
 type Change struct {
 	SessionID string
 	// Provider is the origin provider of the session ("slack"), "" for a
-	// session started over the API: output sinks pick their sessions by it.
+	// session started over the API.
 	Provider string
+	// Sinks are the providers whose output sinks render the session: its
+	// origin's and its links' (SinkProviders). Sinks pick their sessions
+	// by it.
+	Sinks []string
 	// Events were appended to the log, in seq order.
 	Events []Event
 	// Queued are inputs queued on the session, not yet in the log.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -52,6 +53,21 @@ func KeyProvider(key string) (string, error) {
 		return "", fmt.Errorf("key %q: want github:<owner>/<repo>#<number>, slack:<team>:<channel>:<thread ts> or linear:<organization>:<agent session>: %w", key, ErrInvalid)
 	}
 	return provider, nil
+}
+
+// SinkProviders are the providers whose output the session goes to: its
+// origin's, then its links' (a turn answers where its input came from).
+func SinkProviders(s *Session) []string {
+	var out []string
+	if s.Origin != nil && s.Origin.Provider != "" {
+		out = append(out, s.Origin.Provider)
+	}
+	for _, l := range s.Links {
+		if p, _, _ := strings.Cut(l.Key, ":"); p != "" && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // LinkStore keeps the links of sessions. A link is in the same index as

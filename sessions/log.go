@@ -186,8 +186,12 @@ func (s *Store) project(tx *bolt.Tx, sess *core.Session, le record.LogEvent, e c
 		// The origin's output sink may be behind on this session from now
 		// on: marked in the transaction that opens the turn, so a crash
 		// after it cannot lose the turn's output.
-		if sess.Origin != nil && record.ValidSink(sess.Origin.Provider, sess.ID) == nil {
-			if err := bkt(tx, bucketSinkActive).Put(sinkKey(sess.Origin.Provider, sess.ID), nil); err != nil {
+		// Every sink the turn may answer through: its origin's, its links'.
+		for _, sink := range core.SinkProviders(sess) {
+			if record.ValidSink(sink, sess.ID) != nil {
+				continue
+			}
+			if err := bkt(tx, bucketSinkActive).Put(sinkKey(sink, sess.ID), nil); err != nil {
 				return err
 			}
 		}

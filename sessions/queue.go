@@ -145,6 +145,7 @@ func changeOf(sess *core.Session, before core.Status, c core.Change) core.Change
 	if sess.Origin != nil {
 		c.Provider = sess.Origin.Provider
 	}
+	c.Sinks = core.SinkProviders(sess)
 	if sess.Status != before {
 		c.Status = sess.Status
 	}

@@ -104,7 +104,11 @@ func (r *renderer) Received(ctx context.Context, s *core.Session, inputs []core.
 			r.p.forgetAck(e.ID) // the log's copy will try again
 		}
 	}
-	rc, err := r.p.newRender(ctx, s)
+	if s.Origin == nil {
+		forget()
+		return nil
+	}
+	rc, err := r.p.newRender(ctx, s, s.Origin.Key)
 	if err != nil {
 		forget()
 		return err
@@ -131,15 +135,22 @@ type render struct {
 	session      string
 }
 
-func (p *Provider) newRender(ctx context.Context, s *core.Session) (*render, error) {
-	if s.Origin == nil {
-		return nil, output.Permanent(fmt.Errorf("session %s has no origin", s.ID))
+// newRender renders s into the agent session of key: its origin's, or
+// one of its links'.
+func (p *Provider) newRender(ctx context.Context, s *core.Session, key string) (*render, error) {
+	if key == "" {
+		return nil, output.Permanent(fmt.Errorf("session %s has no Linear agent session to answer in", s.ID))
 	}
-	org, as, err := parseKey(s.Origin.Key)
+	org, as, err := parseKey(key)
 	if err != nil {
 		return nil, output.Permanent(err)
 	}
-	in, err := p.sessionInstallation(ctx, s)
+	var in *core.Installation
+	if s.Origin != nil && s.Origin.Key == key {
+		in, err = p.sessionInstallation(ctx, s)
+	} else {
+		in, err = p.InstallationOfKey(ctx, key)
+	}
 	if errors.Is(err, core.ErrNotFound) {
 		return nil, output.Permanent(err)
 	}
@@ -170,7 +181,11 @@ func (r *renderer) Render(ctx context.Context, t *output.Thread, e core.Event) (
 	if e.Type == core.TypeUserMessage && linearRef(e) == nil && st.Thought == nil {
 		return false, nil // an input from the API: nothing to acknowledge
 	}
-	rc, err := r.p.newRender(ctx, t.Session)
+	key := t.Key
+	if key == "" && t.Session.Origin != nil {
+		key = t.Session.Origin.Key
+	}
+	rc, err := r.p.newRender(ctx, t.Session, key)
 	if err != nil {
 		return false, err
 	}

@@ -37,6 +37,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -68,6 +69,11 @@ type Renderer interface {
 // Thread is what a renderer sees of the session it renders.
 type Thread struct {
 	Session *core.Session
+	// Key is the origin key the event being rendered answers at: where
+	// its turn's input came from (the session's origin, or one of its
+	// links), the origin for an input of the API or a schedule. A sink
+	// is handed only the events that answer at a key of its own.
+	Key string
 	// State is the renderer's own, saved with the position.
 	State json.RawMessage
 	seq   uint64
@@ -164,6 +170,9 @@ type entry struct {
 	poked   bool // an append or input since the worker last looked
 	inputs  bool // inputs were queued: call Received
 	retired bool // the worker let go; a new entry is needed
+	// targets are where the session's turns answer; only the worker
+	// uses them.
+	targets turnTargets
 }
 
 // New returns a sink; Start starts it.
@@ -243,7 +252,7 @@ func (s *Sink) resume(ctx context.Context) error {
 // sessions: inputs are acknowledged at once, a turn's start makes the sink
 // follow the session, and anything else is news for a session it follows.
 func (s *Sink) committed(c core.Change) {
-	if c.Provider != s.cfg.Name {
+	if c.Provider != s.cfg.Name && !slices.Contains(c.Sinks, s.cfg.Name) {
 		return
 	}
 	switch {

@@ -19,6 +19,7 @@ import (
 type recorder struct {
 	mu       sync.Mutex
 	rendered []string       // "seq:type"
+	keys     []string       // "seq:key", the key each answered at
 	received []string       // input ids
 	fail     map[uint64]int // seq → transient failures left
 	perm     map[uint64]bool
@@ -52,6 +53,7 @@ func (r *recorder) Render(ctx context.Context, t *output.Thread, e core.Event) (
 		return false, output.Permanent(errors.New("channel_not_found"))
 	}
 	r.rendered = append(r.rendered, fmt.Sprintf("%d:%s", e.Seq, e.Type))
+	r.keys = append(r.keys, fmt.Sprintf("%d:%s", e.Seq, t.Key))
 	t.State = []byte(fmt.Sprintf(`{"last":%d}`, e.Seq))
 	return e.Type == core.TypeAgentMessage, nil
 }

@@ -3,6 +3,7 @@ package output
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -53,7 +54,7 @@ func (s *Sink) follow(ctx context.Context, id string, e *entry, c core.Claim) (r
 			s.received(ctx, sess)
 		}
 		if err == nil {
-			err = s.drain(ctx, sess, c)
+			err = s.drain(ctx, sess, c, &e.targets)
 		}
 		if ctx.Err() != nil || lost(ctx, err) {
 			return false
@@ -99,7 +100,7 @@ func (s *Sink) received(ctx context.Context, sess *core.Session) {
 // drain renders every logged event after the saved position, saving
 // under claim c. The position is read after the claim was granted, so an
 // intent the previous holder saved is found and honoured.
-func (s *Sink) drain(ctx context.Context, sess *core.Session, c core.Claim) error {
+func (s *Sink) drain(ctx context.Context, sess *core.Session, c core.Claim, targets *turnTargets) error {
 	pos, err := s.cfg.Store.SinkPosition(ctx, s.cfg.Name, sess.ID)
 	if err != nil {
 		return err
@@ -116,9 +117,16 @@ func (s *Sink) drain(ctx context.Context, sess *core.Session, c core.Claim) erro
 			return err
 		}
 		for _, ev := range evs {
-			acted, err := s.render(ctx, t, ev)
+			key, err := targets.of(ctx, s.cfg.Store, sess, ev)
 			if err != nil {
 				return err
+			}
+			acted := false
+			if answersAt(sess, key) == s.cfg.Name {
+				t.Key = key
+				if acted, err = s.render(ctx, t, ev); err != nil {
+					return err
+				}
 			}
 			t.seq = ev.Seq
 			if acted {
@@ -129,6 +137,17 @@ func (s *Sink) drain(ctx context.Context, sess *core.Session, c core.Claim) erro
 			}
 		}
 	}
+}
+
+// answersAt is the provider of key, the key an event of sess answers at;
+// the origin's provider when it is the origin (whose key a session may
+// not have).
+func answersAt(sess *core.Session, key string) string {
+	if sess.Origin != nil && key == sess.Origin.Key {
+		return sess.Origin.Provider
+	}
+	provider, _, _ := strings.Cut(key, ":")
+	return provider
 }
 
 // render renders one event, retrying failures with backoff until it

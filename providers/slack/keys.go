@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/providers/output"
 )
 
 // InstallationOfKey is the installation of the workspace a thread's key
@@ -64,4 +65,25 @@ func (p *Provider) teamOfHost(ctx context.Context, host string) (string, error) 
 		}
 		after = page[len(page)-1].ID
 	}
+}
+
+// answerKey is the thread an event of t answers in: the thread its turn
+// came from (output.Thread.Key), else the session's origin.
+func answerKey(t *output.Thread) string {
+	if t.Key != "" {
+		return t.Key
+	}
+	if t.Session.Origin != nil {
+		return t.Session.Origin.Key
+	}
+	return ""
+}
+
+// keyInstallation is the installation of a thread s answers in: its
+// origin's, or the workspace of one of its links.
+func (p *Provider) keyInstallation(ctx context.Context, s *core.Session, key string) (*core.Installation, error) {
+	if s.Origin != nil && s.Origin.Key == key {
+		return p.sessionInstallation(ctx, s)
+	}
+	return p.InstallationOfKey(ctx, key)
 }

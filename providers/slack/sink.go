@@ -134,7 +134,8 @@ var rendered = map[string]bool{
 
 // Render renders one logged event into the session's thread.
 func (r *renderer) Render(ctx context.Context, t *output.Thread, e core.Event) (bool, error) {
-	if !rendered[e.Type] || t.Session.Origin == nil {
+	key := answerKey(t)
+	if !rendered[e.Type] || key == "" {
 		return false, nil
 	}
 	if e.Type == core.TypeUserMessage && slackRef(e) == nil {
@@ -144,11 +145,11 @@ func (r *renderer) Render(ctx context.Context, t *output.Thread, e core.Event) (
 	if len(t.State) > 0 {
 		_ = json.Unmarshal(t.State, &st) // a state that does not decode starts afresh
 	}
-	_, channel, thread, err := parseKey(t.Session.Origin.Key)
+	_, channel, thread, err := parseKey(key)
 	if err != nil {
 		return false, output.Permanent(err)
 	}
-	in, err := r.p.sessionInstallation(ctx, t.Session)
+	in, err := r.p.keyInstallation(ctx, t.Session, key)
 	if errors.Is(err, core.ErrNotFound) {
 		return false, output.Permanent(err)
 	}

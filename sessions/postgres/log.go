@@ -135,8 +135,13 @@ func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, tail *pgx.Batch, sessio
 		sessionID, seqs, bodies)
 	// The mark is set in the transaction that opens the turn, so a crash
 	// after it cannot lose the turn's output.
-	if o := r.sess.Origin; fx.markSink && o != nil && record.ValidSink(o.Provider, sessionID) == nil {
-		tail.Queue(`INSERT INTO sink_active (sink, session_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, o.Provider, sessionID)
+	if fx.markSink {
+		// Every sink the turn may answer through: its origin's, its links'.
+		for _, sink := range core.SinkProviders(r.sess) {
+			if record.ValidSink(sink, sessionID) == nil {
+				tail.Queue(`INSERT INTO sink_active (sink, session_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, sink, sessionID)
+			}
+		}
 	}
 	if fx.clearWake {
 		tail.Queue(`DELETE FROM wakes WHERE session_id = $1 AND NOT EXISTS (SELECT 1 FROM pending_inputs WHERE session_id = $1)`, sessionID)

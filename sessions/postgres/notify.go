@@ -24,6 +24,8 @@ type notice struct {
 	Replica  string `json:"r"`
 	Session  string `json:"s"`
 	Provider string `json:"p,omitempty"`
+	// Sinks are the change's Sinks beyond its origin's provider.
+	Sinks []string `json:"ps,omitempty"`
 	// Events is the seq range [first, last] the write appended; the seqs
 	// of one write are consecutive.
 	Events []uint64 `json:"e,omitempty"`
@@ -54,11 +56,11 @@ const maxNotice = 7000
 // when they fit, else without them, else (thousands of inputs in one
 // write) a notice that the replicas lagged.
 func encodeNotice(replica string, c core.Change) ([]byte, error) {
-	n := notice{Replica: replica, Session: c.SessionID, Provider: c.Provider, Status: c.Status}
+	n := notice{Replica: replica, Session: c.SessionID, Provider: c.Provider, Status: c.Status, Sinks: linkSinks(c)}
 	if len(c.Events) > 0 {
 		n.Events = []uint64{c.Events[0].Seq, c.Events[len(c.Events)-1].Seq}
 	}
-	lagged := notice{Replica: replica, Session: c.SessionID, Provider: c.Provider, Lagged: true}
+	lagged := notice{Replica: replica, Session: c.SessionID, Provider: c.Provider, Sinks: linkSinks(c), Lagged: true}
 	if len(c.Queued) > 0 {
 		codes := make([]byte, len(c.Queued))
 		n.QueuedIDs = make([]string, len(c.Queued))
@@ -90,6 +92,10 @@ func encodeNotice(replica string, c core.Change) ([]byte, error) {
 // (their bodies are in Pending, and may be taken already).
 func (s *Store) noticeChange(ctx context.Context, n notice) (core.Change, error) {
 	c := core.Change{SessionID: n.Session, Provider: n.Provider, Status: n.Status, Remote: true}
+	if n.Provider != "" {
+		c.Sinks = append(c.Sinks, n.Provider)
+	}
+	c.Sinks = append(c.Sinks, n.Sinks...)
 	if len(n.Events) == 2 && n.Events[1] >= n.Events[0] && n.Events[0] > 0 {
 		want := int(n.Events[1] - n.Events[0] + 1)
 		evs, err := s.Events(ctx, n.Session, n.Events[0]-1, want)
@@ -112,6 +118,18 @@ func (s *Store) noticeChange(ctx context.Context, n notice) (core.Change, error)
 		c.Queued = append(c.Queued, e)
 	}
 	return c, nil
+}
+
+// linkSinks are c's sinks beyond its origin's provider, which the notice
+// names apart.
+func linkSinks(c core.Change) []string {
+	var out []string
+	for _, p := range c.Sinks {
+		if p != c.Provider {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func inputType(code byte) string {

@@ -178,6 +178,7 @@ func (r *row) change(c core.Change) core.Change {
 	if r.sess.Origin != nil {
 		c.Provider = r.sess.Origin.Provider
 	}
+	c.Sinks = core.SinkProviders(r.sess)
 	if r.sess.Status != r.before {
 		c.Status = r.sess.Status
 	}

@@ -64,30 +64,34 @@ type render struct {
 	seq     uint64
 }
 
-// Received reacts 👀 to inputs that came from Slack, ahead of the turn.
+// Received reacts 👀 to inputs that came from Slack, ahead of the turn:
+// in the thread of the session's origin, or of the link they came from.
 func (r *renderer) Received(ctx context.Context, s *core.Session, inputs []core.Event) error {
-	var todo []msgRef
-	for _, e := range inputs {
-		if ref := slackRef(e); ref != nil && r.p.firstReaction(e.ID) {
-			todo = append(todo, *ref)
+	forget := func() {
+		for _, e := range inputs {
+			r.p.forgetReaction(e.ID) // the log's copy will try again
 		}
 	}
-	if len(todo) == 0 {
-		return nil
-	}
-	in, err := r.p.sessionInstallation(ctx, s)
-	if err != nil {
-		return err
-	}
-	a, err := r.p.client(ctx, in)
-	if err != nil {
-		return err
-	}
-	for _, ref := range todo {
-		if err := a.react(ctx, ref.Channel, ref.TS, eyes); err != nil {
-			for _, e := range inputs {
-				r.p.forgetReaction(e.ID) // the log's copy will try again
-			}
+	for _, e := range inputs {
+		ref := slackRef(e)
+		if ref == nil || !r.p.firstReaction(e.ID) {
+			continue
+		}
+		key := e.SourceKey
+		if key == "" && s.Origin != nil {
+			key = s.Origin.Key
+		}
+		in, err := r.p.keyInstallation(ctx, s, key)
+		if err != nil {
+			forget()
+			return err
+		}
+		a, err := r.p.client(ctx, in)
+		if err == nil {
+			err = a.react(ctx, ref.Channel, ref.TS, eyes)
+		}
+		if err != nil {
+			forget()
 			return err
 		}
 	}

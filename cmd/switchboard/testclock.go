@@ -59,9 +59,20 @@ func (c *fileClock) Now() time.Time {
 
 // Timer fires once the file's time reaches now+d, at a SIGUSR1.
 func (c *fileClock) Timer(d time.Duration) (<-chan time.Time, func()) {
-	ft := fileTimer{at: c.Now().Add(d), c: make(chan time.Time, 1)}
+	return c.TimerAt(c.Now().Add(d))
+}
+
+// TimerAt fires once the file's time reaches at: at once when it has,
+// else at the SIGUSR1 that moves it there. Looking at registration too
+// means a move signalled while no timer waited is not missed.
+func (c *fileClock) TimerAt(at time.Time) (<-chan time.Time, func()) {
+	ft := fileTimer{at: at, c: make(chan time.Time, 1)}
 	c.mu.Lock()
-	c.timers = append(c.timers, ft)
+	if now := c.Now(); !now.Before(at) {
+		ft.c <- now
+	} else {
+		c.timers = append(c.timers, ft)
+	}
 	c.mu.Unlock()
 	return ft.c, func() {
 		c.mu.Lock()

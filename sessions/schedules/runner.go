@@ -56,6 +56,21 @@ func NewRunner(store Store, clock Clock, log *slog.Logger) *Runner {
 	return &Runner{Store: store, Clock: clock, Logger: log, poke: make(chan struct{}, 1)}
 }
 
+// DeadlineClock is a clock that wakes at an instant rather than after a
+// while: one a test moves by hand (the wall clock's timers are the same
+// either way). A timer at an instant already past fires at once.
+type DeadlineClock interface {
+	TimerAt(t time.Time) (c <-chan time.Time, stop func())
+}
+
+// timer wakes the runner at t.
+func (r *Runner) timer(t time.Time) (<-chan time.Time, func()) {
+	if dc, ok := r.Clock.(DeadlineClock); ok {
+		return dc.TimerAt(t)
+	}
+	return r.Clock.Timer(t.Sub(r.Clock.Now()))
+}
+
 // Poke makes the runner read the store again now: a schedule was made,
 // resumed or moved.
 func (r *Runner) Poke() {
@@ -82,6 +97,9 @@ func (r *Runner) Run(ctx context.Context) {
 			}
 			swept = now
 		}
+		// One reading of the clock decides when to look again, so a clock
+		// that moves meanwhile cannot push the wake past a due time.
+		now := r.Clock.Now()
 		wait := maxIdle
 		if err := r.FireDue(ctx); err != nil {
 			if ctx.Err() != nil {
@@ -90,9 +108,9 @@ func (r *Runner) Run(ctx context.Context) {
 			r.Logger.Error("fire schedules", "err", err)
 			wait = 5 * time.Second
 		} else if at, ok, err := r.Store.NextScheduleAt(ctx); err == nil && ok {
-			wait = min(wait, max(at.Sub(r.Clock.Now()), 0))
+			wait = min(wait, max(at.Sub(now), 0))
 		}
-		c, stop := r.Clock.Timer(max(wait, time.Millisecond))
+		c, stop := r.timer(now.Add(max(wait, time.Millisecond)))
 		select {
 		case <-ctx.Done():
 			stop()

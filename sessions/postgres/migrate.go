@@ -34,6 +34,14 @@ func migrateSchema(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) er
 	}
 	defer conn.Release()
 	c := conn.Conn()
+	// The idle-transaction timeout ends the transactions of a replica
+	// paused mid-write; a migration's transaction pauses only as long as
+	// this process is kept off a busy CPU, and ending it would stop the
+	// start. RESET gives the connection its pool's setting back.
+	if _, err := c.Exec(ctx, "SET idle_in_transaction_session_timeout = 0"); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer func() { _, _ = c.Exec(context.WithoutCancel(ctx), "RESET idle_in_transaction_session_timeout") }()
 	if _, err := c.Exec(ctx, "SELECT pg_advisory_lock($1)", int64(migrateLock)); err != nil {
 		return fmt.Errorf("migrate: take the lock: %w", err)
 	}

@@ -273,8 +273,8 @@ func (p *Provider) canWrite(ctx context.Context, r ref) (bool, error) {
 }
 
 // replyOnce answers a trigger that gets no turn (one from someone without
-// write access or outside the access policy, a budget command) once per
-// delivery, after the ack.
+// write access or outside the access policy, a budget or continue
+// command) once per delivery, after the ack.
 func (p *Provider) replyOnce(d decision, delivery, text string) {
 	p.bg.Go(func(ctx context.Context) {
 		first, err := p.cfg.Installations.Once(ctx, "github:refused:"+delivery+":"+d.key, time.Now().Add(8*24*time.Hour))

@@ -191,3 +191,26 @@ type SinkStore interface {
 	// ActiveSinkSessions lists the marked sessions of a sink.
 	ActiveSinkSessions(ctx context.Context, sink string) ([]string, error)
 }
+
+// InstallationLister lists installations a page at a time.
+type InstallationLister interface {
+	ListInstallations(ctx context.Context, q InstallationQuery) ([]*Installation, bool, error)
+}
+
+// FindInstallationWhere is the first installation of provider, in id
+// order, that match accepts; ErrNotFound when none does.
+func FindInstallationWhere(ctx context.Context, l InstallationLister, provider string, match func(*Installation) bool) (*Installation, error) {
+	var found *Installation
+	err := EachItem(func(after string) ([]*Installation, bool, error) {
+		return l.ListInstallations(ctx, InstallationQuery{Provider: provider, After: after, Limit: 1000})
+	}, func(in *Installation) string { return in.ID }, func(in *Installation) bool {
+		if match(in) {
+			found = in
+		}
+		return found == nil
+	})
+	if err == nil && found == nil {
+		err = fmt.Errorf("no %s installation that fits: %w", provider, ErrNotFound)
+	}
+	return found, err
+}

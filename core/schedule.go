@@ -123,3 +123,18 @@ type ScheduleStore interface {
 	// pauses the schedule with LastError instead.
 	FireSchedule(ctx context.Context, id string, due time.Time, next *time.Time, start *NewSession) (*Fire, error)
 }
+
+// ScheduleLister lists schedules a page at a time.
+type ScheduleLister interface {
+	ListSchedules(ctx context.Context, q ScheduleQuery) ([]*Schedule, bool, error)
+}
+
+// EachSchedule calls fn with each schedule q selects, in id order, until
+// fn says to stop.
+func EachSchedule(ctx context.Context, l ScheduleLister, q ScheduleQuery, fn func(*Schedule) bool) error {
+	q.Limit = 1000
+	return EachItem(func(after string) ([]*Schedule, bool, error) {
+		q.After = after
+		return l.ListSchedules(ctx, q)
+	}, func(s *Schedule) string { return s.ID }, fn)
+}

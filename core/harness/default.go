@@ -169,7 +169,9 @@ func (h *Default) Run(ctx context.Context, c *Cycle) (Outcome, error) {
 				return out, err
 			}
 		}
-		t := &turn{h: h, c: c, id: turnID, before: s.Usage, beforeCost: s.CostUSD}
+		// Only a turn that was open already (paused, or left by a crash)
+		// has progress in the log to carry on from.
+		t := &turn{h: h, c: c, id: turnID, before: s.Usage, beforeCost: s.CostUSD, reopened: s.TurnID != ""}
 		reason, err := t.run(ctx)
 		out.Usage = out.Usage.Add(t.usage.Sub(t.resumed))
 		if err != nil || reason == "" {

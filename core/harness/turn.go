@@ -31,6 +31,9 @@ type turn struct {
 	resumed core.Usage
 	active  time.Duration
 	paused  bool
+	// reopened: the turn was open before this cycle, so it may have
+	// paused; a new one has nothing to resume.
+	reopened bool
 }
 
 // resume carries on from the turn's last pause, if it paused: the steps,
@@ -60,12 +63,14 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 	c := t.c
 	// Log writes must land even when the turn was just cancelled.
 	wctx := context.WithoutCancel(ctx)
-	events, err := c.Log.Events(wctx, c.SessionID, 0, 0)
-	if err != nil {
-		return "", fmt.Errorf("read log: %w", err)
-	}
-	if err := t.resume(events); err != nil {
-		return "", err
+	if t.reopened {
+		events, err := c.Log.Events(wctx, c.SessionID, 0, 0)
+		if err != nil {
+			return "", fmt.Errorf("read log: %w", err)
+		}
+		if err := t.resume(events); err != nil {
+			return "", err
+		}
 	}
 	started := time.Now()
 	tctx, cancel := context.WithTimeoutCause(ctx, time.Duration(c.Limits.TurnSeconds)*time.Second-t.active, errDeadline)

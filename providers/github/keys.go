@@ -2,6 +2,7 @@ package github
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -18,22 +19,13 @@ func (p *Provider) InstallationOfKey(ctx context.Context, key string) (*core.Ins
 	if err != nil {
 		return nil, err
 	}
-	after := ""
-	for {
-		page, more, err := p.cfg.Installations.ListInstallations(ctx, core.InstallationQuery{Provider: Name, After: after, Limit: 1000})
-		if err != nil {
-			return nil, err
-		}
-		for _, in := range page {
-			if strings.EqualFold(in.Name, owner) && in.HasToken {
-				return in, nil
-			}
-		}
-		if !more || len(page) == 0 {
-			return nil, fmt.Errorf("no GitHub installation on %s: %w", owner, core.ErrNotFound)
-		}
-		after = page[len(page)-1].ID
+	in, err := core.FindInstallationWhere(ctx, p.cfg.Installations, Name, func(in *core.Installation) bool {
+		return strings.EqualFold(in.Name, owner) && in.HasToken
+	})
+	if errors.Is(err, core.ErrNotFound) {
+		return nil, fmt.Errorf("no GitHub installation on %s: %w", owner, core.ErrNotFound)
 	}
+	return in, err
 }
 
 // KeyOfURL is the key of the issue or pull request a GitHub address

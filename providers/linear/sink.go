@@ -181,11 +181,7 @@ func (r *renderer) Render(ctx context.Context, t *output.Thread, e core.Event) (
 	if e.Type == core.TypeUserMessage && linearRef(e) == nil && st.Thought == nil {
 		return false, nil // an input from the API: nothing to acknowledge
 	}
-	key := t.Key
-	if key == "" && t.Session.Origin != nil {
-		key = t.Session.Origin.Key
-	}
-	rc, err := r.p.newRender(ctx, t.Session, key)
+	rc, err := r.p.newRender(ctx, t.Session, t.AnswerKey())
 	if err != nil {
 		return false, err
 	}

@@ -81,6 +81,18 @@ type Thread struct {
 	claim core.Claim // the sink's claim on the session's output: saves carry it
 }
 
+// AnswerKey is Key, or the session's origin when the thread was made
+// without one (a renderer's tests).
+func (t *Thread) AnswerKey() string {
+	if t.Key != "" {
+		return t.Key
+	}
+	if t.Session.Origin != nil {
+		return t.Session.Origin.Key
+	}
+	return ""
+}
+
 // Thread is what the sink hands its renderer for sess, whose position is
 // pos: drain uses it, and so can a renderer's tests.
 func (s *Sink) Thread(sess *core.Session, pos core.SinkPosition) *Thread {

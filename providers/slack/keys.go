@@ -2,11 +2,11 @@ package slack
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/providers/output"
 )
 
 // InstallationOfKey is the installation of the workspace a thread's key
@@ -46,37 +46,19 @@ func (p *Provider) KeyOfURL(ctx context.Context, u *url.URL) (string, bool, erro
 // teamOfHost is the team of the installation whose workspace address has
 // host; "" for none.
 func (p *Provider) teamOfHost(ctx context.Context, host string) (string, error) {
-	after := ""
-	for {
-		page, more, err := p.cfg.Installations.ListInstallations(ctx, core.InstallationQuery{Provider: Name, After: after, Limit: 1000})
-		if err != nil {
-			return "", err
-		}
-		for _, in := range page {
-			if w, err := url.Parse(in.Metadata["url"]); err == nil && strings.EqualFold(w.Host, host) {
-				if team := in.Metadata["team_id"]; team != "" {
-					return team, nil
-				}
-				return in.ExternalID, nil
-			}
-		}
-		if !more || len(page) == 0 {
-			return "", nil
-		}
-		after = page[len(page)-1].ID
+	in, err := core.FindInstallationWhere(ctx, p.cfg.Installations, Name, func(in *core.Installation) bool {
+		w, err := url.Parse(in.Metadata["url"])
+		return err == nil && strings.EqualFold(w.Host, host)
+	})
+	switch {
+	case errors.Is(err, core.ErrNotFound):
+		return "", nil
+	case err != nil:
+		return "", err
+	case in.Metadata["team_id"] != "":
+		return in.Metadata["team_id"], nil
 	}
-}
-
-// answerKey is the thread an event of t answers in: the thread its turn
-// came from (output.Thread.Key), else the session's origin.
-func answerKey(t *output.Thread) string {
-	if t.Key != "" {
-		return t.Key
-	}
-	if t.Session.Origin != nil {
-		return t.Session.Origin.Key
-	}
-	return ""
+	return in.ExternalID, nil
 }
 
 // keyInstallation is the installation of a thread s answers in: its

@@ -138,7 +138,7 @@ var rendered = map[string]bool{
 
 // Render renders one logged event into the session's thread.
 func (r *renderer) Render(ctx context.Context, t *output.Thread, e core.Event) (bool, error) {
-	key := answerKey(t)
+	key := t.AnswerKey()
 	if !rendered[e.Type] || key == "" {
 		return false, nil
 	}

@@ -55,7 +55,7 @@ type Handler struct {
 	// OnSSE, when set, is told of a stream opening (+1) and closing (-1).
 	OnSSE func(delta int)
 	// Schedules, when set, tell a session's next_wake_at.
-	Schedules Schedules
+	Schedules core.ScheduleLister
 	// Links, when set, decides which keys a session may be linked to;
 	// without it links are refused.
 	Links LinkChecker
@@ -64,11 +64,6 @@ type Handler struct {
 // LinkChecker refuses a link across customers (providers.Set.CheckLink).
 type LinkChecker interface {
 	CheckLink(ctx context.Context, s *core.Session, key string) error
-}
-
-// Schedules lists the schedules of a session.
-type Schedules interface {
-	ListSchedules(ctx context.Context, q core.ScheduleQuery) ([]*core.Schedule, bool, error)
 }
 
 // Register mounts the endpoints on mux. Authentication happens before:

@@ -308,22 +308,13 @@ func (h *Handler) nextWake(ctx context.Context, id string) (*core.Time, error) {
 		return nil, nil
 	}
 	var next *core.Time
-	after := ""
-	for {
-		page, more, err := h.Schedules.ListSchedules(ctx, core.ScheduleQuery{Session: id, After: after, Limit: 1000})
-		if err != nil {
-			return nil, err
+	err := core.EachSchedule(ctx, h.Schedules, core.ScheduleQuery{Session: id}, func(sc *core.Schedule) bool {
+		if sc.Target.SessionID == id && sc.NextAt != nil && (next == nil || sc.NextAt.Before(next.Time)) {
+			next = sc.NextAt
 		}
-		for _, sc := range page {
-			if sc.Target.SessionID == id && sc.NextAt != nil && (next == nil || sc.NextAt.Before(next.Time)) {
-				next = sc.NextAt
-			}
-		}
-		if !more || len(page) == 0 {
-			return next, nil
-		}
-		after = page[len(page)-1].ID
-	}
+		return true
+	})
+	return next, err
 }
 
 func (h *Handler) wake(w http.ResponseWriter, r *http.Request) error {

@@ -125,21 +125,14 @@ func (r *Runner) Run(ctx context.Context) {
 // Sweep deletes the one-off schedules that fired before before.
 func (r *Runner) Sweep(ctx context.Context, before time.Time) (int, error) {
 	var done []string
-	after := ""
-	for {
-		page, more, err := r.Store.ListSchedules(ctx, core.ScheduleQuery{After: after, Limit: 1000})
-		if err != nil {
-			return 0, err
+	err := core.EachSchedule(ctx, r.Store, core.ScheduleQuery{}, func(sc *core.Schedule) bool {
+		if sc.At != nil && sc.NextAt == nil && !sc.Paused && sc.LastFiredAt != nil && sc.LastFiredAt.Before(before) {
+			done = append(done, sc.ID)
 		}
-		for _, sc := range page {
-			if sc.At != nil && sc.NextAt == nil && !sc.Paused && sc.LastFiredAt != nil && sc.LastFiredAt.Before(before) {
-				done = append(done, sc.ID)
-			}
-		}
-		if !more || len(page) == 0 {
-			break
-		}
-		after = page[len(page)-1].ID
+		return true
+	})
+	if err != nil {
+		return 0, err
 	}
 	n := 0
 	for _, id := range done {

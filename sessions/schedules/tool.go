@@ -155,22 +155,13 @@ func (t *tool) create(ctx context.Context, in toolInput) (core.ToolResult, error
 // mine lists the follow-ups this session's model made.
 func (t *tool) mine(ctx context.Context) ([]*core.Schedule, error) {
 	var out []*core.Schedule
-	after := ""
-	for {
-		page, more, err := t.store.ListSchedules(ctx, core.ScheduleQuery{Session: t.session, After: after, Limit: 1000})
-		if err != nil {
-			return nil, err
+	err := core.EachSchedule(ctx, t.store, core.ScheduleQuery{Session: t.session}, func(sc *core.Schedule) bool {
+		if sc.CreatedBy == t.session {
+			out = append(out, sc)
 		}
-		for _, sc := range page {
-			if sc.CreatedBy == t.session {
-				out = append(out, sc)
-			}
-		}
-		if !more || len(page) == 0 {
-			return out, nil
-		}
-		after = page[len(page)-1].ID
-	}
+		return true
+	})
+	return out, err
 }
 
 func (t *tool) list(ctx context.Context) (core.ToolResult, error) {

@@ -22,13 +22,16 @@ type Agent struct {
 	MCPServers  []MCPServerSpec `json:"mcp_servers,omitempty"`
 	// Skills are pinned versions (resolved when the version is saved);
 	// MemoryStores the stores the agent's memory tool reads and writes.
-	Skills       []SkillRef        `json:"skills,omitempty"`
-	MemoryStores []MemoryStoreRef  `json:"memory_stores,omitempty"`
-	Limits       Limits            `json:"limits"`
-	Environment  string            `json:"environment,omitempty"`
-	Metadata     map[string]string `json:"metadata,omitempty"`
-	CreatedAt    Time              `json:"created_at"`
-	UpdatedAt    Time              `json:"updated_at"`
+	Skills       []SkillRef       `json:"skills,omitempty"`
+	MemoryStores []MemoryStoreRef `json:"memory_stores,omitempty"`
+	Limits       Limits           `json:"limits"`
+	Environment  string           `json:"environment,omitempty"`
+	// RepositoryAccess lets the agent's sessions that came from elsewhere
+	// work on repositories of a code host's installation.
+	RepositoryAccess *RepositoryAccess `json:"repository_access,omitempty"`
+	Metadata         map[string]string `json:"metadata,omitempty"`
+	CreatedAt        Time              `json:"created_at"`
+	UpdatedAt        Time              `json:"updated_at"`
 }
 
 // AgentRef names an agent version.
@@ -189,6 +192,9 @@ func (a *Agent) validateFields() error {
 		return err
 	}
 	if err := a.Limits.Validate(); err != nil {
+		return err
+	}
+	if err := a.RepositoryAccess.Validate(); err != nil {
 		return err
 	}
 	return a.validateTools()

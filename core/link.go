@@ -20,6 +20,9 @@ const (
 type LinkBody struct {
 	Key string `json:"key"`
 	By  string `json:"by"`
+	// URL is the web address of what the key names, when the one who
+	// linked it knew it (a pull request the agent opened).
+	URL string `json:"url,omitempty"`
 }
 
 // Link is another origin key that routes to a session: a trigger on it
@@ -28,6 +31,7 @@ type Link struct {
 	Key     string `json:"key"`
 	AddedBy string `json:"added_by"`
 	AddedAt Time   `json:"added_at"`
+	URL     string `json:"url,omitempty"`
 }
 
 // LinkedBy names who made a link when no person did.
@@ -73,11 +77,11 @@ func SinkProviders(s *Session) []string {
 // LinkStore keeps the links of sessions. A link is in the same index as
 // origin keys, so a key routes to one session, whichever it is.
 type LinkStore interface {
-	// AddLink routes key to the session as well, logging
-	// session.link_added in the same transaction; ErrConflict when
+	// AddLink routes l.Key to the session as well, logging
+	// session.link_added (l) in the same transaction; ErrConflict when
 	// another session's origin or link holds it. Adding a link the
 	// session has is a no-op.
-	AddLink(ctx context.Context, sessionID, key, by string) (*Session, error)
+	AddLink(ctx context.Context, sessionID string, l LinkBody) (*Session, error)
 	// RemoveLink stops routing key to the session, logging
 	// session.link_removed; ErrNotFound when it is not one of its links.
 	RemoveLink(ctx context.Context, sessionID, key, by string) (*Session, error)

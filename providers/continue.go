@@ -63,7 +63,7 @@ func (r *Router) continueAt(ctx context.Context, t Trigger, log *slog.Logger) (R
 	if users := to.Policy.Users; len(users) > 0 && (to.Provider != t.Installation.Provider || !slices.Contains(users, t.Actor)) {
 		return refuse("I can't: only some people may ask me for work at %s, and you are not among them there.", t.ContinueURL)
 	}
-	s, err := r.Store.AddLink(ctx, target.ID, t.Origin.Key, t.Actor)
+	s, err := r.Store.AddLink(ctx, target.ID, core.LinkBody{Key: t.Origin.Key, By: t.Actor})
 	if errors.Is(err, core.ErrConflict) || errors.Is(err, core.ErrArchived) {
 		return refuse("I can't link this thread: %s.", strings.TrimSuffix(err.Error(), ": "+core.ErrConflict.Error()))
 	}

@@ -53,7 +53,7 @@ func (s *Set) CheckLink(ctx context.Context, sess *core.Session, key string) err
 		return nil
 	}
 	return fmt.Errorf("key %q belongs to %s installation %s, which is not in a tenant group with %s installation %s, session %s's: %w",
-		key, to.Provider, label(to), from.Provider, label(from), sess.ID, core.ErrForbidden)
+		key, to.Provider, InstallationLabel(to), from.Provider, InstallationLabel(from), sess.ID, core.ErrForbidden)
 }
 
 // AllowsLink reports whether a session of installation from may be
@@ -62,7 +62,8 @@ func AllowsLink(from, to *core.Installation) bool {
 	return from.ID == to.ID || from.TenantGroup != "" && from.TenantGroup == to.TenantGroup
 }
 
-func label(in *core.Installation) string {
+// InstallationLabel names an installation in messages: its id and name.
+func InstallationLabel(in *core.Installation) string {
 	if in.Name != "" {
 		return in.ID + " (" + in.Name + ")"
 	}

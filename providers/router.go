@@ -97,7 +97,7 @@ type RouterStore interface {
 	CreateSession(ctx context.Context, req core.NewSession) (*core.CreateResult, error)
 	SessionByKey(ctx context.Context, key string) (*core.Session, error)
 	SetSessionLimits(ctx context.Context, sessionID string, l core.Limits, actor core.Actor) (*core.Session, error)
-	AddLink(ctx context.Context, sessionID, key, by string) (*core.Session, error)
+	AddLink(ctx context.Context, sessionID string, l core.LinkBody) (*core.Session, error)
 }
 
 // Router is the one intake path from a decided trigger to a queued input:

@@ -242,7 +242,7 @@ func TestRouteSourceKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AddLink(t.Context(), res.Session.ID, linked, core.LinkedByAgent); err != nil {
+	if _, err := s.AddLink(t.Context(), res.Session.ID, core.LinkBody{Key: linked, By: core.LinkedByAgent}); err != nil {
 		t.Fatal(err)
 	}
 	steer, err := r.Route(t.Context(), providers.Trigger{Installation: in, Origin: core.Origin{Provider: "github", Key: linked}, Input: message("fix the nit"), Continue: true})

@@ -43,13 +43,14 @@ func Load(modules []Module, v settings.Values, env LoadEnv) ([]Build, error) {
 type Set struct {
 	list  []Provider
 	sinks []*output.Sink
+	store Store
 	log   *slog.Logger
 }
 
 // NewSet builds the providers. failpoint gives a provider's output sink
 // its crash-test failpoint (nil outside test builds).
 func NewSet(builds []Build, d Deps, failpoint func(provider string) func(point string)) (*Set, error) {
-	s := &Set{log: d.Logger}
+	s := &Set{store: d.Store, log: d.Logger}
 	for _, build := range builds {
 		p, err := build(d)
 		if err != nil {

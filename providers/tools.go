@@ -69,6 +69,11 @@ func (s *Set) Toolset(cfg ToolsetConfig) func(ctx context.Context, sess *core.Se
 		if err != nil {
 			return nil, err
 		}
+		granted, err := s.grantedServer(ctx, sess, a)
+		if err != nil {
+			return nil, err
+		}
+		servers = append(servers, granted...)
 		if len(a.MCPServers) == 0 && len(servers) == 0 {
 			return reg, nil
 		}

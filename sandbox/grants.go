@@ -8,16 +8,17 @@ import (
 	"github.com/switchboardhq/switchboard/sandbox/egress"
 )
 
-// GitGranter is a platform whose sessions work on a repository it hosts
-// (GitHub's provider is one): their sandboxes reach its git host through
-// the egress proxy with a credential the platform resolves itself,
-// narrowed to the session's repository, so that neither the vault nor
-// the sandbox ever holds it.
+// GitGranter grants sessions' sandboxes repositories on git hosts (the
+// gateway's providers, whose GitHub one hosts them): their sandboxes reach
+// the git host through the egress proxy with a credential the platform
+// resolves itself, narrowed to the session's repositories, so that
+// neither the vault nor the sandbox ever holds it.
 type GitGranter interface {
 	// GitGrant is what the session's sandbox may reach because of where
-	// the session came from: hosts (host:port) and the credential id the
-	// proxy injects there. ok is false for sessions from elsewhere.
-	GitGrant(s *core.Session) (hosts []string, credentialID string, ok bool)
+	// the session came from, or the repositories its agent was granted:
+	// hosts (host:port) and the credential id the proxy injects there. ok
+	// is false for a session granted nothing.
+	GitGrant(ctx context.Context, s *core.Session) (hosts []string, credentialID string, ok bool)
 	// IsGitCredential tells the credential ids GitGrant makes; no vault id
 	// looks like one.
 	IsGitCredential(id string) bool
@@ -56,7 +57,7 @@ func (g *grantSource) SessionGrant(ctx context.Context, sessionID string) (egres
 	}
 	var p egress.Policy
 	for _, gr := range g.granters {
-		if hosts, cred, ok := gr.GitGrant(s); ok {
+		if hosts, cred, ok := gr.GitGrant(ctx, s); ok {
 			p.Hosts = append(p.Hosts, hosts...)
 			p.Credentials = append(p.Credentials, cred)
 		}

@@ -16,7 +16,7 @@ import (
 // credential ids that start with the platform's name.
 type fakeGranter struct{ platform, host string }
 
-func (g fakeGranter) GitGrant(s *core.Session) ([]string, string, bool) {
+func (g fakeGranter) GitGrant(_ context.Context, s *core.Session) ([]string, string, bool) {
 	if s.Origin == nil || s.Origin.Provider != g.platform {
 		return nil, "", false
 	}

@@ -14,7 +14,8 @@ import (
 // find an origin's, in the same transaction.
 
 // AddLink routes key to the session as well.
-func (s *Store) AddLink(ctx context.Context, sessionID, key, by string) (*core.Session, error) {
+func (s *Store) AddLink(ctx context.Context, sessionID string, l core.LinkBody) (*core.Session, error) {
+	key := l.Key
 	return s.changeLink(ctx, sessionID, key, func(tx *bolt.Tx, sess *core.Session) ([]record.LogEvent, error) {
 		keys := bkt(tx, bucketSessionKeys)
 		switch owner := keys.Get([]byte(key)); {
@@ -23,7 +24,7 @@ func (s *Store) AddLink(ctx context.Context, sessionID, key, by string) (*core.S
 		case owner != nil:
 			return nil, fmt.Errorf("key %q already routes to session %s: %w", key, owner, core.ErrConflict)
 		}
-		events, err := record.AddLink(sess, key, by, s.clock())
+		events, err := record.AddLink(sess, l, s.clock())
 		if err != nil {
 			return nil, err
 		}

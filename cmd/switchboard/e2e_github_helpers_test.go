@@ -39,11 +39,7 @@ func startGitHubWith(t *testing.T, settings func(*fakegithub.Server) map[string]
 	fake := fakegithub.Start(t)
 	extra := settings(fake)
 	env := modelEnv(hs.URL, modelserver.FormatAnthropic)
-	env["GITHUB_APP_ID"] = strconv.FormatInt(fake.AppID, 10)
-	env["GITHUB_APP_PRIVATE_KEY"] = string(fake.KeyPEM)
-	env["GITHUB_WEBHOOK_SECRET"] = githubSecret
-	env["GITHUB_APP_SLUG"] = fake.Slug
-	env["GITHUB_API_URL"] = fake.APIURL()
+	githubEnv(env, fake)
 	for k, v := range extra {
 		if v == "" {
 			delete(env, k)
@@ -54,6 +50,15 @@ func startGitHubWith(t *testing.T, settings func(*fakegithub.Server) map[string]
 	w := &githubWorld{t: t, ms: ms, fake: fake, env: env}
 	w.srv = startServer(t, t.TempDir(), env)
 	return w
+}
+
+// githubEnv sets the variables of a GitHub App the fake serves.
+func githubEnv(env map[string]string, fake *fakegithub.Server) {
+	env["GITHUB_APP_ID"] = strconv.FormatInt(fake.AppID, 10)
+	env["GITHUB_APP_PRIVATE_KEY"] = string(fake.KeyPEM)
+	env["GITHUB_WEBHOOK_SECRET"] = githubSecret
+	env["GITHUB_APP_SLUG"] = fake.Slug
+	env["GITHUB_API_URL"] = fake.APIURL()
 }
 
 // deliver sends a signed webhook and returns the status; delivery "" is

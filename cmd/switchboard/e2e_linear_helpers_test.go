@@ -27,10 +27,7 @@ func startLinear(t *testing.T, extra map[string]string, opts ...fakelinear.Optio
 	ms, hs := modelserver.Start(t)
 	fake := fakelinear.New(t, opts...)
 	env := modelEnv(hs.URL, modelserver.FormatAnthropic)
-	env["LINEAR_CLIENT_ID"] = fake.ClientID
-	env["LINEAR_CLIENT_SECRET"] = fake.ClientSecret
-	env["LINEAR_WEBHOOK_SECRET"] = fake.WebhookSecret
-	env["LINEAR_API_URL"] = fake.URL()
+	linearEnv(env, fake)
 	for k, v := range extra {
 		if v == "" {
 			delete(env, k)
@@ -43,6 +40,14 @@ func startLinear(t *testing.T, extra map[string]string, opts ...fakelinear.Optio
 	w.srv = startServer(t, t.TempDir(), env)
 	w.install()
 	return w
+}
+
+// linearEnv sets the variables of a Linear OAuth app the fake serves.
+func linearEnv(env map[string]string, fake *fakelinear.Server) {
+	env["LINEAR_CLIENT_ID"] = fake.ClientID
+	env["LINEAR_CLIENT_SECRET"] = fake.ClientSecret
+	env["LINEAR_WEBHOOK_SECRET"] = fake.WebhookSecret
+	env["LINEAR_API_URL"] = fake.URL()
 }
 
 // install runs the OAuth install in a "browser": the gateway's install

@@ -22,18 +22,24 @@ func startSlackOAuth(t *testing.T, extra ...map[string]string) *slackWorld {
 	ms, hs := modelserver.Start(t)
 	fake := fakeslack.Start(t)
 	env := modelEnv(hs.URL, modelserver.FormatAnthropic)
-	env["SLACK_SIGNING_SECRET"] = slackSecret
-	env["SLACK_CLIENT_ID"] = fake.ClientID
-	env["SLACK_CLIENT_SECRET"] = fake.ClientSecret
-	env["SLACK_API_URL"] = fake.APIURL()
-	env["SLACK_USER_SCOPES"] = "search:read"
-	env["SLACK_PROGRESS_MS"] = "1"
+	slackOAuthEnv(env, fake)
 	for _, more := range extra {
 		maps.Copy(env, more)
 	}
 	w := &slackWorld{t: t, ms: ms, fake: fake, env: env}
 	w.srv = startServer(t, t.TempDir(), env)
 	return w
+}
+
+// slackOAuthEnv sets the variables of a Slack app the fake serves,
+// installed through OAuth.
+func slackOAuthEnv(env map[string]string, fake *fakeslack.Server) {
+	env["SLACK_SIGNING_SECRET"] = slackSecret
+	env["SLACK_CLIENT_ID"] = fake.ClientID
+	env["SLACK_CLIENT_SECRET"] = fake.ClientSecret
+	env["SLACK_API_URL"] = fake.APIURL()
+	env["SLACK_USER_SCOPES"] = "search:read"
+	env["SLACK_PROGRESS_MS"] = "1"
 }
 
 var noFollow = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

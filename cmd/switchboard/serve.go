@@ -185,7 +185,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	// providers the router feeds.
 	router.Links = gw
 	sb, err := sandbox.Open(ctx, cfg.sandbox, sandbox.Deps{Store: db, Vault: &vaults.Resolver{Store: db, Sealer: cfg.sealer, Logger: log},
-		Granters: gitGranters(gw), Logger: log, Replica: holder, Skills: &skills.Source{Store: db}})
+		Granters: []sandbox.GitGranter{gw}, Logger: log, Replica: holder, Skills: &skills.Source{Store: db}})
 	if err != nil {
 		return err
 	}
@@ -306,16 +306,4 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	}
 	log.Info("stopped")
 	return nil
-}
-
-// gitGranters are the providers that grant a session's sandbox its
-// repository on their git host.
-func gitGranters(gw *providers.Set) []sandbox.GitGranter {
-	var list []sandbox.GitGranter
-	for _, p := range gw.List() {
-		if g, ok := p.(sandbox.GitGranter); ok {
-			list = append(list, g)
-		}
-	}
-	return list
 }

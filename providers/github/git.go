@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,14 +16,15 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 )
 
-// gitCredentialPrefix starts the credential ids GitGrant makes:
-// github-git:<installation>:<owner>/<repo>. Vault ids never look like it.
+// gitCredentialPrefix starts the credential ids GitGrant and GrantedGit
+// make: github-git:<installation>:<owner>/<repo>[,<repo>…]. Vault ids
+// never look like it.
 const gitCredentialPrefix = "github-git:"
 
-// gitTokens are installation tokens narrowed to one repository and to
-// its contents, for the sandbox's git traffic: a session's sandbox can
-// push to its own repository, not to every repository the App is
-// installed on, and can do nothing else with the token.
+// gitTokens are installation tokens narrowed to a session's repositories
+// and to their contents, for the sandbox's git traffic: a session's
+// sandbox can push to its own repository, not to every repository the
+// App is installed on, and can do nothing else with the token.
 type gitTokens struct {
 	mu sync.Mutex
 	m  map[string]*ghinstallation.Transport // installation:owner/repo
@@ -54,14 +56,15 @@ func (p *Provider) GitHeader(ctx context.Context, id, hostport string) (name, va
 	rest, ok := strings.CutPrefix(id, gitCredentialPrefix)
 	instStr, fullRepo, ok2 := strings.Cut(rest, ":")
 	inst, perr := strconv.ParseInt(instStr, 10, 64)
-	owner, repo, ok3 := strings.Cut(fullRepo, "/")
-	if !ok || !ok2 || !ok3 || perr != nil || owner == "" || repo == "" {
+	owner, list, ok3 := strings.Cut(fullRepo, "/")
+	repos := strings.Split(list, ",")
+	if !ok || !ok2 || !ok3 || perr != nil || owner == "" || slices.Contains(repos, "") {
 		return "", "", fmt.Errorf("github git credential %q: %w", id, core.ErrNotFound)
 	}
 	if !strings.EqualFold(hostport, p.gitHostPort()) {
 		return "", "", fmt.Errorf("github git credential is for %s, not %s: %w", p.gitHostPort(), hostport, core.ErrForbidden)
 	}
-	tok, err := p.repoTransport(inst, owner, repo).Token(ctx)
+	tok, err := p.repoTransport(inst, owner, repos).Token(ctx)
 	if err != nil {
 		return "", "", fmt.Errorf("github installation %d token for %s: %w", inst, fullRepo, err)
 	}
@@ -82,9 +85,9 @@ func (p *Provider) gitHostPort() string {
 }
 
 // repoTransport renews (through ghinstallation) a token of the
-// installation that reaches only owner/repo.
-func (p *Provider) repoTransport(inst int64, owner, repo string) *ghinstallation.Transport {
-	k := strconv.FormatInt(inst, 10) + ":" + strings.ToLower(owner+"/"+repo)
+// installation that reaches only owner's repos.
+func (p *Provider) repoTransport(inst int64, owner string, repos []string) *ghinstallation.Transport {
+	k := strconv.FormatInt(inst, 10) + ":" + strings.ToLower(owner+"/"+strings.Join(repos, ","))
 	p.git.mu.Lock()
 	defer p.git.mu.Unlock()
 	if t, ok := p.git.m[k]; ok {
@@ -93,7 +96,7 @@ func (p *Provider) repoTransport(inst int64, owner, repo string) *ghinstallation
 	t := ghinstallation.NewFromAppsTransport(p.apps, inst)
 	// Git needs contents (and metadata) only: the token the proxy injects
 	// cannot comment, review or touch issues, whatever else the App may.
-	t.InstallationTokenOptions = &gh.InstallationTokenOptions{Repositories: []string{repo},
+	t.InstallationTokenOptions = &gh.InstallationTokenOptions{Repositories: repos,
 		Permissions: &gh.InstallationPermissions{Contents: gh.String("write"), Metadata: gh.String("read")}}
 	if p.git.m == nil {
 		p.git.m = map[string]*ghinstallation.Transport{}

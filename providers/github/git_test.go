@@ -8,13 +8,7 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/sandbox"
 )
-
-// The gateway hands the provider to the sandbox as the git granter of
-// GitHub sessions; the check lives here so that the provider need not
-// import the sandbox.
-var _ sandbox.GitGranter = (*Provider)(nil)
 
 // TestGitGrant: a GitHub session's sandbox is granted the git host with a
 // credential id the provider recognizes; other sessions get nothing.

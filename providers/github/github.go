@@ -62,6 +62,7 @@ type Sessions interface {
 	GetAgent(ctx context.Context, idOrName string) (*core.Agent, error)
 	Pending(ctx context.Context, sessionID string) ([]core.Event, error)
 	SessionByKey(ctx context.Context, key string) (*core.Session, error)
+	AddLink(ctx context.Context, sessionID string, l core.LinkBody) (*core.Session, error)
 }
 
 // Installations is what the provider needs of the installation store.

@@ -11,16 +11,17 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 )
 
-// InstallationOfKey is the App's installation on the account that owns
-// the repository an issue's or pull request's key names (an
-// installation's name is its account's login).
+// InstallationOfKey is the App's active installation on the account that
+// owns the repository an issue's or pull request's key names (an
+// installation's name is its account's login; its tokens are made from
+// the App's key, never stored, so its status says whether it serves).
 func (p *Provider) InstallationOfKey(ctx context.Context, key string) (*core.Installation, error) {
 	owner, _, _, err := parseKey(key)
 	if err != nil {
 		return nil, err
 	}
 	in, err := core.FindInstallationWhere(ctx, p.cfg.Installations, Name, func(in *core.Installation) bool {
-		return strings.EqualFold(in.Name, owner) && in.HasToken
+		return strings.EqualFold(in.Name, owner) && installStatus(in) == statusActive
 	})
 	if errors.Is(err, core.ErrNotFound) {
 		return nil, fmt.Errorf("no GitHub installation on %s: %w", owner, core.ErrNotFound)

@@ -17,13 +17,19 @@ import (
 )
 
 // toolScope is what a session's tools act on: its installation, its
-// repository and the issue or pull request it came from. The repository
-// is never an argument, so the model cannot reach another one.
+// repository and the issue or pull request it came from. For a GitHub
+// session the repository is never an argument, so the model cannot reach
+// another one; a session from elsewhere that was granted repositories
+// (GrantedToolServer) names one of repos in each call.
 type toolScope struct {
 	p            *Provider
 	installation int64
 	owner, repo  string
 	number       int
+	// repos are the granted repositories (owner/name), nil for a GitHub
+	// session; session is whom what the model opens is linked to.
+	repos   []string
+	session string
 }
 
 // ToolServer is the session's in-process MCP server, its tools offered as
@@ -52,7 +58,7 @@ func (p *Provider) ToolServer(ctx context.Context, s *core.Session) (*server.MCP
 		return nil, nil // uninstalled or suspended: no platform tools
 	}
 	return p.tools.Get(s.ID, installation, func() *server.MCPServer {
-		return (&toolScope{p: p, installation: installation, owner: owner, repo: repo, number: number}).server()
+		return (&toolScope{p: p, installation: installation, owner: owner, repo: repo, number: number, session: s.ID}).server()
 	}), nil
 }
 
@@ -61,44 +67,45 @@ func (p *Provider) forgetTools(installation int64) {
 	p.tools.Forget(func(k int64) bool { return k == installation })
 }
 
-const numberDoc = "The issue or pull request number in this repository (default: the one this conversation is on)."
-
 func (sc *toolScope) server() *server.MCPServer {
 	s := server.NewMCPServer("github", "1", server.WithToolCapabilities(false), server.WithRecovery())
-	repo := sc.owner + "/" + sc.repo
-	s.AddTool(mcp.NewTool("get_issue",
+	repo, numberDoc := sc.owner+"/"+sc.repo, "The issue or pull request number in this repository (default: the one this conversation is on)."
+	if sc.repos != nil {
+		repo, numberDoc = "the repository named by repo", "The issue or pull request number in that repository (required)."
+	}
+	s.AddTool(sc.tool("get_issue",
 		mcp.WithDescription("Read an issue or pull request of "+repo+": title, body, state, author, labels, the latest comments with their ids and, for a pull request, its head and base branches and commits and its latest review comments (path, line, thread)."),
 		mcp.WithNumber("number", mcp.Description(numberDoc)),
 		mcp.WithNumber("comments", mcp.Description("How many of the latest comments to include (default 10, at most 50).")),
-	), sc.getIssue)
-	s.AddTool(mcp.NewTool("list_pr_files",
+	), sc.on((*toolScope).getIssue))
+	s.AddTool(sc.tool("list_pr_files",
 		mcp.WithDescription("List the files a pull request of "+repo+" changes: path, status (added, modified, removed, renamed), additions, deletions."),
 		mcp.WithNumber("number", mcp.Description(numberDoc)),
-	), sc.listFiles)
-	s.AddTool(mcp.NewTool("get_pr_diff",
+	), sc.on((*toolScope).listFiles))
+	s.AddTool(sc.tool("get_pr_diff",
 		mcp.WithDescription("Get a pull request's unified diff. Large diffs are cut: pass path to get one file's part."),
 		mcp.WithNumber("number", mcp.Description(numberDoc)),
 		mcp.WithString("path", mcp.Description("Only this file's part of the diff.")),
-	), sc.getDiff)
-	s.AddTool(mcp.NewTool("get_file",
+	), sc.on((*toolScope).getDiff))
+	s.AddTool(sc.tool("get_file",
 		mcp.WithDescription("Read a file of "+repo+" at a ref, with line numbers (a directory lists its entries). Line numbers are the file's, as review comments use them."),
 		mcp.WithString("path", mcp.Required(), mcp.Description("The path from the repository root, e.g. cmd/app/main.go.")),
 		mcp.WithString("ref", mcp.Description("A branch, tag or commit sha (default: the pull request's head commit, or the default branch on an issue).")),
 		mcp.WithNumber("start_line", mcp.Description("First line to show (default 1).")),
 		mcp.WithNumber("end_line", mcp.Description("Last line to show (default: the end, within the size limit).")),
-	), sc.getFile)
-	s.AddTool(mcp.NewTool("comment",
+	), sc.on((*toolScope).getFile))
+	s.AddTool(sc.tool("comment",
 		mcp.WithDescription("Post a comment on an issue or pull request (a top-level conversation comment, in GitHub Markdown). Your final answer is posted for you: use this for extra comments or other issues."),
 		mcp.WithString("body", mcp.Required(), mcp.Description("The comment, in GitHub Markdown.")),
 		mcp.WithNumber("number", mcp.Description(numberDoc)),
-	), sc.comment)
-	s.AddTool(mcp.NewTool("reply_to_review_comment",
+	), sc.on((*toolScope).comment))
+	s.AddTool(sc.tool("reply_to_review_comment",
 		mcp.WithDescription("Reply in the thread of a pull request review comment (an inline comment on a diff line; ids come from get_issue)."),
 		mcp.WithNumber("comment_id", mcp.Required(), mcp.Description("The id of a review comment of the thread.")),
 		mcp.WithString("body", mcp.Required(), mcp.Description("The reply, in GitHub Markdown.")),
 		mcp.WithNumber("number", mcp.Description("The pull request number (default: this conversation's).")),
-	), sc.replyToReviewComment)
-	s.AddTool(mcp.NewTool("create_review",
+	), sc.on((*toolScope).replyToReviewComment))
+	s.AddTool(sc.tool("create_review",
 		mcp.WithDescription("Submit a review on a pull request, with inline comments on lines of its diff. To suggest a change, put a ```suggestion block holding the replacement lines in an inline comment's body: it replaces the lines from start_line (or line) to line."),
 		mcp.WithString("event", mcp.Enum("COMMENT", "APPROVE", "REQUEST_CHANGES"), mcp.Description("COMMENT (default), APPROVE or REQUEST_CHANGES.")),
 		mcp.WithString("body", mcp.Description("The review's summary, in GitHub Markdown (required for COMMENT and REQUEST_CHANGES without inline comments).")),
@@ -115,30 +122,84 @@ func (sc *toolScope) server() *server.MCPServer {
 		})),
 		mcp.WithNumber("number", mcp.Description("The pull request number (default: this conversation's).")),
 		mcp.WithString("commit_id", mcp.Description("The commit the review is on (default: the head commit).")),
-	), sc.createReview)
-	s.AddTool(mcp.NewTool("create_branch",
+	), sc.on((*toolScope).createReview))
+	s.AddTool(sc.tool("create_branch",
 		mcp.WithDescription("Create a branch in "+repo+" pointing at a commit, e.g. to push work to or to open a pull request from."),
 		mcp.WithString("branch", mcp.Required(), mcp.Description("The new branch's name, e.g. fix/monday-widgets.")),
 		mcp.WithString("from", mcp.Description("A branch name or a commit sha to start from (default: the repository's default branch).")),
-	), sc.createBranch)
-	s.AddTool(mcp.NewTool("create_pull_request",
-		mcp.WithDescription("Open a pull request in "+repo+" from a branch that holds the changes (push it first)."),
+	), sc.on((*toolScope).createBranch))
+	s.AddTool(sc.tool("create_pull_request",
+		mcp.WithDescription("Open a pull request in "+repo+" from a branch that holds the changes (push it first). It is linked to this conversation: a mention of the app on it comes back here."),
 		mcp.WithString("head", mcp.Required(), mcp.Description("The branch with the changes.")),
 		mcp.WithString("title", mcp.Required(), mcp.Description("The pull request's title.")),
 		mcp.WithString("body", mcp.Description("The description, in GitHub Markdown.")),
 		mcp.WithString("base", mcp.Description("The branch to merge into (default: the repository's default branch).")),
 		mcp.WithBoolean("draft", mcp.Description("Open it as a draft.")),
-	), sc.createPull)
-	s.AddTool(mcp.NewTool("list_check_runs",
+	), sc.on((*toolScope).createPull))
+	s.AddTool(sc.tool("create_issue",
+		mcp.WithDescription("Open an issue in "+repo+". It is linked to this conversation: a mention of the app on it comes back here."),
+		mcp.WithString("title", mcp.Required(), mcp.Description("The issue's title.")),
+		mcp.WithString("body", mcp.Description("The description, in GitHub Markdown.")),
+		mcp.WithArray("labels", mcp.Description("Labels to put on it (they must exist in the repository)."), mcp.WithStringItems()),
+	), sc.on((*toolScope).createIssue))
+	s.AddTool(sc.tool("list_check_runs",
 		mcp.WithDescription("List the check runs (CI jobs and other checks) of a commit: id, name, app, status, conclusion, title."),
 		mcp.WithString("ref", mcp.Description("A commit sha, branch or tag (default: the pull request's head commit, or the default branch on an issue).")),
-	), sc.listCheckRuns)
-	s.AddTool(mcp.NewTool("get_check_run",
+	), sc.on((*toolScope).listCheckRuns))
+	s.AddTool(sc.tool("get_check_run",
 		mcp.WithDescription("Read a check run's output (title, summary, details) and, for a GitHub Actions job, the end of its log: where failures are."),
 		mcp.WithNumber("check_run_id", mcp.Required(), mcp.Description("The check run's id, from list_check_runs.")),
 		mcp.WithBoolean("log", mcp.Description("Include a GitHub Actions job's log (default true).")),
-	), sc.getCheckRun)
+	), sc.on((*toolScope).getCheckRun))
 	return s
+}
+
+// tool declares a tool, with the repo argument when the scope holds
+// granted repositories.
+func (sc *toolScope) tool(name string, opts ...mcp.ToolOption) mcp.Tool {
+	if sc.repos != nil {
+		doc := []mcp.PropertyOption{mcp.Enum(sc.repos...), mcp.Description("The repository (owner/name): one of " + strings.Join(sc.repos, ", ") + ".")}
+		if len(sc.repos) > 1 {
+			doc = append(doc, mcp.Required())
+		}
+		opts = append(opts, mcp.WithString("repo", doc...))
+	}
+	return mcp.NewTool(name, opts...)
+}
+
+// on is a tool's handler, run on the repository the call names when the
+// scope holds granted repositories.
+func (sc *toolScope) on(h func(*toolScope, context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error)) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if sc.repos == nil {
+			return h(sc, ctx, req)
+		}
+		at, bad := sc.repoArg(req)
+		if bad != nil {
+			return bad, nil
+		}
+		return h(at, ctx, req)
+	}
+}
+
+// repoArg is the scope narrowed to the granted repository the call names
+// (the only one, when there is one).
+func (sc *toolScope) repoArg(req mcp.CallToolRequest) (*toolScope, *mcp.CallToolResult) {
+	name := strings.TrimSpace(req.GetString("repo", ""))
+	if name == "" && len(sc.repos) == 1 {
+		name = sc.repos[0]
+	}
+	for _, r := range sc.repos {
+		if strings.EqualFold(r, name) {
+			at := *sc
+			at.owner, at.repo, _ = strings.Cut(r, "/")
+			return &at, nil
+		}
+	}
+	if name == "" {
+		return nil, mcp.NewToolResultError(`"repo" is required: one of ` + strings.Join(sc.repos, ", "))
+	}
+	return nil, mcp.NewToolResultError(fmt.Sprintf("%q is not a repository this session may use: use one of %s", name, strings.Join(sc.repos, ", ")))
 }
 
 // gh is a REST client acting as the scope's installation.
@@ -148,6 +209,9 @@ func (sc *toolScope) gh() *gh.Client { return sc.p.client(sc.installation) }
 // session's.
 func (sc *toolScope) numberArg(req mcp.CallToolRequest) (int, *mcp.CallToolResult) {
 	n, ok := intArg(req, "number")
+	if !ok && sc.number == 0 {
+		return 0, mcp.NewToolResultError(`"number" is required: this conversation is not on an issue or pull request of ` + sc.owner + "/" + sc.repo)
+	}
 	if !ok {
 		return sc.number, nil
 	}
@@ -248,6 +312,9 @@ func jsonResult(v any) *mcp.CallToolResult {
 // headOrDefault is the ref a read defaults to: the head commit of the
 // session's pull request, or "" (the default branch) on an issue.
 func (sc *toolScope) headOrDefault(ctx context.Context) (string, error) {
+	if sc.number == 0 {
+		return "", nil
+	}
 	pr, resp, err := sc.gh().PullRequests.Get(ctx, sc.owner, sc.repo, sc.number)
 	if resp != nil && resp.StatusCode == http.StatusNotFound {
 		return "", nil

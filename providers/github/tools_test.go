@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/server"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/mcpbridge"
 	"github.com/switchboardhq/switchboard/fixtures/fakegithub"
@@ -82,6 +83,12 @@ func (w *toolsWorld) connect(t *testing.T, s *core.Session) map[string]core.Tool
 	if err != nil || srv == nil {
 		t.Fatalf("tool server: %v, %v", srv, err)
 	}
+	return bridged(t, s, srv)
+}
+
+// bridged lists a server's tools through the MCP bridge.
+func bridged(t *testing.T, s *core.Session, srv *server.MCPServer) map[string]core.Tool {
+	t.Helper()
 	pool := mcpbridge.New(mcpbridge.Config{})
 	t.Cleanup(pool.Shutdown)
 	entries, err := pool.Tools(t.Context(), s.ID, []mcpbridge.Server{mcpbridge.InProcess{Name: Name, Server: srv}})
@@ -107,7 +114,7 @@ func TestTools(t *testing.T) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	want := []string{"mcp_github_comment", "mcp_github_create_branch", "mcp_github_create_pull_request", "mcp_github_create_review",
+	want := []string{"mcp_github_comment", "mcp_github_create_branch", "mcp_github_create_issue", "mcp_github_create_pull_request", "mcp_github_create_review",
 		"mcp_github_get_check_run", "mcp_github_get_file", "mcp_github_get_issue", "mcp_github_get_pr_diff", "mcp_github_list_check_runs",
 		"mcp_github_list_pr_files", "mcp_github_reply_to_review_comment"}
 	if !slices.Equal(names, want) {

@@ -10,6 +10,7 @@ import (
 
 	gh "github.com/google/go-github/v62/github"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/switchboardhq/switchboard/core"
 )
 
 func (sc *toolScope) comment(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -209,5 +210,39 @@ func (sc *toolScope) createPull(ctx context.Context, req mcp.CallToolRequest) (*
 	if err != nil {
 		return toolError(fmt.Sprintf("open a pull request from %s into %s", head, base), err), nil
 	}
-	return jsonResult(map[string]any{"number": pr.GetNumber(), "url": pr.GetHTMLURL(), "head": head, "base": base, "draft": pr.GetDraft()}), nil
+	return jsonResult(map[string]any{"number": pr.GetNumber(), "url": pr.GetHTMLURL(), "head": head, "base": base, "draft": pr.GetDraft(),
+		"linked": sc.link(ctx, pr.GetNumber(), pr.GetHTMLURL())}), nil
+}
+
+func (sc *toolScope) createIssue(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	title, bad := requireText(req, "title")
+	if bad != nil {
+		return bad, nil
+	}
+	is := &gh.IssueRequest{Title: gh.String(title)}
+	if body := req.GetString("body", ""); body != "" {
+		is.Body = gh.String(body)
+	}
+	if labels := req.GetStringSlice("labels", nil); len(labels) > 0 {
+		is.Labels = &labels
+	}
+	out, _, err := sc.gh().Issues.Create(ctx, sc.owner, sc.repo, is)
+	if err != nil {
+		return toolError("open an issue in "+sc.owner+"/"+sc.repo, err), nil
+	}
+	return jsonResult(map[string]any{"number": out.GetNumber(), "url": out.GetHTMLURL(), "linked": sc.link(ctx, out.GetNumber(), out.GetHTMLURL())}), nil
+}
+
+// link routes the pull request or issue the model opened to its session,
+// so a mention there steers this session instead of starting another
+// (and a session from Linear shows it in its activity). It reports
+// whether the link holds; one that fails is logged, the work stays done.
+func (sc *toolScope) link(ctx context.Context, number int, url string) bool {
+	key := sessionKey(sc.owner, sc.repo, number)
+	_, err := sc.p.cfg.Sessions.AddLink(ctx, sc.session, core.LinkBody{Key: key, By: core.LinkedByAgent, URL: url})
+	if err != nil {
+		sc.p.log.Warn("opened, but not linked to the session", "session_id", sc.session, "key", key, "err", err)
+		return false
+	}
+	return true
 }

@@ -167,6 +167,7 @@ func (p *Provider) newRender(ctx context.Context, s *core.Session, key string) (
 var rendered = map[string]bool{
 	core.TypeUserMessage: true, core.TypeTurnStarted: true, core.TypeAgentToolUse: true, core.TypeAgentCustomToolUse: true,
 	core.TypeAgentToolResult: true, core.TypeAgentMessage: true, core.TypeError: true, core.TypeTurnCompleted: true,
+	core.TypeLinkAdded: true,
 }
 
 // Render renders one logged event as agent activities.
@@ -269,6 +270,20 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 			result = "Error: " + result
 		}
 		a := rc.activity("result", e.Seq, map[string]any{"type": "action", "action": ref.Name, "parameter": ref.Param, "result": result})
+		return true, rc.post(ctx, a, prioAction, true)
+	case core.TypeLinkAdded:
+		// What the agent opened elsewhere (a pull request) is shown where
+		// the work was asked for, with its address.
+		var b core.LinkBody
+		if err := e.Decode(&b); err != nil {
+			return false, output.Permanent(err)
+		}
+		if b.By != core.LinkedByAgent || b.URL == "" {
+			return false, nil
+		}
+		_, where, _ := strings.Cut(b.Key, ":")
+		a := rc.activity("link", e.Seq, map[string]any{"type": "action", "action": "Linked", "parameter": where,
+			"result": fmt.Sprintf("[%s](%s): mentions of the agent there continue this session.", b.URL, b.URL)})
 		return true, rc.post(ctx, a, prioAction, true)
 	case core.TypeAgentMessage:
 		var b core.MessageBody

@@ -107,6 +107,38 @@ func TestSinkRendersATurnAsActivities(t *testing.T) {
 	}
 }
 
+// TestSinkShowsWhatTheAgentLinked: a pull request the agent opened and
+// linked during a Linear turn shows in the activity stream with its
+// address; a link an admin added shows nothing.
+func TestSinkShowsWhatTheAgentLinked(t *testing.T) {
+	r := newRig(t)
+	r.startSink()
+	s := r.start("as-link")
+	tw := r.turn(s.ID)
+	tw.append(false, toolUse("tu_pr", "mcp_github_create_pull_request", `{"head":"fix","title":"Fix"}`))
+	const url = "https://github.com/acme/app/pull/7"
+	if _, err := r.store.AddLink(t.Context(), s.ID, core.LinkBody{Key: "github:acme/app#7", By: core.LinkedByAgent, URL: url}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.store.AddLink(t.Context(), s.ID, core.LinkBody{Key: "github:acme/app#8", By: core.LinkedByAdmin}); err != nil {
+		t.Fatal(err)
+	}
+	tw.append(false, toolResult("tu_pr", `{"number":7}`))
+	tw.append(false, answerEv("Opened the fix."))
+	tw.end(core.ReasonCompleted)
+	waitUntil(t, "the sink to let go", func() bool { return r.sink.Settled(t.Context()) && len(r.fake.shown()) >= 4 })
+	var linked []string
+	for _, a := range r.fake.shown() {
+		if strings.HasPrefix(a, "action: Linked") {
+			linked = append(linked, a)
+		}
+	}
+	want := "action: Linked → [" + url + "](" + url + "): mentions of the agent there continue this session."
+	if len(linked) != 1 || linked[0] != want {
+		t.Fatalf("link activities %q, want one: %q (all: %q)", linked, want, r.fake.shown())
+	}
+}
+
 func TestSinkQuestionsErrorsAndStops(t *testing.T) {
 	tests := []struct {
 		name   string

@@ -37,7 +37,7 @@ func TestSinkAnswersWhereTheTurnCameFrom(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := res.Session.ID
-	if _, err := st.AddLink(ctx, id, pr, core.LinkedByAgent); err != nil { // seq 1
+	if _, err := st.AddLink(ctx, id, core.LinkBody{Key: pr, By: core.LinkedByAgent}); err != nil { // seq 1
 		t.Fatal(err)
 	}
 	turn(t, st, id) // seqs 2-7: its input is the thread's

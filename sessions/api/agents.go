@@ -1,7 +1,9 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -24,7 +26,31 @@ type agentBody struct {
 	Limits       *core.Limits           `json:"limits"`
 	Environment  *string                `json:"environment"`
 	Metadata     *map[string]string     `json:"metadata"`
-	Version      *int                   `json:"version"` // update only
+	// RepositoryAccess replaces the latest version's when given; null
+	// takes it away.
+	RepositoryAccess optionalAccess `json:"repository_access"`
+	Version          *int           `json:"version"` // update only
+}
+
+// optionalAccess is a repository_access given (an object, or null for
+// none) or absent.
+type optionalAccess struct {
+	given bool
+	v     *core.RepositoryAccess
+}
+
+func (o *optionalAccess) UnmarshalJSON(b []byte) error {
+	o.given, o.v = true, nil
+	if string(bytes.TrimSpace(b)) == "null" {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	o.v = new(core.RepositoryAccess)
+	if err := dec.Decode(o.v); err != nil {
+		return fmt.Errorf("field \"repository_access\": %w", err)
+	}
+	return nil
 }
 
 // apply writes the given fields onto a.
@@ -56,6 +82,9 @@ func (b *agentBody) apply(a *core.Agent) {
 	}
 	if b.Metadata != nil {
 		a.Metadata = *b.Metadata
+	}
+	if b.RepositoryAccess.given {
+		a.RepositoryAccess = b.RepositoryAccess.v
 	}
 }
 
@@ -96,6 +125,9 @@ func (h *Handler) createAgent(w http.ResponseWriter, r *http.Request) error {
 	if err := h.checkEnvironment(r.Context(), a.Environment); err != nil {
 		return err
 	}
+	if err := h.checkRepositoryAccess(r.Context(), a.RepositoryAccess); err != nil {
+		return err
+	}
 	a, err = h.Store.CreateAgent(r.Context(), a)
 	if err != nil {
 		return err
@@ -123,6 +155,16 @@ func (h *Handler) updateAgent(w http.ResponseWriter, r *http.Request) error {
 			if err := h.checkEnvironment(r.Context(), *b.Environment); err != nil {
 				return err
 			}
+		}
+	}
+	if b.RepositoryAccess.given {
+		// Checked before the write, as the environment is: the access must
+		// be valid in shape first.
+		if err := b.RepositoryAccess.v.Validate(); err != nil {
+			return err
+		}
+		if err := h.checkRepositoryAccess(r.Context(), b.RepositoryAccess.v); err != nil {
+			return err
 		}
 	}
 	a, err := h.Store.UpdateAgent(r.Context(), r.PathValue("id"), expect, func(a *core.Agent) error {

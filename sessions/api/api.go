@@ -59,6 +59,15 @@ type Handler struct {
 	// Links, when set, decides which keys a session may be linked to;
 	// without it links are refused.
 	Links LinkChecker
+	// Repositories, when set, checks an agent's repository_access against
+	// the installation it names; without it such an agent is refused.
+	Repositories RepositoryChecker
+}
+
+// RepositoryChecker checks an agent's repository access
+// (providers.Set.CheckRepositoryAccess).
+type RepositoryChecker interface {
+	CheckRepositoryAccess(ctx context.Context, ra *core.RepositoryAccess) error
 }
 
 // LinkChecker refuses a link across customers (providers.Set.CheckLink).
@@ -124,6 +133,16 @@ func background(r *http.Request) context.Context { return context.WithoutCancel(
 
 // checkEnvironment refuses, with a 400 before anything is stored, an
 // environment that does not exist.
+func (h *Handler) checkRepositoryAccess(ctx context.Context, ra *core.RepositoryAccess) error {
+	if ra == nil {
+		return nil
+	}
+	if h.Repositories == nil {
+		return fmt.Errorf("field \"repository_access\": no code host is configured here: %w", core.ErrInvalid)
+	}
+	return h.Repositories.CheckRepositoryAccess(ctx, ra)
+}
+
 func (h *Handler) checkEnvironment(ctx context.Context, name string) error {
 	if name == "" || h.Environments == nil {
 		return nil

@@ -40,7 +40,7 @@ func (h *Handler) addLink(w http.ResponseWriter, r *http.Request) error {
 	if err := h.Links.CheckLink(r.Context(), s, b.Key); err != nil {
 		return err
 	}
-	if s, err = h.Store.AddLink(background(r), s.ID, b.Key, core.LinkedByAdmin); err != nil {
+	if s, err = h.Store.AddLink(background(r), s.ID, core.LinkBody{Key: b.Key, By: core.LinkedByAdmin}); err != nil {
 		return err
 	}
 	web.WriteJSON(w, http.StatusOK, ViewSession(s))

@@ -100,7 +100,7 @@ func newAPI(t testing.TB) *apiEnv {
 		t.Fatal(err)
 	}
 	(&api.Handler{Store: store, Runtime: rt, Environments: store, Sealer: newTestSealer(t), Hub: hub, MaxBody: 64 << 10, Heartbeat: 50 * time.Millisecond, StdioAllow: allow,
-		Links: forbidAcme{}}).Register(mux)
+		Links: forbidAcme{}, Repositories: acmeRepositories{}}).Register(mux)
 	srv := httptest.NewServer((&api.Auth{AdminToken: admin, Sessions: store}).Wrap(mux))
 	t.Cleanup(srv.Close)
 	e := &apiEnv{path: path, store: store, rt: rt, srv: srv}
@@ -212,6 +212,22 @@ type forbidAcme struct{}
 func (forbidAcme) CheckLink(_ context.Context, _ *core.Session, key string) error {
 	if strings.HasPrefix(key, "github:acme/") {
 		return fmt.Errorf("key %q belongs to another customer's installation: %w", key, core.ErrForbidden)
+	}
+	return nil
+}
+
+// acmeRepositories knows one code host installation, ins_acme, on the
+// account acme.
+type acmeRepositories struct{}
+
+func (acmeRepositories) CheckRepositoryAccess(_ context.Context, ra *core.RepositoryAccess) error {
+	if ra.Installation != "ins_acme" {
+		return fmt.Errorf("repository_access.installation: no installation %q: %w", ra.Installation, core.ErrInvalid)
+	}
+	for _, r := range ra.Repositories {
+		if !strings.HasPrefix(r, "acme/") {
+			return fmt.Errorf("repository_access: %s is not a repository of acme: %w", r, core.ErrInvalid)
+		}
 	}
 	return nil
 }

@@ -26,6 +26,8 @@ type AgentParams struct {
 	Limits       *core.Limits           `json:"limits,omitempty"`
 	Environment  *string                `json:"environment,omitempty"`
 	Metadata     *map[string]string     `json:"metadata,omitempty"`
+	// RepositoryAccess replaces the latest version's when given.
+	RepositoryAccess *core.RepositoryAccess `json:"repository_access,omitempty"`
 	// Version, on update, must equal the latest version, else the server
 	// answers 409 conflict.
 	Version *int `json:"version,omitempty"`

@@ -33,7 +33,8 @@ func keyRoutesTo(ctx context.Context, q querier, key string) (string, error) {
 }
 
 // AddLink routes key to the session as well.
-func (s *Store) AddLink(ctx context.Context, sessionID, key, by string) (*core.Session, error) {
+func (s *Store) AddLink(ctx context.Context, sessionID string, l core.LinkBody) (*core.Session, error) {
+	key := l.Key
 	return s.changeLink(ctx, sessionID, key, func(tx pgx.Tx, sess *core.Session) ([]record.LogEvent, error) {
 		switch owner, err := keyRoutesTo(ctx, tx, key); {
 		case err != nil:
@@ -43,7 +44,7 @@ func (s *Store) AddLink(ctx context.Context, sessionID, key, by string) (*core.S
 		case owner != "":
 			return nil, fmt.Errorf("key %q already routes to session %s: %w", key, owner, core.ErrConflict)
 		}
-		events, err := record.AddLink(sess, key, by, s.clock())
+		events, err := record.AddLink(sess, l, s.clock())
 		if err != nil {
 			return nil, err
 		}

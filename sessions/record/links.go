@@ -14,9 +14,9 @@ func HasLink(sess *core.Session, key string) bool {
 
 // AddLink adds key to the session's links and returns the event that
 // logs it. The store has checked that no other session holds the key.
-func AddLink(sess *core.Session, key, by string, now core.Time) ([]LogEvent, error) {
-	sess.Links = append(sess.Links, core.Link{Key: key, AddedBy: by, AddedAt: now})
-	return linkEvent(core.TypeLinkAdded, key, by)
+func AddLink(sess *core.Session, l core.LinkBody, now core.Time) ([]LogEvent, error) {
+	sess.Links = append(sess.Links, core.Link{Key: l.Key, AddedBy: l.By, AddedAt: now, URL: l.URL})
+	return linkEvent(core.TypeLinkAdded, l)
 }
 
 // RemoveLink takes key out of the session's links and returns the event
@@ -29,13 +29,13 @@ func RemoveLink(sess *core.Session, key, by string) ([]LogEvent, error) {
 	if len(sess.Links) == 0 {
 		sess.Links = nil
 	}
-	return linkEvent(core.TypeLinkRemoved, key, by)
+	return linkEvent(core.TypeLinkRemoved, core.LinkBody{Key: key, By: by})
 }
 
-func linkEvent(typ, key, by string) ([]LogEvent, error) {
+func linkEvent(typ string, l core.LinkBody) ([]LogEvent, error) {
 	actor := core.ActorHuman
-	if by == core.LinkedByAgent {
+	if l.By == core.LinkedByAgent {
 		actor = core.ActorAgent
 	}
-	return PrepareEvents([]core.Event{core.NewEvent(typ, core.LevelInternal, actor, core.LinkBody{Key: key, By: by})})
+	return PrepareEvents([]core.Event{core.NewEvent(typ, core.LevelInternal, actor, l)})
 }

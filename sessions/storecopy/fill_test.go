@@ -119,7 +119,7 @@ func fill(t *testing.T, s backend.Store, keys fakeKeys, clk *clock) {
 		must(t, s.SaveSinkPosition(ctx, o.Provider, sess.ID, core.Claim{}, core.SinkPosition{Seq: 2, State: json.RawMessage(`{"ts":"1700000000.000200"}`)}))
 		if o.Provider == "linear" {
 			// The pull request its agent opened routes to it too.
-			_, err := s.AddLink(ctx, sess.ID, "github:acme/app#70", core.LinkedByAgent)
+			_, err := s.AddLink(ctx, sess.ID, core.LinkBody{Key: "github:acme/app#70", By: core.LinkedByAgent, URL: "https://github.com/acme/app/pull/70"})
 			must(t, err)
 		}
 	}

@@ -24,19 +24,23 @@ func testLinks(t *testing.T, s core.Store) {
 	ctx := t.Context()
 	const linear, pr, other = "linear:org1:as-1", "github:acme/app#7", "github:acme/app#8"
 	sess := platformSession(t, s, linear)
-	added, err := s.AddLink(ctx, sess.ID, pr, core.LinkedByAgent)
+	const prURL = "https://github.com/acme/app/pull/7"
+	added, err := s.AddLink(ctx, sess.ID, core.LinkBody{Key: pr, By: core.LinkedByAgent, URL: prURL})
 	must(t, err)
 	if len(added.Links) != 1 || added.Links[0].Key != pr || added.Links[0].AddedBy != "agent" || added.Links[0].AddedAt.IsZero() || added.LastSeq != 1 {
 		t.Fatalf("after the add %+v", added)
 	}
+	if read, err := s.GetSession(ctx, sess.ID); err != nil || len(read.Links) != 1 || read.Links[0].URL != prURL {
+		t.Fatalf("read back %+v (%v): want the link with its url", read, err)
+	}
 	evs, err := s.Events(ctx, sess.ID, 0, 0)
 	must(t, err)
 	var b core.LinkBody
-	if len(evs) != 1 || evs[0].Type != core.TypeLinkAdded || evs[0].Level != core.LevelInternal || evs[0].Decode(&b) != nil || b != (core.LinkBody{Key: pr, By: "agent"}) {
+	if len(evs) != 1 || evs[0].Type != core.TypeLinkAdded || evs[0].Level != core.LevelInternal || evs[0].Decode(&b) != nil || b != (core.LinkBody{Key: pr, By: "agent", URL: prURL}) {
 		t.Fatalf("logged %+v", evs)
 	}
 	// Again: nothing changes.
-	again, err := s.AddLink(ctx, sess.ID, pr, "admin")
+	again, err := s.AddLink(ctx, sess.ID, core.LinkBody{Key: pr, By: "admin"})
 	must(t, err)
 	if again.LastSeq != 1 || len(again.Links) != 1 {
 		t.Fatalf("a second add of the same link %+v", again)
@@ -61,21 +65,21 @@ func testLinks(t *testing.T, s core.Store) {
 	}
 	// Keys held elsewhere are refused.
 	b2 := platformSession(t, s, other)
-	_, err = s.AddLink(ctx, sess.ID, other, "admin")
+	_, err = s.AddLink(ctx, sess.ID, core.LinkBody{Key: other, By: "admin"})
 	wantErr(t, err, core.ErrConflict)
-	_, err = s.AddLink(ctx, b2.ID, pr, "admin")
+	_, err = s.AddLink(ctx, b2.ID, core.LinkBody{Key: pr, By: "admin"})
 	wantErr(t, err, core.ErrConflict)
 	// Its own origin routes to it already: nothing changes.
-	own, err := s.AddLink(ctx, sess.ID, linear, "admin")
+	own, err := s.AddLink(ctx, sess.ID, core.LinkBody{Key: linear, By: "admin"})
 	must(t, err)
 	if len(own.Links) != 1 || own.LastSeq != 1 {
 		t.Fatalf("linking the origin's own key %+v", own)
 	}
 	for _, bad := range []string{"", "github:acme", "slack:T1", "jira:X-1", "github:acme/app#0"} {
-		_, err = s.AddLink(ctx, sess.ID, bad, "admin")
+		_, err = s.AddLink(ctx, sess.ID, core.LinkBody{Key: bad, By: "admin"})
 		wantErr(t, err, core.ErrInvalid)
 	}
-	_, err = s.AddLink(ctx, "ses_missing", "github:acme/app#9", "admin")
+	_, err = s.AddLink(ctx, "ses_missing", core.LinkBody{Key: "github:acme/app#9", By: "admin"})
 	wantErr(t, err, core.ErrNotFound)
 
 	removed, err := s.RemoveLink(ctx, sess.ID, pr, "admin")
@@ -99,7 +103,7 @@ func testLinks(t *testing.T, s core.Store) {
 	}
 	_, err = s.Archive(ctx, sess.ID)
 	must(t, err)
-	_, err = s.AddLink(ctx, sess.ID, "github:acme/app#10", "admin")
+	_, err = s.AddLink(ctx, sess.ID, core.LinkBody{Key: "github:acme/app#10", By: "admin"})
 	wantErr(t, err, core.ErrArchived)
 }
 
@@ -113,7 +117,7 @@ func testLinkRace(t *testing.T, s core.Store) {
 		var wg sync.WaitGroup
 		var linkErr error
 		var created *core.CreateResult
-		wg.Go(func() { _, linkErr = s.AddLink(ctx, sess.ID, key, "agent") })
+		wg.Go(func() { _, linkErr = s.AddLink(ctx, sess.ID, core.LinkBody{Key: key, By: "agent"}) })
 		wg.Go(func() {
 			var err error
 			created, err = s.CreateSession(ctx, core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: "agt_test", Version: 1},

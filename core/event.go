@@ -125,6 +125,9 @@ type (
 		// ScheduleID names the schedule whose fire queued this
 		// user.message.
 		ScheduleID string `json:"schedule_id,omitempty"`
+		// Attachments are the files and images of the message that
+		// triggered it, stored by the gateway.
+		Attachments []Attachment `json:"attachments,omitempty"`
 	}
 	ToolUseBody struct {
 		ToolUseID string          `json:"tool_use_id"`

@@ -21,6 +21,8 @@ const (
 	BlockText       BlockType = "text"
 	BlockToolUse    BlockType = "tool_use"
 	BlockToolResult BlockType = "tool_result"
+	// BlockImage is an image in a user message (models that take them).
+	BlockImage BlockType = "image"
 )
 
 // Block is one piece of a model message, in a wire-neutral form that the
@@ -33,6 +35,13 @@ type Block struct {
 	Input     json.RawMessage `json:"input,omitempty"`       // tool_use
 	Output    string          `json:"output,omitempty"`      // tool_result
 	IsError   bool            `json:"is_error,omitempty"`    // tool_result
+	// MediaType and Data are an image's (image/png, …; the raw bytes).
+	MediaType string `json:"media_type,omitempty"`
+	Data      []byte `json:"data,omitempty"`
+	// Attachment, on a block of a derived context, is the attachment the
+	// block stands for until the harness reads it from the store: an
+	// image's bytes, a text file's content, or a note where it is.
+	Attachment *Attachment `json:"attachment,omitempty"`
 }
 
 // Message is one turn of a model conversation.

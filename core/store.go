@@ -201,6 +201,7 @@ type Store interface {
 	AgentStore
 	SessionStore
 	LinkStore
+	AttachmentStore
 	WakeQueue
 	LeaseStore
 	CommitStream

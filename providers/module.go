@@ -7,6 +7,7 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/settings"
 	"github.com/switchboardhq/switchboard/oauth"
+	"github.com/switchboardhq/switchboard/providers/attach"
 )
 
 // Module is a platform as the gateway's configuration sees it: the
@@ -59,4 +60,7 @@ type Deps struct {
 	// a claim lasts without renewal; zero values take output's defaults.
 	Holder   string
 	ClaimTTL time.Duration
+	// Attachments downloads the files of the messages that trigger the
+	// agent, for the model; nil leaves them out.
+	Attachments *attach.Fetcher
 }

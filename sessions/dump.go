@@ -26,7 +26,7 @@ var dumped = []string{
 	bucketDestinations, bucketDestinationSecrets, bucketDeliveries, bucketOutbox, bucketOutboxStreams,
 	bucketSkills, bucketSkillVersions, bucketSkillContents,
 	bucketMemoryStores, bucketMemoryVersions, bucketMemoryContents,
-	bucketHourlyStats, bucketSchedules,
+	bucketHourlyStats, bucketSchedules, bucketAttachments,
 }
 
 var undumped = map[string]string{
@@ -72,7 +72,7 @@ func (s *Store) Dump(ctx context.Context, put dump.Put) error {
 		d := dumper{tx: tx, put: put, ctx: ctx}
 		for _, step := range []func() error{
 			d.agents, d.sessions, d.keys, d.wakes, d.sinks,
-			d.vaults, d.environments, d.installations, d.once, d.destinations, d.skills, d.memory, d.stats, d.schedules,
+			d.vaults, d.environments, d.installations, d.once, d.destinations, d.skills, d.memory, d.stats, d.schedules, d.attachments,
 		} {
 			if err := step(); err != nil {
 				return err
@@ -434,5 +434,12 @@ func (d dumper) schedules() error {
 			r.NextAt = &sc.NextAt.Time
 		}
 		return d.put(r)
+	})
+}
+
+// attachments puts the stored attachments' bytes.
+func (d dumper) attachments() error {
+	return d.each(bucketAttachments, func(k, v []byte) error {
+		return d.put(dump.Attachment{ID: string(k), Data: append([]byte{}, v...)})
 	})
 }

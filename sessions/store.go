@@ -61,7 +61,7 @@ var allBuckets = []string{
 	bucketConsoleSessions, bucketConsoleSessionTimes, bucketConsoleFailures, bucketConsoleFailureTimes,
 	bucketHourlyStats,
 	bucketSessionsByProvider, bucketSessionsByTenant, bucketSessionTexts,
-	bucketSchedules, bucketScheduleDue,
+	bucketSchedules, bucketScheduleDue, bucketAttachments,
 }
 
 // Options tune Open. The zero value is ready to use.

@@ -3,9 +3,11 @@ package main
 import (
 	"github.com/switchboardhq/switchboard/core/httpserver"
 	"github.com/switchboardhq/switchboard/core/mcpbridge"
+	"github.com/switchboardhq/switchboard/core/models"
 	"github.com/switchboardhq/switchboard/core/pricing"
 	"github.com/switchboardhq/switchboard/core/settings"
 	"github.com/switchboardhq/switchboard/providers"
+	"github.com/switchboardhq/switchboard/providers/attach"
 	"github.com/switchboardhq/switchboard/providers/github"
 	"github.com/switchboardhq/switchboard/providers/linear"
 	"github.com/switchboardhq/switchboard/providers/slack"
@@ -48,7 +50,7 @@ func modules() []providers.Module {
 // and those the packages it wires declare.
 func allServeOptions() []settings.Option {
 	var opts []settings.Option
-	for _, list := range [][]settings.Option{serveOptions, backend.Options(), httpserver.Options(), settings.LogOptions(), runtime.Options(), mcpbridge.Options(), sandbox.Options(), webhooks.Options(), skills.Options(), pricing.Options(), providers.Options(modules())} {
+	for _, list := range [][]settings.Option{serveOptions, backend.Options(), httpserver.Options(), settings.LogOptions(), runtime.Options(), mcpbridge.Options(), sandbox.Options(), webhooks.Options(), skills.Options(), pricing.Options(), models.Options(), attach.Options(), providers.Options(modules())} {
 		opts = append(opts, list...)
 	}
 	return opts

@@ -35,10 +35,7 @@ func startSlack(t *testing.T, team fakeslack.Team, extra map[string]string) *sla
 	w := &slackWorld{t: t, ms: ms, fake: fake}
 	w.team = w.teamByID(team.ID)
 	env := modelEnv(hs.URL, modelserver.FormatAnthropic)
-	env["SLACK_SIGNING_SECRET"] = slackSecret
-	env["SLACK_BOT_TOKEN"] = bot
-	env["SLACK_API_URL"] = fake.APIURL()
-	env["SLACK_PROGRESS_MS"] = "1"
+	slackSingleEnv(env, fake, bot)
 	for k, v := range extra {
 		if v == "" {
 			delete(env, k)
@@ -49,6 +46,15 @@ func startSlack(t *testing.T, team fakeslack.Team, extra map[string]string) *sla
 	w.env = env
 	w.srv = startServer(t, t.TempDir(), env)
 	return w
+}
+
+// slackSingleEnv sets the variables of single-workspace mode: one
+// workspace of the fake, its bot token given.
+func slackSingleEnv(env map[string]string, fake *fakeslack.Server, bot string) {
+	env["SLACK_SIGNING_SECRET"] = slackSecret
+	env["SLACK_BOT_TOKEN"] = bot
+	env["SLACK_API_URL"] = fake.APIURL()
+	env["SLACK_PROGRESS_MS"] = "1"
 }
 
 // teamByID is the team as the fake completed it (bot ids).

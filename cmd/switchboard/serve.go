@@ -22,6 +22,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/settings"
 	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/providers"
+	"github.com/switchboardhq/switchboard/providers/attach"
 	"github.com/switchboardhq/switchboard/sandbox"
 	"github.com/switchboardhq/switchboard/sandbox/checkout"
 	"github.com/switchboardhq/switchboard/sessions"
@@ -53,6 +54,8 @@ type serveConfig struct {
 	platforms                   []providers.Build
 	skills                      skills.Config
 	prices                      *pricing.Table
+	images                      models.Images
+	attachments                 attach.Config
 	log                         *slog.Logger
 	sealer                      *oauth.Sealer
 	adminTokenNew, masterKeyNew bool
@@ -111,6 +114,12 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 		return nil, err
 	}
 	if c.prices, err = pricing.LoadConfig(s); err != nil {
+		return nil, err
+	}
+	if c.images, err = models.LoadImages(s, getenv); err != nil {
+		return nil, err
+	}
+	if c.attachments, err = attach.LoadConfig(s); err != nil {
 		return nil, err
 	}
 	if c.store.Postgres() {
@@ -176,7 +185,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	gw, err := providers.NewSet(cfg.platforms, providers.Deps{
 		Store: db, Router: router, Sealer: cfg.sealer, States: states,
 		PublicURL: cfg.publicURL, AdminToken: cfg.adminToken, DataDir: cfg.dataDir, MaxBody: cfg.maxBody, Logger: log,
-		Holder: holder, ClaimTTL: cfg.runtime.LeaseTTL,
+		Holder: holder, ClaimTTL: cfg.runtime.LeaseTTL, Attachments: attach.New(cfg.attachments, db, log.With("component", "attachments")),
 	}, func(provider string) func(string) { return failpoint(getenv, provider) })
 	if err != nil {
 		return err
@@ -236,6 +245,11 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	rc := cfg.runtime
 	rc.Store, rc.Commits, rc.Harness, rc.Model, rc.Logger = db, db, &harness.Default{Observer: m, Prices: cfg.prices}, model, log
 	rc.Failpoint = turnFailpoint(getenv)
+	rc.Attachments, rc.Images = &harness.Attachments{Store: db}, cfg.images.Accept
+	if sb != nil {
+		// Attached files the model reads with its tools go to its sandbox.
+		rc.Attachments.Sandbox = sb
+	}
 	tc := providers.ToolsetConfig{
 		Base:         append(append(harness.Conversation(), sandbox.HandsTools(sb, cfg.sandbox)...), testTools(getenv)...),
 		SessionTools: []providers.SessionTools{&memory.SessionTools{Stores: db, Logger: log}, &schedules.SessionTools{Store: db, Runner: sr, Clock: sr.Clock}},

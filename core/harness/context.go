@@ -135,6 +135,12 @@ func (mc *Context) addEvent(e core.Event) error {
 			return nil // in the system prompt (withInstructions)
 		}
 		mc.add(core.RoleUser, core.Block{Type: core.BlockText, Text: b.Text})
+		for i := range b.Attachments {
+			// Stands for the attachment until the turn reads it
+			// (Attachments.resolve); a note of it until then.
+			a := b.Attachments[i]
+			mc.add(core.RoleUser, core.Block{Type: core.BlockText, Text: attachmentLabel(a) + "]", Attachment: &a})
+		}
 	case core.TypeUserInterrupt:
 		mc.add(core.RoleUser, core.Block{Type: core.BlockText, Text: interruptNote})
 	case core.TypeTurnStarted:

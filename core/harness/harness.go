@@ -55,6 +55,11 @@ type Cycle struct {
 	Model  core.Model
 	Tools  *toolset.Registry
 	Limits core.Limits // resolved: no zero fields
+	// Attachments reads what messages' attachments hold, and Images says
+	// the model takes images; nil tells the model only that files were
+	// attached.
+	Attachments *Attachments
+	Images      bool
 	// Installation labels the turns' measurements
 	// (core.Session.InstallationLabel).
 	Installation string

@@ -34,6 +34,8 @@ type turn struct {
 	// reopened: the turn was open before this cycle, so it may have
 	// paused; a new one has nothing to resume.
 	reopened bool
+	// copied are the attachments put in the sandbox this turn, and where.
+	copied map[string]string
 }
 
 // resume carries on from the turn's last pause, if it paused: the steps,
@@ -146,7 +148,15 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 				continue // derive again from the summary
 			}
 		}
-		resp, err := t.h.generate(tctx, c, core.ModelRequest{Model: c.Agent.Model, System: mc.System, Messages: mc.Messages, Tools: c.Tools.Defs()})
+		var at Attachments
+		if c.Attachments != nil {
+			at = *c.Attachments
+		}
+		msgs, err := at.resolve(tctx, c.SessionID, c.Images, mc.Messages, t.copied)
+		if err != nil {
+			return "", err
+		}
+		resp, err := t.h.generate(tctx, c, core.ModelRequest{Model: c.Agent.Model, System: mc.System, Messages: msgs, Tools: c.Tools.Defs()})
 		if err != nil {
 			if tctx.Err() != nil {
 				continue

@@ -31,6 +31,8 @@ type Envelope struct {
 	Message   *slackevents.MessageEvent
 	Reaction  *slackevents.ReactionAddedEvent
 	Revoked   *slackevents.TokensRevokedEvent
+	// Files are a message's or mention's files.
+	Files []File
 }
 
 // Decode parses an Events API body. Malformed JSON, or an event_callback
@@ -88,6 +90,7 @@ func Decode(body []byte) (*Envelope, error) {
 	default:
 		return env, nil
 	}
+	env.Files = filesOf(*cb.InnerEvent)
 	if err := json.Unmarshal(*cb.InnerEvent, target); err != nil {
 		// Rich content the rules never read (attachments, blocks, files)
 		// must not cost the event: decode again without it.

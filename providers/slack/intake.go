@@ -102,7 +102,13 @@ func (p *Provider) handleCallback(ctx context.Context, env *Envelope, log *slog.
 		p.tellDenied(in, d)
 		return nil
 	}
-	input, err := d.input()
+	var atts []core.Attachment
+	if d.act != actInterrupt {
+		if atts, err = p.attachments(ctx, in, env.Files); err != nil {
+			return err // a 500: Slack retries
+		}
+	}
+	input, err := d.input(atts)
 	if err != nil {
 		return err
 	}
@@ -136,13 +142,14 @@ func (p *Provider) handleCallback(ctx context.Context, env *Envelope, log *slog.
 	return nil
 }
 
-// input is the decision's input: the message, or an interrupt.
-func (d decision) input() (core.Event, error) {
+// input is the decision's input: the message with its attachments, or an
+// interrupt.
+func (d decision) input(atts []core.Attachment) (core.Event, error) {
 	if d.act == actInterrupt {
 		return core.NewInput(core.TypeUserInterrupt, nil), nil
 	}
 	ref := d.msg
-	body, err := json.Marshal(inputBody{Text: d.text, Slack: &ref})
+	body, err := json.Marshal(inputBody{Text: d.text, Slack: &ref, Attachments: atts})
 	if err != nil {
 		return core.Event{}, err
 	}

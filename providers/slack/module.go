@@ -93,6 +93,7 @@ func load(s settings.Values, _ providers.LoadEnv) (providers.Build, error) {
 	return func(d providers.Deps) (providers.Provider, error) {
 		c := cfg
 		c.Sessions, c.Installations, c.Sealer, c.Router = d.Store, d.Store, d.Sealer, d.Router
+		c.Attachments = d.Attachments
 		c.MaxBody, c.Logger = d.MaxBody, d.Logger.With("component", Name)
 		p, err := New(c)
 		if err != nil {

@@ -46,8 +46,9 @@ type msgRef struct {
 // inputBody is a user.message from Slack: the text, and where it came
 // from (so the sink can react 👀 to it).
 type inputBody struct {
-	Text  string  `json:"text"`
-	Slack *msgRef `json:"slack,omitempty"`
+	Text        string            `json:"text"`
+	Slack       *msgRef           `json:"slack,omitempty"`
+	Attachments []core.Attachment `json:"attachments,omitempty"`
 }
 
 // stopReaction interrupts the session when put on its thread's first

@@ -33,6 +33,7 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/providers"
+	"github.com/switchboardhq/switchboard/providers/attach"
 	"github.com/switchboardhq/switchboard/providers/output"
 )
 
@@ -46,7 +47,7 @@ const DefaultAPIURL = "https://slack.com/api/"
 // manifest.yaml. chat:write also covers assistant.threads.setStatus.
 var DefaultScopes = []string{
 	"app_mentions:read", "channels:history", "chat:write", "groups:history",
-	"im:history", "mpim:history", "reactions:read", "reactions:write", "users:read",
+	"im:history", "mpim:history", "reactions:read", "reactions:write", "users:read", filesScope,
 }
 
 // Sessions is what the provider needs of the session store.
@@ -89,6 +90,9 @@ type Config struct {
 	// (default oauth.DefaultRefreshMargin).
 	RefreshMargin time.Duration
 	MaxBody       int64
+	// Attachments downloads the files of triggering messages; nil leaves
+	// them out.
+	Attachments   *attach.Fetcher
 	Sessions      Sessions
 	Installations Installations
 	Sealer        core.Sealer

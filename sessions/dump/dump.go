@@ -36,7 +36,7 @@ var Kinds = []string{
 	"vaults", "credentials", "environments", "installations", "once keys",
 	"destinations", "deliveries", "delivery streams",
 	"skills", "skill versions", "skill contents",
-	"memory stores", "memory versions", "hourly stats", "schedules",
+	"memory stores", "memory versions", "hourly stats", "schedules", "attachments",
 }
 
 // Agent is an agent's latest version.
@@ -199,6 +199,12 @@ type SkillContent struct {
 	Content         []byte
 }
 
+// Attachment is the bytes of an attachment of a message.
+type Attachment struct {
+	ID   string
+	Data []byte
+}
+
 // MemoryStore is a memory store's record.
 type MemoryStore struct {
 	ID, Name string
@@ -257,6 +263,7 @@ func (DeliveryStream) Kind() string { return "delivery streams" }
 func (Skill) Kind() string          { return "skills" }
 func (SkillVersion) Kind() string   { return "skill versions" }
 func (SkillContent) Kind() string   { return "skill contents" }
+func (Attachment) Kind() string     { return "attachments" }
 func (MemoryStore) Kind() string    { return "memory stores" }
 func (MemoryVersion) Kind() string  { return "memory versions" }
 func (HourStats) Kind() string      { return "hourly stats" }

@@ -207,6 +207,9 @@ func (l *loader) put(r dump.Record) error {
 	case dump.SkillContent:
 		q(`INSERT INTO skill_contents (skill_id, sha256, content) VALUES ($1, $2, $3)`, r.SkillID, r.SHA256, nonNil(r.Content))
 		l.contentBytes += len(r.Content)
+	case dump.Attachment:
+		q(`INSERT INTO attachments (id, data) VALUES ($1, $2)`, r.ID, nonNil(r.Data))
+		l.contentBytes += len(r.Data)
 	case dump.MemoryStore:
 		q(`INSERT INTO memory_stores (id, name, body) VALUES ($1, $2, $3)`, r.ID, r.Name, []byte(r.Body))
 	case dump.MemoryVersion:

@@ -45,7 +45,11 @@ type Config struct {
 	// Limits fill the zero fields of an agent's limits.
 	Limits core.Limits
 	// ContextWindow gives a model's window in tokens.
-	ContextWindow   func(model string) int
+	ContextWindow func(model string) int
+	// Attachments gives turns what messages' attachments hold, and
+	// Images says which models take images (nil: none).
+	Attachments     *harness.Attachments
+	Images          func(model string) bool
 	CompactFraction float64
 	// LogCacheEvents bounds the decoded log events kept in memory across
 	// cycles (default 200,000; negative disables the cache).
@@ -545,12 +549,16 @@ func (r *Runtime) cycle(ctx context.Context, id string, epoch uint64) error {
 		Tools:           tools,
 		Limits:          s.LimitsOver(agent.Limits.Or(r.cfg.Limits)),
 		Installation:    s.InstallationLabel(),
+		Attachments:     r.cfg.Attachments,
 		CompactFraction: r.cfg.CompactFraction,
 		Logger:          r.log,
 		Failpoint:       r.cfg.Failpoint,
 	}
 	if r.cfg.ContextWindow != nil {
 		c.ContextWindow = r.cfg.ContextWindow(agent.Model)
+	}
+	if r.cfg.Images != nil {
+		c.Images = r.cfg.Images(agent.Model)
 	}
 	out, err := r.cfg.Harness.Run(ctx, c)
 	if errors.Is(err, core.ErrArchived) {

@@ -49,7 +49,7 @@ func TestCopy(t *testing.T) {
 		"vaults": 2, "credentials": 2, "environments": 1, "installations": 3, "once keys": 1,
 		"destinations": 2, "deliveries": 13, "delivery streams": 7,
 		"skills": 2, "skill versions": 3, "skill contents": 5,
-		"memory stores": 2, "memory versions": 6, "hourly stats": 2, "schedules": 2,
+		"memory stores": 2, "memory versions": 6, "hourly stats": 2, "schedules": 2, "attachments": 1,
 	}
 	if got, w := jsonOf(t, sum), jsonOf(t, want); got != w {
 		t.Errorf("summary = %s\nwant      %s", got, w)
@@ -84,6 +84,16 @@ func after(t *testing.T, s backend.Store, now time.Time) {
 	must(t, err)
 	if !res.Duplicate || res.Session.ID != slack.ID {
 		t.Errorf("a copied dedupe key is not a duplicate: %+v", res)
+	}
+	evs, err := s.Events(ctx, slack.ID, 0, 1)
+	must(t, err)
+	var mention core.MessageBody
+	must(t, evs[0].Decode(&mention))
+	if len(mention.Attachments) != 1 {
+		t.Fatalf("the mention's attachments: %+v", mention)
+	}
+	if data, err := s.GetAttachment(ctx, mention.Attachments[0].ID); err != nil || string(data) != attachedPNG {
+		t.Errorf("the screenshot reads %q, %v", data, err)
 	}
 	fresh, err := s.Once(ctx, "oauth:state:nonce1", now.Add(time.Hour))
 	must(t, err)

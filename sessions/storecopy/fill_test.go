@@ -42,6 +42,9 @@ func must(t *testing.T, err error) {
 	}
 }
 
+// attachedPNG is the bytes of the Slack mention's screenshot.
+const attachedPNG = "\x89PNG\r\n\x1a\nnot really an image"
+
 func text(s string) core.Event {
 	return core.NewInput(core.TypeUserMessage, json.RawMessage(fmt.Sprintf(`{"text":%q}`, s)))
 }
@@ -113,8 +116,17 @@ func fill(t *testing.T, s backend.Store, keys fakeKeys, clk *clock) {
 		{Provider: "github", Key: "github:acme/app#7", Tenant: "acme/app"},
 		{Provider: "linear", Key: "linear:org1:ISS-3", Tenant: "org1"},
 	} {
+		input := text("@bot help " + o.Provider)
+		if o.Provider == "slack" {
+			// The mention came with a screenshot.
+			att, err := s.PutAttachment(ctx, core.Attachment{Name: "shot.png", MediaType: "image/png", Kind: core.AttachmentImage}, []byte(attachedPNG))
+			must(t, err)
+			raw, err := json.Marshal(core.MessageBody{Text: "@bot help slack", Attachments: []core.Attachment{att}})
+			must(t, err)
+			input = core.NewInput(core.TypeUserMessage, raw)
+		}
 		sess := create(core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: other.ID, Version: 1}, Origin: &o, Tenant: o.Provider + ":" + o.Tenant}, ExternalKey: o.Key,
-			Inputs: []core.Event{text("@bot help " + o.Provider)}, Dedupe: []string{o.Provider + ":delivery-1"}})
+			Inputs: []core.Event{input}, Dedupe: []string{o.Provider + ":delivery-1"}})
 		answered(sess.ID, "turn_"+o.Provider, "on it")
 		must(t, s.SaveSinkPosition(ctx, o.Provider, sess.ID, core.Claim{}, core.SinkPosition{Seq: 2, State: json.RawMessage(`{"ts":"1700000000.000200"}`)}))
 		if o.Provider == "linear" {

@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) core.Store) {
 		{"sessions/fork", testFork},
 		{"links/add_remove", testLinks},
 		{"links/race", testLinkRace},
+		{"attachments/put_get", testAttachments},
 		{"events/paging", testEventsPaging},
 		{"wake/schedule", testWakeSchedule},
 		{"wake/move", testWakeMove},

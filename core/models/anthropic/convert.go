@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"encoding/base64"
 	"fmt"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
@@ -55,6 +56,8 @@ func message(m core.Message) (sdk.MessageParam, error) {
 			if b.Text != "" {
 				rest = append(rest, sdk.NewTextBlock(b.Text))
 			}
+		case b.Type == core.BlockImage && m.Role == core.RoleUser:
+			rest = append(rest, sdk.NewImageBlockBase64(b.MediaType, base64.StdEncoding.EncodeToString(b.Data)))
 		case b.Type == core.BlockToolUse && m.Role == core.RoleAssistant:
 			in, ok := modelcall.Input(string(b.Input))
 			if !ok {

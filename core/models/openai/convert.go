@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strings"
 
@@ -54,12 +55,21 @@ func messages(m core.Message) ([]sdk.ChatCompletionMessageParamUnion, error) {
 	var out []sdk.ChatCompletionMessageParamUnion
 	var texts []string
 	var calls []sdk.ChatCompletionMessageToolCallUnionParam
+	// parts keep a user message's text and images in order, when it has
+	// images; without, its text is one string.
+	var parts []sdk.ChatCompletionContentPartUnionParam
+	images := false
 	for _, b := range m.Content {
 		switch {
 		case b.Type == core.BlockText:
 			if b.Text != "" {
 				texts = append(texts, b.Text)
+				parts = append(parts, sdk.TextContentPart(b.Text))
 			}
+		case b.Type == core.BlockImage && m.Role == core.RoleUser:
+			images = true
+			parts = append(parts, sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{
+				URL: "data:" + b.MediaType + ";base64," + base64.StdEncoding.EncodeToString(b.Data)}))
 		case b.Type == core.BlockToolResult && m.Role == core.RoleUser:
 			// Chat Completions has no is_error; the output has to say it.
 			// Chat Completions has no error flag on tool messages, so
@@ -87,7 +97,10 @@ func messages(m core.Message) ([]sdk.ChatCompletionMessageParamUnion, error) {
 	text := strings.Join(texts, "\n\n")
 	switch m.Role {
 	case core.RoleUser:
-		if text != "" {
+		switch {
+		case images:
+			out = append(out, sdk.UserMessage(parts))
+		case text != "":
 			out = append(out, sdk.UserMessage(text))
 		}
 	case core.RoleAssistant:

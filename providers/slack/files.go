@@ -1,0 +1,86 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/providers/attach"
+)
+
+// File is a file shared in a message (its event's files), as the gateway
+// reads it.
+type File struct {
+	ID                 string `json:"id"`
+	Name               string `json:"name"`
+	Title              string `json:"title"`
+	Mimetype           string `json:"mimetype"`
+	Size               int64  `json:"size"`
+	Mode               string `json:"mode"`
+	URLPrivate         string `json:"url_private"`
+	URLPrivateDownload string `json:"url_private_download"`
+}
+
+// filesScope is the bot scope that lets the app download files.
+const filesScope = "files:read"
+
+// filesOf reads the files of a message event; a list that does not
+// decode is no files (the message is still taken).
+func filesOf(inner json.RawMessage) []File {
+	var m struct {
+		Files []File `json:"files"`
+	}
+	_ = json.Unmarshal(inner, &m)
+	return m.Files
+}
+
+// fileHosts are where Slack serves files from: its file host, and the
+// Web API's host (a Slack served elsewhere, the test fake).
+func (p *Provider) fileHosts() []string {
+	hosts := []string{"files.slack.com"}
+	if u, err := url.Parse(p.cfg.APIURL); err == nil && u.Host != "" {
+		hosts = append(hosts, u.Host)
+	}
+	return hosts
+}
+
+// attachments downloads a message's files with the bot token, which goes
+// to Slack's file hosts only and is kept nowhere with them.
+func (p *Provider) attachments(ctx context.Context, in *core.Installation, files []File) ([]core.Attachment, error) {
+	if len(files) == 0 || p.cfg.Attachments == nil {
+		return nil, nil
+	}
+	ts, err := p.tokens.Get(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	hosts := p.fileHosts()
+	remotes := make([]attach.Remote, 0, len(files))
+	for _, f := range files {
+		r := attach.Remote{URL: f.URLPrivateDownload, Name: f.Name, MediaType: f.Mimetype, Size: f.Size,
+			Hosts: hosts, AuthHosts: hosts, Header: http.Header{"Authorization": {"Bearer " + ts.AccessToken}}}
+		if r.URL == "" {
+			r.URL = f.URLPrivate
+		}
+		if r.Name == "" {
+			r.Name = f.Title
+		}
+		switch {
+		case len(in.Scopes) > 0 && !slices.Contains(in.Scopes, filesScope):
+			r.Skipped = "the Slack app may not read files in this workspace: it lacks the " + filesScope + " scope (reinstall it to grant it)"
+		case f.Mode == "tombstone":
+			r.Skipped = "the file was deleted"
+		case f.Mode == "hidden_by_limit":
+			r.Skipped = "the file is hidden by the workspace's plan limits"
+		case f.Mode == "external":
+			r.Skipped = "it is a link to a file kept outside Slack"
+		case r.URL == "":
+			r.Skipped = "Slack gave no address to download it from"
+		}
+		remotes = append(remotes, r)
+	}
+	return p.cfg.Attachments.Fetch(ctx, remotes)
+}

@@ -314,4 +314,10 @@
 // FireSchedule checks, in one transaction, that the due time it fires for
 // is still the schedule's next_at, queues the input (or creates the new
 // session) with the dedupe key schedule:<id>:<due>, and moves next_at on.
+//
+// Attachments (core.AttachmentStore):
+//
+//	attachments   attachment id → the file's bytes
+//
+// A user.message refers to them by id in its attachments.
 package sessions

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/fixtures/fakegithub"
+	"github.com/switchboardhq/switchboard/fixtures/fakelinear"
 	"github.com/switchboardhq/switchboard/fixtures/fakeslack"
 	"github.com/switchboardhq/switchboard/fixtures/modelserver"
 )
@@ -140,5 +142,66 @@ func TestSlackAttachmentsWithoutScope(t *testing.T) {
 	}
 	if n := len(w.fake.FileDownloads()); n != 0 {
 		t.Errorf("%d downloads without the scope", n)
+	}
+}
+
+// imagesOf are the image blocks of a model request's first user message.
+func imagesOf(r modelserver.Request) []core.Block {
+	var out []core.Block
+	for _, b := range r.Messages[0].Content {
+		if b.Type == core.BlockImage {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// TestGitHubCommentImage: an image pasted into the triggering comment is
+// downloaded with the installation token and reaches the model; one from
+// another host is not fetched, and the model is told.
+func TestGitHubCommentImage(t *testing.T) {
+	w := startGitHubWith(t, func(f *fakegithub.Server) map[string]string {
+		env := map[string]string{"SWITCHBOARD_SANDBOX": "none", "GITHUB_WEB_URL": f.URL}
+		attachmentEnv(env)
+		return env
+	})
+	w.fake.SetPermission("alice", "write")
+	png := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{3}, 64)...)
+	body := "@sb-agent why does CI fail?\n\n![trace.png](" + w.fake.AddAttachment("image/png", png) + ")\n![elsewhere](https://images.example/x.png)"
+	w.ms.Push(modelserver.Step{Text: "A flaky test."})
+	c := w.fake.AddComment("acme/widgets", 5, false, "alice", body)
+	if code := w.deliver("issue_comment", "", issueComment(5, false, c, "alice", body), githubSecret); code != 200 {
+		t.Fatalf("comment: %d", code)
+	}
+	w.srv.waitIdle(w.session("github:acme/widgets#5"))
+	req := w.ms.Requests()[0]
+	if images := imagesOf(req); len(images) != 1 || images[0].MediaType != "image/png" || !bytes.Equal(images[0].Data, png) {
+		t.Fatalf("images %+v", images)
+	}
+	text := requestText(req)
+	for _, want := range []string{"[Attached image trace.png (72 B)]", "[Attached image x.png: not read, its address is not one of the platform's file hosts]"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the request lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// TestLinearIssueImage: an image in the delegated issue's description is
+// downloaded with the installation's token and reaches the model.
+func TestLinearIssueImage(t *testing.T) {
+	env := map[string]string{"SWITCHBOARD_SANDBOX": "none"}
+	attachmentEnv(env)
+	w := startLinear(t, env)
+	jpeg := append([]byte("\xff\xd8\xff\xe0JFIF"), bytes.Repeat([]byte{9}, 40)...)
+	w.issue = w.fake.SeedIssue(fakelinear.Issue{Title: "The chart is empty", Desc: "See:\n\n![chart.jpg](" + w.fake.Upload("chart.jpg", "image/jpeg", jpeg) + ")"})
+	w.ms.Push(modelserver.Step{Text: "The query returns nothing."})
+	as := w.created("as-image-1")
+	w.srv.waitIdle(w.session(as))
+	req := w.ms.Requests()[0]
+	if images := imagesOf(req); len(images) != 1 || images[0].MediaType != "image/jpeg" || !bytes.Equal(images[0].Data, jpeg) {
+		t.Fatalf("images %+v\n%s", images, requestText(req))
+	}
+	if w.fake.Downloads() != 1 {
+		t.Fatalf("%d downloads", w.fake.Downloads())
 	}
 }

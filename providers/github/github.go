@@ -45,6 +45,7 @@ import (
 	gh "github.com/google/go-github/v62/github"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/providers"
+	"github.com/switchboardhq/switchboard/providers/attach"
 	"github.com/switchboardhq/switchboard/providers/output"
 )
 
@@ -93,7 +94,10 @@ type Config struct {
 	// Router stores what the intake decided (providers.Router).
 	Router    *providers.Router
 	Transport http.RoundTripper // default http.DefaultTransport
-	Logger    *slog.Logger
+	// Attachments downloads the images of triggering comments; nil
+	// leaves them out.
+	Attachments *attach.Fetcher
+	Logger      *slog.Logger
 }
 
 // Provider is the GitHub provider.
@@ -108,7 +112,7 @@ type Provider struct {
 	instMu sync.Mutex // serialises changes to installation records
 
 	mu      sync.Mutex
-	clients map[int64]*gh.Client // per installation; ghinstallation renews its token
+	clients map[int64]installationClient // per installation; ghinstallation renews its token
 	perms   map[string]permEntry
 	git     gitTokens
 	bg      providers.Background
@@ -176,7 +180,7 @@ func New(cfg Config) (*Provider, error) {
 	}
 	apps.BaseURL = strings.TrimSuffix(cfg.APIURL, "/")
 	return &Provider{cfg: cfg, log: cfg.Logger.With("provider", Name), apps: apps,
-		clients: map[int64]*gh.Client{}, perms: map[string]permEntry{}}, nil
+		clients: map[int64]installationClient{}, perms: map[string]permEntry{}}, nil
 }
 
 // checkKey refuses a private key that is not an RSA PEM key, so a wrong
@@ -219,13 +223,29 @@ func (p *Provider) newClient(rt http.RoundTripper) *gh.Client {
 
 // client is a REST client acting as the installation; ghinstallation
 // renews the installation token before it expires.
-func (p *Provider) client(installation int64) *gh.Client {
+func (p *Provider) client(installation int64) *gh.Client { return p.installationClient(installation).c }
+
+// installationToken is the installation's token, renewed before it
+// expires; it goes nowhere but to GitHub.
+func (p *Provider) installationToken(ctx context.Context, installation int64) (string, error) {
+	return p.installationClient(installation).t.Token(ctx)
+}
+
+// installationClient is an installation's REST client and the transport
+// that holds its token.
+type installationClient struct {
+	c *gh.Client
+	t *ghinstallation.Transport
+}
+
+func (p *Provider) installationClient(installation int64) installationClient {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if c, ok := p.clients[installation]; ok {
 		return c
 	}
-	c := p.newClient(ghinstallation.NewFromAppsTransport(p.apps, installation))
+	t := ghinstallation.NewFromAppsTransport(p.apps, installation)
+	c := installationClient{c: p.newClient(t), t: t}
 	p.clients[installation] = c
 	return c
 }

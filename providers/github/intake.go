@@ -133,13 +133,17 @@ func dedupeKeys(d decision, delivery string) []string {
 // input and its dedupe keys in one durable transaction.
 func (p *Provider) store(ctx context.Context, d decision, delivery string) error {
 	r := d.ref
-	body, err := json.Marshal(inputBody{Text: d.text, GitHub: &r})
+	atts, err := p.attachments(ctx, d.installation, d.text)
+	if err != nil {
+		return err
+	}
+	body, err := json.Marshal(inputBody{Text: d.text, GitHub: &r, Attachments: atts})
 	if err != nil {
 		return err
 	}
 	// The title and body ride only on the input that starts the
 	// session.
-	withContext, err := json.Marshal(inputBody{Text: d.text, GitHub: &r, Context: &d.context})
+	withContext, err := json.Marshal(inputBody{Text: d.text, GitHub: &r, Context: &d.context, Attachments: atts})
 	if err != nil {
 		return err
 	}

@@ -58,7 +58,8 @@ type inputBody struct {
 	GitHub *ref   `json:"github,omitempty"`
 	// Context rides on the input that starts a session; the model gets it
 	// once, before the first turn (Prime).
-	Context *issueContext `json:"context,omitempty"`
+	Context     *issueContext     `json:"context,omitempty"`
+	Attachments []core.Attachment `json:"attachments,omitempty"`
 }
 
 // issueContext is the issue or PR a trigger happened on.

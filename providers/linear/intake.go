@@ -27,8 +27,9 @@ const (
 // inputBody is the body of a user.message that came from Linear: the
 // text the model reads, and where it came from.
 type inputBody struct {
-	Text   string    `json:"text"`
-	Linear *inputRef `json:"linear,omitempty"`
+	Text        string            `json:"text"`
+	Linear      *inputRef         `json:"linear,omitempty"`
+	Attachments []core.Attachment `json:"attachments,omitempty"`
 }
 
 // inputRef is what the sink needs of a Linear input.
@@ -154,7 +155,11 @@ func (p *Provider) agentSessionEvent(ctx context.Context, pl *Payload, dedupe []
 			return nil
 		}
 	}
-	raw, err := json.Marshal(inputBody{Text: text, Linear: ref})
+	atts, err := p.attachments(ctx, in, text)
+	if err != nil {
+		return err
+	}
+	raw, err := json.Marshal(inputBody{Text: text, Linear: ref, Attachments: atts})
 	if err != nil {
 		return err
 	}

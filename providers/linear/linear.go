@@ -39,6 +39,7 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/providers"
+	"github.com/switchboardhq/switchboard/providers/attach"
 	"github.com/switchboardhq/switchboard/providers/output"
 	"golang.org/x/sync/singleflight"
 )
@@ -109,9 +110,11 @@ type Config struct {
 	Installations   Installations
 	Sealer          core.Sealer
 	// Router stores what the intake decided (providers.Router).
-	Router     *providers.Router
-	HTTPClient *http.Client
-	Logger     *slog.Logger
+	Router *providers.Router
+	// Attachments downloads the images of prompts; nil leaves them out.
+	Attachments *attach.Fetcher
+	HTTPClient  *http.Client
+	Logger      *slog.Logger
 	// Now is the clock (tests); default time.Now.
 	Now func() time.Time
 }

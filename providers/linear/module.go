@@ -61,6 +61,7 @@ func load(s settings.Values, _ providers.LoadEnv) (providers.Build, error) {
 	return func(d providers.Deps) (providers.Provider, error) {
 		c := cfg
 		c.Sessions, c.Installations, c.Sealer, c.Router = d.Store, d.Store, d.Sealer, d.Router
+		c.Attachments = d.Attachments
 		c.PublicURL, c.MaxBody, c.Logger = d.PublicURL, d.MaxBody, d.Logger.With("component", Name)
 		p, err := New(c)
 		if err != nil {

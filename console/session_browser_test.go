@@ -26,7 +26,7 @@ func TestSessionPageInBrowser(t *testing.T) {
 		ev["level"], ev["actor"] = "internal", "system"
 		return ev
 	}
-	user := event(1, "user.message", `{"text":"echo hi"}`)
+	user := event(1, "user.message", `{"text":"echo hi","attachments":[{"id":"att_1","name":"shot.png","kind":"image","size":3},{"name":"<b>big</b>.zip","kind":"file","size":9,"skipped":"over the limit"}]}`)
 	user["level"], user["actor"] = "user", "human"
 	f.sse = []map[string]any{
 		user,
@@ -61,6 +61,10 @@ func TestSessionPageInBrowser(t *testing.T) {
 		chromedp.WaitReady(chromedp.CSS(`#log article[data-tool-use-id="toolu_x"] pre.output`)))
 	run("the turn's usage", chromedp.WaitVisible(chromedp.CSS(`#log article.usage`)))
 	run("the pending call's Allow", chromedp.WaitVisible(chromedp.CSS(`#pending-calls li[data-tool-use-id="toolu_a"] button[name="result"][value="allow"]`)))
+	attached, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#log article .attachment')].map(e => e.className + ': ' + e.textContent)`))
+	if err != nil || len(attached) != 2 || attached[0] != "attachment: 📎 shot.png" || attached[1] != "attachment skipped: 📎 <b>big</b>.zip — not read: over the limit" {
+		t.Fatalf("the message's attachments: %q %v", attached, err)
+	}
 	usage, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#usage-in`)))
 	if err != nil || usage != "100" {
 		t.Fatalf("usage after the turn: %q %v", usage, err)

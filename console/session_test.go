@@ -236,10 +236,12 @@ func TestSessionPage(t *testing.T) {
 		if !strings.Contains(body, `id="no-links"`) || !strings.Contains(body, `<form method="post" action="ses_1/links" id="link-form">`) {
 			t.Error("no empty links list or no link form")
 		}
-		f.set("links", []map[string]any{{"key": "github:acme/app#7", "added_by": "agent", "added_at": "2030-05-06T07:05:00Z"}})
+		f.set("links", []map[string]any{{"key": "github:acme/app#7", "added_by": "agent", "added_at": "2030-05-06T07:05:00Z", "url": "https://github.com/acme/app/pull/7"},
+			{"key": "github:acme/app#8", "added_by": "admin", "added_at": "2030-05-06T07:05:00Z", "url": "javascript:alert(1)"}})
 		defer f.set("links", nil)
 		body = e.do(req{method: "GET", path: "/console/sessions/ses_1", cookie: c}).Body.String()
-		for _, want := range []string{`<li data-link="github:acme/app#7"><code>github:acme/app#7</code> <span class="dim">by agent`,
+		for _, want := range []string{`<li data-link="github:acme/app#7"><code>github:acme/app#7</code> <a href="https://github.com/acme/app/pull/7">https://github.com/acme/app/pull/7</a> <span class="dim">by agent`,
+			`<a href="#ZgotmplZ">javascript:alert(1)</a>`,
 			`<form method="post" action="ses_1/unlink" class="inline">`, `name="key" value="github:acme/app#7"`} {
 			if !strings.Contains(body, want) {
 				t.Errorf("page lacks %s", want)

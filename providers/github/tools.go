@@ -158,7 +158,8 @@ func (sc *toolScope) server() *server.MCPServer {
 // granted repositories.
 func (sc *toolScope) tool(name string, opts ...mcp.ToolOption) mcp.Tool {
 	if sc.repos != nil {
-		doc := []mcp.PropertyOption{mcp.Enum(sc.repos...), mcp.Description("The repository (owner/name): one of " + strings.Join(sc.repos, ", ") + ".")}
+		doc := []mcp.PropertyOption{mcp.Enum(sc.repos...), mcp.Description("The repository (owner/name): one of " + strings.Join(sc.repos, ", ") +
+			". With a sandbox, git clones and pushes them over HTTPS from " + sc.p.cfg.WebURL + "/<owner>/<name>.git; the gateway authenticates, no token is needed or available.")}
 		if len(sc.repos) > 1 {
 			doc = append(doc, mcp.Required())
 		}

@@ -253,6 +253,12 @@
       case 'user.message':
       case 'agent.message':
         item.append(el('div', 'text', b.text));
+        for (const a of b.attachments || []) {
+          // The files that came with the message: the model got those
+          // kept; the others say why not.
+          item.append(el('div', 'attachment' + (a.skipped ? ' skipped' : ''),
+            '📎 ' + a.name + (a.skipped ? ' — not read: ' + a.skipped : '')));
+        }
         break;
       case 'agent.tool_use':
       case 'agent.custom_tool_use':

@@ -10,9 +10,6 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/storecopy"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 // commands is every subcommand, in the order the help lists them.
 func commands() []command.Command {
 	clientDefaults := cli.Defaults{URL: "http://" + defaultAddr, DataDir: defaultDataDir}
@@ -26,7 +23,7 @@ func commands() []command.Command {
 		cli.Schedule(clientDefaults),
 		storecopy.Command(storecopy.Deps{DataDir: defaultDataDir, Keys: func(key string) (storecopy.Keys, error) { return oauth.NewSealer(key) }}),
 		{Name: "version", Usage: "version", Summary: "print the version", Run: func(_ context.Context, env command.Env, _ []string) int {
-			fmt.Fprintln(env.Stdout, "switchboard", version)
+			fmt.Fprintln(env.Stdout, versionLine())
 			return 0
 		}},
 	}

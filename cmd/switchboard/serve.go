@@ -200,7 +200,8 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	}
 	mc := cfg.mcp
 	mc.Credentials, mc.Logger = &vaults.Resolver{Store: db, Sealer: cfg.sealer, Logger: log}, log
-	mc.ClientInfo = mcpbridge.ClientInfo{Name: "switchboard", Version: version}
+	v, _ := buildVersion()
+	mc.ClientInfo = mcpbridge.ClientInfo{Name: "switchboard", Version: v}
 	mcp := mcpbridge.New(mc)
 	if err := mcpbridge.WarnDisallowed(ctx, db, cfg.mcp.StdioAllow, log); err != nil {
 		return err

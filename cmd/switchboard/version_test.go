@@ -1,0 +1,30 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/core/command"
+)
+
+// TestVersion: switchboard version prints the version and commit stamped
+// at build time, and says so when none was.
+func TestVersion(t *testing.T) {
+	print := func() string {
+		var out bytes.Buffer
+		if code := run(context.Background(), []string{"version"}, command.Env{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &out}); code != 0 {
+			t.Fatalf("exit %d: %s", code, out.String())
+		}
+		return strings.TrimSpace(out.String())
+	}
+	if got := print(); !strings.HasPrefix(got, "switchboard ") || !strings.Contains(got, "(") {
+		t.Fatalf("version printed %q", got)
+	}
+	defer func(v, c string) { version, commit = v, c }(version, commit)
+	version, commit = "v1.4.0", "0123456789abcdef0123456789abcdef01234567"
+	if got := print(); got != "switchboard v1.4.0 (0123456789abcdef0123456789abcdef01234567)" {
+		t.Fatalf("a stamped build printed %q", got)
+	}
+}

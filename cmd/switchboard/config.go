@@ -1,6 +1,11 @@
 package main
 
 import (
+	"fmt"
+	"log/slog"
+	"net"
+
+	"github.com/switchboardhq/switchboard/core/command"
 	"github.com/switchboardhq/switchboard/core/httpserver"
 	"github.com/switchboardhq/switchboard/core/mcpbridge"
 	"github.com/switchboardhq/switchboard/core/models"
@@ -13,6 +18,7 @@ import (
 	"github.com/switchboardhq/switchboard/providers/slack"
 	"github.com/switchboardhq/switchboard/sandbox"
 	"github.com/switchboardhq/switchboard/sessions/backend"
+	"github.com/switchboardhq/switchboard/sessions/cli"
 	"github.com/switchboardhq/switchboard/sessions/runtime"
 	"github.com/switchboardhq/switchboard/sessions/skills"
 	"github.com/switchboardhq/switchboard/webhooks"
@@ -54,4 +60,34 @@ func allServeOptions() []settings.Option {
 		opts = append(opts, list...)
 	}
 	return opts
+}
+
+// settingPrefixes are the prefixes of the variables serve reads; one of
+// them that is no setting is most likely a typo. GitHub's own are only
+// the App's: CI runners set many GITHUB_* of their own.
+var settingPrefixes = []string{"SWITCHBOARD_", "SLACK_", "LINEAR_", "GITHUB_APP_", "GITHUB_WEBHOOK_"}
+
+// warnUnknown warns, once each, of the variables that look like settings
+// and are none, naming the closest one. The CLI's own variables and the
+// test builds' (SWITCHBOARD_TEST_*) are known.
+func warnUnknown(env command.Env, log *slog.Logger) {
+	if env.Environ == nil {
+		return
+	}
+	for _, u := range settings.UnknownVariables(env.Environ(), settingPrefixes, allServeOptions(), cli.Variables(), []string{"SWITCHBOARD_TEST_"}) {
+		log.Warn(fmt.Sprintf("unknown variable %s is ignored; did you mean %s?", u.Name, u.Closest))
+	}
+}
+
+// checkAddr refuses a listen address that cannot be listened on for its
+// form, before anything is written.
+func checkAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("SWITCHBOARD_ADDR=%q: want host:port", addr)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("SWITCHBOARD_ADDR=%q: port %q: want a number from 0 to 65535", addr, port)
+	}
+	return nil
 }

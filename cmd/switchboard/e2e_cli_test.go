@@ -166,7 +166,10 @@ func field(t *testing.T, out, key string) string {
 
 func TestCLI(t *testing.T) {
 	ms, hs := modelserver.Start(t)
-	srv := startServer(t, t.TempDir(), modelEnv(hs.URL, modelserver.FormatAnthropic))
+	env := modelEnv(hs.URL, modelserver.FormatAnthropic)
+	// Both providers have a client: the second agent is OpenAI's.
+	env["OPENAI_API_KEY"], env["OPENAI_BASE_URL"] = "test-key", modelserver.OpenAIBaseURL(hs.URL)
+	srv := startServer(t, t.TempDir(), env)
 	sb := newCLI(t, "SWITCHBOARD_URL="+srv.url, "SWITCHBOARD_TOKEN="+adminToken, "SWITCHBOARD_DATA_DIR="+t.TempDir())
 
 	// Agents: human output, then JSON.

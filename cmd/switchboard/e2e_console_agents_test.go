@@ -15,7 +15,8 @@ import (
 // change, and a form opened at version 1 is refused), and the environment
 // is deleted after its confirmation.
 func TestConsoleAgentsAndEnvironments(t *testing.T) {
-	srv := startServer(t, t.TempDir(), nil)
+	// The agents' model needs a client; no turn calls it.
+	srv := startServer(t, t.TempDir(), map[string]string{"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": "http://127.0.0.1:1/"})
 	cookie := consoleSignIn(t, srv.url)
 	_, page := consoleGet(t, srv.url+"/console/agents", cookie)
 	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)

@@ -16,8 +16,10 @@ import (
 func limitsEnv(t *testing.T, readTimeout string) (*server, string) {
 	t.Helper()
 	srv := startServer(t, t.TempDir(), map[string]string{
-		"SWITCHBOARD_SANDBOX":               "none",
-		"SWITCHBOARD_READ_TIMEOUT_SECONDS":  readTimeout,
+		"SWITCHBOARD_SANDBOX":              "none",
+		"SWITCHBOARD_READ_TIMEOUT_SECONDS": readTimeout,
+		// The agent's model needs a client; no turn calls it.
+		"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": "http://127.0.0.1:1/",
 		"SWITCHBOARD_SSE_HEARTBEAT_SECONDS": "1",
 		// The default of the log level is debug in these tests: 2,000
 		// cut requests would be 2,000 lines to hold.

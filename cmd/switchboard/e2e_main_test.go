@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-const adminToken = "test-admin-token"
+const adminToken = "test-admin-token-5f1c9e7a2b4d6083"
 
 // patience bounds the harness's waits for the child: generous, since a
 // busy machine is slow, and reached only when something is wrong.

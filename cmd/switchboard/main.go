@@ -9,6 +9,6 @@ import (
 )
 
 func main() {
-	env := command.Env{Getenv: os.Getenv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	env := command.Env{Getenv: os.Getenv, Environ: os.Environ, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 	os.Exit(run(context.Background(), os.Args[1:], env))
 }

@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string, env command.Env) int {
 
 // runServe runs the gateway; serve stops on a signal of its own.
 func runServe(_ context.Context, env command.Env, args []string) int {
-	if err := serve(args, env.Getenv, env.Stdout, env.Stderr); err != nil {
+	if err := serve(args, env, env.Stdout, env.Stderr); err != nil {
 		fmt.Fprintln(env.Stderr, "switchboard:", err)
 		return 1
 	}

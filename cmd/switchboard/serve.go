@@ -3,17 +3,18 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/switchboardhq/switchboard/console"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/switchboardhq/switchboard/console"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/command"
 	"github.com/switchboardhq/switchboard/core/harness"
 	"github.com/switchboardhq/switchboard/core/httpserver"
 	"github.com/switchboardhq/switchboard/core/mcpbridge"
@@ -61,21 +62,41 @@ type serveConfig struct {
 	adminTokenNew, masterKeyNew bool
 }
 
-func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer) (*serveConfig, error) {
+func loadServeConfig(args []string, env command.Env, stderr io.Writer) (*serveConfig, error) {
+	getenv := env.Getenv
 	s, err := settings.Parse("serve", allServeOptions(), args, getenv, stderr)
 	if err != nil {
 		return nil, err
 	}
-	c := &serveConfig{addr: s["SWITCHBOARD_ADDR"], publicURL: s["SWITCHBOARD_PUBLIC_URL"], model: s["SWITCHBOARD_MODEL"]}
+	c := &serveConfig{addr: s["SWITCHBOARD_ADDR"], publicURL: strings.TrimRight(s["SWITCHBOARD_PUBLIC_URL"], "/"), model: s["SWITCHBOARD_MODEL"]}
 	if c.log, err = s.Logger(stderr); err != nil {
 		return nil, err
 	}
-	if _, _, err := net.SplitHostPort(c.addr); err != nil {
-		return nil, fmt.Errorf("SWITCHBOARD_ADDR=%q: want host:port", c.addr)
+	warnUnknown(env, c.log)
+	// Checked before anything is written (the data directory, keys).
+	if err := checkAddr(c.addr); err != nil {
+		return nil, err
+	}
+	if c.publicURL != "" {
+		if _, err := s.URL("SWITCHBOARD_PUBLIC_URL"); err != nil {
+			return nil, err
+		}
 	}
 	if c.model != "" {
 		if _, _, err := core.SplitModel(c.model); err != nil {
 			return nil, fmt.Errorf("SWITCHBOARD_MODEL: %w", err)
+		}
+		if _, err := models.FromEnv(getenv, nil).For(c.model); err != nil {
+			return nil, fmt.Errorf("SWITCHBOARD_MODEL: %w", err)
+		}
+	}
+	if s["SWITCHBOARD_ADMIN_TOKEN"] != "" {
+		// A token given, not generated: short ones are guessed.
+		switch n := len(s["SWITCHBOARD_ADMIN_TOKEN"]); {
+		case n < 16:
+			return nil, fmt.Errorf("SWITCHBOARD_ADMIN_TOKEN has %d characters: want at least 16 (32 random ones, as the generated token has)", n)
+		case n < 32:
+			c.log.Warn(fmt.Sprintf("SWITCHBOARD_ADMIN_TOKEN has %d characters: 32 or more random ones are safer", n))
 		}
 	}
 	if c.mcp, err = mcpbridge.LoadConfig(s); err != nil {
@@ -147,8 +168,9 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 }
 
 // serve runs the gateway until SIGTERM or SIGINT.
-func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := loadServeConfig(args, getenv, stderr)
+func serve(args []string, env command.Env, stdout, stderr io.Writer) error {
+	getenv := env.Getenv
+	cfg, err := loadServeConfig(args, env, stderr)
 	if err != nil {
 		return err
 	}
@@ -159,9 +181,16 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		return err
 	}
 	defer db.Close()
-	model := core.Model(models.FromEnv(getenv, log))
+	clients := models.FromEnv(getenv, log)
+	model := core.Model(clients)
 	if err := sessions.EnsureDefaultAgent(ctx, db, cfg.model, sessions.DefaultSystem, log); err != nil {
 		return err
+	}
+	if a, err := db.GetAgent(ctx, "default"); err == nil {
+		// Found now, not at its first turn in a thread.
+		if err := clients.Check(a.Model); err != nil {
+			return fmt.Errorf("the agent named default: %w", err)
+		}
 	}
 	if err := sessions.WarnStoredAgents(ctx, db, log); err != nil {
 		return err
@@ -286,7 +315,7 @@ func serve(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		return err
 	}
 
-	srv := httpserver.New(cfg.http, routes(cfg, db, hub, rt, sr, m, wh, gw, states, sb, con, log), log)
+	srv := httpserver.New(cfg.http, routes(cfg, db, hub, rt, sr, m, wh, gw, clients, states, sb, con, log), log)
 	wh.Start(ctx)
 	go sr.Run(bg)
 	serveErr := make(chan error, 1)

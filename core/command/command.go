@@ -18,9 +18,12 @@ import (
 // Env is the process as a command sees it.
 type Env struct {
 	Getenv func(string) string
-	Stdin  io.Reader
-	Stdout io.Writer
-	Stderr io.Writer
+	// Environ lists the environment as KEY=value (os.Environ); nil when
+	// the command runs with Getenv alone.
+	Environ func() []string
+	Stdin   io.Reader
+	Stdout  io.Writer
+	Stderr  io.Writer
 }
 
 // Command is one subcommand.

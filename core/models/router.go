@@ -54,6 +54,13 @@ func (r *Router) For(model string) (core.Model, error) {
 	return m, nil
 }
 
+// Check says whether a client serves model: nil, or the error of For,
+// which names the variable to set.
+func (r *Router) Check(model string) error {
+	_, err := r.For(model)
+	return err
+}
+
 // FromEnv builds a client for each provider whose key variable is set
 // (ANTHROPIC_API_KEY, OPENAI_API_KEY), with the matching *_BASE_URL when set.
 // OPENAI_BASE_URL alone is enough for OpenAI-compatible servers that need

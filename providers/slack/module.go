@@ -55,6 +55,8 @@ func load(s settings.Values, _ providers.LoadEnv) (providers.Build, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The Web API client joins method names to the base as is.
+	api = strings.TrimRight(api, "/") + "/"
 	allow, err := s.Bool("SLACK_ALLOW_BOTS")
 	if err != nil {
 		return nil, err

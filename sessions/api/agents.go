@@ -119,6 +119,9 @@ func (h *Handler) createAgent(w http.ResponseWriter, r *http.Request) error {
 	if err := a.Validate(); err != nil {
 		return err
 	}
+	if err := h.checkModel(a.Model); err != nil {
+		return err
+	}
 	if err := h.StdioAllow.Check(a.MCPServers); err != nil {
 		return err
 	}
@@ -153,6 +156,13 @@ func (h *Handler) updateAgent(w http.ResponseWriter, r *http.Request) error {
 	if b.Environment != nil {
 		if cur, err := h.Store.GetAgent(r.Context(), r.PathValue("id")); err == nil && cur.Environment != *b.Environment {
 			if err := h.checkEnvironment(r.Context(), *b.Environment); err != nil {
+				return err
+			}
+		}
+	}
+	if b.Model != nil {
+		if _, _, err := core.SplitModel(*b.Model); err == nil {
+			if err := h.checkModel(*b.Model); err != nil {
 				return err
 			}
 		}

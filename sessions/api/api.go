@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -59,9 +60,31 @@ type Handler struct {
 	// Links, when set, decides which keys a session may be linked to;
 	// without it links are refused.
 	Links LinkChecker
+	// Models, when set, refuses an agent whose model no client serves.
+	Models ModelChecker
 	// Repositories, when set, checks an agent's repository_access against
 	// the installation it names; without it such an agent is refused.
 	Repositories RepositoryChecker
+}
+
+// ModelChecker says whether a model client serves a model
+// (models.Router.Check); its error names the variable to set.
+type ModelChecker interface {
+	Check(model string) error
+}
+
+// checkModel refuses a model no client serves, as an invalid field.
+func (h *Handler) checkModel(model string) error {
+	if h.Models == nil {
+		return nil
+	}
+	if err := h.Models.Check(model); err != nil {
+		if errors.Is(err, core.ErrModelNotConfigured) {
+			return fmt.Errorf("field \"model\": %s: %w", strings.TrimSuffix(err.Error(), ": "+core.ErrModelNotConfigured.Error()), core.ErrInvalid)
+		}
+		return err
+	}
+	return nil
 }
 
 // RepositoryChecker checks an agent's repository access

@@ -261,3 +261,7 @@ func (m kvFlag) Set(s string) error {
 	m[k] = v
 	return nil
 }
+
+// Variables are the environment variables the commands read that are no
+// setting of serve.
+func Variables() []string { return []string{"SWITCHBOARD_URL", "SWITCHBOARD_TOKEN"} }

@@ -53,6 +53,8 @@ type sessionView struct {
 	// Error is an action's refusal; Text is the message typed, kept
 	// when sending it was refused.
 	Error, Text string
+	// AgentName is the agent's name, "" when it could not be read.
+	AgentName string
 }
 
 // originLink is a session's origin as the page shows it.
@@ -117,6 +119,9 @@ func (h *Handler) loadSession(ctx context.Context, id string) (*sessionView, err
 		Session: sv, Origin: originOf(sv.Origin),
 		Running:  sv.Status == core.StatusRunning || sv.Status == core.StatusQueued,
 		Archived: sv.Status == core.StatusArchived,
+	}
+	if a, err := h.api.GetAgent(ctx, sv.Agent.ID); err == nil {
+		v.AgentName = a.Name
 	}
 	v.Retryable = !v.Running && !v.Archived && sv.Result != nil && core.Retryable(sv.Result.YieldReason)
 	if sv.PendingAction != nil {

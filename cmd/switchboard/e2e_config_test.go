@@ -3,6 +3,7 @@ package main_test
 import (
 	"errors"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,4 +120,23 @@ func TestAgentModelWithoutClient(t *testing.T) {
 	if code, raw = srv.do("POST", "/v1/agents/claude", map[string]any{"model": "openai/gpt-test"}); code != 400 || !strings.Contains(string(raw), "OPENAI_API_KEY") {
 		t.Fatalf("update: %d %s", code, raw)
 	}
+}
+
+// TestRootRedirectsToConsole: the gateway's address alone leads a browser
+// to the console, relative to where it is served.
+func TestRootRedirectsToConsole(t *testing.T) {
+	_, hs := modelserver.Start(t)
+	srv := startServer(t, t.TempDir(), modelEnv(hs.URL, modelserver.FormatAnthropic))
+	resp, err := noFollow.Get(srv.url + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "console/" {
+		t.Fatalf("GET /: %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if resp, err = noFollow.Get(srv.url + "/nothing-here"); err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("another path: %v %v", resp, err)
+	}
+	resp.Body.Close()
 }

@@ -230,15 +230,7 @@ func TestSessionPageLiveInBrowser(t *testing.T) {
 	srv := startServer(t, t.TempDir(), modelEnv(hs.URL, modelserver.FormatAnthropic))
 	fr := newFront(t, srv.url)
 
-	code, raw := srv.do("POST", "/v1/sessions", map[string]any{"agent": "default"})
-	if code != 201 {
-		t.Fatalf("create session: %d %s", code, raw)
-	}
-	var created struct {
-		ID          string `json:"id"`
-		ClientToken string `json:"client_token"`
-	}
-	mustJSON(t, raw, &created)
+	created := createWithToken(t, srv, map[string]any{"agent": "default"})
 	id := created.ID
 	pageURL := fr.srv.URL + "/sessions/" + id + "?token=" + url.QueryEscape(created.ClientToken)
 
@@ -419,4 +411,91 @@ func TestSessionPageAuth(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSessionPageMarkdown is acceptance 5 of the first hour: the agent's
+// Markdown is rendered, safely: **bold** is bold, <script> is text, a
+// javascript: link is text while an https one is a link; a stopped turn
+// is marked; the header names the agent and every time is in UTC.
+func TestSessionPageMarkdown(t *testing.T) {
+	ctx := browser.New(t)
+	ms, hs := modelserver.Start(t)
+	srv := startServer(t, t.TempDir(), modelEnv(hs.URL, modelserver.FormatAnthropic))
+	answer := "## Findings\n\nThe fix is **bold** and *careful*: run `go test ./...`.\n\n" +
+		"- <script>window.pwned = true</script>\n- [click me](javascript:window.pwned=true)\n\n" +
+		"See [the docs](https://example.com/docs) and keep snake_case_names.\n\n```\nfunc main() {}\n```"
+	ms.Push(modelserver.Step{Text: answer}, modelserver.Step{Hang: true})
+	created := createWithToken(t, srv, map[string]any{"agent": "default", "input": "Review it."})
+	srv.waitIdle(created.ID)
+	// A second turn, stopped before it ends.
+	postMessage(t, srv, created.ID, "And the rest?")
+	waitRequests(t, ms, 2)
+	if code, raw := srv.do("POST", "/v1/sessions/"+created.ID+"/events", map[string]any{"events": []map[string]any{{"type": "user.interrupt"}}}); code != 202 {
+		t.Fatalf("interrupt: %d %s", code, raw)
+	}
+	srv.waitFor(created.ID, "the stopped turn", func(st sessionState, _ []event) bool { return st.Status == "idle" })
+
+	do(t, ctx, chromedp.Navigate(srv.url+"/sessions/"+created.ID+"?token="+url.QueryEscape(created.ClientToken)))
+	waitPage(t, ctx, "the stopped turn's mark", func(st pageState) bool { return st.Conn == "live" })
+	type rendered struct {
+		Strong, Em, Code, Heading, Pre string
+		Scripts, JSLinks, Items        int
+		Link, Text, Agent, Created     string
+		Pwned, Stopped                 bool
+	}
+	deadline := time.Now().Add(patience)
+	for {
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[rendered](`(() => {
+			const log = document.getElementById('log');
+			const msg = [...log.querySelectorAll('article .md')].find(e => e.textContent.includes('Findings'));
+			if (!msg) return {};
+			const q = s => { const e = msg.querySelector(s); return e ? e.textContent : ''; };
+			const link = msg.querySelector('a[href^="https:"]');
+			return {strong: q('strong'), em: q('em'), code: q('p code'), heading: q('h4'), pre: q('pre code'),
+				scripts: log.querySelectorAll('script').length, jslinks: log.querySelectorAll('a[href^="javascript"]').length,
+				items: msg.querySelectorAll('li').length, link: link ? link.href + ' ' + link.textContent : '', text: msg.textContent,
+				agent: document.getElementById('agent-name') ? document.getElementById('agent-name').textContent : '',
+				created: document.querySelector('header time').textContent,
+				pwned: window.pwned === true, stopped: !!log.querySelector('article.interrupted')};
+		})()`))
+		if err == nil && got.Strong != "" && got.Stopped {
+			if got.Strong != "bold" || got.Em != "careful" || got.Code != "go test ./..." || got.Heading != "Findings" || got.Pre != "func main() {}" {
+				t.Errorf("Markdown rendered as %+v", got)
+			}
+			if got.Scripts != 0 || got.JSLinks != 0 || got.Pwned || !strings.Contains(got.Text, "<script>window.pwned = true</script>") ||
+				!strings.Contains(got.Text, "[click me](javascript:window.pwned=true)") {
+				t.Errorf("unsafe content was not kept as text: %+v", got)
+			}
+			if got.Items != 2 || got.Link != "https://example.com/docs the docs" || !strings.Contains(got.Text, "snake_case_names") {
+				t.Errorf("lists, links and words: %+v", got)
+			}
+			if got.Agent != "default" || !strings.HasSuffix(got.Created, " UTC") {
+				t.Errorf("header: agent %q, created %q", got.Agent, got.Created)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the page never showed the answer and the stopped turn: %+v %v", got, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// tokenSession is a session as its creation answers: its id and client
+// token.
+type tokenSession struct {
+	ID          string `json:"id"`
+	ClientToken string `json:"client_token"`
+}
+
+// createWithToken creates a session from body.
+func createWithToken(t *testing.T, srv *server, body map[string]any) tokenSession {
+	t.Helper()
+	code, raw := srv.do("POST", "/v1/sessions", body)
+	if code != 201 {
+		t.Fatalf("create session: %d %s", code, raw)
+	}
+	var s tokenSession
+	mustJSON(t, raw, &s)
+	return s
 }

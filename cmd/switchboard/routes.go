@@ -49,6 +49,14 @@ func routes(cfg *serveConfig, store backend.Store, hub *live.Hub, rt *runtime.Ru
 	mux.Handle("/v1/", api)
 	(&page.Handler{Store: store, Auth: a, Logger: log}).Register(mux)
 	con.Register(mux, api)
+	// The address alone is the console's: a person who opens it in a
+	// browser lands where they can sign in.
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		// Relative as written (http.Redirect would root it), so a gateway
+		// served under a path prefix sends the browser to its own console.
+		w.Header().Set("Location", "console/")
+		w.WriteHeader(http.StatusFound)
+	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

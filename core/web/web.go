@@ -71,8 +71,9 @@ func classify(err error) *Error {
 	for _, m := range sentinels {
 		if errors.Is(err, m.err) {
 			msg := err.Error()
-			if m.err == core.ErrInvalid {
-				// "invalid request" only repeats the type.
+			if m.repeats {
+				// "invalid request", "conflict" and "forbidden" only repeat
+				// the type.
 				msg = strings.TrimSuffix(msg, ": "+m.err.Error())
 			}
 			return Errorf(m.status, m.typ, "%s", msg)
@@ -86,13 +87,16 @@ var sentinels = []struct {
 	err    error
 	status int
 	typ    string
+	// repeats: the sentinel's words at the end of a message say no more
+	// than the type; a "not found" says what is missing.
+	repeats bool
 }{
-	{core.ErrUnauthorized, http.StatusUnauthorized, "unauthorized"},
-	{core.ErrForbidden, http.StatusForbidden, "forbidden"},
-	{core.ErrNotFound, http.StatusNotFound, "not_found"},
-	{core.ErrConflict, http.StatusConflict, "conflict"},
-	{core.ErrArchived, http.StatusConflict, "conflict"},
-	{core.ErrInvalid, http.StatusBadRequest, "invalid_request"},
+	{core.ErrUnauthorized, http.StatusUnauthorized, "unauthorized", false},
+	{core.ErrForbidden, http.StatusForbidden, "forbidden", true},
+	{core.ErrNotFound, http.StatusNotFound, "not_found", false},
+	{core.ErrConflict, http.StatusConflict, "conflict", true},
+	{core.ErrArchived, http.StatusConflict, "conflict", false},
+	{core.ErrInvalid, http.StatusBadRequest, "invalid_request", true},
 }
 
 // WriteJSON writes v with the given status.

@@ -123,6 +123,7 @@ func TestBadInputIsRefusedAndStoresNothing(t *testing.T) {
 		{"unknown event type", "POST", "/v1/sessions/" + s.ID + "/events", `{"events":[{"type":"user.shout","text":"hi"}]}`, 400, "invalid_request", `"user.shout"`},
 		{"unknown event field", "POST", "/v1/sessions/" + s.ID + "/events", `{"events":[{"type":"user.message","text":"hi","loud":true}]}`, 400, "invalid_request", `"loud"`},
 		{"empty message", "POST", "/v1/sessions/" + s.ID + "/events", `{"events":[{"type":"user.message","text":" "}]}`, 400, "invalid_request", "text"},
+		{"a bare event", "POST", "/v1/sessions/" + s.ID + "/events", `{"type":"user.message","text":"hi"}`, 400, "invalid_request", `send a list of them instead: {"events":[{"type":"user.message", …}]}`},
 		{"bad confirmation", "POST", "/v1/sessions/" + s.ID + "/events", `{"events":[{"type":"user.tool_confirmation","tool_use_id":"t","result":"maybe"}]}`, 400, "invalid_request", "allow or deny"},
 		{"no events", "POST", "/v1/sessions/" + s.ID + "/events", `{"events":[]}`, 400, "invalid_request", "events"},
 		{"bad limit", "GET", "/v1/sessions?limit=5000", nil, 400, "invalid_request", "limit"},
@@ -316,5 +317,19 @@ func TestStdioServersOnlyFromTheAllowlist(t *testing.T) {
 				t.Errorf("the error does not name %s: %s", mcpbridge.StdioAllowEnv, raw)
 			}
 		})
+	}
+}
+
+// TestErrorsSayWhatToChange: an error names the problem without the
+// gateway's own wrapping or the type repeated.
+func TestErrorsSayWhatToChange(t *testing.T) {
+	e := newAPI(t)
+	for range 2 {
+		e.call(t, admin, "POST", "/v1/agents", map[string]any{"name": "helper", "model": "anthropic/x"})
+	}
+	code, raw := e.call(t, admin, "POST", "/v1/agents", map[string]any{"name": "helper", "model": "anthropic/x"})
+	var eb errorBody
+	if err := json.Unmarshal(raw, &eb); err != nil || code != 409 || eb.Error.Message != `agent name "helper" is taken` {
+		t.Fatalf("a name taken: %d %s", code, raw)
 	}
 }

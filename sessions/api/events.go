@@ -179,6 +179,13 @@ func (h *Handler) postEvents(w http.ResponseWriter, r *http.Request) error {
 		Events []json.RawMessage `json:"events"`
 	}
 	if err := web.Decode(raw, &body); err != nil {
+		var bare struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(raw, &bare) == nil && bare.Type != "" {
+			// One event sent bare, as the stream shows them.
+			return web.Invalid("the body is one event; send a list of them instead: {\"events\":[{\"type\":%q, …}]}", bare.Type)
+		}
 		return err
 	}
 	if len(body.Events) == 0 {

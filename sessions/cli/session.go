@@ -13,7 +13,7 @@ import (
 
 // sessionUsage lists the session subcommands, for help and usage errors.
 var sessionUsage = []string{
-	"create --agent A [--input TEXT] [--metadata k=v ...] [--tenant T] [--max-session-tokens N] [--max-session-cost-usd USD] [--idempotency-key K]",
+	"create [--agent A] [--input TEXT] [--metadata k=v ...] [--tenant T] [--max-session-tokens N] [--max-session-cost-usd USD] [--idempotency-key K]",
 	"list [--status S] [--agent A] [--origin-key K] [--provider P] [--tenant T] [--text TEXT] [--after ID] [--limit N]",
 	"send ID TEXT [--idempotency-key K]   (TEXT - reads stdin)",
 	"status ID",
@@ -59,7 +59,7 @@ func sessionCreate(ctx context.Context, env cliIO, args []string) error {
 	var p client.SessionParams
 	var input string
 	meta := kvFlag{}
-	c.fs.StringVar(&p.Agent, "agent", "", "agent id or name (required)")
+	c.fs.StringVar(&p.Agent, "agent", "default", "agent id or name")
 	c.fs.IntVar(&p.AgentVersion, "agent-version", 0, "pin this agent version (default: the latest)")
 	c.fs.StringVar(&input, "input", "", "first user message; the session starts at once ('-' reads stdin)")
 	c.fs.Var(meta, "metadata", "key=value metadata (repeatable)")
@@ -75,7 +75,7 @@ func sessionCreate(ctx context.Context, env cliIO, args []string) error {
 		p.Limits = &budget
 	}
 	if p.Agent == "" {
-		return &usageError{cmd: c, msg: "session create: --agent is required"}
+		return &usageError{cmd: c, msg: "session create: --agent is empty: give an agent id or name (default: the agent named default)"}
 	}
 	if c.given("input") {
 		text, err := c.readText(input)

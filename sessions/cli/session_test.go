@@ -172,22 +172,47 @@ func TestScheduleCreate(t *testing.T) {
 	}
 }
 
-// TestSessionFork: session fork posts at_seq and shows the fork.
-func TestSessionFork(t *testing.T) {
+// recorder answers every request with status and answer, keeping each as
+// "METHOD path body".
+func recorder(t *testing.T, status int, answer string) (*httptest.Server, *[]string) {
+	t.Helper()
 	var posted []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		posted = append(posted, r.Method+" "+r.URL.Path+" "+string(body))
-		w.WriteHeader(201)
-		_, _ = w.Write([]byte(`{"id":"ses_2","status":"idle","agent":{"id":"agt_1","version":2},"client_token":"tok","origin":null,"metadata":{},` +
-			`"tenant":"api","created_at":"2026-11-22T10:00:00.000Z","forked_from":{"session":"ses_1","seq":7}}`))
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(answer))
 	}))
 	t.Cleanup(srv.Close)
+	return srv, &posted
+}
+
+// runSession runs a session command against srv.
+func runSession(srv *httptest.Server, args ...string) (int, string, string) {
 	var out, errOut bytes.Buffer
 	env := command.Env{Getenv: func(string) string { return "" }, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut}
-	code := Session(Defaults{URL: srv.URL}).Run(context.Background(), env, []string{"fork", "ses_1", "--at-seq", "7", "--url", srv.URL, "--token", "t"})
-	if code != 0 || len(posted) != 1 || posted[0] != `POST /v1/sessions/ses_1/fork {"at_seq":7}` ||
-		!strings.Contains(out.String(), "ses_1 at seq 7") || !strings.Contains(out.String(), "tok  (shown once)") {
-		t.Fatalf("exit %d (%s), posted %q, output:\n%s", code, errOut.String(), posted, out.String())
+	code := Session(Defaults{URL: srv.URL}).Run(context.Background(), env, append(args, "--url", srv.URL, "--token", "t"))
+	return code, out.String(), errOut.String()
+}
+
+// TestSessionFork: session fork posts at_seq and shows the fork.
+func TestSessionFork(t *testing.T) {
+	srv, posted := recorder(t, 201, `{"id":"ses_2","status":"idle","agent":{"id":"agt_1","version":2},"client_token":"tok","origin":null,"metadata":{},`+
+		`"tenant":"api","created_at":"2026-11-22T10:00:00.000Z","forked_from":{"session":"ses_1","seq":7}}`)
+	code, out, errOut := runSession(srv, "fork", "ses_1", "--at-seq", "7")
+	if code != 0 || len(*posted) != 1 || (*posted)[0] != `POST /v1/sessions/ses_1/fork {"at_seq":7}` ||
+		!strings.Contains(out, "ses_1 at seq 7") || !strings.Contains(out, "tok  (shown once)") {
+		t.Fatalf("exit %d (%s), posted %q, output:\n%s", code, errOut, *posted, out)
+	}
+}
+
+// TestSessionCreateDefaultAgent: without --agent, session create runs the
+// agent named default.
+func TestSessionCreateDefaultAgent(t *testing.T) {
+	srv, posted := recorder(t, 201, `{"id":"ses_3","status":"queued","agent":{"id":"agt_d","version":1},"client_token":"tok","origin":null,"metadata":{},`+
+		`"tenant":"api","created_at":"2026-11-22T10:00:00.000Z"}`)
+	code, _, errOut := runSession(srv, "create", "--input", "hi")
+	if code != 0 || len(*posted) != 1 || !strings.HasPrefix((*posted)[0], `POST /v1/sessions {"agent":"default"`) {
+		t.Fatalf("exit %d (%s), posted %q", code, errOut, *posted)
 	}
 }

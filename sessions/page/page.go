@@ -58,6 +58,7 @@ func Assets() fs.FS {
 // Store is what the page needs of the session store.
 type Store interface {
 	GetSession(ctx context.Context, id string) (*core.Session, error)
+	GetAgentVersion(ctx context.Context, id string, version int) (*core.Agent, error)
 }
 
 // Authenticator finds a request's principal from the admin token or a
@@ -102,9 +103,13 @@ type pageData struct {
 	Status     core.Status
 	StopReason core.Reason
 	Agent      core.AgentRef
-	Provider   string
-	OriginURL  string
-	CreatedAt  string
+	// AgentName is the agent's name, "" when it is gone.
+	AgentName string
+	Provider  string
+	OriginURL string
+	// CreatedAt is RFC 3339 for the machine, Created as people read it,
+	// in UTC as everywhere on the page.
+	CreatedAt, Created string
 	// NeedsToken: the request authenticated by header, so the script has no
 	// token to open the stream with.
 	NeedsToken bool
@@ -136,10 +141,14 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	d := pageData{
 		ID: s.ID, Status: s.Status, StopReason: s.StopReason, Agent: s.Agent,
 		CreatedAt:  s.CreatedAt.UTC().Format(time.RFC3339),
+		Created:    s.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"),
 		NeedsToken: r.URL.Query().Get("token") == "",
 	}
 	if s.Origin != nil {
 		d.Provider, d.OriginURL = s.Origin.Provider, s.Origin.URL
+	}
+	if a, err := h.Store.GetAgentVersion(r.Context(), s.Agent.ID, s.Agent.Version); err == nil {
+		d.AgentName = a.Name
 	}
 	// Render fully before writing, so a template error is a clean 500
 	// rather than half a page.

@@ -26,6 +26,14 @@ func (f fakeStore) GetSession(_ context.Context, id string) (*core.Session, erro
 	return s, nil
 }
 
+// GetAgentVersion knows one agent, agt_x, named reviewer.
+func (f fakeStore) GetAgentVersion(_ context.Context, id string, version int) (*core.Agent, error) {
+	if id != "agt_x" {
+		return nil, fmt.Errorf("agent %q: %w", id, core.ErrNotFound)
+	}
+	return &core.Agent{ID: id, Name: "reviewer", Version: version}, nil
+}
+
 // setup serves the page with the API's real authentication over two
 // sessions, returning the server, their ids and their client tokens.
 func setup(t *testing.T) (srv *httptest.Server, ids []string, tokens map[string]string) {
@@ -102,7 +110,8 @@ func TestPageRendersWithClientToken(t *testing.T) {
 	if cc := resp.Header.Get("Cache-Control"); cc != "no-store" {
 		t.Fatalf("Cache-Control %q", cc)
 	}
-	for _, want := range []string{`data-session="` + ids[0] + `"`, `data-status="idle"`, "completed", "agt_x", `src="assets/page.js"`, `href="assets/page.css"`} {
+	for _, want := range []string{`data-session="` + ids[0] + `"`, `data-status="idle"`, "completed", `<strong id="agent-name" title="agt_x">reviewer</strong> v`,
+		`src="assets/page.js"`, `href="assets/page.css"`, " UTC</time>"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %q", want)
 		}

@@ -75,7 +75,10 @@ func (s *Store) CreateAgent(ctx context.Context, in *core.Agent) (*core.Agent, e
 		out, err = putAgent(ctx, tx, &a, true)
 		return err
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, core.ErrConflict), errors.Is(err, core.ErrInvalid):
+		return nil, err // says what to change, as it is
+	case err != nil:
 		return nil, fmt.Errorf("create agent: %w", err)
 	}
 	return out, nil

@@ -2,7 +2,10 @@
 // and steers the session with fetch.
 //
 // Everything the log says goes into the page as text (textContent), never
-// as HTML, so an agent's output cannot script the page.
+// as HTML, so an agent's output cannot script the page. Messages are
+// Markdown, rendered by building elements (md): bold, italics, code,
+// lists, quotes, headings, and links whose address is http, https or
+// mailto; anything else stays text.
 //
 // Resuming: every logged event has a gap-free seq. The page keeps the
 // highest seq it has applied and ignores anything at or below it, so the
@@ -201,9 +204,19 @@
     root.dispatchEvent(new CustomEvent('session-event', { detail: ev }));
     // Internal events (turn boundaries, status changes, interrupts) shape
     // the header, not the conversation; the full view shows a few.
+    if (ev.type === 'turn.completed' && b.yield_reason === 'canceled') append(stopped(ev));
     if (ev.level === 'internal' && !(full && FULL_INTERNAL.has(ev.type))) return;
     const node = full ? renderFull(ev) : render(ev);
     if (node) append(node);
+  }
+
+  // stopped marks where a turn was interrupted: what follows is a new
+  // turn, not the end of that one.
+  function stopped(ev) {
+    const item = el('article', 'interrupted');
+    item.dataset.stoppedAt = String(ev.seq); // not data-seq: it is no event shown
+    item.append(el('div', 'text', '⏹ This turn was stopped before it finished (' + utc(ev.created_at) + ').'));
+    return item;
   }
 
   // The internal events the full view shows in the conversation.
@@ -232,6 +245,107 @@
 
   const WHO = { human: 'user', agent: 'agent', system: 'system' };
 
+  // utc writes a time as the whole page does: 2026-11-28 07:48 UTC.
+  function utc(iso) {
+    const d = new Date(iso);
+    if (isNaN(d)) return String(iso);
+    const s = d.toISOString();
+    return s.slice(0, 10) + ' ' + s.slice(11, 16) + ' UTC';
+  }
+
+  // --- Markdown ---------------------------------------------------------
+
+  const SAFE_LINK = /^(https?:|mailto:)/i;
+  const BLOCK_START = /^\s*(```|~~~|#{1,6}\s|>|[-*+]\s|\d+[.)]\s)/;
+  const LIST_ITEM = /^\s*([-*+]|\d+[.)])\s+(.*)$/;
+
+  // md renders Markdown as elements, never as HTML.
+  function md(text) {
+    const out = el('div', 'text md');
+    const lines = String(text == null ? '' : text).replace(/\r\n?/g, '\n').split('\n');
+    let i = 0;
+    while (i < lines.length) {
+      const line = lines[i];
+      let m;
+      if ((m = /^\s*(```|~~~)/.exec(line))) {
+        const fence = m[1];
+        const body = [];
+        for (i++; i < lines.length && !lines[i].trim().startsWith(fence); i++) body.push(lines[i]);
+        i++; // the closing fence
+        const pre = el('pre');
+        pre.append(el('code', null, body.join('\n')));
+        out.append(pre);
+      } else if (/^\s*$/.test(line)) {
+        i++;
+      } else if ((m = /^(#{1,6})\s+(.*)$/.exec(line))) {
+        const h = el('h' + Math.min(6, m[1].length + 2));
+        inline(h, m[2]);
+        out.append(h);
+        i++;
+      } else if (/^\s*>/.test(line)) {
+        const body = [];
+        for (; i < lines.length && /^\s*>/.test(lines[i]); i++) body.push(lines[i].replace(/^\s*> ?/, ''));
+        const q = el('blockquote');
+        q.append(md(body.join('\n')));
+        out.append(q);
+      } else if ((m = LIST_ITEM.exec(line))) {
+        const ordered = /\d/.test(m[1]);
+        const list = el(ordered ? 'ol' : 'ul');
+        for (; i < lines.length && (m = LIST_ITEM.exec(lines[i])) && /\d/.test(m[1]) === ordered; i++) {
+          const li = el('li');
+          inline(li, m[2]);
+          list.append(li);
+        }
+        out.append(list);
+      } else {
+        const p = el('p');
+        for (let first = true; i < lines.length && !/^\s*$/.test(lines[i]) && (first || !BLOCK_START.test(lines[i])); i++, first = false) {
+          if (!first) p.append(el('br'));
+          inline(p, lines[i]);
+        }
+        out.append(p);
+      }
+    }
+    return out;
+  }
+
+  // INLINE finds, in order: a code span, a link, bold, italics (an
+  // underscore only outside words, so snake_case stays as it is).
+  const INLINE = /(`+)([\s\S]+?)\1|\[([^\]]+)\]\(([^)\s]+)\)|\*\*([^*]+)\*\*|(?<![\w])__([^_]+)__(?![\w])|\*([^*\s][^*]*)\*|(?<![\w])_([^_\s][^_]*)_(?![\w])/g;
+
+  function inline(parent, text) {
+    const re = new RegExp(INLINE.source, 'g');
+    let last = 0;
+    let m;
+    while ((m = re.exec(text))) {
+      if (m.index > last) parent.append(document.createTextNode(text.slice(last, m.index)));
+      if (m[1]) {
+        parent.append(el('code', null, m[2]));
+      } else if (m[3] !== undefined) {
+        if (SAFE_LINK.test(m[4])) {
+          const a = el('a');
+          a.href = m[4];
+          a.rel = 'noopener noreferrer nofollow';
+          a.target = '_blank';
+          inline(a, m[3]);
+          parent.append(a);
+        } else {
+          parent.append(document.createTextNode(m[0])); // not a link we follow
+        }
+      } else if (m[5] !== undefined || m[6] !== undefined) {
+        const s = el('strong');
+        inline(s, m[5] !== undefined ? m[5] : m[6]);
+        parent.append(s);
+      } else {
+        const e = el('em');
+        inline(e, m[7] !== undefined ? m[7] : m[8]);
+        parent.append(e);
+      }
+      last = re.lastIndex;
+    }
+    if (last < text.length) parent.append(document.createTextNode(text.slice(last)));
+  }
+
   function render(ev) {
     const b = ev.body || {};
     const item = el('article', 'event');
@@ -244,7 +358,7 @@
     const when = el('time', 'when');
     if (ev.created_at) {
       when.dateTime = ev.created_at;
-      when.textContent = new Date(ev.created_at).toLocaleTimeString();
+      when.textContent = utc(ev.created_at);
       when.title = ev.created_at;
     }
     head.append(when);
@@ -252,13 +366,16 @@
     switch (ev.type) {
       case 'user.message':
       case 'agent.message':
-        item.append(el('div', 'text', b.text));
+        item.append(md(b.text));
         for (const a of b.attachments || []) {
           // The files that came with the message: the model got those
           // kept; the others say why not.
           item.append(el('div', 'attachment' + (a.skipped ? ' skipped' : ''),
             '📎 ' + a.name + (a.skipped ? ' — not read: ' + a.skipped : '')));
         }
+        break;
+      case 'user.interrupt':
+        item.append(el('div', 'text', 'asked the agent to stop'));
         break;
       case 'agent.tool_use':
       case 'agent.custom_tool_use':

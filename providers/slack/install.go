@@ -153,6 +153,18 @@ func (p *Provider) Revoke(ctx context.Context, in *core.Installation) error {
 // mode and records its installation, so it can be bound and restricted
 // like an installed one.
 func (p *Provider) Start(ctx context.Context) error {
+	if err := p.startBot(ctx); err != nil {
+		return err
+	}
+	if p.cfg.AppToken != "" {
+		p.socket.start(p.runSocket)
+	}
+	return nil
+}
+
+// startBot learns the team of SLACK_BOT_TOKEN and records its
+// installation; nothing without one.
+func (p *Provider) startBot(ctx context.Context) error {
 	if p.cfg.BotToken == "" {
 		return nil
 	}

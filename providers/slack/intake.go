@@ -21,6 +21,9 @@ import (
 // /webhooks/slack/interactivity (buttons). Both verify Slack's signature
 // over the raw body before anything else.
 func (p *Provider) RegisterWebhooks(mux *http.ServeMux) {
+	if p.cfg.SigningSecret == "" {
+		return // Socket Mode alone: nothing can be verified, nothing is taken
+	}
 	mux.Handle("POST /webhooks/slack", &webhooks.Inbound{MaxBody: p.cfg.MaxBody, Verify: p.verify, Handle: p.handleEvent, Logger: p.log})
 	mux.Handle("POST /webhooks/slack/interactivity", &webhooks.Inbound{MaxBody: p.cfg.MaxBody, Verify: p.verify, Handle: p.handleInteraction, Logger: p.log})
 }

@@ -46,18 +46,27 @@ func (p *Provider) handleInteraction(w http.ResponseWriter, r *http.Request, bod
 	if err != nil || form.Get("payload") == "" {
 		return fmt.Errorf("interactivity body has no payload: %w", core.ErrInvalid)
 	}
+	if err := p.interact(r.Context(), []byte(form.Get("payload"))); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// interact stores what an interaction payload (a click) asks for; the
+// events URL and Socket Mode share it.
+func (p *Provider) interact(ctx context.Context, payload []byte) error {
 	var ic slackapi.InteractionCallback
-	if err := json.Unmarshal([]byte(form.Get("payload")), &ic); err != nil {
+	if err := json.Unmarshal(payload, &ic); err != nil {
 		return fmt.Errorf("interactivity payload: %v: %w", err, core.ErrInvalid)
 	}
 	if ic.Type == slackapi.InteractionTypeBlockActions {
 		for _, a := range ic.ActionCallback.BlockActions {
-			if err := p.handleAction(r.Context(), &ic, a); err != nil {
+			if err := p.handleAction(ctx, &ic, a); err != nil {
 				return err
 			}
 		}
 	}
-	w.WriteHeader(http.StatusOK)
 	return nil
 }
 

@@ -22,6 +22,7 @@ func options() []settings.Option {
 		{Env: "SLACK_SIGNING_SECRET", Flag: "slack-signing-secret", Usage: "Slack app signing secret (enables Slack with a bot token or a client id and secret)"},
 		{Env: "SLACK_CLIENT_ID", Flag: "slack-client-id", Usage: "Slack app client id, for the OAuth install at /oauth/slack/install"},
 		{Env: "SLACK_CLIENT_SECRET", Flag: "slack-client-secret", Usage: "Slack app client secret"},
+		{Env: "SLACK_APP_TOKEN", Flag: "slack-app-token", Usage: "Socket Mode: an app-level token (xapp-…, scope connections:write); events and buttons then come over a WebSocket the gateway opens, with no public URL, and SLACK_SIGNING_SECRET is optional"},
 		{Env: "SLACK_BOT_TOKEN", Flag: "slack-bot-token", Usage: "single-workspace mode: the bot token (xoxb-…) of one workspace, no install"},
 		{Env: "SLACK_API_URL", Flag: "slack-api-url", Default: DefaultAPIURL, Usage: "Slack Web API base"},
 		{Env: "SLACK_USER_SCOPES", Flag: "slack-user-scopes", Usage: "user scopes asked for at install, comma-separated (search:read enables the search tool)"},
@@ -35,13 +36,17 @@ func options() []settings.Option {
 // load validates the settings; a bot token is checked with auth.test
 // here, before anything starts, so a wrong one is one line naming it.
 func load(s settings.Values, _ providers.LoadEnv) (providers.Build, error) {
-	secret, id, csecret, bot := s["SLACK_SIGNING_SECRET"], s["SLACK_CLIENT_ID"], s["SLACK_CLIENT_SECRET"], s["SLACK_BOT_TOKEN"]
-	if secret == "" && id == "" && csecret == "" && bot == "" {
+	secret, id, csecret, bot, app := s["SLACK_SIGNING_SECRET"], s["SLACK_CLIENT_ID"], s["SLACK_CLIENT_SECRET"], s["SLACK_BOT_TOKEN"], s["SLACK_APP_TOKEN"]
+	if secret == "" && id == "" && csecret == "" && bot == "" && app == "" {
 		return nil, nil
 	}
 	switch {
-	case secret == "":
-		return nil, errors.New("SLACK_SIGNING_SECRET is required when SLACK_BOT_TOKEN or SLACK_CLIENT_ID is set")
+	case app != "" && !strings.HasPrefix(app, "xapp-"):
+		return nil, errors.New("SLACK_APP_TOKEN: want an app-level token (xapp-…)")
+	case app != "" && bot == "" && id == "":
+		return nil, errors.New("SLACK_APP_TOKEN is set but neither SLACK_BOT_TOKEN nor SLACK_CLIENT_ID and SLACK_CLIENT_SECRET are: the gateway needs a bot token to answer")
+	case secret == "" && app == "":
+		return nil, errors.New("SLACK_SIGNING_SECRET is required when SLACK_BOT_TOKEN or SLACK_CLIENT_ID is set (or SLACK_APP_TOKEN, for Socket Mode)")
 	case id != "" && csecret == "":
 		return nil, errors.New("SLACK_CLIENT_SECRET is required with SLACK_CLIENT_ID")
 	case id == "" && csecret != "":
@@ -80,7 +85,7 @@ func load(s settings.Values, _ providers.LoadEnv) (providers.Build, error) {
 		}
 	}
 	cfg := Config{
-		SigningSecret: secret, ClientID: id, ClientSecret: csecret, BotToken: bot, APIURL: api,
+		SigningSecret: secret, ClientID: id, ClientSecret: csecret, BotToken: bot, AppToken: app, APIURL: api,
 		UserScopes: userScopes, AllowBots: allow, HistoryLimit: history,
 		StatusEvery:   max(time.Duration(progress)*time.Millisecond, time.Millisecond),
 		RefreshMargin: time.Duration(margin) * time.Second,

@@ -71,6 +71,9 @@ type Config struct {
 	// BotToken is single-workspace mode: no install, this token's team
 	// (learned with auth.test at Start) is the only one served.
 	BotToken string
+	// AppToken turns Socket Mode on: events and interactions come over a
+	// WebSocket the gateway opens (socket.go).
+	AppToken string
 	APIURL   string // default DefaultAPIURL
 	// Scopes and UserScopes are asked for at install; a user token with
 	// search:read enables the search tool.
@@ -114,6 +117,8 @@ type Provider struct {
 	reacted map[string]bool // input ids given 👀 in this process
 	tools   providers.ToolCache[toolKey]
 	bg      providers.Background
+	// socket is the Socket Mode connection's loop, when on.
+	socket socketLoop
 }
 
 var (
@@ -129,8 +134,8 @@ var (
 
 // New returns the provider.
 func New(cfg Config) (*Provider, error) {
-	if cfg.SigningSecret == "" {
-		return nil, errors.New("slack: a signing secret is required")
+	if cfg.SigningSecret == "" && cfg.AppToken == "" {
+		return nil, errors.New("slack: a signing secret (or an app-level token, for Socket Mode) is required")
 	}
 	if cfg.BotToken == "" && (cfg.ClientID == "" || cfg.ClientSecret == "") {
 		return nil, errors.New("slack: a bot token, or a client id and secret, is required")
@@ -169,6 +174,7 @@ func (p *Provider) Renderer() output.Renderer { return &renderer{p: p} }
 
 // Stop waits for background notices.
 func (p *Provider) Stop(ctx context.Context) error {
+	p.socket.stop()
 	return p.bg.Wait(ctx)
 }
 

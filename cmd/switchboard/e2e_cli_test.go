@@ -203,7 +203,7 @@ func TestCLI(t *testing.T) {
 		t.Fatalf("agent update: %+v", updated)
 	}
 	if _, errOut, code := sb.run("", "agent", "update", agentID, "--version", "1", "--description", "stale"); code != 1 ||
-		!strings.HasPrefix(errOut, "switchboard: ") || !strings.Contains(errOut, "conflict") {
+		!strings.HasPrefix(errOut, "switchboard: ") || !strings.Contains(errOut, "is at version 2, not 1") || strings.HasSuffix(strings.TrimSpace(errOut), ": conflict") {
 		t.Fatalf("stale update: exit %d, stderr %q", code, errOut)
 	}
 	list := sb.ok("", "agent", "list")

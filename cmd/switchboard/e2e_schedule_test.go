@@ -25,9 +25,15 @@ func newTestClock(t *testing.T, at string) *testClock {
 	return c
 }
 
+// write sets the file's time in one step (a new file renamed over the
+// old): the gateway reads the file whenever it asks the time, and a file
+// being rewritten in place can read empty.
 func (c *testClock) write(at string) {
 	c.t.Helper()
-	if err := os.WriteFile(c.path, []byte(at), 0o600); err != nil {
+	if err := os.WriteFile(c.path+".new", []byte(at), 0o600); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := os.Rename(c.path+".new", c.path); err != nil {
 		c.t.Fatal(err)
 	}
 }

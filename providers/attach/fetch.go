@@ -64,18 +64,18 @@ func New(cfg Config, store core.AttachmentStore, log *slog.Logger) *Fetcher {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	d := &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}
+	// The message's deadline (Fetch) bounds every step; the transport
+	// has no timeouts of its own to race it.
+	d := &net.Dialer{KeepAlive: 30 * time.Second}
 	if !cfg.AllowPrivate {
 		d.Control = netguard.DialControl
 	}
 	tr := &http.Transport{
-		Proxy:                 nil, // a proxy would be the address the guard checks
-		DialContext:           d.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConnsPerHost:   4,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   cfg.Timeout,
-		ResponseHeaderTimeout: cfg.Timeout,
+		Proxy:               nil, // a proxy would be the address the guard checks
+		DialContext:         d.DialContext,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConnsPerHost: 4,
+		IdleConnTimeout:     90 * time.Second,
 	}
 	return &Fetcher{cfg: cfg, store: store, tr: tr, log: log}
 }
@@ -162,7 +162,7 @@ func (f *Fetcher) why(ctx context.Context, err error) string {
 		return st.Error()
 	case errors.Is(err, netguard.ErrRefusedAddress):
 		return "its host is on a private network the gateway may not reach"
-	case ctx.Err() != nil:
+	case ctx.Err() != nil, errors.Is(err, context.DeadlineExceeded):
 		return fmt.Sprintf("the files of the message took longer than %s to download", f.cfg.Timeout)
 	}
 	return "it could not be downloaded"

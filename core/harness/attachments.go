@@ -12,6 +12,11 @@ import (
 // whole file is in the sandbox.
 const MaxInlineText = 64 << 10
 
+// MaxImageBytes bounds an image given to the model as image content (the
+// Anthropic API refuses one over 5 MB); a larger one is put in the
+// sandbox.
+const MaxImageBytes = 5 << 20
+
 // Attachments gives the model what the attachments of its messages hold:
 // images as image content (models that take them), text files inline,
 // the other files copied into the sandbox's workspace. Its zero value
@@ -97,7 +102,7 @@ func (at *Attachments) blocks(ctx context.Context, sessionID string, images bool
 		return note("its content could not be read (%v)", err), nil
 	}
 	switch {
-	case a.Kind == core.AttachmentImage && images:
+	case a.Kind == core.AttachmentImage && images && len(data) <= MaxImageBytes:
 		return []core.Block{{Type: core.BlockText, Text: label + "]"}, {Type: core.BlockImage, MediaType: a.MediaType, Data: data}}, nil
 	case a.Kind == core.AttachmentText && utf8.Valid(data):
 		text := label + "]\n" + string(data)
@@ -112,7 +117,10 @@ func (at *Attachments) blocks(ctx context.Context, sessionID string, images bool
 		return []core.Block{{Type: core.BlockText, Text: text}}, nil
 	}
 	where := at.place(ctx, sessionID, a, data, copied)
-	if a.Kind == core.AttachmentImage {
+	switch {
+	case a.Kind == core.AttachmentImage && images:
+		return note("too large to be given as an image (over %s); the image %s", core.FormatBytes(MaxImageBytes), where), nil
+	case a.Kind == core.AttachmentImage:
 		return note("this model is not given images; the image %s", where), nil
 	}
 	return note("%s", where), nil

@@ -52,13 +52,15 @@ func (s *copySandbox) Exec(_ context.Context, _ string, req core.ExecRequest) (*
 func TestAttachmentsReachTheModel(t *testing.T) {
 	png := []byte("\x89PNG\r\n\x1a\nimage bytes")
 	long := strings.Repeat("x", harness.MaxInlineText+10)
-	files := attachmentFiles{"att_01img001": png, "att_01txt002": []byte("line one\n"), "att_01big003": []byte(long), "att_01pdf004": []byte("%PDF-1.7")}
+	huge := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, harness.MaxImageBytes)...)
+	files := attachmentFiles{"att_01img001": png, "att_01txt002": []byte("line one\n"), "att_01big003": []byte(long), "att_01pdf004": []byte("%PDF-1.7"), "att_01hug005": huge}
 	atts := []core.Attachment{
 		{ID: "att_01img001", Name: "shot.png", MediaType: "image/png", Kind: core.AttachmentImage, Size: int64(len(png))},
 		{ID: "att_01txt002", Name: "notes.txt", MediaType: "text/plain", Kind: core.AttachmentText, Size: 9},
 		{ID: "att_01big003", Name: "big.log", MediaType: "text/plain", Kind: core.AttachmentText, Size: int64(len(long))},
 		{ID: "att_01pdf004", Name: "spec.pdf", MediaType: "application/pdf", Kind: core.AttachmentFile, Size: 8},
 		{Name: "huge.zip", Kind: core.AttachmentFile, Size: 25 << 20, Skipped: "25 MiB, over the 10 MiB limit"},
+		{ID: "att_01hug005", Name: "scan.png", MediaType: "image/png", Kind: core.AttachmentImage, Size: int64(len(huge))},
 	}
 	request := func(t *testing.T, images bool, sb core.Sandbox) (string, []core.Block) {
 		t.Helper()
@@ -95,6 +97,7 @@ func TestAttachmentsReachTheModel(t *testing.T) {
 			"[Attached file big.log (64 KiB); its first 64 KiB follow, the whole file is in the sandbox at /workspace/attachments/big003-big.log]\nxxx",
 			"[Attached file spec.pdf (8 B): is in the sandbox at /workspace/attachments/pdf004-spec.pdf]",
 			"[Attached file huge.zip (25 MiB): not read, 25 MiB, over the 10 MiB limit]",
+			"[Attached image scan.png (5.0 MiB): too large to be given as an image (over 5.0 MiB); the image is in the sandbox at /workspace/attachments/hug005-scan.png]",
 		} {
 			if !strings.Contains(text, want) {
 				t.Errorf("the request lacks %q:\n%.600s", want, text)

@@ -36,9 +36,16 @@ func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	returned := make(chan struct{})
 	go func() {
 		// A handler blocked writing to a reader that went away is let go.
+		// One that returned has closed the body itself: what it wrote is
+		// read to its end, however late (its context ends as it returns,
+		// which must not cut the body).
 		select {
 		case <-ctx.Done():
-			_ = pr.CloseWithError(ctx.Err())
+			select {
+			case <-returned:
+			default:
+				_ = pr.CloseWithError(ctx.Err())
+			}
 		case <-returned:
 		}
 	}()

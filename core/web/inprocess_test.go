@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -104,4 +105,36 @@ func TestInProcess(t *testing.T) {
 			t.Fatalf("read: %v", err)
 		}
 	})
+}
+
+// TestInProcessBodyOutlivesTheHandler: a body the handler wrote whole is
+// read whole however late the reader reads its end: the handler's return
+// (which ends its context) must not cut it. A busy machine makes that
+// late read common; here the reader waits for the handler to return.
+func TestInProcessBodyOutlivesTheHandler(t *testing.T) {
+	const text = "---\nname: deploy\n---\nRun it.\n"
+	for i := range 300 {
+		returned := make(chan struct{})
+		c := &http.Client{Transport: web.InProcess(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer close(returned)
+			_, _ = io.WriteString(w, text)
+		}))}
+		resp, err := c.Get("http://in-process/file")
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, len(text))
+		if _, err := io.ReadFull(resp.Body, buf); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		<-returned
+		for range 20 {
+			runtime.Gosched() // the transport's side finishes meanwhile
+		}
+		rest, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || len(rest) != 0 || string(buf) != text {
+			t.Fatalf("request %d: read %q then %q, %v", i, buf, rest, err)
+		}
+	}
 }

@@ -3,7 +3,6 @@ package main_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -40,7 +39,7 @@ func TestLinearMisconfiguration(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), patience)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, binPath, "serve")
-			cmd.Env = append(os.Environ(), "SWITCHBOARD_DATA_DIR="+t.TempDir(), "SWITCHBOARD_ADDR="+anyPort)
+			cmd.Env = append(childEnviron(), "SWITCHBOARD_DATA_DIR="+t.TempDir(), "SWITCHBOARD_ADDR="+anyPort)
 			for k, v := range tt.env {
 				if v != "" {
 					cmd.Env = append(cmd.Env, k+"="+v)

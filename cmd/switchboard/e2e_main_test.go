@@ -436,7 +436,7 @@ func checkLog(t testing.TB, evs []event) {
 // execServe prepares a serve process on dir without starting it.
 func execServe(t *testing.T, dir string) *exec.Cmd {
 	cmd := exec.Command(binPath, "serve")
-	cmd.Env = append(os.Environ(), "SWITCHBOARD_ADDR="+anyPort, "SWITCHBOARD_DATA_DIR="+dir, "SWITCHBOARD_ADMIN_TOKEN="+adminToken)
+	cmd.Env = append(childEnviron(), "SWITCHBOARD_ADDR="+anyPort, "SWITCHBOARD_DATA_DIR="+dir, "SWITCHBOARD_ADMIN_TOKEN="+adminToken)
 	return cmd
 }
 
@@ -461,4 +461,19 @@ func (s *server) sessionByKey(key string) string {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// childEnviron is the test's environment as a serve child gets it: the
+// harness's own variables (SWITCHBOARD_E2E_*, SWITCHBOARD_BENCH_*,
+// SWITCHBOARD_SCREENSHOTS) left out, since serve warns of variables it
+// does not know. SWITCHBOARD_TEST_* stay: the test build reads them.
+func childEnviron() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "SWITCHBOARD_E2E_") || strings.HasPrefix(kv, "SWITCHBOARD_BENCH_") || strings.HasPrefix(kv, "SWITCHBOARD_SCREENSHOTS=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }

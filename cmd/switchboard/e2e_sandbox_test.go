@@ -209,7 +209,7 @@ func TestSandboxMisconfiguration(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), patience)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, binPath, "serve")
-			cmd.Env = append(os.Environ(), "SWITCHBOARD_DATA_DIR="+t.TempDir(), "SWITCHBOARD_ADDR="+anyPort, tt.name+"="+tt.value)
+			cmd.Env = append(childEnviron(), "SWITCHBOARD_DATA_DIR="+t.TempDir(), "SWITCHBOARD_ADDR="+anyPort, tt.name+"="+tt.value)
 			cmd.Env = append(cmd.Env, tt.extra...)
 			out, err := cmd.CombinedOutput()
 			if err == nil {

@@ -3,7 +3,6 @@ package main_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -49,7 +48,7 @@ func TestSlackMisconfiguration(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), patience)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, binPath, "serve")
-			cmd.Env = append(os.Environ(), "SWITCHBOARD_DATA_DIR="+t.TempDir(), "SWITCHBOARD_ADDR="+anyPort)
+			cmd.Env = append(childEnviron(), "SWITCHBOARD_DATA_DIR="+t.TempDir(), "SWITCHBOARD_ADDR="+anyPort)
 			for k, v := range env {
 				cmd.Env = append(cmd.Env, k+"="+v)
 			}

@@ -81,7 +81,7 @@ func serveFails(t *testing.T, dataDir string, env map[string]string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binPath, "serve")
-	cmd.Env = append(os.Environ(), "SWITCHBOARD_DATA_DIR="+dataDir, "SWITCHBOARD_ADDR="+anyPort)
+	cmd.Env = append(childEnviron(), "SWITCHBOARD_DATA_DIR="+dataDir, "SWITCHBOARD_ADDR="+anyPort)
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}

@@ -53,8 +53,19 @@ func (b *budgets) get(org string) *bucket {
 	return k
 }
 
+// errBlocked is the model's call to Linear while the organization waits
+// for a RATELIMITED reset: it fails at once, as the RATELIMITED answer
+// itself would, rather than hold the turn behind every activity waiting
+// for the same reset (which go first, and may use it up again).
+type errBlocked struct{ until time.Time }
+
+func (e errBlocked) Error() string {
+	return "Linear's rate limit is exhausted until " + e.until.UTC().Format("15:04:05 UTC") + ": try the call again after that"
+}
+
 // wait takes one call of org's budget at priority p, waiting while the
-// bucket is empty or blocked, or while a call of higher priority waits.
+// bucket is empty or blocked, or while a call of higher priority waits;
+// the model's own calls (prioTool) do not wait out a block (errBlocked).
 func (b *budgets) wait(ctx context.Context, org string, p priority) error {
 	registered := false
 	defer func() {
@@ -78,6 +89,10 @@ func (b *budgets) wait(ctx context.Context, org string, p priority) error {
 		}
 		var d time.Duration
 		switch {
+		case now.Before(k.blocked) && p == prioTool:
+			until := k.blocked
+			b.mu.Unlock()
+			return errBlocked{until: until}
 		case now.Before(k.blocked):
 			d = k.blocked.Sub(now)
 		case ahead:

@@ -2,6 +2,8 @@ package linear
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -124,5 +126,31 @@ func TestBudgetServesHigherPrioritiesFirst(t *testing.T) {
 	b.block("o", clock.Now().Add(time.Hour))
 	if err := b.wait(cctx, "o", prioAnswer); err == nil {
 		t.Fatal("a cancelled wait returned nil")
+	}
+}
+
+// TestBudgetToolCallsDoNotWaitOutABlock: while an organization waits for
+// a RATELIMITED reset, the model's own call fails at once, saying until
+// when (a tool error it can act on), while an activity waits for the
+// reset; once it is past, the model's calls are served again.
+func TestBudgetToolCallsDoNotWaitOutABlock(t *testing.T) {
+	clock := &testClock{now: time.Unix(1_700_000_000, 0)}
+	b := newBudgets(20, 5, clock.Now)
+	ctx := context.Background()
+	b.block("o", clock.Now().Add(5*time.Second))
+	err := b.wait(ctx, "o", prioTool)
+	var blocked errBlocked
+	if !errors.As(err, &blocked) || !strings.Contains(err.Error(), "22:13:25 UTC") {
+		t.Fatalf("a tool call during the block: %v", err)
+	}
+	answer := waitTake(ctx, b, "o", prioAnswer)
+	waitUntil(t, "the answer waiting", func() bool { return b.waitingAt("o", prioAnswer) == 1 })
+	clock.advance(5 * time.Second)
+	if err := <-answer; err != nil {
+		t.Fatal(err)
+	}
+	clock.advance(time.Second) // the bucket refills
+	if err := b.wait(ctx, "o", prioTool); err != nil {
+		t.Fatalf("a tool call after the reset: %v", err)
 	}
 }

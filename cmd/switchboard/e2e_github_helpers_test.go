@@ -96,57 +96,18 @@ func (w *githubWorld) botComments(repo string, number int) []fakegithub.Comment 
 	return out
 }
 
-// Payload builders: the fields the gateway reads, shaped as GitHub sends
-// them (checked against the real examples in providers/github's tests).
+// The payload builders are the fake's (fixtures/fakegithub), under the
+// short names the tests use.
 
-const installationID = 777
+const installationID = fakegithub.InstallationID
 
-func ghUser(login string) map[string]any {
-	return map[string]any{"login": login, "id": 1, "type": "User"}
-}
-
-func ghRepo() map[string]any {
-	return map[string]any{"id": 1, "name": "widgets", "full_name": "acme/widgets", "owner": ghUser("acme")}
-}
-
-func ghIssue(number int, pr bool) map[string]any {
-	m := map[string]any{"number": number, "title": "Widgets break on Mondays", "body": "Steps: run it on a Monday.", "user": ghUser("carol")}
-	if pr {
-		m["pull_request"] = map[string]any{"url": "https://api.github.com/repos/acme/widgets/pulls/" + strconv.Itoa(number)}
-	}
-	return m
-}
-
-func ghPR(number int, sha string) map[string]any {
-	return map[string]any{"number": number, "title": "Fix Mondays", "body": "This fixes Mondays.", "head": map[string]any{"sha": sha, "ref": "fix"}, "user": ghUser("carol")}
-}
-
-func issueComment(number int, pr bool, commentID int64, login, body string) map[string]any {
-	return map[string]any{"action": "created", "issue": ghIssue(number, pr), "repository": ghRepo(), "sender": ghUser(login),
-		"installation": map[string]any{"id": installationID},
-		"comment":      map[string]any{"id": commentID, "body": body, "user": ghUser(login)}}
-}
-
-func reviewComment(number int, sha string, commentID, reviewID int64, login, body string) map[string]any {
-	return map[string]any{"action": "created", "pull_request": ghPR(number, sha), "repository": ghRepo(), "sender": ghUser(login),
-		"installation": map[string]any{"id": installationID},
-		"comment": map[string]any{"id": commentID, "pull_request_review_id": reviewID, "body": body, "user": ghUser(login),
-			"path": "widget.go", "line": 42, "diff_hunk": "@@ -40,3 +40,3 @@\n-if day == Monday {\n+if day == Monday && !fixed {"}}
-}
-
-func review(number int, sha string, reviewID int64, login, body string) map[string]any {
-	return map[string]any{"action": "submitted", "pull_request": ghPR(number, sha), "repository": ghRepo(), "sender": ghUser(login),
-		"installation": map[string]any{"id": installationID},
-		"review":       map[string]any{"id": reviewID, "body": body, "state": "commented", "user": ghUser(login)}}
-}
-
-func labeled(number int, pr bool, sha, login, label string) (string, map[string]any) {
-	m := map[string]any{"action": "labeled", "repository": ghRepo(), "sender": ghUser(login),
-		"installation": map[string]any{"id": installationID}, "label": map[string]any{"name": label}}
-	if pr {
-		m["pull_request"] = ghPR(number, sha)
-		return "pull_request", m
-	}
-	m["issue"] = ghIssue(number, false)
-	return "issues", m
-}
+var (
+	ghUser        = fakegithub.UserPayload
+	ghRepo        = fakegithub.RepositoryPayload
+	ghIssue       = fakegithub.IssuePayload
+	ghPR          = fakegithub.PullRequestPayload
+	issueComment  = fakegithub.IssueCommentEvent
+	reviewComment = fakegithub.ReviewCommentEvent
+	review        = fakegithub.ReviewEvent
+	labeled       = fakegithub.LabeledEvent
+)

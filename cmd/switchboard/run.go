@@ -6,6 +6,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core/command"
 	"github.com/switchboardhq/switchboard/oauth"
+	"github.com/switchboardhq/switchboard/playground"
 	"github.com/switchboardhq/switchboard/sessions/cli"
 	"github.com/switchboardhq/switchboard/sessions/storecopy"
 )
@@ -15,6 +16,7 @@ func commands() []command.Command {
 	clientDefaults := cli.Defaults{URL: "http://" + defaultAddr, DataDir: defaultDataDir}
 	cmds := []command.Command{
 		{Name: "serve", Usage: "serve [flags]", Summary: "run the gateway (see serve -h)", Run: runServe},
+		playground.Command(playground.Deps{Serve: runServe}),
 		cli.Agent(clientDefaults),
 		cli.Session(clientDefaults),
 		cli.Skill(clientDefaults),
@@ -62,9 +64,9 @@ func run(ctx context.Context, args []string, env command.Env) int {
 	return c.Run(ctx, env, args[1:])
 }
 
-// runServe runs the gateway; serve stops on a signal of its own.
-func runServe(_ context.Context, env command.Env, args []string) int {
-	if err := serve(args, env, env.Stdout, env.Stderr); err != nil {
+// runServe runs the gateway until a signal or the end of ctx.
+func runServe(ctx context.Context, env command.Env, args []string) int {
+	if err := serve(ctx, args, env, env.Stdout, env.Stderr); err != nil {
 		fmt.Fprintln(env.Stderr, "switchboard:", err)
 		return 1
 	}

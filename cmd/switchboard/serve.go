@@ -167,8 +167,9 @@ func loadServeConfig(args []string, env command.Env, stderr io.Writer) (*serveCo
 	return c, nil
 }
 
-// serve runs the gateway until SIGTERM or SIGINT.
-func serve(args []string, env command.Env, stdout, stderr io.Writer) error {
+// serve runs the gateway until SIGTERM or SIGINT, or until stop ends (the
+// playground stops the gateway it runs).
+func serve(stop context.Context, args []string, env command.Env, stdout, stderr io.Writer) error {
 	getenv := env.Getenv
 	cfg, err := loadServeConfig(args, env, stderr)
 	if err != nil {
@@ -328,6 +329,8 @@ func serve(args []string, env command.Env, stdout, stderr io.Writer) error {
 	select {
 	case s := <-sig:
 		log.Info("stopping", "signal", s.String())
+	case <-stop.Done():
+		log.Info("stopping")
 	case err := <-serveErr:
 		_ = rt.Stop(ctx)
 		return fmt.Errorf("http server: %w", err)

@@ -1,0 +1,203 @@
+package main_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/switchboardhq/switchboard/fixtures/browser"
+)
+
+// startDev runs `switchboard dev` with args on free ports and returns it
+// with its page's URL and its temporary directory. The platforms'
+// variables of a real deployment, left in its environment, must not
+// reach it.
+func startDev(t *testing.T, args ...string) (dev *server, page, dir string) {
+	t.Helper()
+	dev = &server{t: t, out: &syncBuffer{}, exited: make(chan struct{})}
+	dev.cmd = exec.Command(binPath, append([]string{"dev", "--addr", anyPort, "--gateway-addr", anyPort}, args...)...)
+	dev.cmd.Env = append(childEnviron(), "SLACK_BOT_TOKEN=xoxb-a-real-workspace", "SWITCHBOARD_STORE=postgres://nowhere.invalid/db", "SWITCHBOARD_MODEL=")
+	dev.cmd.Stdout, dev.cmd.Stderr = dev.out, dev.out
+	if err := dev.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { dev.exitErr = dev.cmd.Wait(); close(dev.exited) }()
+	t.Cleanup(func() {
+		dev.kill()
+		if t.Failed() {
+			t.Logf("dev output:\n%s", dev.out.String())
+		}
+	})
+	dev.waitLog("Press Ctrl-C to stop.")
+	out := dev.out.String()
+	page = regexp.MustCompile(`the playground is at (http://\S+/)`).FindStringSubmatch(out)[1]
+	dir = regexp.MustCompile(`data +(\S+) \(removed`).FindStringSubmatch(out)[1]
+	return dev, page, dir
+}
+
+// TestPlaygroundInBrowser drives switchboard dev's page in headless
+// chromium with the scripted model: a message mentioning the agent in the
+// simulated Slack channel is answered in its thread (with the 👀 of the
+// model's tool call); a comment on the simulated pull request gets a check
+// run and a reply; a delegated Linear issue shows the agent's activities.
+// Every answer says it is scripted. Stopped with SIGTERM, dev exits 0 and
+// removes its directory. Pictures for docs/images with
+// SWITCHBOARD_SCREENSHOTS (scripts/screenshots).
+func TestPlaygroundInBrowser(t *testing.T) {
+	dev, page, dir := startDev(t, "--scripted")
+	if out := dev.out.String(); strings.Contains(out, "xoxb-a-real-workspace") || strings.Contains(out, "nowhere.invalid") {
+		t.Fatalf("the playground's gateway saw the real deployment's variables:\n%s", out)
+	}
+	b := &consoleBrowser{t: t, tab: browser.New(t), base: page}
+	ctx, cancel := context.WithTimeout(b.tab, browser.HangBound)
+	defer cancel()
+	b.ctx = ctx
+	b.run("open the playground",
+		chromedp.EmulateViewport(1440, 900),
+		chromedp.Navigate(page),
+		chromedp.WaitVisible(chromedp.CSS(`#model.scripted`)),
+		chromedp.WaitVisible(chromedp.CSS(`#model-note`)),
+		chromedp.WaitVisible(chromedp.CSS(`#linear-issues li[data-identifier="ENG-1"] button.delegate`)),
+	)
+	if got := b.text("#model"); got != "model: scripted demo" {
+		t.Errorf("the model badge says %q", got)
+	}
+
+	// Slack: a mention in #general is answered in its thread.
+	b.run("write in Slack",
+		chromedp.SendKeys(chromedp.CSS(`#slack-text`), "@switchboard what breaks on Mondays?"),
+		chromedp.Click(chromedp.CSS(`#slack-send`)),
+		chromedp.WaitVisible(chromedp.CSS(`#slack-messages .slack-message .thread .slack-message.bot .badge.scripted`)),
+	)
+	reply := b.text(`#slack-messages .thread .slack-message.bot .text`)
+	for _, want := range []string{"Scripted demo model", "what breaks on Mondays?", "mcp_slack_add_reaction"} {
+		if !strings.Contains(reply, want) {
+			t.Errorf("the Slack reply lacks %q:\n%s", want, reply)
+		}
+	}
+	if r := b.text(`#slack-messages > .slack-message .reactions`); !strings.Contains(r, "👀") {
+		t.Errorf("the person's message shows reactions %q, want 👀", r)
+	}
+	if v := read(b, "the composer", chromedp.Value(chromedp.CSS(`#slack-text`))); v != "" {
+		t.Errorf("the composer kept %q after sending", v)
+	}
+
+	// A reply in the thread, without a mention, reaches the same session.
+	b.run("reply in the thread",
+		chromedp.Click(chromedp.CSS(`#slack-messages .slack-message .reply`)),
+		chromedp.WaitVisible(chromedp.CSS(`#slack-thread`)),
+		chromedp.SendKeys(chromedp.CSS(`#slack-text`), "and on Tuesdays?"),
+		chromedp.Click(chromedp.CSS(`#slack-send`)),
+		chromedp.WaitVisible(chromedp.CSS(`#slack-messages .thread .slack-message.bot:nth-child(3)`)),
+	)
+	if n := read(b, "the channel", chromedp.Evaluate[int](`document.querySelectorAll("#slack-messages > .slack-message").length`)); n != 1 {
+		t.Errorf("the channel shows %d top-level messages, want the one thread", n)
+	}
+	if r := b.text(`#slack-messages .thread .slack-message.bot:nth-child(3) .text`); !strings.Contains(r, "and on Tuesdays?") {
+		t.Errorf("the second reply:\n%s", r)
+	}
+
+	// GitHub: a comment on the pull request gets a check run and a reply.
+	b.run("comment on the pull request",
+		chromedp.SendKeys(chromedp.CSS(`#github-text`), "@sb-agent please review this"),
+		chromedp.Click(chromedp.CSS(`#github-send`)),
+		chromedp.WaitVisible(chromedp.CSS(`#github-comments .github-comment.bot`)),
+		chromedp.WaitVisible(chromedp.CSS(`#github-checks .check.success`)),
+	)
+	if c := b.text(`#github-comments .github-comment.bot .text`); !strings.Contains(c, "Scripted demo model") || !strings.Contains(c, "please review this") || strings.Contains(c, "<!--") {
+		t.Errorf("the pull request's reply:\n%s", c)
+	}
+	if c := b.text(`#github-checks .check`); !strings.Contains(c, "sb-agent") {
+		t.Errorf("the check run shows %q", c)
+	}
+
+	// Linear: a delegated issue shows the agent's activities.
+	b.run("delegate a Linear issue",
+		chromedp.Click(chromedp.CSS(`#linear-issues li[data-identifier="ENG-1"] button.delegate`)),
+		chromedp.WaitVisible(chromedp.CSS(`#linear-sessions .session .entry.response`)),
+	)
+	if a := b.text(`#linear-sessions .session .entry.action`); !strings.Contains(a, "mcp_linear_list_teams") {
+		t.Errorf("the action activity shows %q", a)
+	}
+	if r := b.text(`#linear-sessions .session .entry.response`); !strings.Contains(r, "Scripted demo model") {
+		t.Errorf("the response activity shows %q", r)
+	}
+	b.run("reply to the agent in Linear",
+		chromedp.SendKeys(chromedp.CSS(`#linear-text`), "also check Sundays"),
+		chromedp.Click(chromedp.CSS(`#linear-send`)),
+		chromedp.WaitVisible(chromedp.CSS(`#linear-sessions .entry.prompt`)),
+		chromedp.WaitVisible(chromedp.CSS(`#linear-sessions .entry.response:nth-last-child(1)`)),
+	)
+	if r := b.text(`#linear-sessions .entry.response:nth-last-child(1)`); !strings.Contains(r, "also check Sundays") {
+		t.Errorf("the answer to the prompt:\n%s", r)
+	}
+	b.shot("playground")
+
+	// Bad input is refused with a message and loses nothing.
+	b.run("send an empty message",
+		chromedp.Click(chromedp.CSS(`#slack-send`)),
+		chromedp.WaitVisible(chromedp.CSS(`#error`)),
+	)
+	if e := b.text(`#error`); !strings.Contains(e, "text is empty") {
+		t.Errorf("an empty message shows %q", e)
+	}
+
+	if err := dev.term(); err != nil {
+		t.Fatalf("dev did not stop cleanly: %v\n%s", err, dev.out.String())
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("dev left %s behind (%v)", dir, err)
+	}
+	if d := filepath.Dir(dir); d != os.TempDir() {
+		t.Errorf("dev's directory %s is not in the temporary directory %s", dir, os.TempDir())
+	}
+}
+
+// TestPlaygroundWithoutModel: with no model configured, dev says it needs
+// one and runs the scripted model.
+func TestPlaygroundWithoutModel(t *testing.T) {
+	dev, page, _ := startDev(t)
+	out := dev.out.String()
+	for _, want := range []string{"no model is configured", "SWITCHBOARD_MODEL=anthropic/<model> with ANTHROPIC_API_KEY", "OPENAI_BASE_URL (Ollama, vLLM)", "model    scripted demo"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dev's output lacks %q:\n%s", want, out)
+		}
+	}
+	resp, err := http.Get(page + "api/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct{ Model struct{ Scripted bool } }
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || !st.Model.Scripted {
+		t.Errorf("the page's state: %+v %v", st, err)
+	}
+	if err := dev.term(); err != nil {
+		t.Fatalf("dev did not stop cleanly: %v", err)
+	}
+}
+
+// TestPlaygroundRefusesOtherAddresses: dev listens on loopback only.
+func TestPlaygroundRefusesOtherAddresses(t *testing.T) {
+	for _, args := range [][]string{{"--addr", "0.0.0.0:0"}, {"--gateway-addr", "192.0.2.1:8080"}, {"--addr", "8081"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			out, err := exec.Command(binPath, append([]string{"dev"}, args...)...).CombinedOutput()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+				t.Fatalf("exit %v, want 2:\n%s", err, out)
+			}
+			if !strings.Contains(string(out), args[0]) {
+				t.Errorf("the error does not name %s:\n%s", args[0], out)
+			}
+		})
+	}
+}

@@ -116,6 +116,13 @@ func play(ctx context.Context, deps Deps, env command.Env, o options, model mode
 		return fmt.Errorf("--addr %s: %w", o.addr, err)
 	}
 	defer ln.Close()
+	// Found here, under the flag's name, rather than by the gateway under
+	// the variable dev sets from it.
+	probe, err := net.Listen("tcp", o.gatewayAddr)
+	if err != nil {
+		return fmt.Errorf("--gateway-addr %s: %w", o.gatewayAddr, err)
+	}
+	probe.Close()
 	dir, err := os.MkdirTemp("", "switchboard-dev-")
 	if err != nil {
 		return err

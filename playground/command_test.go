@@ -3,6 +3,7 @@ package playground
 import (
 	"bytes"
 	"context"
+	"net"
 	"strings"
 	"testing"
 
@@ -49,6 +50,12 @@ func TestGatewayEnv(t *testing.T) {
 // TestDevRefusesBadFlags: loopback addresses only, no arguments; a model
 // without its key named before anything starts.
 func TestDevRefusesBadFlags(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	busy := taken.Addr().String()
 	tests := []struct {
 		name string
 		args []string
@@ -60,6 +67,8 @@ func TestDevRefusesBadFlags(t *testing.T) {
 		{"a public gateway", []string{"--gateway-addr", "[::]:8080"}, nil, 2, "--gateway-addr [::]:8080: the playground listens on loopback only"},
 		{"no port", []string{"--addr", "localhost"}, nil, 2, `--addr "localhost": want host:port`},
 		{"an argument", []string{"now"}, nil, 2, "dev takes no arguments"},
+		{"a page address in use", []string{"--addr", busy}, nil, 1, "--addr " + busy + ": listen tcp " + busy},
+		{"a gateway address in use", []string{"--addr", "127.0.0.1:0", "--gateway-addr", busy}, nil, 1, "--gateway-addr " + busy + ": listen tcp " + busy},
 		{"a model without its key", nil, map[string]string{"SWITCHBOARD_MODEL": "anthropic/claude-sonnet-4-5"}, 1, "ANTHROPIC_API_KEY"},
 	}
 	for _, tt := range tests {

@@ -12,20 +12,25 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/switchboardhq/switchboard/fixtures/browser"
+	"github.com/switchboardhq/switchboard/fixtures/modelserver"
 )
 
-// startDev runs `switchboard dev` with args on free ports and returns it
-// with its page's URL and its temporary directory. The platforms'
-// variables of a real deployment, left in its environment, must not
-// reach it.
-func startDev(t *testing.T, args ...string) (dev *server, page, dir string) {
+// startDev runs `switchboard dev` with args on free ports, with no model
+// unless env names one, and returns it with its page's URL and its
+// temporary directory. The platforms' variables of a real deployment,
+// left in its environment, must not reach it.
+func startDev(t *testing.T, env map[string]string, args ...string) (dev *server, page, dir string) {
 	t.Helper()
 	dev = &server{t: t, out: &syncBuffer{}, exited: make(chan struct{})}
 	dev.cmd = exec.Command(binPath, append([]string{"dev", "--addr", anyPort, "--gateway-addr", anyPort}, args...)...)
 	dev.cmd.Env = append(childEnviron(), "SLACK_BOT_TOKEN=xoxb-a-real-workspace", "SWITCHBOARD_STORE=postgres://nowhere.invalid/db", "SWITCHBOARD_MODEL=")
+	for k, v := range env {
+		dev.cmd.Env = append(dev.cmd.Env, k+"="+v)
+	}
 	dev.cmd.Stdout, dev.cmd.Stderr = dev.out, dev.out
 	if err := dev.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -53,7 +58,7 @@ func startDev(t *testing.T, args ...string) (dev *server, page, dir string) {
 // removes its directory. Pictures for docs/images with
 // SWITCHBOARD_SCREENSHOTS (scripts/screenshots).
 func TestPlaygroundInBrowser(t *testing.T) {
-	dev, page, dir := startDev(t, "--scripted")
+	dev, page, dir := startDev(t, nil, "--scripted")
 	if out := dev.out.String(); strings.Contains(out, "xoxb-a-real-workspace") || strings.Contains(out, "nowhere.invalid") {
 		t.Fatalf("the playground's gateway saw the real deployment's variables:\n%s", out)
 	}
@@ -165,7 +170,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 // TestPlaygroundWithoutModel: with no model configured, dev says it needs
 // one and runs the scripted model.
 func TestPlaygroundWithoutModel(t *testing.T) {
-	dev, page, _ := startDev(t)
+	dev, page, _ := startDev(t, nil)
 	out := dev.out.String()
 	for _, want := range []string{"no model is configured", "SWITCHBOARD_MODEL=anthropic/<model> with ANTHROPIC_API_KEY", "OPENAI_BASE_URL (Ollama, vLLM)", "model    scripted demo"} {
 		if !strings.Contains(out, want) {
@@ -183,6 +188,70 @@ func TestPlaygroundWithoutModel(t *testing.T) {
 	}
 	if err := dev.term(); err != nil {
 		t.Fatalf("dev did not stop cleanly: %v", err)
+	}
+}
+
+// TestPlaygroundUsesTheConfiguredModel: with SWITCHBOARD_MODEL and an
+// OpenAI-compatible URL (as Ollama's), the agent answers with that model,
+// and nothing says scripted.
+func TestPlaygroundUsesTheConfiguredModel(t *testing.T) {
+	ms, hs := modelserver.Start(t)
+	ms.Default = func(modelserver.Request) modelserver.Step {
+		return modelserver.Step{Text: "Mondays break because of the early return."}
+	}
+	dev, page, _ := startDev(t, map[string]string{"SWITCHBOARD_MODEL": "openai/llama3.1", "OPENAI_BASE_URL": modelserver.OpenAIBaseURL(hs.URL)})
+	if out := dev.out.String(); strings.Contains(out, "scripted") || !strings.Contains(out, "model    openai/llama3.1") {
+		t.Errorf("dev's output:\n%s", out)
+	}
+	resp, err := http.Post(page+"api/slack/messages", "application/json", strings.NewReader(`{"text":"@switchboard why Mondays?"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("post: %s", resp.Status)
+	}
+	var st struct {
+		Model struct {
+			Name     string
+			Scripted bool
+		}
+		Slack struct {
+			Messages []struct {
+				Replies []struct{ Text string }
+			}
+		}
+	}
+	// Bounded by patience; each read follows the model's answer.
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	if err := ms.WaitRequests(ctx, 1); err != nil {
+		t.Fatalf("the configured model got no request: %v", err)
+	}
+	for {
+		resp, err := http.Get(page + "api/state")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Slack.Messages) == 1 && len(st.Slack.Messages[0].Replies) > 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no reply in the thread: %+v", st)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if st.Model.Name != "openai/llama3.1" || st.Model.Scripted {
+		t.Errorf("the page's model: %+v", st.Model)
+	}
+	if got := st.Slack.Messages[0].Replies[0].Text; got != "Mondays break because of the early return." {
+		t.Errorf("the reply is %q", got)
 	}
 }
 

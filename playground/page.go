@@ -43,6 +43,7 @@ func (p *page) handler() http.Handler {
 	mux.HandleFunc("GET /static/{name}", func(w http.ResponseWriter, r *http.Request) { p.serveAsset(w, r, r.PathValue("name")) })
 	mux.Handle("GET /api/state", web.Wrap(p.log, p.state))
 	mux.Handle("POST /api/slack/messages", web.Wrap(p.log, p.slackMessage))
+	mux.Handle("POST /api/slack/reactions", web.Wrap(p.log, p.slackReaction))
 	mux.Handle("POST /api/slack/clicks", web.Wrap(p.log, p.slackClick))
 	mux.Handle("POST /api/github/comments", web.Wrap(p.log, p.githubComment))
 	mux.Handle("POST /api/linear/delegations", web.Wrap(p.log, p.linearDelegation))
@@ -146,6 +147,20 @@ func (p *page) slackMessage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return delivered(w, p.world.slackPost(in.Text, in.ThreadTS))
+}
+
+func (p *page) slackReaction(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		TS   string `json:"ts"`
+		Name string `json:"name"`
+	}
+	if err := decode(w, r, &in); err != nil {
+		return err
+	}
+	if err := required("name", in.Name); err != nil {
+		return err
+	}
+	return delivered(w, p.world.slackReact(in.TS, in.Name))
 }
 
 func (p *page) slackClick(w http.ResponseWriter, r *http.Request) error {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -120,6 +121,26 @@ func TestActionsDeliverSignedWebhooks(t *testing.T) {
 			t.Fatalf("deliveries %d, want the one message event in the thread", len(got))
 		}
 	})
+	t.Run("the stop reaction", func(t *testing.T) {
+		root := w.slack.Channel(slackChannel)[0]
+		if code, body := postJSON(t, srv.URL+"/api/slack/reactions", `{"ts":"`+root.TS+`","name":"octagonal_sign"}`); code != http.StatusAccepted {
+			t.Fatalf("%d %s", code, body)
+		}
+		got := gw.take()
+		var ev struct {
+			Event struct {
+				Type, User, Reaction string
+				Item                 struct{ Channel, TS string }
+			}
+		}
+		if len(got) != 1 || json.Unmarshal(got[0].body, &ev) != nil || ev.Event.Type != "reaction_added" || ev.Event.Reaction != "octagonal_sign" ||
+			ev.Event.User != slackUser || ev.Event.Item.Channel != slackChannel || ev.Event.Item.TS != root.TS {
+			t.Fatalf("deliveries %d, event %+v, want reaction_added on the thread's first message", len(got), ev.Event)
+		}
+		if m, _ := w.slack.Message(slackChannel, root.TS); !slices.Contains(m.Reacts, "octagonal_sign") {
+			t.Errorf("the message's reactions: %v", m.Reacts)
+		}
+	})
 	t.Run("a pull request comment", func(t *testing.T) {
 		if code, body := postJSON(t, srv.URL+"/api/github/comments", `{"body":"@sb-agent look"}`); code != http.StatusAccepted {
 			t.Fatalf("%d %s", code, body)
@@ -170,6 +191,8 @@ func TestActionsRefuseBadInput(t *testing.T) {
 		{"an unknown field", "/api/github/comments", `{"comment":"hi"}`, 400, "comment"},
 		{"an unknown issue", "/api/linear/delegations", `{"issue":"nope"}`, 404, `no issue \"nope\": not found`},
 		{"an unknown session", "/api/linear/prompts", `{"session":"nope","body":"hi"}`, 404, `no agent session \"nope\": not found`},
+		{"a reaction to no message", "/api/slack/reactions", `{"ts":"1.2","name":"eyes"}`, 404, "no message 1.2"},
+		{"a reaction without a name", "/api/slack/reactions", `{"ts":"1.2"}`, 400, "name is empty"},
 		{"a button of no message", "/api/slack/clicks", `{"ts":"1.2","action_id":"stop"}`, 404, "no message 1.2"},
 	}
 	for _, tt := range tests {

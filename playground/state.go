@@ -31,7 +31,10 @@ type slackView struct {
 }
 
 type slackMessage struct {
-	TS        string         `json:"ts"`
+	TS string `json:"ts"`
+	// Status is the agent's status in the thread ("is thinking…"), as
+	// Slack shows it under an assistant thread while a turn runs.
+	Status    string         `json:"status,omitempty"`
 	Author    string         `json:"author"`
 	Bot       bool           `json:"bot"`
 	Text      string         `json:"text"`
@@ -109,8 +112,15 @@ func (w *world) snapshot() state {
 
 func (w *world) slackView() slackView {
 	v := slackView{Channel: slackChannelName, Messages: []slackMessage{}}
+	status := map[string]string{} // thread ts → the latest status set
+	for _, c := range w.slack.Calls("assistant.threads.setStatus") {
+		if c.Str("channel_id") == slackChannel {
+			status[c.Str("thread_ts")] = c.Str("status")
+		}
+	}
 	for _, root := range w.slack.Channel(slackChannel) {
 		m := w.slackMessage(root)
+		m.Status = status[root.TS]
 		for _, r := range w.slack.Thread(slackChannel, root.TS) {
 			if r.TS != root.TS {
 				m.Replies = append(m.Replies, w.slackMessage(r))

@@ -165,6 +165,15 @@ func (w *world) slackEvent(inner map[string]any) error {
 	return w.deliver(fakeslack.SignedRequest(w.gateway+"/webhooks/slack", w.slackSecret, time.Now(), "application/json", body))
 }
 
+// slackReact reacts to a message as the person; :octagonal_sign: on a
+// thread's first message stops the agent's turn there.
+func (w *world) slackReact(ts, name string) error {
+	if !w.slack.React(slackChannel, ts, name) {
+		return fmt.Errorf("no message %s in #%s: %w", ts, slackChannelName, core.ErrNotFound)
+	}
+	return w.slackEvent(fakeslack.ReactionAdded(slackUser, name, slackChannel, ts))
+}
+
 // slackClick presses a button of a message the bot posted.
 func (w *world) slackClick(ts, actionID, value string) error {
 	m, ok := w.slack.Message(slackChannel, ts)

@@ -1,15 +1,18 @@
 package main_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -191,6 +194,84 @@ func TestPlaygroundWithoutModel(t *testing.T) {
 	}
 }
 
+// playgroundState is what the tests read of the page's /api/state.
+type playgroundState struct {
+	Model struct {
+		Name     string
+		Scripted bool
+	}
+	Slack struct {
+		Messages []playgroundMessage
+	}
+}
+
+type playgroundMessage struct {
+	TS        string
+	Bot       bool
+	Text      string
+	Status    string
+	Reactions []string
+	Replies   []playgroundMessage
+}
+
+// devPost posts an action to the page and wants it delivered.
+func devPost(t *testing.T, page, path string, body any) {
+	t.Helper()
+	b, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(page+path, "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("post %s: %s %s", path, resp.Status, msg)
+	}
+}
+
+// devWait reads the page's state until cond holds, failing after
+// patience. The page has no stream to wait on: it is read as often as the
+// page itself reads it.
+func devWait(t *testing.T, page, what string, cond func(playgroundState) bool) playgroundState {
+	t.Helper()
+	deadline := time.Now().Add(patience)
+	for {
+		var st playgroundState
+		resp, err := http.Get(page + "api/state")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cond(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the playground never showed %s: %+v", what, st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// botReplies are the agent's replies in the channel's first thread.
+func (st playgroundState) botReplies() []playgroundMessage {
+	var out []playgroundMessage
+	if len(st.Slack.Messages) > 0 {
+		for _, r := range st.Slack.Messages[0].Replies {
+			if r.Bot {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
 // TestPlaygroundUsesTheConfiguredModel: with SWITCHBOARD_MODEL and an
 // OpenAI-compatible URL (as Ollama's), the agent answers with that model,
 // and nothing says scripted.
@@ -203,55 +284,41 @@ func TestPlaygroundUsesTheConfiguredModel(t *testing.T) {
 	if out := dev.out.String(); strings.Contains(out, "scripted") || !strings.Contains(out, "model    openai/llama3.1") {
 		t.Errorf("dev's output:\n%s", out)
 	}
-	resp, err := http.Post(page+"api/slack/messages", "application/json", strings.NewReader(`{"text":"@switchboard why Mondays?"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusAccepted {
-		t.Fatalf("post: %s", resp.Status)
-	}
-	var st struct {
-		Model struct {
-			Name     string
-			Scripted bool
-		}
-		Slack struct {
-			Messages []struct {
-				Replies []struct{ Text string }
-			}
-		}
-	}
-	// Bounded by patience; each read follows the model's answer.
-	ctx, cancel := context.WithTimeout(context.Background(), patience)
-	defer cancel()
-	if err := ms.WaitRequests(ctx, 1); err != nil {
-		t.Fatalf("the configured model got no request: %v", err)
-	}
-	for {
-		resp, err := http.Get(page + "api/state")
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = json.NewDecoder(resp.Body).Decode(&st)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(st.Slack.Messages) == 1 && len(st.Slack.Messages[0].Replies) > 0 {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("no reply in the thread: %+v", st)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	devPost(t, page, "api/slack/messages", map[string]string{"text": "@switchboard why Mondays?"})
+	st := devWait(t, page, "a reply", func(st playgroundState) bool { return len(st.botReplies()) > 0 })
 	if st.Model.Name != "openai/llama3.1" || st.Model.Scripted {
 		t.Errorf("the page's model: %+v", st.Model)
 	}
-	if got := st.Slack.Messages[0].Replies[0].Text; got != "Mondays break because of the early return." {
+	if got := st.botReplies()[0].Text; got != "Mondays break because of the early return." {
 		t.Errorf("the reply is %q", got)
+	}
+	if len(ms.Requests()) != 1 {
+		t.Errorf("the configured model got %d requests, want 1", len(ms.Requests()))
+	}
+}
+
+// TestPlaygroundStop: while the agent works, the thread shows its status
+// with a Stop button; pressed, it is Slack's :octagonal_sign: reaction on
+// the thread's first message, which stops the turn.
+func TestPlaygroundStop(t *testing.T) {
+	ms, hs := modelserver.Start(t)
+	ms.Default = func(modelserver.Request) modelserver.Step { return modelserver.Step{Hang: true} }
+	_, page, _ := startDev(t, map[string]string{"SWITCHBOARD_MODEL": "openai/llama3.1", "OPENAI_BASE_URL": modelserver.OpenAIBaseURL(hs.URL)})
+	devPost(t, page, "api/slack/messages", map[string]string{"text": "@switchboard take your time"})
+	st := devWait(t, page, "the agent's status", func(st playgroundState) bool {
+		return len(st.Slack.Messages) == 1 && st.Slack.Messages[0].Status != ""
+	})
+	root := st.Slack.Messages[0]
+	devPost(t, page, "api/slack/reactions", map[string]string{"ts": root.TS, "name": "octagonal_sign"})
+	st = devWait(t, page, "the turn stopped", func(st playgroundState) bool {
+		replies := st.botReplies()
+		return st.Slack.Messages[0].Status == "" && len(replies) > 0 && strings.Contains(replies[len(replies)-1].Text, "Stopped")
+	})
+	if !slices.Contains(st.Slack.Messages[0].Reactions, "octagonal_sign") {
+		t.Errorf("the first message's reactions: %v", st.Slack.Messages[0].Reactions)
+	}
+	if n := len(ms.Requests()); n != 1 {
+		t.Errorf("%d model requests, want the one stopped", n)
 	}
 }
 

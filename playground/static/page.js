@@ -96,6 +96,13 @@ function slackMessage(m, root) {
     if (m.replies && m.replies.length) {
       node.append(el("div", { class: "thread" }, ...m.replies.map(r => slackMessage(r, false))));
     }
+    if (m.status) {
+      // What Slack shows under a thread while the agent works; the
+      // :octagonal_sign: reaction on the thread's first message stops it.
+      const stop = el("button", { type: "button", class: "secondary stop", title: "React with :octagonal_sign: to the thread's first message" }, "🛑 Stop");
+      stop.addEventListener("click", () => post("/api/slack/reactions", { ts: m.ts, name: "octagonal_sign" }));
+      node.append(el("p", { class: "status" }, el("span", {}, "switchboard " + m.status), stop));
+    }
     const reply = el("button", { type: "button", class: "link reply" }, replyLabel(m.replies ? m.replies.length : 0));
     reply.addEventListener("click", () => setSlackThread(m.ts));
     node.append(reply);

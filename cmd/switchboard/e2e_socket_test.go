@@ -2,11 +2,13 @@ package main_test
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/fixtures/fakeslack"
 	"github.com/switchboardhq/switchboard/fixtures/modelserver"
+	"github.com/switchboardhq/switchboard/sessions/postgres/pgtest"
 )
 
 // TestSlackSocketMode is acceptance 2 of Socket Mode: with an app-level
@@ -68,5 +70,62 @@ func TestSlackSocketMode(t *testing.T) {
 	}
 	if n := len(ms.Requests()); n != 2 {
 		t.Fatalf("%d model requests, want 2", n)
+	}
+}
+
+// TestSlackSocketModeReplicas: two replicas on one database each open one
+// Socket Mode connection; Slack spreads the envelopes over both. Each
+// mention is answered once, whichever replica received it, and an event
+// sent again on the other connection appends nothing.
+func TestSlackSocketModeReplicas(t *testing.T) {
+	r := newPlatforms(t)
+	dsn := pgtest.DSN(t)
+	app := r.slack.AppToken()
+	for i := range r.srv {
+		env := r.env(i)
+		delete(env, "SLACK_SIGNING_SECRET")
+		env["SLACK_APP_TOKEN"] = app
+		env["SWITCHBOARD_STORE"] = dsn
+		env["SWITCHBOARD_MASTER_KEY"] = replicaMasterKey
+		env["SWITCHBOARD_LEASE_SECONDS"] = strconv.Itoa(replicaLeaseSeconds)
+		r.srv[i] = startServer(t, t.TempDir(), env)
+	}
+	r.slack.WaitFor(t, patience, "a connection per replica", func() bool { return r.slack.SocketOpen() == 2 })
+
+	const mentions = 4
+	for range mentions {
+		r.ms.Push(modelserver.Step{Text: "Answered over a socket."})
+	}
+	var sent []fakeslack.Message
+	var first string
+	for i := range mentions {
+		m := r.slack.Human(r.team.ID, "C0SOCKR", "U0ALICE", "<@"+r.team.BotUserID+"> question "+strconv.Itoa(i), "")
+		env := r.slack.SocketEvent(fakeslack.Event{Team: r.team, Inner: fakeslack.Mention(m)})
+		if i == 0 {
+			first = env
+		}
+		sent = append(sent, m)
+	}
+	// The next envelope goes to the other connection than the first.
+	again := r.slack.Redeliver(first)
+	r.slack.WaitFor(t, patience, "every envelope acknowledged", func() bool { return r.slack.Acked(again) && len(r.slack.SocketAcks()) >= mentions+1 })
+	conns := map[int]bool{}
+	for _, a := range r.slack.SocketAcks() {
+		conns[a.Conn] = true
+	}
+	if len(conns) != 2 {
+		t.Errorf("acknowledgements came on connections %v, want both replicas'", conns)
+	}
+	for _, m := range sent {
+		if n := r.settledAnswers("C0SOCKR", m.TS, "Answered over a socket."); n != 1 {
+			t.Errorf("mention %q answered %d times, want once", m.Text, n)
+		}
+	}
+	id := r.slackOn(0).session(r.team.ID, "C0SOCKR", sent[0].TS)
+	if _, evs := r.srv[0].waitIdle(id); count(evs, "user.message") != 1 {
+		t.Errorf("the mention sent twice is %d user messages, want 1: %v", count(evs, "user.message"), types(evs))
+	}
+	if n := len(r.ms.Requests()); n != mentions {
+		t.Errorf("%d model requests, want %d", n, mentions)
 	}
 }

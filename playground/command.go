@@ -101,7 +101,8 @@ func run(ctx context.Context, deps Deps, env command.Env, args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := play(ctx, deps, env, o, model); err != nil {
+	// A stop asked for (Ctrl-C) while it starts is no failure.
+	if err := play(ctx, deps, env, o, model); err != nil && ctx.Err() == nil {
 		fmt.Fprintln(env.Stderr, "switchboard dev:", err)
 		return 1
 	}

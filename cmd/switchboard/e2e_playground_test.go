@@ -52,6 +52,22 @@ func startDev(t *testing.T, env map[string]string, args ...string) (dev *server,
 	return dev, page, dir
 }
 
+// pageShows waits until the playground shows sel, and fails at once with
+// the page's error line when the gateway refused the action instead.
+func pageShows(b *consoleBrowser, what, sel string) {
+	b.t.Helper()
+	quoted, _ := json.Marshal(sel)
+	got := read(b, what, chromedp.Poll[string](`(() => {
+		const e = document.getElementById("error");
+		if (e && !e.hidden) return "the error " + JSON.stringify(e.textContent);
+		const n = document.querySelector(`+string(quoted)+`);
+		return n && n.offsetParent !== null ? "shown" : null;
+	})()`, chromedp.WithPollingTimeout(0), chromedp.WithPollingInterval(20*time.Millisecond)))
+	if got != "shown" {
+		b.t.Fatalf("waiting for %s, the page shows %s", what, got)
+	}
+}
+
 // TestPlaygroundInBrowser drives switchboard dev's page in headless
 // chromium with the scripted model: a message mentioning the agent in the
 // simulated Slack channel is answered in its thread (with the 👀 of the
@@ -84,8 +100,8 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	b.run("write in Slack",
 		chromedp.SendKeys(chromedp.CSS(`#slack-text`), "@switchboard what breaks on Mondays?"),
 		chromedp.Click(chromedp.CSS(`#slack-send`)),
-		chromedp.WaitVisible(chromedp.CSS(`#slack-messages .slack-message .thread .slack-message.bot .badge.scripted`)),
 	)
+	pageShows(b, "the reply in the thread", `#slack-messages .slack-message .thread .slack-message.bot .badge.scripted`)
 	reply := b.text(`#slack-messages .thread .slack-message.bot .text`)
 	for _, want := range []string{"Scripted demo model", "what breaks on Mondays?", "mcp_slack_add_reaction"} {
 		if !strings.Contains(reply, want) {
@@ -105,8 +121,8 @@ func TestPlaygroundInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#slack-thread`)),
 		chromedp.SendKeys(chromedp.CSS(`#slack-text`), "and on Tuesdays?"),
 		chromedp.Click(chromedp.CSS(`#slack-send`)),
-		chromedp.WaitVisible(chromedp.CSS(`#slack-messages .thread .slack-message.bot:nth-child(3)`)),
 	)
+	pageShows(b, "the second reply", `#slack-messages .thread .slack-message.bot:nth-child(3)`)
 	if n := read(b, "the channel", chromedp.Evaluate[int](`document.querySelectorAll("#slack-messages > .slack-message").length`)); n != 1 {
 		t.Errorf("the channel shows %d top-level messages, want the one thread", n)
 	}
@@ -118,9 +134,9 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	b.run("comment on the pull request",
 		chromedp.SendKeys(chromedp.CSS(`#github-text`), "@sb-agent please review this"),
 		chromedp.Click(chromedp.CSS(`#github-send`)),
-		chromedp.WaitVisible(chromedp.CSS(`#github-comments .github-comment.bot`)),
-		chromedp.WaitVisible(chromedp.CSS(`#github-checks .check.success`)),
 	)
+	pageShows(b, "the reply on the pull request", `#github-comments .github-comment.bot`)
+	pageShows(b, "the check run", `#github-checks .check.success`)
 	if c := b.text(`#github-comments .github-comment.bot .text`); !strings.Contains(c, "Scripted demo model") || !strings.Contains(c, "please review this") || strings.Contains(c, "<!--") {
 		t.Errorf("the pull request's reply:\n%s", c)
 	}
@@ -131,8 +147,8 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	// Linear: a delegated issue shows the agent's activities.
 	b.run("delegate a Linear issue",
 		chromedp.Click(chromedp.CSS(`#linear-issues li[data-identifier="ENG-1"] button.delegate`)),
-		chromedp.WaitVisible(chromedp.CSS(`#linear-sessions .session .entry.response`)),
 	)
+	pageShows(b, "the response activity", `#linear-sessions .session .entry.response`)
 	if a := b.text(`#linear-sessions .session .entry.action`); !strings.Contains(a, "mcp_linear_list_teams") {
 		t.Errorf("the action activity shows %q", a)
 	}
@@ -142,9 +158,9 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	b.run("reply to the agent in Linear",
 		chromedp.SendKeys(chromedp.CSS(`#linear-text`), "also check Sundays"),
 		chromedp.Click(chromedp.CSS(`#linear-send`)),
-		chromedp.WaitVisible(chromedp.CSS(`#linear-sessions .entry.prompt`)),
-		chromedp.WaitVisible(chromedp.CSS(`#linear-sessions .entry.response:nth-last-child(1)`)),
 	)
+	pageShows(b, "the prompt", `#linear-sessions .entry.prompt`)
+	pageShows(b, "the answer to the prompt", `#linear-sessions .entry.response:nth-last-child(1)`)
 	if r := b.text(`#linear-sessions .entry.response:nth-last-child(1)`); !strings.Contains(r, "also check Sundays") {
 		t.Errorf("the answer to the prompt:\n%s", r)
 	}

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -40,7 +41,17 @@ func startDev(t *testing.T, env map[string]string, args ...string) (dev *server,
 	}
 	go func() { dev.exitErr = dev.cmd.Wait(); close(dev.exited) }()
 	t.Cleanup(func() {
-		dev.kill()
+		// Stopped as a person stops it, so that it removes its directory;
+		// killed if it does not stop, and the directory removed here.
+		_ = dev.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-dev.exited:
+		case <-time.After(patience):
+			dev.kill()
+		}
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 		if t.Failed() {
 			t.Logf("dev output:\n%s", dev.out.String())
 		}

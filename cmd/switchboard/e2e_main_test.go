@@ -105,31 +105,45 @@ type server struct {
 // picks a free port and serve writes the address to <data dir>/addr.
 const anyPort = "127.0.0.1:0"
 
-// startServer runs serve on dataDir with env and waits until it answers.
-func startServer(t testing.TB, dataDir string, env map[string]string) *server {
+// spawn starts the binary with args in environ, its output collected and
+// its exit watched.
+func spawn(t testing.TB, environ []string, args ...string) *server {
 	t.Helper()
-	env = onPostgres(t, env)
-	s := &server{t: t, dataDir: dataDir, env: env, out: &syncBuffer{}, exited: make(chan struct{})}
-	// The address file of an earlier process on the data dir is stale.
-	addrFile := filepath.Join(dataDir, "addr")
-	if err := os.Remove(addrFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		t.Fatal(err)
-	}
-	s.cmd = exec.Command(binPath, "serve")
-	s.cmd.Env = append(os.Environ(),
-		"SWITCHBOARD_ADDR="+anyPort,
-		"SWITCHBOARD_DATA_DIR="+dataDir,
-		"SWITCHBOARD_ADMIN_TOKEN="+adminToken,
-		"SWITCHBOARD_LOG_LEVEL=debug",
-	)
-	for k, v := range env {
-		s.cmd.Env = append(s.cmd.Env, k+"="+v)
-	}
+	s := &server{t: t, out: &syncBuffer{}, exited: make(chan struct{})}
+	s.cmd = exec.Command(binPath, args...)
+	s.cmd.Env = environ
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	go func() { s.exitErr = s.cmd.Wait(); close(s.exited) }()
+	return s
+}
+
+// withEnv is environ with env's variables after it (so they win).
+func withEnv(environ []string, env map[string]string) []string {
+	for k, v := range env {
+		environ = append(environ, k+"="+v)
+	}
+	return environ
+}
+
+// startServer runs serve on dataDir with env and waits until it answers.
+func startServer(t testing.TB, dataDir string, env map[string]string) *server {
+	t.Helper()
+	env = onPostgres(t, env)
+	// The address file of an earlier process on the data dir is stale.
+	addrFile := filepath.Join(dataDir, "addr")
+	if err := os.Remove(addrFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	s := spawn(t, withEnv(append(childEnviron(),
+		"SWITCHBOARD_ADDR="+anyPort,
+		"SWITCHBOARD_DATA_DIR="+dataDir,
+		"SWITCHBOARD_ADMIN_TOKEN="+adminToken,
+		"SWITCHBOARD_LOG_LEVEL=debug",
+	), env), "serve")
+	s.dataDir, s.env = dataDir, env
 	t.Cleanup(func() {
 		s.kill()
 		if t.Failed() {

@@ -29,17 +29,8 @@ import (
 // left in its environment, must not reach it.
 func startDev(t *testing.T, env map[string]string, args ...string) (dev *server, page, dir string) {
 	t.Helper()
-	dev = &server{t: t, out: &syncBuffer{}, exited: make(chan struct{})}
-	dev.cmd = exec.Command(binPath, append([]string{"dev", "--addr", anyPort, "--gateway-addr", anyPort}, args...)...)
-	dev.cmd.Env = append(childEnviron(), "SLACK_BOT_TOKEN=xoxb-a-real-workspace", "SWITCHBOARD_STORE=postgres://nowhere.invalid/db", "SWITCHBOARD_MODEL=")
-	for k, v := range env {
-		dev.cmd.Env = append(dev.cmd.Env, k+"="+v)
-	}
-	dev.cmd.Stdout, dev.cmd.Stderr = dev.out, dev.out
-	if err := dev.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { dev.exitErr = dev.cmd.Wait(); close(dev.exited) }()
+	environ := withEnv(append(childEnviron(), "SLACK_BOT_TOKEN=xoxb-a-real-workspace", "SWITCHBOARD_STORE=postgres://nowhere.invalid/db", "SWITCHBOARD_MODEL="), env)
+	dev = spawn(t, environ, append([]string{"dev", "--addr", anyPort, "--gateway-addr", anyPort}, args...)...)
 	t.Cleanup(func() {
 		// Stopped as a person stops it, so that it removes its directory;
 		// killed if it does not stop, and the directory removed here.

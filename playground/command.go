@@ -111,7 +111,7 @@ func run(ctx context.Context, deps Deps, env command.Env, args []string) int {
 
 // play runs the simulators, the gateway and the page until ctx ends or
 // the gateway stops.
-func play(ctx context.Context, deps Deps, env command.Env, o options, model modelView) (err error) {
+func play(ctx context.Context, deps Deps, env command.Env, o options, model modelView) error {
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return fmt.Errorf("--addr %s: %w", o.addr, err)
@@ -145,17 +145,18 @@ func play(ctx context.Context, deps Deps, env command.Env, o options, model mode
 		"SWITCHBOARD_ADMIN_TOKEN": token,
 	}, model.Scripted)
 	gctx, stopGateway := context.WithCancel(ctx)
-	defer stopGateway()
-	exited := make(chan int, 1)
-	go func() { exited <- deps.Serve(gctx, genv.command(env), nil) }()
-	gateway, err := waitGateway(ctx, filepath.Join(dataDir, "addr"), exited)
+	var code int // the gateway's exit code, once exited is closed
+	exited := make(chan struct{})
+	go func() { code = deps.Serve(gctx, genv.command(env), nil); close(exited) }()
+	// The gateway stops before its data directory is removed, whatever
+	// ends dev.
+	defer func() { stopGateway(); <-exited }()
+	gateway, err := waitGateway(ctx, filepath.Join(dataDir, "addr"), exited, &code)
 	if err != nil {
 		return err
 	}
 	w.gateway = gateway
 	if err := w.installLinear(ctx); err != nil {
-		stopGateway()
-		<-exited
 		return err
 	}
 	pg, err := newPage(w, model, gateway+"/console/", log)
@@ -176,7 +177,8 @@ func play(ctx context.Context, deps Deps, env command.Env, o options, model mode
   data     %s (removed when dev stops)
 Press Ctrl-C to stop.
 `, ln.Addr(), gateway, gateway, token, modelLine, dir)
-	if code := <-exited; code != 0 && ctx.Err() == nil {
+	<-exited
+	if code != 0 && ctx.Err() == nil {
 		return fmt.Errorf("the gateway stopped (exit %d)", code)
 	}
 	return nil
@@ -257,14 +259,15 @@ func (g gatewayVars) command(env command.Env) command.Env {
 const gatewayPatience = 2 * time.Minute
 
 // waitGateway waits until the gateway has written the address it bound
-// and answers /readyz, and returns its URL.
-func waitGateway(ctx context.Context, addrFile string, exited <-chan int) (string, error) {
+// and answers /readyz, and returns its URL; code is the gateway's exit
+// code once exited is closed.
+func waitGateway(ctx context.Context, addrFile string, exited <-chan struct{}, code *int) (string, error) {
 	deadline := time.Now().Add(gatewayPatience)
 	url := ""
 	for {
 		select {
-		case code := <-exited:
-			return "", fmt.Errorf("the gateway stopped as it started (exit %d)", code)
+		case <-exited:
+			return "", fmt.Errorf("the gateway stopped as it started (exit %d)", *code)
 		case <-ctx.Done():
 			return "", ctx.Err()
 		default:

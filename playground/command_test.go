@@ -3,7 +3,12 @@ package playground
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -87,5 +92,33 @@ func TestDevRefusesBadFlags(t *testing.T) {
 				t.Error("the gateway started")
 			}
 		})
+	}
+}
+
+// TestDevGatewayFailsToStart: a gateway that stops as it starts ends dev
+// with exit 1 and a line saying so; nothing is left in the temporary
+// directory.
+func TestDevGatewayFailsToStart(t *testing.T) {
+	var out, errOut bytes.Buffer
+	var dataDir string
+	deps := Deps{Serve: func(_ context.Context, env command.Env, _ []string) int {
+		dataDir = env.Getenv("SWITCHBOARD_DATA_DIR")
+		fmt.Fprintln(env.Stderr, "switchboard: SWITCHBOARD_LOG_LEVEL=loud: want debug, info, warn or error")
+		return 1
+	}}
+	env := command.Env{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errOut}
+	if code := Command(deps).Run(context.Background(), env, []string{"--scripted", "--addr", "127.0.0.1:0", "--gateway-addr", "127.0.0.1:0"}); code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	for _, want := range []string{"SWITCHBOARD_LOG_LEVEL=loud", "switchboard dev: the gateway stopped as it started (exit 1)"} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut.String())
+		}
+	}
+	if dataDir == "" {
+		t.Fatal("the gateway was given no data directory")
+	}
+	if _, err := os.Stat(filepath.Dir(dataDir)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("dev left %s behind (%v)", filepath.Dir(dataDir), err)
 	}
 }

@@ -94,8 +94,7 @@ func newWorld(t tb.TB, scripted bool) *world {
 	w.linear.SeedIssue(fakelinear.Issue{Title: "Add a dark mode to the dashboard", Desc: "Follow the system setting; keep contrast readable."})
 
 	if scripted {
-		ms, hs := modelserver.Start(t)
-		ms.Default = demoAnswer
+		ms, hs := modelserver.Start(t, func(s *modelserver.Server) { s.Default = demoAnswer })
 		w.model, w.modelURL = ms, modelserver.OpenAIBaseURL(hs.URL)
 	}
 	return w

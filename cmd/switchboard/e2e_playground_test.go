@@ -294,10 +294,11 @@ func (st playgroundState) botReplies() []playgroundMessage {
 // OpenAI-compatible URL (as Ollama's), the agent answers with that model,
 // and nothing says scripted.
 func TestPlaygroundUsesTheConfiguredModel(t *testing.T) {
-	ms, hs := modelserver.Start(t)
-	ms.Default = func(modelserver.Request) modelserver.Step {
-		return modelserver.Step{Text: "Mondays break because of the early return."}
-	}
+	ms, hs := modelserver.Start(t, func(s *modelserver.Server) {
+		s.Default = func(modelserver.Request) modelserver.Step {
+			return modelserver.Step{Text: "Mondays break because of the early return."}
+		}
+	})
 	dev, page, _ := startDev(t, map[string]string{"SWITCHBOARD_MODEL": "openai/llama3.1", "OPENAI_BASE_URL": modelserver.OpenAIBaseURL(hs.URL)})
 	if out := dev.out.String(); strings.Contains(out, "scripted") || !strings.Contains(out, "model    openai/llama3.1") {
 		t.Errorf("dev's output:\n%s", out)
@@ -319,8 +320,9 @@ func TestPlaygroundUsesTheConfiguredModel(t *testing.T) {
 // with a Stop button; pressed, it is Slack's :octagonal_sign: reaction on
 // the thread's first message, which stops the turn.
 func TestPlaygroundStop(t *testing.T) {
-	ms, hs := modelserver.Start(t)
-	ms.Default = func(modelserver.Request) modelserver.Step { return modelserver.Step{Hang: true} }
+	ms, hs := modelserver.Start(t, func(s *modelserver.Server) {
+		s.Default = func(modelserver.Request) modelserver.Step { return modelserver.Step{Hang: true} }
+	})
 	_, page, _ := startDev(t, map[string]string{"SWITCHBOARD_MODEL": "openai/llama3.1", "OPENAI_BASE_URL": modelserver.OpenAIBaseURL(hs.URL)})
 	devPost(t, page, "api/slack/messages", map[string]string{"text": "@switchboard take your time"})
 	st := devWait(t, page, "the agent's status", func(st playgroundState) bool {

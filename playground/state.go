@@ -106,8 +106,7 @@ type linearEntry struct {
 
 // snapshot reads the simulators.
 func (w *world) snapshot() state {
-	st := state{Slack: w.slackView(), GitHub: w.githubView(), Linear: w.linearView()}
-	return st
+	return state{Slack: w.slackView(), GitHub: w.githubView(), Linear: w.linearView()}
 }
 
 func (w *world) slackView() slackView {

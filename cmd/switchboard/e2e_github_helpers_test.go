@@ -104,8 +104,6 @@ const installationID = fakegithub.InstallationID
 var (
 	ghUser        = fakegithub.UserPayload
 	ghRepo        = fakegithub.RepositoryPayload
-	ghIssue       = fakegithub.IssuePayload
-	ghPR          = fakegithub.PullRequestPayload
 	issueComment  = fakegithub.IssueCommentEvent
 	reviewComment = fakegithub.ReviewCommentEvent
 	review        = fakegithub.ReviewEvent

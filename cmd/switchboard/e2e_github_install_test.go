@@ -239,7 +239,7 @@ func TestGitHubCheckRunOnceAcrossSIGKILL(t *testing.T) {
 func TestGitHubContextFirstTurnOnly(t *testing.T) {
 	w := startGitHub(t, nil)
 	w.fake.SetPermission("alice", "write")
-	const body = "Steps: run it on a Monday." // ghIssue's body
+	const body = "Steps: run it on a Monday." // the body of fakegithub's issue payload
 	w.ms.Push(modelserver.Step{Text: "first answer"})
 	c := w.fake.AddComment("acme/widgets", 90, false, "alice", "x")
 	if code := w.deliver("issue_comment", "", issueComment(90, false, c, "alice", "@sb-agent first question"), githubSecret); code != 200 {

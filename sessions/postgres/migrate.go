@@ -26,29 +26,18 @@ const versionTable = "switchboard_schema_version"
 const migrateLock = 0x5357_4243_4844 // "SWBCHD"
 
 // migrateSchema brings the schema up to the version this binary carries, or
-// checks that a newer schema still accepts it.
-func migrateSchema(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
-	conn, err := pool.Acquire(ctx)
+// checks that a newer schema still accepts it, on a connection of its own
+// (migrationConn) holding the migration lock until it closes.
+func migrateSchema(ctx context.Context, cfg *pgxpool.Config, log *slog.Logger) error {
+	c, err := migrationConn(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		return fmt.Errorf("migrate: connect to %s: %s", where(cfg), redact(err.Error(), cfg.ConnString()))
 	}
-	defer conn.Release()
-	c := conn.Conn()
-	// The idle-transaction timeout ends the transactions of a replica
-	// paused mid-write; a migration's transaction pauses only as long as
-	// this process is kept off a busy CPU, and ending it would stop the
-	// start. RESET gives the connection its pool's setting back.
-	if _, err := c.Exec(ctx, "SET idle_in_transaction_session_timeout = 0"); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	defer func() { _, _ = c.Exec(context.WithoutCancel(ctx), "RESET idle_in_transaction_session_timeout") }()
+	// Closing the session releases the lock, whatever happened.
+	defer c.Close(context.WithoutCancel(ctx))
 	if _, err := c.Exec(ctx, "SELECT pg_advisory_lock($1)", int64(migrateLock)); err != nil {
 		return fmt.Errorf("migrate: take the lock: %w", err)
 	}
-	defer func() {
-		// A failed unlock (the connection broke) ends with the session.
-		_, _ = c.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", int64(migrateLock))
-	}()
 	m, err := migrate.NewMigratorEx(ctx, c, versionTable, &migrate.MigratorOptions{})
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -83,6 +72,19 @@ func migrateSchema(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) er
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
+}
+
+// migrationConn opens a connection as the pool's, but without the
+// idle-transaction timeout, which ends the transactions of a replica
+// paused mid-write: a migration's transaction pauses only as long as this
+// process is kept off a busy CPU, and ending it would stop the start. The
+// migrations reset the connection's settings after each step (tern runs
+// "reset all"), back to those it was opened with, so the timeout is left
+// out of those rather than set off for a while.
+func migrationConn(ctx context.Context, cfg *pgxpool.Config) (*pgx.Conn, error) {
+	cc := cfg.ConnConfig.Copy()
+	cc.RuntimeParams["idle_in_transaction_session_timeout"] = "0"
+	return pgx.ConnectConfig(ctx, cc)
 }
 
 // minSchema reads the lowest schema version a binary must know.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/switchboardhq/switchboard/sessions/postgres/pgtest"
 )
 
@@ -88,5 +89,34 @@ func TestOpenErrorsHideThePassword(t *testing.T) {
 				t.Fatalf("error quotes the password: %v", err)
 			}
 		})
+	}
+}
+
+// TestMigrationsKeepNoIdleTimeout: the migrations' connection has no
+// idle-transaction timeout even after a step resets its settings (tern
+// runs "reset all" after each), while the store's connections keep the
+// one they were given. With the timeout turned off by SET, the reset
+// brought it back and a busy machine's pause between two statements of a
+// migration ended the start.
+func TestMigrationsKeepNoIdleTimeout(t *testing.T) {
+	cfg, err := pgxpool.ParseConfig(pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = "50"
+	c, err := migrationConn(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(t.Context())
+	if _, err := c.Exec(t.Context(), "RESET ALL"); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	if err := c.QueryRow(t.Context(), "SHOW idle_in_transaction_session_timeout").Scan(&got); err != nil || got != "0" {
+		t.Fatalf("the migrations' connection after RESET ALL: timeout %q (%v), want 0", got, err)
+	}
+	if cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] != "50" {
+		t.Error("migrationConn changed the pool's settings")
 	}
 }

@@ -125,7 +125,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		closePools()
 		return nil, fmt.Errorf("connect to %s: %s", where(cfg), redact(err.Error(), dsn))
 	}
-	if err := migrateSchema(cctx, pool, opts.Logger); err != nil {
+	if err := migrateSchema(cctx, cfg, opts.Logger); err != nil {
 		closePools()
 		return nil, err
 	}

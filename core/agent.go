@@ -26,6 +26,9 @@ type Agent struct {
 	MemoryStores []MemoryStoreRef `json:"memory_stores,omitempty"`
 	Limits       Limits           `json:"limits"`
 	Environment  string           `json:"environment,omitempty"`
+	// Runtime says what drives the version's turns: the built-in loop, or
+	// an ACP agent in the session's sandbox.
+	Runtime AgentRuntime `json:"runtime"`
 	// RepositoryAccess lets the agent's sessions that came from elsewhere
 	// work on repositories of a code host's installation.
 	RepositoryAccess *RepositoryAccess `json:"repository_access,omitempty"`
@@ -188,8 +191,20 @@ func (a *Agent) ValidateUpdate(prevName string) error {
 
 // validateFields checks everything but the name.
 func (a *Agent) validateFields() error {
-	if _, _, err := SplitModel(a.Model); err != nil {
+	if err := a.Runtime.Validate(); err != nil {
 		return err
+	}
+	// An ACP agent picks its own model; one named here prices its turns.
+	if a.Model == "" && a.Runtime.KindOrDefault() == RuntimeBuiltin {
+		return fmt.Errorf("field \"model\" is required for the %s runtime (anthropic/<model> or openai/<model>): %w", RuntimeBuiltin, ErrInvalid)
+	}
+	if a.Model != "" {
+		if _, _, err := SplitModel(a.Model); err != nil {
+			return err
+		}
+	}
+	if a.Runtime.Kind == RuntimeACP && len(a.Tools) > 0 {
+		return fmt.Errorf("field \"tools\": custom tools are offered by the %s runtime only; an ACP agent brings its own: %w", RuntimeBuiltin, ErrInvalid)
 	}
 	if err := a.Limits.Validate(); err != nil {
 		return err

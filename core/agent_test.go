@@ -39,17 +39,23 @@ func TestAgentValidateTools(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := core.Agent{Name: "a", Model: "anthropic/x", Tools: tt.tools, MCPServers: tt.servers}
-			err := a.Validate()
-			if tt.wantErr == "" {
-				if err != nil {
-					t.Fatalf("valid agent refused: %v", err)
-				}
-				return
-			}
-			if err == nil || !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
-			}
+			wantValidation(t, a.Validate(), tt.wantErr)
 		})
+	}
+}
+
+// wantValidation checks a validation's outcome: nil when wantErr is
+// empty, else an ErrInvalid naming wantErr.
+func wantValidation(t *testing.T, err error, wantErr string) {
+	t.Helper()
+	if wantErr == "" {
+		if err != nil {
+			t.Fatalf("valid agent refused: %v", err)
+		}
+		return
+	}
+	if err == nil || !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), wantErr) {
+		t.Fatalf("error %v, want one containing %q", err, wantErr)
 	}
 }
 

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 )
 
@@ -74,4 +75,51 @@ type ExecResult struct {
 	// Limit, when set, names a limit of the sandbox the command ran into
 	// (new processes refused at the process limit), killed or not.
 	Limit string
+}
+
+// SandboxAgentHome is the $HOME of an agent process started in a sandbox
+// (ProcessSandbox): on the workspace volume, so the agent's own state
+// survives hibernation, and beside the repository checkouts
+// (/workspace/<repo>), never inside one.
+const SandboxAgentHome = SandboxWorkspace + "/.agent-home"
+
+// ProcessSandbox is a Sandbox that also runs long-lived processes with
+// their stdin and stdout attached: an ACP agent, driven over stdio.
+type ProcessSandbox interface {
+	Sandbox
+	// Start starts req in the session's sandbox, creating or starting the
+	// container first. The process ends with the sandbox (hibernation,
+	// archive) or by Kill; ctx bounds the start only.
+	Start(ctx context.Context, sessionID string, req ProcessRequest) (Process, error)
+}
+
+// ProcessRequest is one long-lived process in a session's sandbox.
+type ProcessRequest struct {
+	Cmd []string
+	// Env is the process's non-secret environment; HOME is
+	// SandboxAgentHome unless Env says otherwise.
+	Env map[string]string
+	// Dir is the working directory; empty means SandboxWorkspace.
+	Dir string
+}
+
+// Process is a process running in a session's sandbox.
+type Process interface {
+	// Stdin is the process's standard input; Close ends it.
+	Stdin() io.WriteCloser
+	// Stdout is the process's standard output, which ends when it exits.
+	Stdout() io.Reader
+	// Stderr is the end of what the process wrote to its standard error
+	// (a few KiB at most), for the error that reports its failure.
+	Stderr() string
+	// Done is closed once the process has exited, or its sandbox stopped.
+	Done() <-chan struct{}
+	// ExitCode is the process's exit status once Done is closed; -1 when
+	// the sandbox could not tell.
+	ExitCode() int
+	// Kill ends the process and every process it started.
+	Kill(ctx context.Context) error
+	// Hold keeps the sandbox from hibernating until release is called:
+	// a turn holds it while the process works for it.
+	Hold() (release func())
 }

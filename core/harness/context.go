@@ -230,19 +230,11 @@ func EstimateTokens(mc *Context) int {
 	return n/4 + 1
 }
 
-// DeriveContext reads the whole log and derives the context from it.
-func (h *Default) DeriveContext(ctx context.Context, c *Cycle) (*Context, error) {
-	events, err := c.Log.Events(ctx, c.SessionID, 0, 0)
-	if err != nil {
-		return nil, fmt.Errorf("read log: %w", err)
-	}
-	return Derive(c.Agent.System, events)
-}
-
-// ShouldCompact reports whether mc passes the compaction fraction of the
-// window. A context that is only a summary is never compacted again.
-func (h *Default) ShouldCompact(c *Cycle, mc *Context) bool {
-	if c.ContextWindow <= 0 || c.CompactFraction <= 0 {
+// shouldCompact reports whether mc passes the compaction fraction of the
+// window, for an agent that lets the loop compact. A context that is only
+// a summary is never compacted again.
+func (h *Default) shouldCompact(c *Cycle, mc *Context) bool {
+	if c.ContextWindow <= 0 || c.CompactFraction <= 0 || !c.Agent.Runtime.Compacts() {
 		return false
 	}
 	if mc.Compacted && len(mc.Messages) <= 1 {
@@ -253,12 +245,8 @@ func (h *Default) ShouldCompact(c *Cycle, mc *Context) bool {
 
 const compactPrompt = `Summarise this conversation so that you can continue the work from the summary alone: the person's requests (the latest one verbatim), decisions made, facts learned, what was done with which tools and with what result, open questions, and the next steps. Answer with the summary only; do not call tools.`
 
-// Compact asks the model for a summary and logs it as session.compacted;
+// compact asks the model for a summary and logs it as session.compacted;
 // later contexts start from the summary instead of the events before it.
-func (h *Default) Compact(ctx context.Context, c *Cycle, mc *Context) (core.Usage, error) {
-	return h.compact(ctx, c, mc, "")
-}
-
 func (h *Default) compact(ctx context.Context, c *Cycle, mc *Context, turnID string) (core.Usage, error) {
 	req := core.ModelRequest{Model: c.Agent.Model, System: mc.System, Tools: c.Tools.Defs()}
 	req.Messages = append(req.Messages, mc.Messages...)

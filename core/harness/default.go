@@ -11,7 +11,8 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 )
 
-// Default is the harness every agent runs on.
+// Default is the built-in loop: the harness of agents whose runtime is
+// core.RuntimeBuiltin.
 type Default struct {
 	Observer Observer
 	// Prices estimates each turn's cost (turn.completed cost_usd); nil
@@ -51,10 +52,10 @@ func (h *Default) observer() Observer {
 	return h.Observer
 }
 
-// Init closes the tool calls of an open turn that have no result: the
+// init closes the tool calls of an open turn that have no result: the
 // process that ran them died. Calls still waiting for a person (custom
 // tools, ask-first calls not yet confirmed) are left alone.
-func (h *Default) Init(ctx context.Context, c *Cycle) error {
+func (h *Default) init(ctx context.Context, c *Cycle) error {
 	s, err := c.Log.GetSession(ctx, c.SessionID)
 	if err != nil {
 		return err
@@ -109,7 +110,7 @@ func (h *Default) Run(ctx context.Context, c *Cycle) (Outcome, error) {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	var out Outcome
-	if err := h.Init(ctx, c); err != nil {
+	if err := h.init(ctx, c); err != nil {
 		return out, fmt.Errorf("init: %w", err)
 	}
 	for {

@@ -18,19 +18,15 @@ import (
 	"github.com/switchboardhq/switchboard/core/toolset"
 )
 
-// Harness runs an agent's turns over a session's log.
+// Harness drives an agent version's turns over a session's log. Each
+// runtime kind (core.AgentRuntime) has one: Default is the built-in loop;
+// an ACP agent in the session's sandbox is another. The session runtime
+// calls Run once per cycle with the harness of the pinned version's kind.
 type Harness interface {
-	// Init makes the log consistent before a cycle: a tool call of an open
-	// turn without a result gets an "interrupted by restart" result.
-	Init(ctx context.Context, c *Cycle) error
-	// DeriveContext builds the model context from the log alone.
-	DeriveContext(ctx context.Context, c *Cycle) (*Context, error)
-	// ShouldCompact reports whether mc has outgrown the model's window.
-	ShouldCompact(c *Cycle, mc *Context) bool
-	// Compact has the model summarise mc and logs session.compacted.
-	Compact(ctx context.Context, c *Cycle, mc *Context) (core.Usage, error)
 	// Run takes the session's pending inputs and runs turns until none are
-	// left or a turn yields for a person.
+	// left or a turn yields for a person. A cancelled ctx whose cause is
+	// ErrShutdown or core.ErrLeaseLost leaves the open turn in the log for
+	// whoever runs the session next.
 	Run(ctx context.Context, c *Cycle) (Outcome, error)
 }
 
@@ -77,6 +73,11 @@ type Cycle struct {
 	// crash and fencing tests park or pause the process there. Nil
 	// outside test builds.
 	Failpoint func(point string)
+	// Inputs, when set, receives a value when an input is queued for the
+	// session while the cycle runs (a wake), so a harness that waits on
+	// something else (a parked permission request) notices it. Inputs
+	// stay in the store either way: a missed value costs latency only.
+	Inputs <-chan struct{}
 }
 
 // Outcome summarises a cycle.

@@ -337,6 +337,26 @@ func TestCompaction(t *testing.T) {
 	}
 }
 
+func TestCompactionOffPerAgent(t *testing.T) {
+	e := newEnv(t, fakemodel.Step{Text: "first answer " + strings.Repeat("x", 400)}, fakemodel.Step{Text: "second answer"})
+	e.cycle.ContextWindow, e.cycle.CompactFraction = 100, 0.5
+	e.cycle.Agent.Runtime.Compaction = core.CompactionOff
+	e.say("first question")
+	e.run(t, context.Background())
+	e.say("second question")
+	e.run(t, context.Background())
+	if slices.Contains(e.log.types(), core.TypeCompacted) {
+		t.Fatalf("an agent with compaction off was compacted: %v", e.log.types())
+	}
+	reqs := e.model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want the two answers and no summary", len(reqs))
+	}
+	if n := len(reqs[1].Messages); n != 3 {
+		t.Fatalf("the second request has %d messages, want the whole conversation (3)", n)
+	}
+}
+
 func TestModelErrorFailsThenRecovers(t *testing.T) {
 	e := newEnv(t, fakemodel.Step{Err: &core.ModelError{Status: 401, Message: "invalid x-api-key"}}, fakemodel.Step{Text: "fine now"})
 	e.say("hi")

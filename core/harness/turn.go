@@ -136,7 +136,7 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 		if err != nil {
 			return "", err
 		}
-		if t.h.ShouldCompact(c, mc) {
+		if t.h.shouldCompact(c, mc) {
 			u, err := t.h.compact(tctx, c, mc, t.id)
 			t.usage = t.usage.Add(u)
 			if err != nil {

@@ -25,6 +25,7 @@ type agentBody struct {
 	MemoryStores *[]core.MemoryStoreRef `json:"memory_stores"`
 	Limits       *core.Limits           `json:"limits"`
 	Environment  *string                `json:"environment"`
+	Runtime      *core.AgentRuntime     `json:"runtime"`
 	Metadata     *map[string]string     `json:"metadata"`
 	// RepositoryAccess replaces the latest version's when given; null
 	// takes it away.
@@ -83,6 +84,9 @@ func (b *agentBody) apply(a *core.Agent) {
 	if b.Metadata != nil {
 		a.Metadata = *b.Metadata
 	}
+	if b.Runtime != nil {
+		a.Runtime = *b.Runtime
+	}
 	if b.RepositoryAccess.given {
 		a.RepositoryAccess = b.RepositoryAccess.v
 	}
@@ -111,7 +115,8 @@ func (h *Handler) createAgent(w http.ResponseWriter, r *http.Request) error {
 	if b.Name == nil || *b.Name == "" {
 		return web.Invalid("field \"name\" is required")
 	}
-	if b.Model == nil || *b.Model == "" {
+	acp := b.Runtime != nil && b.Runtime.Kind == core.RuntimeACP
+	if (b.Model == nil || *b.Model == "") && !acp {
 		return web.Invalid("field \"model\" is required (anthropic/<model> or openai/<model>)")
 	}
 	a := &core.Agent{}
@@ -119,7 +124,7 @@ func (h *Handler) createAgent(w http.ResponseWriter, r *http.Request) error {
 	if err := a.Validate(); err != nil {
 		return err
 	}
-	if err := h.checkModel(a.Model); err != nil {
+	if err := h.checkRuntime(a); err != nil {
 		return err
 	}
 	if err := h.StdioAllow.Check(a.MCPServers); err != nil {
@@ -160,10 +165,19 @@ func (h *Handler) updateAgent(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
-	if b.Model != nil {
-		if _, _, err := core.SplitModel(*b.Model); err == nil {
-			if err := h.checkModel(*b.Model); err != nil {
-				return err
+	if b.Model != nil || b.Runtime != nil {
+		// Checked on what the update makes, outside the store's write
+		// transaction; the store validates it again inside.
+		next := core.Agent{}
+		if cur, err := h.Store.GetAgent(r.Context(), r.PathValue("id")); err == nil {
+			next = *cur
+		}
+		b.apply(&next)
+		if next.Runtime.Validate() == nil {
+			if _, _, err := core.SplitModel(next.Model); err == nil || next.Runtime.Kind == core.RuntimeACP {
+				if err := h.checkRuntime(&next); err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -62,6 +62,9 @@ type Handler struct {
 	Links LinkChecker
 	// Models, when set, refuses an agent whose model no client serves.
 	Models ModelChecker
+	// Runtimes, when set, refuses an agent whose runtime (other than the
+	// built-in loop) this gateway cannot run, saying why.
+	Runtimes func(core.AgentRuntime) error
 	// Repositories, when set, checks an agent's repository_access against
 	// the installation it names; without it such an agent is refused.
 	Repositories RepositoryChecker
@@ -74,6 +77,19 @@ type ModelChecker interface {
 }
 
 // checkModel refuses a model no client serves, as an invalid field.
+// checkRuntime checks that this gateway can run a: the built-in loop
+// needs a client and key for its model; another runtime must be one the
+// gateway serves (Runtimes).
+func (h *Handler) checkRuntime(a *core.Agent) error {
+	if a.Runtime.KindOrDefault() == core.RuntimeBuiltin {
+		return h.checkModel(a.Model)
+	}
+	if h.Runtimes == nil {
+		return nil
+	}
+	return h.Runtimes(a.Runtime)
+}
+
 func (h *Handler) checkModel(model string) error {
 	if h.Models == nil {
 		return nil

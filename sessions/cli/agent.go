@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/sessions/client"
@@ -84,8 +85,8 @@ func agentWrite(ctx context.Context, env cliIO, args []string, update bool) erro
 		return err
 	}
 	switch {
-	case !update && (p.Name == nil || p.Model == nil):
-		return &usageError{cmd: c, msg: "agent create: --name and --model are required (or give them in --file)"}
+	case !update && (p.Name == nil || (p.Model == nil && (p.Runtime == nil || p.Runtime.Kind != core.RuntimeACP))):
+		return &usageError{cmd: c, msg: "agent create: --name and --model are required (or give them in --file; an agent whose runtime is acp needs no model)"}
 	case update && p == (client.AgentParams{Version: p.Version}):
 		return &usageError{cmd: c, msg: "agent update: nothing to change; give a flag or --file"}
 	}
@@ -249,6 +250,14 @@ func agentGet(ctx context.Context, env cliIO, args []string) error {
 	return c.showAgent(a)
 }
 
+// showRuntime is the kind, and an ACP agent's command.
+func showRuntime(r core.AgentRuntime) string {
+	if r.Kind != core.RuntimeACP {
+		return r.KindOrDefault()
+	}
+	return r.Kind + ": " + strings.Join(r.Command, " ")
+}
+
 func (c *subcommand) showAgent(a *core.Agent) error {
 	if c.json {
 		return c.printJSON(a, false)
@@ -258,6 +267,7 @@ func (c *subcommand) showAgent(a *core.Agent) error {
 		{"name", a.Name},
 		{"version", fmt.Sprint(a.Version)},
 		{"model", a.Model},
+		{"runtime", showRuntime(a.Runtime)},
 		{"description", a.Description},
 		{"limits", showLimits(a.Limits)},
 		{"tools", fmt.Sprint(len(a.Tools))},

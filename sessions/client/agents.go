@@ -25,6 +25,7 @@ type AgentParams struct {
 	MemoryStores *[]core.MemoryStoreRef `json:"memory_stores,omitempty"`
 	Limits       *core.Limits           `json:"limits,omitempty"`
 	Environment  *string                `json:"environment,omitempty"`
+	Runtime      *core.AgentRuntime     `json:"runtime,omitempty"`
 	Metadata     *map[string]string     `json:"metadata,omitempty"`
 	// RepositoryAccess replaces the latest version's when given.
 	RepositoryAccess *core.RepositoryAccess `json:"repository_access,omitempty"`

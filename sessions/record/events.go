@@ -3,6 +3,7 @@ package record
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -110,9 +111,16 @@ const (
 // FollowPause folds a status change into the session's pending action: a
 // turn paused by a session budget waits on its raise and holds no lease,
 // so a restart does not resume it; its resumption (queued once raised,
-// then running) clears the wait.
+// then running) clears the wait. A turn whose agent waits inside it for
+// a person's answer (an ACP agent's permission request) shows the calls
+// it waits on, so that their answers are taken, and keeps its lease: a
+// restart finds the turn and ends it.
 func FollowPause(sess *core.Session, st *core.StatusChangedBody) Lease {
 	switch {
+	case st.PendingAction != nil && st.PendingAction.Budget == nil && len(st.PendingAction.ToolUseIDs) > 0 && sess.TurnID != "":
+		pa := core.PendingAction{ToolUseIDs: slices.Clone(st.PendingAction.ToolUseIDs)}
+		sess.PendingAction = &pa
+		return LeaseKept
 	case st.PendingAction != nil && st.PendingAction.Budget != nil && sess.TurnID != "":
 		pa := *st.PendingAction
 		pa.ToolUseIDs = []string{}

@@ -38,10 +38,13 @@ type Config struct {
 	// session, a queued interrupt or an archive stops its turn. Without it
 	// only the wake queue (and Wake) bring sessions to run.
 	Commits core.CommitStream
-	Harness harness.Harness
-	Model   core.Model
-	Tools   Toolset // nil: the conversation tools only
-	Workers int     // default 8
+	// Harness is the built-in loop (default harness.Default); Runtimes
+	// adds the harness of each other runtime kind an agent may name.
+	Harness  harness.Harness
+	Runtimes map[string]harness.Harness
+	Model    core.Model
+	Tools    Toolset // nil: the conversation tools only
+	Workers  int     // default 8
 	// Limits fill the zero fields of an agent's limits.
 	Limits core.Limits
 	// ContextWindow gives a model's window in tokens.
@@ -110,6 +113,9 @@ type Runtime struct {
 type activeTurn struct {
 	cancel context.CancelCauseFunc
 	again  bool // woken while running: run another cycle
+	// inputs is told of a wake while the session runs: a harness whose
+	// turn cannot take inputs mid-step watches it (harness.Cycle.Inputs).
+	inputs chan struct{}
 }
 
 // New returns a runtime; Start starts it.
@@ -333,6 +339,10 @@ func (r *Runtime) enqueueLocked(id string) {
 	}
 	if a := r.running[id]; a != nil {
 		a.again = true
+		select {
+		case a.inputs <- struct{}{}:
+		default:
+		}
 		return
 	}
 	if r.queued[id] {
@@ -361,7 +371,7 @@ func (r *Runtime) take() (string, *activeTurn, bool) {
 	id := r.ready[0]
 	r.ready = r.ready[1:]
 	delete(r.queued, id)
-	a := &activeTurn{}
+	a := &activeTurn{inputs: make(chan struct{}, 1)}
 	r.running[id] = a
 	return id, a, true
 }
@@ -435,7 +445,7 @@ func (r *Runtime) runSession(ctx context.Context, id string, a *activeTurn) {
 			arrived = err == nil
 		}
 		if err == nil {
-			err = r.cycle(cctx, id, h.lease.Epoch)
+			err = r.cycle(cctx, id, h.lease.Epoch, a.inputs)
 		}
 		cancel(nil)
 		if errors.Is(err, core.ErrLeaseLost) || context.Cause(lctx) == core.ErrLeaseLost {
@@ -513,9 +523,21 @@ func (r *Runtime) backingOff(id string, now time.Time) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// harness is the harness of the agent version's runtime kind.
+func (r *Runtime) harness(a *core.Agent) (harness.Harness, error) {
+	kind := a.Runtime.KindOrDefault()
+	if kind == core.RuntimeBuiltin {
+		return r.cfg.Harness, nil
+	}
+	if h := r.cfg.Runtimes[kind]; h != nil {
+		return h, nil
+	}
+	return nil, fmt.Errorf("agent %s v%d: runtime %q is not available on this gateway: %w", a.ID, a.Version, kind, core.ErrInvalid)
+}
+
 // cycle runs the harness once and clears the session's wake when it is
 // done with it.
-func (r *Runtime) cycle(ctx context.Context, id string, epoch uint64) error {
+func (r *Runtime) cycle(ctx context.Context, id string, epoch uint64, inputs <-chan struct{}) error {
 	s, err := r.cfg.Store.GetSession(ctx, id)
 	if errors.Is(err, core.ErrNotFound) {
 		return r.cfg.Store.ClearWake(ctx, id, epoch)
@@ -529,6 +551,10 @@ func (r *Runtime) cycle(ctx context.Context, id string, epoch uint64) error {
 	agent, err := r.cfg.Store.GetAgentVersion(ctx, s.Agent.ID, s.Agent.Version)
 	if err != nil {
 		return fmt.Errorf("agent %s v%d: %w", s.Agent.ID, s.Agent.Version, err)
+	}
+	h, err := r.harness(agent)
+	if err != nil {
+		return err
 	}
 	var tools *toolset.Registry
 	if r.cfg.Tools != nil {
@@ -553,6 +579,7 @@ func (r *Runtime) cycle(ctx context.Context, id string, epoch uint64) error {
 		CompactFraction: r.cfg.CompactFraction,
 		Logger:          r.log,
 		Failpoint:       r.cfg.Failpoint,
+		Inputs:          inputs,
 	}
 	if r.cfg.ContextWindow != nil {
 		c.ContextWindow = r.cfg.ContextWindow(agent.Model)
@@ -560,7 +587,7 @@ func (r *Runtime) cycle(ctx context.Context, id string, epoch uint64) error {
 	if r.cfg.Images != nil {
 		c.Images = r.cfg.Images(agent.Model)
 	}
-	out, err := r.cfg.Harness.Run(ctx, c)
+	out, err := h.Run(ctx, c)
 	if errors.Is(err, core.ErrArchived) {
 		// Archived mid-turn: the log is read-only now, nothing to resume.
 		return r.cfg.Store.ClearWake(ctx, id, epoch)

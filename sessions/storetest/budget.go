@@ -112,3 +112,38 @@ func testSetLimits(t *testing.T, s core.Store) {
 	_, err = s.SetSessionLimits(ctx, sess.ID, core.Limits{MaxSessionTokens: 1}, core.ActorHuman)
 	wantErr(t, err, core.ErrArchived)
 }
+
+// testWaitInTurn: a turn whose agent waits inside it on a person (an ACP
+// permission request) shows the calls it waits on as the session's
+// pending action, so that their answers are taken, and keeps its lease,
+// so that a restart finds the turn; going on running clears the wait.
+func testWaitInTurn(t *testing.T, s core.Store) {
+	ctx := t.Context()
+	sess := newSession(t, s, message("go"))
+	appendEvents(t, s, sess.ID, core.AppendRequest{TakeInputs: true, TurnID: "turn_w", Holder: "host-1",
+		Events: []core.Event{statusEvent(core.StatusRunning, ""), turnStarted()}})
+	appendEvents(t, s, sess.ID, core.AppendRequest{TurnID: "turn_w", Events: []core.Event{
+		core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{
+			Status: core.StatusAwaitingInput, StopReason: core.ReasonRequiresAction, PendingAction: &core.PendingAction{ToolUseIDs: []string{"call_2"}}}),
+	}})
+	got := getSession(t, s, sess.ID)
+	if got.Status != core.StatusAwaitingInput || got.TurnID != "turn_w" || got.PendingAction == nil ||
+		len(got.PendingAction.ToolUseIDs) != 1 || got.PendingAction.ToolUseIDs[0] != "call_2" || got.BudgetPaused() {
+		t.Fatalf("waiting session %+v (pending %+v)", got, got.PendingAction)
+	}
+	open, err := s.OpenTurns(ctx)
+	must(t, err)
+	if open[sess.ID] != "host-1" {
+		t.Fatalf("a turn that waits in itself keeps its lease: open turns %v", open)
+	}
+	_, err = s.QueueInputs(ctx, sess.ID, core.QueueRequest{Inputs: []core.Event{toolAnswer(core.TypeUserToolConfirmation, "call_9")}, AnswersPending: true})
+	wantErr(t, err, core.ErrConflict)
+	_, err = s.QueueInputs(ctx, sess.ID, core.QueueRequest{Inputs: []core.Event{toolAnswer(core.TypeUserToolConfirmation, "call_2")}, AnswersPending: true})
+	must(t, err)
+	appendEvents(t, s, sess.ID, core.AppendRequest{TakeInputs: true, TurnID: "turn_w", Events: []core.Event{statusEvent(core.StatusRunning, "")}})
+	got = getSession(t, s, sess.ID)
+	if got.Status != core.StatusRunning || got.PendingAction != nil || got.TurnID != "turn_w" {
+		t.Fatalf("after the answer %+v (pending %+v)", got, got.PendingAction)
+	}
+	checkCounts(t, s)
+}

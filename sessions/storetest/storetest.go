@@ -51,6 +51,7 @@ func Run(t *testing.T, open func(t *testing.T) core.Store) {
 		{"append/cost", testAppendCost},
 		{"append/result", testAppendResult},
 		{"budget/pause_and_raise", testBudgetPause},
+		{"turn/wait_in_turn", testWaitInTurn},
 		{"budget/set_limits", testSetLimits},
 		{"sessions/fork", testFork},
 		{"links/add_remove", testLinks},

@@ -1,0 +1,242 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/client"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+var _ core.ProcessSandbox = (*Docker)(nil)
+
+// processWrapper records the process's pid in $1 and becomes the command
+// ($2…), so that Kill finds it and its descendants by pid.
+const processWrapper = `f=$1; shift; mkdir -p "$(dirname "$f")" && echo $$ > "$f"; exec "$@"`
+
+// killTree kills the process whose pid is in $1 and every descendant it
+// has, children first found through /proc (a process reparented to init
+// is out of its tree: the container's stop ends those).
+const killTree = `tree() { for t in /proc/$1/task/*; do for c in $(cat "$t/children" 2>/dev/null); do tree "$c"; done; done; kill -KILL "$1" 2>/dev/null; }
+p=$(cat "$1" 2>/dev/null) || exit 0
+[ -n "$p" ] && tree "$p"; rm -f "$1"; echo killed`
+
+// stderrTail bounds what a process's stderr keeps for its failure report.
+const stderrTail = 4 << 10
+
+// Start runs req in the session's sandbox with stdin and stdout attached,
+// as the command user, with HOME on the workspace volume
+// (core.SandboxAgentHome). The process does not keep the sandbox warm:
+// Hold does, while it works.
+func (d *Docker) Start(ctx context.Context, sessionID string, req core.ProcessRequest) (core.Process, error) {
+	if !sessionPattern.MatchString(sessionID) {
+		return nil, fmt.Errorf("session id %q cannot name a sandbox: %w", sessionID, core.ErrInvalid)
+	}
+	if len(req.Cmd) == 0 {
+		return nil, fmt.Errorf("empty command: %w", core.ErrInvalid)
+	}
+	b, err := d.acquire(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer d.release(b)
+	b.mu.Lock()
+	id, err := d.ensure(ctx, b)
+	b.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	dir := req.Dir
+	if dir == "" {
+		dir = core.SandboxWorkspace
+	}
+	env := map[string]string{"HOME": core.SandboxAgentHome}
+	maps.Copy(env, req.Env)
+	pidFile := fmt.Sprintf("/tmp/.switchboard/proc-%d", time.Now().UnixNano())
+	cmd := append([]string{"sh", "-c", processWrapper, "sh", pidFile}, req.Cmd...)
+	// The home is made first: an agent that writes its state there finds it.
+	script := `mkdir -p "$1" && cd "$2" && shift 2 && exec "$@"`
+	cmd = append([]string{"sh", "-c", script, "sh", env["HOME"], dir}, cmd...)
+	ex, err := d.cli.ExecCreate(ctx, id, client.ExecCreateOptions{
+		User:         d.cfg.User,
+		AttachStdin:  true,
+		AttachStdout: true,
+		AttachStderr: true,
+		Env:          envList(env),
+		WorkingDir:   core.SandboxWorkspace,
+		Cmd:          cmd,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("exec in sandbox: %w", err)
+	}
+	att, err := d.cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("attach to sandbox exec: %w", err)
+	}
+	outR, outW := io.Pipe()
+	p := &process{d: d, session: sessionID, container: id, exec: ex.ID, pidFile: pidFile, att: &att.HijackedResponse, stdout: outR,
+		streamEnded: make(chan struct{}), done: make(chan struct{}), exit: -1}
+	go func() {
+		_, err := stdcopy.StdCopy(outW, &p.stderr, att.Reader)
+		outW.CloseWithError(err)
+		close(p.streamEnded)
+	}()
+	go p.watch()
+	return p, nil
+}
+
+// exitPoll is how often a live process's exec is asked whether it ended:
+// with stdin attached, the engine keeps the stream open past the exit.
+const exitPoll = 500 * time.Millisecond
+
+// watch waits for the process to end, records its exit status and closes
+// done; the rest of its output is read for a moment first.
+func (p *process) watch() {
+	ended := p.streamEnded
+	tick := time.NewTicker(exitPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ended:
+			ended = nil
+		case <-tick.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		insp, err := p.d.cli.ExecInspect(ctx, p.exec, client.ExecInspectOptions{})
+		cancel()
+		if err == nil && insp.Running {
+			continue
+		}
+		if err == nil {
+			p.exit = insp.ExitCode
+		}
+		break
+	}
+	// Ending stdin lets the engine end the stream; what the process wrote
+	// last is still read.
+	_ = p.att.CloseWrite()
+	select {
+	case <-p.streamEnded:
+	case <-time.After(2 * time.Second):
+		p.att.Close()
+		p.stdout.CloseWithError(io.ErrClosedPipe) // no one reads it: unblock the copy
+	}
+	close(p.done)
+}
+
+func envList(env map[string]string) []string {
+	out := make([]string, 0, len(env))
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		out = append(out, k+"="+env[k])
+	}
+	return out
+}
+
+// process is a process started by Docker.Start.
+type process struct {
+	d         *Docker
+	session   string
+	container string
+	exec      string
+	pidFile   string
+	att       *client.HijackedResponse
+	stdout    *io.PipeReader
+	stderr    tail
+
+	streamEnded chan struct{}
+	done        chan struct{}
+	exit        int // set before done is closed
+}
+
+func (p *process) Stdin() io.WriteCloser { return stdinOf{p.att} }
+func (p *process) Stdout() io.Reader     { return p.stdout }
+func (p *process) Stderr() string        { return p.stderr.String() }
+func (p *process) Done() <-chan struct{} { return p.done }
+
+func (p *process) ExitCode() int {
+	select {
+	case <-p.done:
+		return p.exit
+	default:
+		return -1
+	}
+}
+
+// Kill kills the process and its descendants; when its pid cannot be
+// read, every process of the command user goes (as a command past its
+// timeout does).
+func (p *process) Kill(ctx context.Context) error {
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	var out strings.Builder
+	code, err := p.d.execOnce(ctx, p.container, execSpec{cmd: []string{"sh", "-c", killTree, "sh", p.pidFile}, dir: "/", stdout: &out, stderr: &out})
+	if err != nil && isNotRunning(err) {
+		return nil // the sandbox stopped: so did the process
+	}
+	if err != nil || code != 0 || strings.TrimSpace(out.String()) != "killed" {
+		b, aerr := p.d.acquire(p.session)
+		if aerr != nil {
+			return fmt.Errorf("kill sandbox process: %w", err)
+		}
+		defer p.d.release(b)
+		p.d.log.Warn("sandbox process not killed by pid; killing every command", "session_id", p.session, "output", out.String(), "err", err,
+			"how", p.d.reclaim(ctx, b, p.container))
+	}
+	p.att.Close()
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+// Hold counts the sandbox as in use, so that its idle timer leaves it
+// alone, until release.
+func (p *process) Hold() func() {
+	b, err := p.d.acquire(p.session)
+	if err != nil {
+		return func() {}
+	}
+	var once sync.Once
+	return func() { once.Do(func() { p.d.release(b) }) }
+}
+
+// stdinOf writes to an exec's stdin; Close half-closes it.
+type stdinOf struct{ att *client.HijackedResponse }
+
+func (s stdinOf) Write(b []byte) (int, error) { return s.att.Conn.Write(b) }
+func (s stdinOf) Close() error                { return s.att.CloseWrite() }
+
+// tail keeps the last stderrTail bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if over := len(t.buf) - stderrTail; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(b), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.ToValidUTF8(string(t.buf), "\uFFFD")
+}

@@ -1,0 +1,142 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// startProcess starts cmd in the session's sandbox for the test.
+func startProcess(t *testing.T, d *Docker, session string, req core.ProcessRequest) core.Process {
+	t.Helper()
+	p, err := d.Start(context.Background(), session, req)
+	if err != nil {
+		t.Fatalf("start %q: %v", req.Cmd, err)
+	}
+	return p
+}
+
+func waitDone(t *testing.T, p core.Process) {
+	t.Helper()
+	select {
+	case <-p.Done():
+	case <-time.After(time.Minute):
+		t.Fatal("the process never ended")
+	}
+}
+
+// TestProcessStdio: a started process reads its stdin and writes its
+// stdout as a stream, runs in its working directory with HOME on the
+// workspace volume and the environment given, and reports its exit
+// status and the end of its stderr.
+func TestProcessStdio(t *testing.T) {
+	d := newDocker(t)
+	session := newSession()
+	p := startProcess(t, d, session, core.ProcessRequest{
+		Cmd: []string{"sh", "-c", `echo "home=$HOME dir=$(pwd) greeting=$GREETING"; [ -d "$HOME" ] && echo home-exists; echo warming up >&2
+while read -r line; do echo "got $line"; [ "$line" = bye ] && exit 3; done`},
+		Env: map[string]string{"GREETING": "hi"},
+	})
+	out := bufio.NewReader(p.Stdout())
+	line := func() string {
+		t.Helper()
+		s, err := out.ReadString('\n')
+		if err != nil {
+			t.Fatalf("read stdout: %v (stderr %q)", err, p.Stderr())
+		}
+		return strings.TrimSpace(s)
+	}
+	if got, want := line(), fmt.Sprintf("home=%s dir=%s greeting=hi", core.SandboxAgentHome, core.SandboxWorkspace); got != want {
+		t.Fatalf("first line %q, want %q", got, want)
+	}
+	if got := line(); got != "home-exists" {
+		t.Fatalf("the agent's home was not made: %q", got)
+	}
+	for _, msg := range []string{"one", "two"} {
+		if _, err := io.WriteString(p.Stdin(), msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if got := line(); got != "got "+msg {
+			t.Fatalf("answer %q, want %q", got, "got "+msg)
+		}
+	}
+	if _, err := io.WriteString(p.Stdin(), "bye\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, p)
+	if p.ExitCode() != 3 {
+		t.Fatalf("exit code %d, want 3", p.ExitCode())
+	}
+	if !strings.Contains(p.Stderr(), "warming up") {
+		t.Fatalf("stderr %q", p.Stderr())
+	}
+	// The agent's home is on the workspace volume: what it wrote there
+	// outlives the container's stop.
+	sh(t, d, session, "echo state > "+core.SandboxAgentHome+"/state")
+	b, _ := d.acquire(session)
+	b.mu.Lock()
+	if err := d.stop(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	b.mu.Unlock()
+	d.release(b)
+	if res := sh(t, d, session, "cat "+core.SandboxAgentHome+"/state"); strings.TrimSpace(string(res.Stdout)) != "state" {
+		t.Fatalf("the agent's home did not survive hibernation: %q %q", res.Stdout, res.Stderr)
+	}
+}
+
+// TestProcessKill: Kill ends the process and what it started, and
+// nothing else of the sandbox; a sandbox that stops ends its processes.
+func TestProcessKill(t *testing.T) {
+	d := newDocker(t)
+	session := newSession()
+	other := startProcess(t, d, session, core.ProcessRequest{Cmd: []string{"sleep", "600"}})
+	p := startProcess(t, d, session, core.ProcessRequest{Cmd: []string{"sh", "-c", "sleep 777 & echo started; wait"}})
+	if s, err := bufio.NewReader(p.Stdout()).ReadString('\n'); err != nil || strings.TrimSpace(s) != "started" {
+		t.Fatalf("first line %q (%v)", s, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := p.Kill(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, p)
+	if res := sh(t, d, session, "ps -eo args 2>/dev/null || cat /proc/[0-9]*/cmdline | tr '\\0' ' '"); strings.Contains(string(res.Stdout), "sleep 777") || !strings.Contains(string(res.Stdout), "sleep 600") {
+		t.Fatalf("after Kill the sandbox runs %q: want sleep 600 alive and sleep 777 gone", res.Stdout)
+	}
+	select {
+	case <-other.Done():
+		t.Fatal("Kill ended another process of the sandbox")
+	default:
+	}
+	if err := d.Remove(ctx, session); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, other)
+}
+
+// TestProcessHold: a held process keeps its sandbox from hibernating;
+// released, the idle timer stops the sandbox and ends the process.
+func TestProcessHold(t *testing.T) {
+	d := newDocker(t, func(c *Config) { c.AfterFunc = manualTimers })
+	session := newSession()
+	p := startProcess(t, d, session, core.ProcessRequest{Cmd: []string{"sleep", "600"}})
+	release := p.Hold()
+	d.mu.Lock()
+	b := d.boxes[session]
+	armed := b != nil && b.timer != nil && b.timer.(*idleTimer).active
+	d.mu.Unlock()
+	if armed {
+		t.Fatal("an idle timer was armed while the process was held")
+	}
+	release()
+	timer, _ := idleTimerOf(t, d, session)
+	timer.fire() // hibernates, synchronously
+	waitDone(t, p)
+}

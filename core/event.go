@@ -22,6 +22,13 @@ const (
 	TypeAgentCustomToolUse   = "agent.custom_tool_use"
 	TypeCompacted            = "session.compacted"
 	TypeError                = "session.error"
+	// TypeAgentPlan is an agent's plan for the turn, logged whole each
+	// time it changes (progress).
+	TypeAgentPlan = "agent.plan"
+	// TypeRuntimeStarted says how a runtime other than the built-in loop
+	// took up the session: a new agent session, one loaded, or a new one
+	// told the log so far (internal).
+	TypeRuntimeStarted = "session.runtime_started"
 )
 
 // IsInput reports whether t is an input type (user.*), which is queued
@@ -34,6 +41,10 @@ var InputTypes = []string{TypeUserMessage, TypeUserInterrupt, TypeUserToolConfir
 // MessageKindInstructions marks a system user.message whose text the
 // model gets as part of its system prompt (MessageBody.Kind).
 const MessageKindInstructions = "instructions"
+
+// MessageKindThought marks an agent.message of the agent's reasoning
+// (progress level): shown as progress, never posted as an answer.
+const MessageKindThought = "thought"
 
 // MessageKindBudget marks the system's agent.message that tells the
 // thread a session budget paused the turn: the sinks show it as a
@@ -182,10 +193,41 @@ type (
 	CompactedBody struct {
 		Summary string `json:"summary"`
 	}
+	// PlanBody is an agent.plan's: the plan's entries, in order.
+	PlanBody struct {
+		Entries []PlanEntry `json:"entries"`
+	}
+	// RuntimeStartedBody is a session.runtime_started's: Kind is the
+	// runtime's (acp); Command the agent's argv; AgentSession the agent's
+	// own session id; How is RuntimeNew, RuntimeLoaded or RuntimeSummary.
+	RuntimeStartedBody struct {
+		Kind         string   `json:"kind"`
+		Command      []string `json:"command"`
+		AgentSession string   `json:"agent_session"`
+		How          string   `json:"how"`
+		// AgentName and AgentVersion are what the agent says it is.
+		AgentName    string `json:"agent_name,omitempty"`
+		AgentVersion string `json:"agent_version,omitempty"`
+	}
 	ErrorBody struct {
 		Message   string `json:"message"`
 		Retryable bool   `json:"retryable"`
 	}
+)
+
+// PlanEntry is one step of an agent's plan: Status pending, in_progress
+// or completed; Priority high, medium or low.
+type PlanEntry struct {
+	Content  string `json:"content"`
+	Status   string `json:"status"`
+	Priority string `json:"priority"`
+}
+
+// How a runtime took up a session (RuntimeStartedBody.How).
+const (
+	RuntimeNew     = "new"     // a new agent session: the session's first turn
+	RuntimeLoaded  = "loaded"  // the agent loaded its session of before
+	RuntimeSummary = "summary" // a new agent session, told the log so far
 )
 
 // NewEvent builds an unlogged event of type typ with the given body; the

@@ -139,36 +139,22 @@ func (h *Default) Run(ctx context.Context, c *Cycle) (Outcome, error) {
 		if turnID != "" && s.Status != core.StatusRunning && s.Status != core.StatusAwaitingInput {
 			// A paused turn runs again, under this runtime's lease.
 			if _, err := c.Log.Append(ctx, c.SessionID, core.AppendRequest{Epoch: c.Epoch, TurnID: turnID, Holder: c.Holder, Events: []core.Event{
-				statusEvent(core.StatusRunning, ""),
+				StatusEvent(core.StatusRunning, ""),
 			}}); err != nil {
 				return out, err
 			}
 		}
 		if turnID == "" {
-			pending, err := c.Log.Pending(ctx, c.SessionID)
-			if err != nil {
+			opened, again, err := OpenTurn(ctx, c)
+			switch {
+			case err != nil:
 				return out, err
-			}
-			if len(pending) == 0 {
+			case again:
+				continue
+			case opened == "":
 				return out, nil
 			}
-			if pending[0].Type == core.TypeUserInterrupt {
-				// Nothing runs, so there is nothing to cancel: log it and
-				// let the session rest.
-				if _, err := c.Log.Append(ctx, c.SessionID, core.AppendRequest{Epoch: c.Epoch, TakeInputs: true, Events: []core.Event{
-					statusEvent(core.StatusIdle, core.ReasonCanceled),
-				}}); err != nil {
-					return out, err
-				}
-				continue
-			}
-			turnID = core.NewID(core.PrefixTurn)
-			if _, err := c.Log.Append(ctx, c.SessionID, core.AppendRequest{Epoch: c.Epoch, TakeInputs: true, TurnID: turnID, Holder: c.Holder, Events: []core.Event{
-				statusEvent(core.StatusRunning, ""),
-				core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
-			}}); err != nil {
-				return out, err
-			}
+			turnID = opened
 		}
 		// Only a turn that was open already (paused, or left by a crash)
 		// has progress in the log to carry on from.
@@ -195,6 +181,32 @@ func (h *Default) Run(ctx context.Context, c *Cycle) (Outcome, error) {
 	}
 }
 
+// OpenTurn takes the session's pending inputs into a new turn, logged
+// running, and returns its id. With nothing pending it returns "". An
+// interrupt that comes first is logged with the idle, canceled status it
+// leads to, as nothing runs to cancel, and again asks the caller to look
+// at what is pending after it.
+func OpenTurn(ctx context.Context, c *Cycle) (turnID string, again bool, err error) {
+	pending, err := c.Log.Pending(ctx, c.SessionID)
+	if err != nil || len(pending) == 0 {
+		return "", false, err
+	}
+	if pending[0].Type == core.TypeUserInterrupt {
+		_, err := c.Log.Append(ctx, c.SessionID, core.AppendRequest{Epoch: c.Epoch, TakeInputs: true, Events: []core.Event{
+			StatusEvent(core.StatusIdle, core.ReasonCanceled),
+		}})
+		return "", err == nil, err
+	}
+	turnID = core.NewID(core.PrefixTurn)
+	if _, err := c.Log.Append(ctx, c.SessionID, core.AppendRequest{Epoch: c.Epoch, TakeInputs: true, TurnID: turnID, Holder: c.Holder, Events: []core.Event{
+		StatusEvent(core.StatusRunning, ""),
+		core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
+	}}); err != nil {
+		return "", false, err
+	}
+	return turnID, false, nil
+}
+
 // interruptPending reports whether a user.interrupt is queued.
 func interruptPending(ctx context.Context, c *Cycle) (bool, error) {
 	pending, err := c.Log.Pending(ctx, c.SessionID)
@@ -204,7 +216,8 @@ func interruptPending(ctx context.Context, c *Cycle) (bool, error) {
 	return slices.ContainsFunc(pending, func(e core.Event) bool { return e.Type == core.TypeUserInterrupt }), nil
 }
 
-func statusEvent(s core.Status, r core.Reason) core.Event {
+// StatusEvent is the session.status_changed a harness logs.
+func StatusEvent(s core.Status, r core.Reason) core.Event {
 	return core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: s, StopReason: r})
 }
 
@@ -220,9 +233,9 @@ func (h *Default) generate(ctx context.Context, c *Cycle, req core.ModelRequest)
 	return resp, err
 }
 
-// reasonFor maps a cancelled turn context to a yield reason; "" means the
+// ReasonFor maps a cancelled turn context to a yield reason; "" means the
 // gateway is shutting down and the turn must stay open.
-func reasonFor(ctx context.Context) core.Reason {
+func ReasonFor(ctx context.Context) core.Reason {
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, ErrShutdown), errors.Is(cause, core.ErrLeaseLost):
 		// The turn stays open: for the next process, or for the runtime

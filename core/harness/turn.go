@@ -194,10 +194,10 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 			}
 			res, ok := t.callTool(tctx, call)
 			if !ok {
-				if reasonFor(tctx) == "" {
+				if ReasonFor(tctx) == "" {
 					return "", nil // shutdown: the next process closes the call
 				}
-				res = core.ToolResult{Output: "stopped: " + string(reasonFor(tctx)), IsError: true}
+				res = core.ToolResult{Output: "stopped: " + string(ReasonFor(tctx)), IsError: true}
 			}
 			if err := t.logResult(wctx, call.ID, res); err != nil {
 				return "", err
@@ -233,7 +233,7 @@ func (t *turn) noteStale(events, taken []core.Event) error {
 
 // stopped ends a turn whose context was cancelled.
 func (t *turn) stopped(ctx context.Context, tctx context.Context) (core.Reason, error) {
-	r := reasonFor(tctx)
+	r := ReasonFor(tctx)
 	if r == "" {
 		return "", nil
 	}
@@ -267,7 +267,7 @@ func (t *turn) finish(ctx context.Context, r core.Reason, waiting ...string) (co
 		TakeInputs: r == core.ReasonCanceled && !t.interruptTaken,
 		Events: []core.Event{
 			core.NewEvent(core.TypeTurnCompleted, core.LevelInternal, core.ActorSystem, body),
-			statusEvent(core.StatusAfter(r), r),
+			StatusEvent(core.StatusAfter(r), r),
 		},
 	}
 	if _, err := t.c.Log.Append(ctx, t.c.SessionID, req); err != nil {

@@ -1,0 +1,328 @@
+package acpclient_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/acpclient"
+	"github.com/switchboardhq/switchboard/core/harness"
+	"github.com/switchboardhq/switchboard/fixtures/acpagent"
+	"github.com/switchboardhq/switchboard/sessions"
+)
+
+// fakeSandbox runs the scripted agent in this process, over pipes, as a
+// sandbox would run it as a process; its home outlives the process, as a
+// sandbox's workspace does. It runs no command.
+type fakeSandbox struct {
+	script acpagent.Script
+	home   string
+
+	mu     sync.Mutex
+	procs  []*fakeProcess
+	starts int
+}
+
+func (f *fakeSandbox) Exec(context.Context, string, core.ExecRequest) (*core.ExecResult, error) {
+	return nil, errors.New("the fake sandbox runs no command")
+}
+
+func (f *fakeSandbox) Start(ctx context.Context, sessionID string, req core.ProcessRequest) (core.Process, error) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	p := &fakeProcess{stdin: inW, stdout: outR, done: make(chan struct{}), exit: -1}
+	p.closeAll = func(code int) {
+		p.once.Do(func() {
+			p.exit = code
+			inR.CloseWithError(io.EOF)
+			outW.CloseWithError(io.EOF)
+			close(p.done)
+		})
+	}
+	go func() {
+		_ = acpagent.Serve(context.Background(), inR, outW, acpagent.Options{Script: f.script, Home: f.home, Exit: p.closeAll})
+		p.closeAll(0)
+	}()
+	f.mu.Lock()
+	f.procs = append(f.procs, p)
+	f.starts++
+	f.mu.Unlock()
+	return p, nil
+}
+
+// hibernate ends every process, as a stopped sandbox does.
+func (f *fakeSandbox) hibernate() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range f.procs {
+		p.closeAll(137)
+	}
+}
+
+// holds counts the holds not released.
+func (f *fakeSandbox) holds() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, p := range f.procs {
+		p.mu.Lock()
+		n += p.holds
+		p.mu.Unlock()
+	}
+	return n
+}
+
+type fakeProcess struct {
+	stdin    io.WriteCloser
+	stdout   io.Reader
+	done     chan struct{}
+	once     sync.Once
+	exit     int
+	closeAll func(code int)
+
+	mu    sync.Mutex
+	holds int
+	kills int
+}
+
+func (p *fakeProcess) Stdin() io.WriteCloser { return p.stdin }
+func (p *fakeProcess) Stdout() io.Reader     { return p.stdout }
+func (p *fakeProcess) Stderr() string        { return "scripted-acp: the last words on stderr" }
+func (p *fakeProcess) Done() <-chan struct{} { return p.done }
+func (p *fakeProcess) ExitCode() int         { <-p.done; return p.exit }
+
+func (p *fakeProcess) Kill(context.Context) error {
+	p.mu.Lock()
+	p.kills++
+	p.mu.Unlock()
+	p.closeAll(137)
+	return nil
+}
+
+func (p *fakeProcess) Hold() func() {
+	p.mu.Lock()
+	p.holds++
+	p.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			p.holds--
+			p.mu.Unlock()
+		})
+	}
+}
+
+// env is an ACP harness over a real store, with one session of an agent
+// whose runtime is acp.
+type env struct {
+	t       *testing.T
+	store   *sessions.Store
+	sb      *fakeSandbox
+	h       *acpclient.Harness
+	agent   *core.Agent
+	session string
+	inputs  chan struct{}
+	limits  core.Limits
+}
+
+func newEnv(t *testing.T, script acpagent.Script, mod ...func(*core.AgentRuntime)) *env {
+	t.Helper()
+	st, err := sessions.Open(filepath.Join(t.TempDir(), "db"), sessions.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	rt := core.AgentRuntime{Kind: core.RuntimeACP, Command: []string{"scripted-acp", "--stdio"}}
+	for _, m := range mod {
+		m(&rt)
+	}
+	ctx := context.Background()
+	a, err := st.CreateAgent(ctx, &core.Agent{Name: "coder", System: "You are terse.", Runtime: rt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := st.CreateSession(ctx, core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: a.ID, Version: a.Version}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := &fakeSandbox{script: script, home: t.TempDir()}
+	h := &acpclient.Harness{Sandbox: sb, InitTimeout: time.Minute, CancelGrace: time.Minute, ParkLimit: time.Hour}
+	t.Cleanup(func() { h.Close(context.Background()) })
+	return &env{t: t, store: st, sb: sb, h: h, agent: a, session: res.Session.ID, inputs: make(chan struct{}, 1),
+		limits: core.Limits{MaxSteps: 50, TurnSeconds: 600, MaxTokens: 1e6}}
+}
+
+func (e *env) cycle() *harness.Cycle {
+	return &harness.Cycle{SessionID: e.session, Agent: e.agent, Holder: "test", Log: e.store, Limits: e.limits, Inputs: e.inputs}
+}
+
+// send queues an input, as the API does, and tells a running cycle.
+func (e *env) send(typ string, body any) {
+	e.t.Helper()
+	raw, _ := json.Marshal(body)
+	if _, err := e.store.QueueInputs(context.Background(), e.session, core.QueueRequest{Inputs: []core.Event{core.NewInput(typ, raw)},
+		AnswersPending: typ == core.TypeUserToolConfirmation}); err != nil {
+		e.t.Fatal(err)
+	}
+	select {
+	case e.inputs <- struct{}{}:
+	default:
+	}
+}
+
+func (e *env) say(text string) { e.send(core.TypeUserMessage, core.MessageBody{Text: text}) }
+
+// run runs one cycle to its end.
+func (e *env) run(ctx context.Context) harness.Outcome {
+	e.t.Helper()
+	out, err := e.h.Run(ctx, e.cycle())
+	if err != nil {
+		e.t.Fatalf("run: %v", err)
+	}
+	return out
+}
+
+// start runs a cycle in the background; wait returns its outcome.
+func (e *env) start(ctx context.Context) (wait func() harness.Outcome) {
+	done := make(chan harness.Outcome, 1)
+	go func() {
+		out, err := e.h.Run(ctx, e.cycle())
+		if err != nil {
+			e.t.Errorf("run: %v", err)
+		}
+		done <- out
+	}()
+	return func() harness.Outcome {
+		e.t.Helper()
+		select {
+		case out := <-done:
+			return out
+		case <-time.After(2 * time.Minute):
+			e.t.Fatal("the cycle never ended")
+			return harness.Outcome{}
+		}
+	}
+}
+
+func (e *env) events() []core.Event {
+	e.t.Helper()
+	evs, err := e.store.Events(context.Background(), e.session, 0, 0)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return evs
+}
+
+func (e *env) sessionNow() *core.Session {
+	e.t.Helper()
+	s, err := e.store.GetSession(context.Background(), e.session)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return s
+}
+
+// waitFor polls the session until ok holds; the store is what a person
+// sees, and the cycle runs apart.
+func (e *env) waitFor(what string, ok func(*core.Session) bool) *core.Session {
+	e.t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		s := e.sessionNow()
+		if ok(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("never %s: session %+v", what, s)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// journal is what the scripted agent was asked, in order.
+func (e *env) journal() []map[string]any {
+	e.t.Helper()
+	f, err := os.Open(filepath.Join(e.sb.home, ".scripted-acp", "journal.jsonl"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // asked nothing yet
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			e.t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// asked is the journal's entries of a method.
+func (e *env) asked(method string) []map[string]any {
+	var out []map[string]any
+	for _, m := range e.journal() {
+		if m["method"] == method {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// typesOf lists the events' types, with the level and kind of messages.
+func typesOf(evs []core.Event) []string {
+	var out []string
+	for _, e := range evs {
+		s := e.Type
+		if e.Type == core.TypeAgentMessage {
+			var b core.MessageBody
+			_ = e.Decode(&b)
+			s += "/" + string(e.Level)
+			if b.Kind != "" {
+				s += "/" + b.Kind
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func wantTypes(t *testing.T, evs []core.Event, want ...string) {
+	t.Helper()
+	got := typesOf(evs)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("log:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+func body[T any](t *testing.T, e core.Event) T {
+	t.Helper()
+	var b T
+	if err := e.Decode(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func last(evs []core.Event, typ string) core.Event {
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Type == typ {
+			return evs[i]
+		}
+	}
+	return core.Event{}
+}

@@ -1,0 +1,440 @@
+package acpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/harness"
+)
+
+// turn is one turn of an ACP agent: one session/prompt.
+type turn struct {
+	h     *Harness
+	c     *harness.Cycle
+	id    string
+	ap    *agentProc
+	rec   *recorder
+	usage core.Usage
+	// parks receives the permission requests that wait for a person.
+	parks chan *parked
+}
+
+// parked is a permission request waiting for a person's answer.
+type parked struct {
+	toolUseID, title, kind string
+	options                []acp.PermissionOption
+	reply                  chan acp.RequestPermissionOutcome
+}
+
+// run sends the turn's prompt and logs what the agent does until it
+// answers. note, when set, opens the prompt (a resumed turn's).
+func (t *turn) run(ctx context.Context, note string) (core.Reason, error) {
+	c := t.c
+	wctx := context.WithoutCancel(ctx)
+	started := time.Now()
+	ap, how, err := t.h.connect(ctx, c)
+	if err != nil {
+		var ae *agentError
+		if errors.As(err, &ae) || errors.Is(err, core.ErrSandboxUnavailable) || ctx.Err() == nil {
+			if harness.ReasonFor(ctx) == "" {
+				return "", nil
+			}
+			return t.fail(wctx, err.Error())
+		}
+		return "", err
+	}
+	t.ap = ap
+	events, err := c.Log.Events(wctx, c.SessionID, 0, 0)
+	if err != nil {
+		return "", fmt.Errorf("read log: %w", err)
+	}
+	blocks := promptBlocks(c.Agent, events, t.id, how, note)
+	t.rec = newRecorder(func(evs ...core.Event) error {
+		_, err := c.Log.Append(wctx, c.SessionID, core.AppendRequest{Epoch: c.Epoch, TurnID: t.id, Events: evs})
+		return err
+	}, c.MaxToolOutput)
+	t.rec.terminalOutput = ap.client.terminalOutput
+	t.parks = make(chan *parked)
+	ap.client.mu.Lock()
+	ap.client.turn = t
+	ap.client.mu.Unlock()
+	defer func() {
+		ap.client.mu.Lock()
+		ap.client.turn = nil
+		ap.client.mu.Unlock()
+	}()
+	release := ap.proc.Hold()
+	defer release()
+	return t.prompt(ctx, blocks, started)
+}
+
+type promptResult struct {
+	resp acp.PromptResponse
+	err  error
+}
+
+// prompt sends the prompt and waits for its answer, serving the turn's
+// limits, Stop, and the permission requests that wait for a person.
+func (t *turn) prompt(ctx context.Context, blocks []acp.ContentBlock, started time.Time) (core.Reason, error) {
+	c, ap := t.c, t.ap
+	wctx := context.WithoutCancel(ctx)
+	// The request lives until the agent answers it or is killed: a Stop is
+	// a session/cancel, which the agent answers with stopReason cancelled.
+	pctx, cancelPrompt := context.WithCancel(wctx)
+	defer cancelPrompt()
+	done := make(chan promptResult, 1)
+	go func() {
+		resp, err := ap.conn.Prompt(pctx, acp.PromptRequest{SessionId: ap.acpSession, Prompt: blocks})
+		done <- promptResult{resp, err}
+	}()
+	deadline := time.NewTimer(time.Duration(c.Limits.TurnSeconds)*time.Second - time.Since(started))
+	defer deadline.Stop()
+	var (
+		stopping core.Reason // why the gateway asked the agent to stop
+		waiting  []string    // the calls a requires_action end waits on
+		grace    <-chan time.Time
+		active   *parked
+		parkEnd  <-chan time.Time
+		cctx     = ctx // nil once its end was acted on
+	)
+	stop := func(r core.Reason) {
+		if stopping != "" {
+			return
+		}
+		stopping = r
+		if active != nil {
+			active.reply <- acp.NewRequestPermissionOutcomeCancelled()
+			active, parkEnd = nil, nil
+		}
+		if err := ap.conn.Cancel(wctx, acp.CancelNotification{SessionId: ap.acpSession}); err != nil {
+			c.Logger.Warn("cancel the ACP agent's prompt", "session_id", c.SessionID, "err", err)
+		}
+		grace = time.After(t.h.CancelGrace)
+	}
+	for {
+		var parks chan *parked
+		if active == nil && stopping == "" {
+			parks = t.parks
+		}
+		var ctxDone <-chan struct{}
+		if cctx != nil {
+			ctxDone = cctx.Done()
+		}
+		select {
+		case r := <-done:
+			return t.answered(wctx, r, stopping, waiting)
+		case <-ctxDone:
+			cctx = nil
+			r := harness.ReasonFor(ctx)
+			if r == "" {
+				// Shutdown or lease lost: the turn stays open for whoever
+				// runs the session next; this process's agent goes now.
+				if active != nil {
+					active.reply <- acp.NewRequestPermissionOutcomeCancelled()
+				}
+				t.h.end(wctx, c.SessionID)
+				return "", nil
+			}
+			stop(r)
+		case <-deadline.C:
+			stop(core.ReasonDeadlineExceeded)
+		case <-grace:
+			msg := fmt.Sprintf("the ACP agent %q did not end its turn within %s of the cancel; its process was killed", ap.cmd[0], t.h.CancelGrace)
+			t.h.end(wctx, c.SessionID)
+			t.rec.end("the agent was stopped")
+			if err := t.logError(wctx, msg); err != nil {
+				return "", err
+			}
+			return t.finish(wctx, stopping, waiting...)
+		case <-ap.proc.Done():
+			return t.broke(wctx, done, stopping, waiting, "exited during the turn")
+		case <-ap.conn.Done():
+			return t.broke(wctx, done, stopping, waiting, "broke the protocol")
+		case p := <-parks:
+			active = p
+			if _, err := c.Log.Append(wctx, c.SessionID, core.AppendRequest{Epoch: c.Epoch, TurnID: t.id, Events: []core.Event{
+				waitEvent(p.toolUseID),
+			}}); err != nil {
+				p.reply <- acp.NewRequestPermissionOutcomeCancelled()
+				return "", err
+			}
+			parkEnd = time.After(t.h.ParkLimit)
+			// An answer may be queued already.
+			if err := t.answer(wctx, &active); err != nil {
+				return "", err
+			}
+			if active == nil {
+				parkEnd = nil
+			}
+		case <-c.Inputs:
+			if active != nil {
+				if err := t.answer(wctx, &active); err != nil {
+					return "", err
+				}
+				if active == nil {
+					parkEnd = nil
+				}
+			}
+		case <-parkEnd:
+			// Nobody answered in time: the agent's request is cancelled and
+			// the turn ends waiting for the answer, which starts the next.
+			waiting = []string{active.toolUseID}
+			stop(core.ReasonRequiresAction)
+		}
+		if err := t.rec.failed(); err != nil {
+			t.h.end(wctx, c.SessionID)
+			return "", err
+		}
+	}
+}
+
+// answer takes the queued answer to the parked request, if there is one,
+// and replies to the agent with it.
+func (t *turn) answer(ctx context.Context, active **parked) error {
+	p := *active
+	pending, err := t.c.Log.Pending(ctx, t.c.SessionID)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(pending, func(e core.Event) bool {
+		if e.Type != core.TypeUserToolConfirmation {
+			return false
+		}
+		var b core.ToolConfirmationBody
+		return e.Decode(&b) == nil && b.ToolUseID == p.toolUseID
+	})
+	if i < 0 {
+		return nil
+	}
+	var b core.ToolConfirmationBody
+	_ = pending[i].Decode(&b)
+	if _, err := t.c.Log.Append(ctx, t.c.SessionID, core.AppendRequest{Epoch: t.c.Epoch, TakeInputs: true, TurnID: t.id, Holder: t.c.Holder,
+		Events: []core.Event{harness.StatusEvent(core.StatusRunning, "")}}); err != nil {
+		return err
+	}
+	outcome := pick(p.options, b.Result == "allow")
+	p.reply <- outcome
+	*active = nil
+	return nil
+}
+
+// waitEvent is the status change of a turn whose agent waits for a
+// person's answer to a permission request.
+func waitEvent(toolUseID string) core.Event {
+	return core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{
+		Status: core.StatusAwaitingInput, StopReason: core.ReasonRequiresAction, PendingAction: &core.PendingAction{ToolUseIDs: []string{toolUseID}}})
+}
+
+// permission answers a permission request: by the agent's policy for the
+// call's kind, or, when it asks, by a person through the turn.
+func (t *turn) permission(ctx context.Context, req acp.RequestPermissionRequest) acp.RequestPermissionOutcome {
+	id, title, kind := t.rec.permissionCall(req.ToolCall)
+	switch t.c.Agent.Runtime.PermissionPolicy(kind) {
+	case core.PolicyAllow:
+		return pick(req.Options, true)
+	case core.PolicyDeny:
+		return pick(req.Options, false)
+	}
+	p := &parked{toolUseID: id, title: title, kind: kind, options: req.Options, reply: make(chan acp.RequestPermissionOutcome, 1)}
+	select {
+	case t.parks <- p:
+	case <-ctx.Done():
+		return acp.NewRequestPermissionOutcomeCancelled()
+	}
+	select {
+	case o := <-p.reply:
+		return o
+	case <-ctx.Done():
+		return acp.NewRequestPermissionOutcomeCancelled()
+	}
+}
+
+// pick is the option that allows (or rejects) this once, else always,
+// else the cancelled outcome.
+func pick(options []acp.PermissionOption, allow bool) acp.RequestPermissionOutcome {
+	kinds := []acp.PermissionOptionKind{acp.PermissionOptionKindRejectOnce, acp.PermissionOptionKindRejectAlways}
+	if allow {
+		kinds = []acp.PermissionOptionKind{acp.PermissionOptionKindAllowOnce, acp.PermissionOptionKindAllowAlways}
+	}
+	for _, k := range kinds {
+		for _, o := range options {
+			if o.Kind == k {
+				return acp.NewRequestPermissionOutcomeSelected(o.OptionId)
+			}
+		}
+	}
+	return acp.NewRequestPermissionOutcomeCancelled()
+}
+
+// answered ends the turn with the agent's answer to its prompt.
+func (t *turn) answered(ctx context.Context, r promptResult, stopping core.Reason, waiting []string) (core.Reason, error) {
+	if r.err != nil && stopping == "" {
+		t.rec.end("the prompt failed")
+		if err := t.rec.failed(); err != nil {
+			return "", err
+		}
+		return t.fail(ctx, t.ap.failure("failed the prompt: "+r.err.Error()))
+	}
+	if u := r.resp.Usage; u != nil {
+		t.usage = t.usage.Add(core.Usage{InputTokens: int64(u.InputTokens), OutputTokens: int64(u.OutputTokens)})
+	}
+	reason := stopping
+	if reason == "" {
+		switch r.resp.StopReason {
+		case acp.StopReasonEndTurn:
+			reason = core.ReasonCompleted
+		case acp.StopReasonMaxTokens:
+			reason = core.ReasonBudgetExceeded
+		case acp.StopReasonMaxTurnRequests:
+			reason = core.ReasonMaxSteps
+		case acp.StopReasonCancelled:
+			reason = core.ReasonCanceled
+		case acp.StopReasonRefusal:
+			t.rec.end("the agent refused")
+			if err := t.rec.failed(); err != nil {
+				return "", err
+			}
+			return t.fail(ctx, fmt.Sprintf("the ACP agent %q refused to go on with this request", t.ap.cmd[0]))
+		default:
+			reason = core.ReasonCompleted
+		}
+	}
+	t.rec.end("the turn ended (" + string(reason) + ")")
+	if err := t.rec.failed(); err != nil {
+		return "", err
+	}
+	return t.finish(ctx, reason, waiting...)
+}
+
+// broke ends a turn whose agent exited or broke the protocol; an answer
+// that arrived first still counts.
+func (t *turn) broke(ctx context.Context, done chan promptResult, stopping core.Reason, waiting []string, what string) (core.Reason, error) {
+	select {
+	case r := <-done:
+		if r.err == nil {
+			return t.answered(ctx, r, stopping, waiting)
+		}
+	case <-time.After(100 * time.Millisecond):
+		// The answer, if any, was read before the stream ended.
+	}
+	msg := t.ap.failure(what)
+	t.h.end(ctx, t.c.SessionID)
+	t.rec.end("the agent process ended")
+	if err := t.rec.failed(); err != nil {
+		return "", err
+	}
+	if stopping != "" {
+		return t.finish(ctx, stopping, waiting...)
+	}
+	return t.fail(ctx, msg)
+}
+
+// logError logs a user-level session.error of the turn.
+func (t *turn) logError(ctx context.Context, msg string) error {
+	t.c.Logger.Warn("ACP turn failed", "session_id", t.c.SessionID, "turn_id", t.id, "err", msg)
+	ev := core.NewEvent(core.TypeError, core.LevelUser, core.ActorSystem, core.ErrorBody{Message: msg})
+	if _, err := t.c.Log.Append(ctx, t.c.SessionID, core.AppendRequest{Epoch: t.c.Epoch, TurnID: t.id, Events: []core.Event{ev}}); err != nil {
+		return fmt.Errorf("log error: %w", err)
+	}
+	return nil
+}
+
+// fail logs msg and ends the turn with reason error.
+func (t *turn) fail(ctx context.Context, msg string) (core.Reason, error) {
+	if err := t.logError(ctx, msg); err != nil {
+		return "", err
+	}
+	return t.finish(ctx, core.ReasonError)
+}
+
+// finish logs turn.completed and the status it leads to.
+func (t *turn) finish(ctx context.Context, r core.Reason, waiting ...string) (core.Reason, error) {
+	c := t.c
+	var cost *float64
+	if t.h.Prices != nil && c.Agent.Model != "" {
+		if usd, ok := t.h.Prices.Cost(c.Agent.Model, t.usage); ok {
+			cost = &usd
+		}
+	}
+	body := core.TurnCompletedBody{YieldReason: r, Usage: t.usage, CostUSD: cost, PendingToolUseIDs: waiting}
+	if _, err := c.Log.Append(ctx, c.SessionID, core.AppendRequest{
+		Epoch: c.Epoch, TurnID: t.id,
+		// A cancelled turn takes the interrupt that cancelled it, and what
+		// was queued before it.
+		TakeInputs: r == core.ReasonCanceled,
+		Events: []core.Event{
+			core.NewEvent(core.TypeTurnCompleted, core.LevelInternal, core.ActorSystem, body),
+			harness.StatusEvent(core.StatusAfter(r), r),
+		},
+	}); err != nil {
+		return "", fmt.Errorf("log turn completed: %w", err)
+	}
+	if t.h.Observer != nil {
+		t.h.Observer.TurnCompleted(harness.TurnReport{Agent: c.Agent.Name, Installation: c.Installation, Model: c.Agent.Model, Reason: r, Usage: t.usage, CostUSD: cost})
+	}
+	return r, nil
+}
+
+// resume carries on a turn a process left open (a crash, a move): its
+// agent process went with it, so the open tool calls get their
+// "interrupted" results and the agent is asked to go on.
+func (t *turn) resume(ctx context.Context, s *core.Session) (core.Reason, error) {
+	c := t.c
+	wctx := context.WithoutCancel(ctx)
+	events, err := c.Log.Events(wctx, c.SessionID, 0, 0)
+	if err != nil {
+		return "", fmt.Errorf("read log: %w", err)
+	}
+	var results []core.Event
+	for _, id := range openCalls(events, t.id) {
+		results = append(results, core.NewEvent(core.TypeAgentToolResult, core.LevelProgress, core.ActorSystem,
+			core.ToolResultBody{ToolUseID: id, Output: interruptedOutput, IsError: true}))
+	}
+	evs := results
+	if s.Status != core.StatusRunning {
+		evs = append(evs, harness.StatusEvent(core.StatusRunning, ""))
+	}
+	if len(evs) > 0 {
+		if _, err := c.Log.Append(wctx, c.SessionID, core.AppendRequest{Epoch: c.Epoch, TurnID: t.id, Holder: c.Holder, Events: evs}); err != nil {
+			return "", err
+		}
+	}
+	return t.run(ctx, resumeNote)
+}
+
+// interruptedOutput is the result of a tool call whose agent process
+// died with the gateway.
+const interruptedOutput = "interrupted by restart: the gateway stopped while this tool call was running; its effects are unknown"
+
+// resumeNote opens the prompt of a turn resumed after a restart.
+const resumeNote = "[The gateway restarted while you were working on the request below, and your process with it. Carry on from where you stopped; " +
+	"check the workspace for what was already done, and do not repeat actions whose effects stand (messages sent, comments posted, branches pushed).]"
+
+// openCalls are the tool calls of turn turnID with no result.
+func openCalls(events []core.Event, turnID string) []string {
+	var open []string
+	for _, e := range events {
+		if e.TurnID != turnID {
+			continue
+		}
+		switch e.Type {
+		case core.TypeAgentToolUse:
+			var b core.ToolUseBody
+			if e.Decode(&b) == nil {
+				open = append(open, b.ToolUseID)
+			}
+		case core.TypeAgentToolResult:
+			var b core.ToolResultBody
+			if e.Decode(&b) == nil {
+				open = slices.DeleteFunc(open, func(id string) bool { return id == b.ToolUseID })
+			}
+		}
+	}
+	return open
+}

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 
 	"github.com/switchboardhq/switchboard/console"
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/models"
 	"github.com/switchboardhq/switchboard/core/web"
 	"github.com/switchboardhq/switchboard/oauth"
@@ -24,12 +26,23 @@ import (
 	"github.com/switchboardhq/switchboard/webhooks"
 )
 
+// runtimes says which runtimes besides the built-in loop this gateway
+// runs: acp runs in the Docker sandbox.
+func runtimes(sb *sandbox.Docker) func(core.AgentRuntime) error {
+	return func(r core.AgentRuntime) error {
+		if r.Kind == core.RuntimeACP && sb == nil {
+			return fmt.Errorf("field \"runtime\": an agent of kind %s runs in the Docker sandbox, and this gateway runs none (SWITCHBOARD_SANDBOX is none, or no engine answered at start): %w", r.Kind, core.ErrInvalid)
+		}
+		return nil
+	}
+}
+
 // routes mounts every package's handlers: the API, the session page and
 // the console behind authentication, health and metrics in the open.
 func routes(cfg *serveConfig, store backend.Store, hub *live.Hub, rt *runtime.Runtime, sr *schedules.Runner, m *metrics.Metrics, wh *webhooks.Service, gw *providers.Set, clients *models.Router, states *oauth.States, sb *sandbox.Docker, con *console.Handler, log *slog.Logger) http.Handler {
 	a := &api.Auth{AdminToken: cfg.adminToken, Sessions: store, Logger: log}
 	v1 := http.NewServeMux()
-	(&api.Handler{Store: store, Runtime: rt, Schedules: store, Links: gw, Repositories: gw, Models: clients, Destinations: wh, Environments: store, Sealer: cfg.sealer, StdioAllow: cfg.mcp.StdioAllow, Hub: hub, Logger: log, MaxBody: cfg.maxBody, Heartbeat: cfg.heartbeat, OnSSE: m.SSE}).Register(v1)
+	(&api.Handler{Store: store, Runtime: rt, Schedules: store, Links: gw, Repositories: gw, Models: clients, Destinations: wh, Environments: store, Sealer: cfg.sealer, StdioAllow: cfg.mcp.StdioAllow, Hub: hub, Logger: log, MaxBody: cfg.maxBody, Heartbeat: cfg.heartbeat, OnSSE: m.SSE, Runtimes: runtimes(sb)}).Register(v1)
 	sandbox.RegisterEnvironments(v1, sb, store, store, cfg.maxBody, log)
 	(&vaults.Handler{Store: store, Sealer: cfg.sealer, Logger: log, MaxBody: cfg.maxBody}).Register(v1)
 	(&skills.Handler{Store: store, Logger: log, MaxBytes: cfg.skills.MaxBytes}).Register(v1)

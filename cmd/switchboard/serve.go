@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/console"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/acpclient"
 	"github.com/switchboardhq/switchboard/core/command"
 	"github.com/switchboardhq/switchboard/core/harness"
 	"github.com/switchboardhq/switchboard/core/httpserver"
@@ -57,6 +58,7 @@ type serveConfig struct {
 	prices                      *pricing.Table
 	images                      models.Images
 	attachments                 attach.Config
+	acp                         *acpclient.Harness
 	log                         *slog.Logger
 	sealer                      *oauth.Sealer
 	adminTokenNew, masterKeyNew bool
@@ -141,6 +143,9 @@ func loadServeConfig(args []string, env command.Env, stderr io.Writer) (*serveCo
 		return nil, err
 	}
 	if c.attachments, err = attach.LoadConfig(s); err != nil {
+		return nil, err
+	}
+	if c.acp, err = acpclient.LoadHarness(s); err != nil {
 		return nil, err
 	}
 	if c.store.Postgres() {
@@ -301,6 +306,10 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 	if sb != nil {
 		// Sessions that move between replicas leave their sandboxes.
 		rc.Sandboxes = sb
+		// Agents whose runtime is acp run in their sessions' sandboxes.
+		cfg.acp.Sandbox, cfg.acp.Prices, cfg.acp.Observer, cfg.acp.Logger, cfg.acp.ClientVersion = sb, cfg.prices, m, log, v
+		rc.Runtimes = map[string]harness.Harness{core.RuntimeACP: cfg.acp}
+		defer cfg.acp.Close(context.WithoutCancel(ctx))
 	}
 	rt := runtime.New(rc)
 	con, err := console.New(db, console.Config{AdminToken: cfg.adminToken, PublicURL: cfg.publicURL, Logger: log, Heartbeat: cfg.heartbeat, MaxUpload: cfg.skills.MaxBytes,

@@ -96,7 +96,7 @@ func (rc *render) finish(ctx context.Context, b core.TurnCompletedBody, turn str
 	for _, id := range b.PendingToolUseIDs {
 		t, ok := st.Tools[id]
 		switch {
-		case !ok:
+		case !ok, t.Asked:
 			continue
 		case t.Custom:
 			msgs = append(msgs, outMsg{texts: []string{"⏸ Waiting for the application to return the result of `" + escapeText(t.Name) + "`."}})
@@ -105,6 +105,34 @@ func (rc *render) finish(ctx context.Context, b core.TurnCompletedBody, turn str
 		}
 	}
 	return rc.postParts(ctx, msgs, false)
+}
+
+// ask posts the Allow and Deny of calls a running turn waits on.
+func (rc *render) ask(ctx context.Context, ids []string) error {
+	st := rc.st
+	var msgs []outMsg
+	var asked []string
+	for _, id := range ids {
+		if t, ok := st.Tools[id]; ok && !t.Asked {
+			msgs = append(msgs, confirmMsg(rc.session, id, t))
+			asked = append(asked, id)
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	if _, err := rc.progress(ctx, "is waiting for a decision…", "⏸ Waiting for a decision"); err != nil {
+		return err
+	}
+	if err := rc.postParts(ctx, msgs, false); err != nil {
+		return err
+	}
+	for _, id := range asked {
+		t := st.Tools[id]
+		t.Asked = true
+		st.Tools[id] = t
+	}
+	return nil
 }
 
 // outcome is the status message's last words for a turn's yield reason,

@@ -44,6 +44,9 @@ type toolRef struct {
 	Name   string `json:"name"`
 	Input  string `json:"input,omitempty"`
 	Custom bool   `json:"custom,omitempty"`
+	// Asked: its Allow and Deny were posted while the turn waited in
+	// itself (an ACP agent's permission request), not to post again.
+	Asked bool `json:"asked,omitempty"`
 }
 
 // metadataType marks the gateway's posts, so a post whose confirmation a
@@ -133,7 +136,7 @@ func slackRef(e core.Event) *msgRef {
 // rendered are the event types the renderer acts on.
 var rendered = map[string]bool{
 	core.TypeUserMessage: true, core.TypeTurnStarted: true, core.TypeAgentToolUse: true, core.TypeAgentCustomToolUse: true,
-	core.TypeAgentMessage: true, core.TypeError: true, core.TypeTurnCompleted: true,
+	core.TypeAgentMessage: true, core.TypeError: true, core.TypeTurnCompleted: true, core.TypeStatusChanged: true,
 }
 
 // Render renders one logged event into the session's thread.
@@ -229,6 +232,16 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 		// to run the turn again.
 		return true, rc.postParts(ctx, []outMsg{{texts: []string{"⚠️ I ran into an error: " + escapeText(clip(b.Message, 2000))},
 			extra: retryBlocks(rc.session, e.TurnID)}}, false)
+	case core.TypeStatusChanged:
+		var b core.StatusChangedBody
+		if err := e.Decode(&b); err != nil {
+			return false, output.Permanent(err)
+		}
+		if b.PendingAction == nil || b.PendingAction.Budget != nil || len(b.PendingAction.ToolUseIDs) == 0 {
+			return false, nil
+		}
+		// The turn waits in itself for a person: ask now.
+		return true, rc.ask(ctx, b.PendingAction.ToolUseIDs)
 	case core.TypeTurnCompleted:
 		var b core.TurnCompletedBody
 		if err := e.Decode(&b); err != nil {

@@ -119,4 +119,3 @@ func TestACPRealAgentCommand(t *testing.T) {
 		t.Fatalf("log %v", types(evs))
 	}
 }
-

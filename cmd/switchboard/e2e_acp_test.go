@@ -22,12 +22,15 @@ func acpImage(t *testing.T) string {
 
 // startACPSlack is a Slack world whose default agent runs command as an
 // ACP agent in Docker sandboxes of the ACP test image.
-func startACPSlack(t *testing.T, team string, runtime map[string]any) *slackWorld {
+// extra are pairs of variable and value.
+func startACPSlack(t *testing.T, team string, runtime map[string]any, extra ...string) *slackWorld {
 	t.Helper()
 	image := acpImage(t)
-	w := startSlack(t, fakeslack.Team{ID: team, Name: "Acme"}, map[string]string{
-		"SWITCHBOARD_SANDBOX": "docker", "SWITCHBOARD_SANDBOX_IMAGE": image, "SWITCHBOARD_SANDBOX_MEMORY_MB": "256",
-	})
+	env := map[string]string{"SWITCHBOARD_SANDBOX": "docker", "SWITCHBOARD_SANDBOX_IMAGE": image, "SWITCHBOARD_SANDBOX_MEMORY_MB": "256"}
+	for i := 0; i+1 < len(extra); i += 2 {
+		env[extra[i]] = extra[i+1]
+	}
+	w := startSlack(t, fakeslack.Team{ID: team, Name: "Acme"}, env)
 	deploymentOf(t, w.srv.dataDir)
 	if code, raw := w.srv.do("POST", "/v1/agents/default", map[string]any{"runtime": runtime}); code != 200 {
 		t.Fatalf("make the default agent an ACP agent: %d %s", code, raw)

@@ -203,6 +203,10 @@ func (a *Agent) validateFields() error {
 			return err
 		}
 	}
+	if l := a.Limits; a.Runtime.Kind == RuntimeACP && a.Runtime.ModelCredential == "" && (l.MaxTokens > 0 || l.MaxSessionTokens > 0 || l.MaxSessionCostUSD > 0) {
+		// Fail closed: a budget nobody can count is no budget.
+		return fmt.Errorf("field \"limits\": an ACP agent's tokens are counted at the egress proxy, on the calls it injects the agent's model key into: set runtime.model_credential to budget them: %w", ErrInvalid)
+	}
 	if a.Runtime.Kind == RuntimeACP && len(a.Tools) > 0 {
 		return fmt.Errorf("field \"tools\": custom tools are offered by the %s runtime only; an ACP agent brings its own: %w", RuntimeBuiltin, ErrInvalid)
 	}

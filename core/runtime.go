@@ -50,6 +50,12 @@ type AgentRuntime struct {
 	// permission requests for it: always_allow, always_ask or deny. The
 	// defaults allow read, search and think and ask for the rest.
 	Permissions map[string]string `json:"permissions,omitempty"`
+	// ModelCredential is the vault credential (vcr_…) of the ACP agent's
+	// model key: the egress proxy injects it on the agent's calls to the
+	// credential's hosts, which the agent then reaches, and reads the
+	// usage of every response it relays there. The agent itself holds a
+	// placeholder key only.
+	ModelCredential string `json:"model_credential,omitempty"`
 }
 
 // MarshalJSON names the built-in kind of the zero value, so that every
@@ -97,8 +103,8 @@ func (r AgentRuntime) PermissionPolicy(kind string) Policy {
 func (r AgentRuntime) Validate() error {
 	switch r.Kind {
 	case "", RuntimeBuiltin:
-		if len(r.Command) > 0 || len(r.Env) > 0 || r.Model != "" || len(r.Permissions) > 0 {
-			return fmt.Errorf("field \"runtime\": command, env, model and permissions are for kind %q: %w", RuntimeACP, ErrInvalid)
+		if len(r.Command) > 0 || len(r.Env) > 0 || r.Model != "" || len(r.Permissions) > 0 || r.ModelCredential != "" {
+			return fmt.Errorf("field \"runtime\": command, env, model, model_credential and permissions are for kind %q: %w", RuntimeACP, ErrInvalid)
 		}
 		switch r.Compaction {
 		case "", CompactionAuto, CompactionOff:
@@ -128,6 +134,9 @@ func (r AgentRuntime) Validate() error {
 		if strings.ContainsRune(r.Env[name], 0) {
 			return fmt.Errorf("field \"runtime.env\": %s holds a NUL byte: %w", name, ErrInvalid)
 		}
+	}
+	if r.ModelCredential != "" && !HasPrefix(r.ModelCredential, PrefixCredential) {
+		return fmt.Errorf("field \"runtime.model_credential\": %q is not a vault credential id (vcr_…): %w", r.ModelCredential, ErrInvalid)
 	}
 	for _, kind := range slices.Sorted(maps.Keys(r.Permissions)) {
 		if !slices.Contains(ACPToolKinds, kind) {

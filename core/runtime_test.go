@@ -42,6 +42,9 @@ func TestAgentRuntimeValidate(t *testing.T) {
 		{"acp bad policy", "", nil, acp(func(r *core.AgentRuntime) { r.Permissions = map[string]string{"edit": "maybe"} }), `"maybe"`},
 		{"acp compaction", "", nil, acp(func(r *core.AgentRuntime) { r.Compaction = "off" }), "compacts its own"},
 		{"acp custom tools", "", []core.ToolSpec{{Type: "custom", Name: "lookup"}}, acp(nil), "custom tools"},
+		{"acp model credential", "", nil, acp(func(r *core.AgentRuntime) { r.ModelCredential = "vcr_01m8h5jpyh02n2czzf7ahrsnqv" }), ""},
+		{"acp model credential not an id", "", nil, acp(func(r *core.AgentRuntime) { r.ModelCredential = "sk-ant-real-key" }), `"runtime.model_credential"`},
+		{"builtin model credential", "anthropic/x", nil, core.AgentRuntime{ModelCredential: "vcr_01m8h5jpyh02n2czzf7ahrsnqv"}, "model_credential"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,6 +52,20 @@ func TestAgentRuntimeValidate(t *testing.T) {
 			wantValidation(t, a.Validate(), tt.wantErr)
 		})
 	}
+}
+
+// TestACPBudgetNeedsMetering: budgets on an ACP agent are refused unless
+// its model traffic is metered (its key injected by the proxy).
+func TestACPBudgetNeedsMetering(t *testing.T) {
+	rt := core.AgentRuntime{Kind: core.RuntimeACP, Command: []string{"codex-acp"}}
+	for _, l := range []core.Limits{{MaxTokens: 1000}, {MaxSessionTokens: 1000}, {MaxSessionCostUSD: 1}} {
+		a := core.Agent{Name: "a", Runtime: rt, Limits: l}
+		wantValidation(t, a.Validate(), "set runtime.model_credential")
+		a.Runtime.ModelCredential = "vcr_01m8h5jpyh02n2czzf7ahrsnqv"
+		wantValidation(t, a.Validate(), "")
+	}
+	a := core.Agent{Name: "a", Runtime: rt, Limits: core.Limits{TurnSeconds: 60, MaxSteps: 5}}
+	wantValidation(t, a.Validate(), "")
 }
 
 func TestAgentRuntimeJSON(t *testing.T) {

@@ -154,6 +154,9 @@ type EgressConfig struct {
 	// environment (a platform's git host, with the installation's token);
 	// nil adds nothing.
 	Grants GrantSource
+	// Meter is told the model usage the proxy reads on the metered hosts
+	// of a session's grant (an ACP agent's model provider); nil reads none.
+	Meter func(sessionID, model string, u core.Usage)
 	// RootCAs verify upstreams (nil: the system's roots).
 	RootCAs *x509.CertPool
 	// AllowPrivate lets upstreams be loopback, private or link-local.

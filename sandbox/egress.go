@@ -67,6 +67,7 @@ func (d *Docker) startEgress(ctx context.Context, n netInfo) error {
 		RootCAs:      e.RootCAs,
 		AllowPrivate: e.AllowPrivate,
 		Record:       e.Record,
+		Meter:        e.Meter,
 		Logger:       d.log,
 		// One sandbox's connections must not take the gateway's file
 		// descriptors: past this, they are refused at accept.
@@ -234,6 +235,7 @@ func (t clientTable) Client(ctx context.Context, ip netip.Addr) (egress.Client, 
 			return egress.Client{}, fmt.Errorf("session %s: egress grant: %w", rest, err)
 		}
 		policy.Hosts = append(slices.Clip(policy.Hosts), extra.Hosts...)
+		policy.Metered = extra.Metered
 		// The grant's credentials come first: for its host, the
 		// platform's token is the one that works.
 		policy.Credentials = append(slices.Clip(extra.Credentials), policy.Credentials...)

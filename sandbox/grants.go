@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/sandbox/egress"
@@ -27,9 +28,12 @@ type GitGranter interface {
 	GitHeader(ctx context.Context, id, hostport string) (name, value string, err error)
 }
 
-// sessionGetter reads the session whose origin decides its grants.
+// sessionGetter reads the session whose origin decides its grants, and
+// the agent whose model key it may be granted.
 type sessionGetter interface {
 	GetSession(ctx context.Context, id string) (*core.Session, error)
+	GetAgentVersion(ctx context.Context, id string, version int) (*core.Agent, error)
+	GetCredential(ctx context.Context, id string) (*core.Credential, []byte, error)
 }
 
 // grantSource is the proxy's grant source and its credential source
@@ -39,6 +43,7 @@ type grantSource struct {
 	sessions sessionGetter
 	granters []GitGranter
 	vault    core.CredentialSource
+	log      *slog.Logger
 }
 
 var (
@@ -46,11 +51,9 @@ var (
 	_ GrantSource           = (*grantSource)(nil)
 )
 
-// SessionGrant is the repository access of the session's origin.
+// SessionGrant is the repository access of the session's origin, and
+// its ACP agent's model provider with the agent's key (metered).
 func (g *grantSource) SessionGrant(ctx context.Context, sessionID string) (egress.Policy, error) {
-	if len(g.granters) == 0 {
-		return egress.Policy{}, nil
-	}
 	s, err := g.sessions.GetSession(ctx, sessionID)
 	if err != nil {
 		return egress.Policy{}, err
@@ -61,6 +64,22 @@ func (g *grantSource) SessionGrant(ctx context.Context, sessionID string) (egres
 			p.Hosts = append(p.Hosts, hosts...)
 			p.Credentials = append(p.Credentials, cred)
 		}
+	}
+	a, err := g.sessions.GetAgentVersion(ctx, s.Agent.ID, s.Agent.Version)
+	if err != nil {
+		return egress.Policy{}, err
+	}
+	if id := a.Runtime.ModelCredential; a.Runtime.Kind == core.RuntimeACP && id != "" {
+		c, _, err := g.sessions.GetCredential(ctx, id)
+		if err != nil {
+			// The agent's model calls go out without its key, and fail
+			// there, saying so; its session still reaches the rest.
+			g.log.Warn("an ACP agent's model credential is unusable", "session_id", sessionID, "agent_id", a.ID, "credential_id", id, "err", err)
+			return p, nil
+		}
+		p.Hosts = append(p.Hosts, c.Hosts...)
+		p.Credentials = append(p.Credentials, id)
+		p.Metered = append(p.Metered, c.Hosts...)
 	}
 	return p, nil
 }

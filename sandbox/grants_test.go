@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -49,10 +50,27 @@ func (v *fakeVault) Refresh(ctx context.Context, id string) error {
 	return nil
 }
 
-// fakeSessions holds sessions by id; reads counts the lookups.
+// fakeSessions holds sessions by id; reads counts the lookups. Agents
+// are built-in ones unless agents has them; credentials are the vault's.
 type fakeSessions struct {
-	m     map[string]*core.Session
-	reads int
+	m           map[string]*core.Session
+	agents      map[string]*core.Agent
+	credentials map[string]*core.Credential
+	reads       int
+}
+
+func (f *fakeSessions) GetAgentVersion(ctx context.Context, id string, version int) (*core.Agent, error) {
+	if a, ok := f.agents[id]; ok {
+		return a, nil
+	}
+	return &core.Agent{ID: id, Version: version, Model: "anthropic/x"}, nil
+}
+
+func (f *fakeSessions) GetCredential(ctx context.Context, id string) (*core.Credential, []byte, error) {
+	if c, ok := f.credentials[id]; ok {
+		return c, nil, nil
+	}
+	return nil, nil, fmt.Errorf("credential %s: %w", id, core.ErrNotFound)
 }
 
 func (f *fakeSessions) GetSession(ctx context.Context, id string) (*core.Session, error) {
@@ -69,10 +87,17 @@ func newGrants() (*grantSource, *fakeVault, *fakeSessions) {
 		"sesn_forge": {ID: "sesn_forge", Origin: &core.Origin{Provider: "forge", Key: "forge:acme/gadgets#1"}},
 		"sesn_slack": {ID: "sesn_slack", Origin: &core.Origin{Provider: "slack", Key: "slack:T1:C1:1.2"}},
 		"sesn_api":   {ID: "sesn_api"},
+		"sesn_acp":   {ID: "sesn_acp", Agent: core.AgentRef{ID: "agt_acp", Version: 1}, Origin: &core.Origin{Provider: "github", Key: "github:acme/widgets#8"}},
+		"sesn_lost":  {ID: "sesn_lost", Agent: core.AgentRef{ID: "agt_lost", Version: 1}},
+	}, agents: map[string]*core.Agent{
+		"agt_acp":  {ID: "agt_acp", Version: 1, Runtime: core.AgentRuntime{Kind: core.RuntimeACP, Command: []string{"codex-acp"}, ModelCredential: "vcr_model"}},
+		"agt_lost": {ID: "agt_lost", Version: 1, Runtime: core.AgentRuntime{Kind: core.RuntimeACP, Command: []string{"codex-acp"}, ModelCredential: "vcr_gone"}},
+	}, credentials: map[string]*core.Credential{
+		"vcr_model": {ID: "vcr_model", Hosts: []string{"api.openai.com:443"}},
 	}}
 	vault := &fakeVault{}
 	granters := []GitGranter{fakeGranter{"github", "github.com:443"}, fakeGranter{"forge", "forge.example:443"}}
-	return &grantSource{sessions: sessions, granters: granters, vault: vault}, vault, sessions
+	return &grantSource{sessions: sessions, granters: granters, vault: vault, log: slog.New(slog.DiscardHandler)}, vault, sessions
 }
 
 func TestSessionGrant(t *testing.T) {
@@ -84,6 +109,11 @@ func TestSessionGrant(t *testing.T) {
 		{"sesn_forge", egress.Policy{Hosts: []string{"forge.example:443"}, Credentials: []string{"forge-git:sesn_forge"}}},
 		{"sesn_slack", egress.Policy{}},
 		{"sesn_api", egress.Policy{}},
+		// An ACP agent's model key: its hosts reached, injected, metered;
+		// after the origin's grant.
+		{"sesn_acp", egress.Policy{Hosts: []string{"github.com:443", "api.openai.com:443"}, Credentials: []string{"github-git:sesn_acp", "vcr_model"}, Metered: []string{"api.openai.com:443"}}},
+		// A model credential that is gone grants nothing.
+		{"sesn_lost", egress.Policy{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.session, func(t *testing.T) {
@@ -92,7 +122,7 @@ func TestSessionGrant(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(got.Hosts, tt.want.Hosts) || !slices.Equal(got.Credentials, tt.want.Credentials) {
+			if !slices.Equal(got.Hosts, tt.want.Hosts) || !slices.Equal(got.Credentials, tt.want.Credentials) || !slices.Equal(got.Metered, tt.want.Metered) {
 				t.Errorf("got %+v, want %+v", got, tt.want)
 			}
 		})
@@ -103,12 +133,16 @@ func TestSessionGrant(t *testing.T) {
 			t.Errorf("err = %v, want ErrNotFound", err)
 		}
 	})
-	t.Run("no granter reads no session", func(t *testing.T) {
-		g, _, sessions := newGrants()
+	t.Run("no granter grants no repository", func(t *testing.T) {
+		g, _, _ := newGrants()
 		g.granters = nil
 		got, err := g.SessionGrant(t.Context(), "sesn_gh")
-		if err != nil || len(got.Hosts) != 0 || len(got.Credentials) != 0 || sessions.reads != 0 {
-			t.Errorf("got %+v, %v after %d reads, want nothing and no read", got, err, sessions.reads)
+		if err != nil || len(got.Hosts) != 0 || len(got.Credentials) != 0 {
+			t.Errorf("got %+v, %v, want nothing", got, err)
+		}
+		got, err = g.SessionGrant(t.Context(), "sesn_acp")
+		if err != nil || !slices.Equal(got.Credentials, []string{"vcr_model"}) {
+			t.Errorf("got %+v, %v, want the model key alone", got, err)
 		}
 	})
 }

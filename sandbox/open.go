@@ -26,6 +26,9 @@ type Store interface {
 	// core.LeaseStore): the reaper removes what this one keeps of a
 	// session that moved away.
 	LastHolder(ctx context.Context, sessionID string) (string, error)
+	// GetCredential finds the vault credential an ACP agent's model key
+	// is, for the hosts it is bound to.
+	GetCredential(ctx context.Context, id string) (*core.Credential, []byte, error)
 }
 
 // appender appends to a session's log.
@@ -47,6 +50,9 @@ type Deps struct {
 	Logger *slog.Logger
 	// Replica is this replica's id, the holder of its leases.
 	Replica string
+	// Meter is told the model usage of what ACP agents' sandboxes call
+	// through the egress proxy with their model key injected.
+	Meter func(sessionID, model string, u core.Usage)
 }
 
 // Open connects the Docker backend as s says (with the egress proxy
@@ -68,7 +74,7 @@ func Open(ctx context.Context, s Settings, deps Deps) (*Docker, error) {
 		return nil, err
 	}
 	events := egressEvents{store: deps.Store, log: log}
-	grants := &grantSource{sessions: deps.Store, granters: deps.Granters, vault: deps.Vault}
+	grants := &grantSource{sessions: deps.Store, granters: deps.Granters, vault: deps.Vault, log: log}
 	cfg := Config{
 		Image:           s.image,
 		Deployment:      deployment,
@@ -95,6 +101,7 @@ func Open(ctx context.Context, s Settings, deps Deps) (*Docker, error) {
 			RootCAs:      s.roots,
 			AllowPrivate: s.allowPrivate,
 			Record:       events.record,
+			Meter:        deps.Meter,
 		}
 	}
 	d, err := Connect(ctx, cfg)

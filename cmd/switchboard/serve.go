@@ -229,7 +229,9 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 	// providers the router feeds.
 	router.Links = gw
 	sb, err := sandbox.Open(ctx, cfg.sandbox, sandbox.Deps{Store: db, Vault: &vaults.Resolver{Store: db, Sealer: cfg.sealer, Logger: log},
-		Granters: []sandbox.GitGranter{gw}, Logger: log, Replica: holder, Skills: &skills.Source{Store: db}})
+		Granters: []sandbox.GitGranter{gw}, Logger: log, Replica: holder, Skills: &skills.Source{Store: db},
+		// The usage of ACP agents' model calls, read by the egress proxy.
+		Meter: cfg.acp.Metered})
 	if err != nil {
 		return err
 	}

@@ -96,7 +96,7 @@ func (h *Harness) Run(ctx context.Context, c *harness.Cycle) (harness.Outcome, e
 			out.Paused = true
 			return out, nil
 		}
-		t := &turn{h: h, c: c, id: s.TurnID}
+		t := &turn{h: h, c: c, id: s.TurnID, before: s.Usage, beforeCost: s.CostUSD}
 		var reason core.Reason
 		switch {
 		case s.TurnID != "" && s.PendingAction != nil && len(s.PendingAction.ToolUseIDs) > 0:
@@ -119,7 +119,11 @@ func (h *Harness) Run(ctx context.Context, c *harness.Cycle) (harness.Outcome, e
 			t.id = opened
 			reason, err = t.run(ctx, "")
 		}
-		out.Usage = out.Usage.Add(t.usage)
+		out.Usage = out.Usage.Add(t.usage.Sub(t.resumed))
+		if t.paused {
+			out.Paused = true
+			return out, err
+		}
 		if err != nil || reason == "" {
 			if reason == "" && err == nil {
 				h.letGo(wctx, c.SessionID, context.Cause(ctx))

@@ -51,6 +51,10 @@ func promptBlocks(a *core.Agent, events []core.Event, turnID, how, note string) 
 		text(transcript(events[:started], prevStarted))
 	}
 	text(note)
+	if note != "" && (how == "" || how == core.RuntimeLoaded) {
+		// A resumed turn's agent has its request already.
+		return blocks
+	}
 	titles := map[string]string{}
 	for i, e := range events[:started] {
 		if e.Type == core.TypeAgentToolUse {

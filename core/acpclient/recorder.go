@@ -125,13 +125,14 @@ func (r *recorder) permissionCall(tc acp.ToolCallUpdate) (id, title, kind string
 	return c.id, c.title, c.kind
 }
 
-// end logs what the prompt left unlogged: the last run of text as the
-// answer (user level) and a result for each call still open.
-func (r *recorder) end(why string) {
+// end logs what the prompt left unlogged: the last run of text at level
+// (user: the answer; progress when the turn only paused) and a result
+// for each call still open.
+func (r *recorder) end(why string, level core.Level) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.flushThought()
-	r.flushText(core.LevelUser)
+	r.flushText(level)
 	for _, c := range r.calls {
 		if !c.done {
 			c.done = true

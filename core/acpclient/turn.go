@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
@@ -15,14 +16,27 @@ import (
 
 // turn is one turn of an ACP agent: one session/prompt.
 type turn struct {
-	h     *Harness
-	c     *harness.Cycle
-	id    string
-	ap    *agentProc
-	rec   *recorder
-	usage core.Usage
-	// parks receives the permission requests that wait for a person.
-	parks chan *parked
+	h   *Harness
+	c   *harness.Cycle
+	id  string
+	ap  *agentProc
+	rec *recorder
+	// parks receives the permission requests that wait for a person;
+	// limits the limits the metered usage reached.
+	parks  chan *parked
+	limits chan limitHit
+	// before and beforeCost are the session's totals over its finished
+	// turns, which its budgets count with this one's.
+	before     core.Usage
+	beforeCost *float64
+	// resumed is what the turn had used before a pause it resumes from;
+	// paused is set when it pauses.
+	resumed core.Usage
+	paused  bool
+
+	mu      sync.Mutex
+	usage   core.Usage
+	metered bool // the proxy read usage for this turn
 }
 
 // parked is a permission request waiting for a person's answer.
@@ -33,7 +47,7 @@ type parked struct {
 }
 
 // run sends the turn's prompt and logs what the agent does until it
-// answers. note, when set, opens the prompt (a resumed turn's).
+// answers. note, when set, opens the prompt of a resumed turn.
 func (t *turn) run(ctx context.Context, note string) (core.Reason, error) {
 	c := t.c
 	wctx := context.WithoutCancel(ctx)
@@ -60,7 +74,7 @@ func (t *turn) run(ctx context.Context, note string) (core.Reason, error) {
 		return err
 	}, c.MaxToolOutput)
 	t.rec.terminalOutput = ap.client.terminalOutput
-	t.parks = make(chan *parked)
+	t.parks, t.limits = make(chan *parked), make(chan limitHit, 1)
 	ap.client.mu.Lock()
 	ap.client.turn = t
 	ap.client.mu.Unlock()
@@ -98,11 +112,23 @@ func (t *turn) prompt(ctx context.Context, blocks []acp.ContentBlock, started ti
 	var (
 		stopping core.Reason // why the gateway asked the agent to stop
 		waiting  []string    // the calls a requires_action end waits on
+		pausing  *core.BudgetPause
 		grace    <-chan time.Time
 		active   *parked
 		parkEnd  <-chan time.Time
 		cctx     = ctx // nil once its end was acted on
 	)
+	// end ends the turn the gateway stopped, or pauses it for a budget.
+	end := func() (core.Reason, error) {
+		if pausing != nil {
+			t.rec.end("the turn paused for the session's budget", core.LevelProgress)
+			if err := t.rec.failed(); err != nil {
+				return "", err
+			}
+			return stopping, t.pauseTurn(wctx, pausing, time.Since(started))
+		}
+		return t.finish(wctx, stopping, waiting...)
+	}
 	stop := func(r core.Reason) {
 		if stopping != "" {
 			return
@@ -128,7 +154,18 @@ func (t *turn) prompt(ctx context.Context, blocks []acp.ContentBlock, started ti
 		}
 		select {
 		case r := <-done:
-			return t.answered(wctx, r, stopping, waiting)
+			if stopping != "" {
+				// The agent's answer to a cancel, whatever it says.
+				t.usageOf(r)
+				t.rec.end("the turn ended ("+string(stopping)+")", core.LevelUser)
+				if pausing == nil {
+					if err := t.rec.failed(); err != nil {
+						return "", err
+					}
+				}
+				return end()
+			}
+			return t.answered(wctx, r)
 		case <-ctxDone:
 			cctx = nil
 			r := harness.ReasonFor(ctx)
@@ -144,18 +181,33 @@ func (t *turn) prompt(ctx context.Context, blocks []acp.ContentBlock, started ti
 			stop(r)
 		case <-deadline.C:
 			stop(core.ReasonDeadlineExceeded)
+		case l := <-t.limits:
+			if stopping == "" {
+				pausing = l.pause
+			}
+			stop(l.reason)
 		case <-grace:
 			msg := fmt.Sprintf("the ACP agent %q did not end its turn within %s of the cancel; its process was killed", ap.cmd[0], t.h.CancelGrace)
 			t.h.end(wctx, c.SessionID)
-			t.rec.end("the agent was stopped")
+			t.rec.end("the agent was stopped", core.LevelUser)
 			if err := t.logError(wctx, msg); err != nil {
 				return "", err
 			}
-			return t.finish(wctx, stopping, waiting...)
+			return end()
 		case <-ap.proc.Done():
-			return t.broke(wctx, done, stopping, waiting, "exited during the turn")
+			if stopping != "" {
+				t.h.end(wctx, c.SessionID)
+				t.rec.end("the agent process ended", core.LevelUser)
+				return end()
+			}
+			return t.broke(wctx, done, "exited during the turn")
 		case <-ap.conn.Done():
-			return t.broke(wctx, done, stopping, waiting, "broke the protocol")
+			if stopping != "" {
+				t.h.end(wctx, c.SessionID)
+				t.rec.end("the agent process ended", core.LevelUser)
+				return end()
+			}
+			return t.broke(wctx, done, "broke the protocol")
 		case p := <-parks:
 			active = p
 			if _, err := c.Log.Append(wctx, c.SessionID, core.AppendRequest{Epoch: c.Epoch, TurnID: t.id, Events: []core.Event{
@@ -272,20 +324,29 @@ func pick(options []acp.PermissionOption, allow bool) acp.RequestPermissionOutco
 	return acp.NewRequestPermissionOutcomeCancelled()
 }
 
-// answered ends the turn with the agent's answer to its prompt.
-func (t *turn) answered(ctx context.Context, r promptResult, stopping core.Reason, waiting []string) (core.Reason, error) {
-	if r.err != nil && stopping == "" {
-		t.rec.end("the prompt failed")
+// usageOf counts the usage the agent reported with its answer, unless
+// the proxy metered the turn's model calls (it counts them itself).
+func (t *turn) usageOf(r promptResult) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if u := r.resp.Usage; u != nil && r.err == nil && !t.metered {
+		t.usage = t.usage.Add(core.Usage{InputTokens: int64(u.InputTokens), OutputTokens: int64(u.OutputTokens)})
+	}
+}
+
+// answered ends the turn with the agent's answer to a prompt nobody
+// stopped.
+func (t *turn) answered(ctx context.Context, r promptResult) (core.Reason, error) {
+	if r.err != nil {
+		t.rec.end("the prompt failed", core.LevelUser)
 		if err := t.rec.failed(); err != nil {
 			return "", err
 		}
 		return t.fail(ctx, t.ap.failure("failed the prompt: "+r.err.Error()))
 	}
-	if u := r.resp.Usage; u != nil {
-		t.usage = t.usage.Add(core.Usage{InputTokens: int64(u.InputTokens), OutputTokens: int64(u.OutputTokens)})
-	}
-	reason := stopping
-	if reason == "" {
+	t.usageOf(r)
+	var reason core.Reason
+	{
 		switch r.resp.StopReason {
 		case acp.StopReasonEndTurn:
 			reason = core.ReasonCompleted
@@ -296,7 +357,7 @@ func (t *turn) answered(ctx context.Context, r promptResult, stopping core.Reaso
 		case acp.StopReasonCancelled:
 			reason = core.ReasonCanceled
 		case acp.StopReasonRefusal:
-			t.rec.end("the agent refused")
+			t.rec.end("the agent refused", core.LevelUser)
 			if err := t.rec.failed(); err != nil {
 				return "", err
 			}
@@ -305,32 +366,29 @@ func (t *turn) answered(ctx context.Context, r promptResult, stopping core.Reaso
 			reason = core.ReasonCompleted
 		}
 	}
-	t.rec.end("the turn ended (" + string(reason) + ")")
+	t.rec.end("the turn ended ("+string(reason)+")", core.LevelUser)
 	if err := t.rec.failed(); err != nil {
 		return "", err
 	}
-	return t.finish(ctx, reason, waiting...)
+	return t.finish(ctx, reason)
 }
 
 // broke ends a turn whose agent exited or broke the protocol; an answer
 // that arrived first still counts.
-func (t *turn) broke(ctx context.Context, done chan promptResult, stopping core.Reason, waiting []string, what string) (core.Reason, error) {
+func (t *turn) broke(ctx context.Context, done chan promptResult, what string) (core.Reason, error) {
 	select {
 	case r := <-done:
 		if r.err == nil {
-			return t.answered(ctx, r, stopping, waiting)
+			return t.answered(ctx, r)
 		}
 	case <-time.After(100 * time.Millisecond):
 		// The answer, if any, was read before the stream ended.
 	}
 	msg := t.ap.failure(what)
 	t.h.end(ctx, t.c.SessionID)
-	t.rec.end("the agent process ended")
+	t.rec.end("the agent process ended", core.LevelUser)
 	if err := t.rec.failed(); err != nil {
 		return "", err
-	}
-	if stopping != "" {
-		return t.finish(ctx, stopping, waiting...)
 	}
 	return t.fail(ctx, msg)
 }
@@ -356,13 +414,10 @@ func (t *turn) fail(ctx context.Context, msg string) (core.Reason, error) {
 // finish logs turn.completed and the status it leads to.
 func (t *turn) finish(ctx context.Context, r core.Reason, waiting ...string) (core.Reason, error) {
 	c := t.c
-	var cost *float64
-	if t.h.Prices != nil && c.Agent.Model != "" {
-		if usd, ok := t.h.Prices.Cost(c.Agent.Model, t.usage); ok {
-			cost = &usd
-		}
-	}
-	body := core.TurnCompletedBody{YieldReason: r, Usage: t.usage, CostUSD: cost, PendingToolUseIDs: waiting}
+	t.mu.Lock()
+	cost, usage := t.cost(), t.usage
+	t.mu.Unlock()
+	body := core.TurnCompletedBody{YieldReason: r, Usage: usage, CostUSD: cost, PendingToolUseIDs: waiting}
 	if _, err := c.Log.Append(ctx, c.SessionID, core.AppendRequest{
 		Epoch: c.Epoch, TurnID: t.id,
 		// A cancelled turn takes the interrupt that cancelled it, and what
@@ -376,7 +431,7 @@ func (t *turn) finish(ctx context.Context, r core.Reason, waiting ...string) (co
 		return "", fmt.Errorf("log turn completed: %w", err)
 	}
 	if t.h.Observer != nil {
-		t.h.Observer.TurnCompleted(harness.TurnReport{Agent: c.Agent.Name, Installation: c.Installation, Model: c.Agent.Model, Reason: r, Usage: t.usage, CostUSD: cost})
+		t.h.Observer.TurnCompleted(harness.TurnReport{Agent: c.Agent.Name, Installation: c.Installation, Model: c.Agent.Model, Reason: r, Usage: usage, CostUSD: cost})
 	}
 	return r, nil
 }
@@ -405,7 +460,28 @@ func (t *turn) resume(ctx context.Context, s *core.Session) (core.Reason, error)
 			return "", err
 		}
 	}
-	return t.run(ctx, resumeNote)
+	note := resumeNote
+	if so := pausedSoFar(events, t.id); so != nil {
+		// Raised: the paused turn goes on, its usage so far counted once.
+		t.usage, t.resumed, note = so.Usage, so.Usage, budgetRaisedNote
+	}
+	return t.run(ctx, note)
+}
+
+// pausedSoFar is what the turn had used when a budget last paused it, or
+// nil when it never paused.
+func pausedSoFar(events []core.Event, turnID string) *core.TurnSoFar {
+	for i := len(events) - 1; i >= 0; i-- {
+		e := events[i]
+		if e.TurnID != turnID || e.Type != core.TypeStatusChanged {
+			continue
+		}
+		var b core.StatusChangedBody
+		if e.Decode(&b) == nil && b.Turn != nil {
+			return b.Turn
+		}
+	}
+	return nil
 }
 
 // interruptedOutput is the result of a tool call whose agent process

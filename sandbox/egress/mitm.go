@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/usage"
 )
 
 // terminate answers a CONNECT to a host a credential is bound to, then
@@ -75,9 +76,14 @@ func (p *Proxy) injector(c Client, host string, port int, cred string) http.Hand
 				pr.Out.Header.Set(name, value)
 			},
 			Transport: p.transport,
-			ModifyResponse: func(*http.Response) error {
+			ModifyResponse: func(resp *http.Response) error {
 				b.Decision = core.EgressInjected
 				p.decide(c, b)
+				if p.cfg.Meter != nil && c.Session != "" && core.HostAllowed(c.Policy.Metered, host, port) {
+					resp.Body = usage.Meter(resp.Body, resp.Header.Get("Content-Type"), func(model string, u core.Usage) {
+						p.cfg.Meter(c.Session, model, u)
+					})
+				}
 				return nil
 			},
 			ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) { p.upstreamFailed(w, c, b, err) },

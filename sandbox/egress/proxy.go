@@ -30,6 +30,10 @@ type Policy struct {
 	// Credentials are vault credential ids, tried in order for each host:
 	// the first bound to it is injected.
 	Credentials []string
+	// Metered are the host patterns whose responses, where a credential is
+	// injected, are read for a model's token usage (Config.Meter): an ACP
+	// agent's model provider.
+	Metered []string
 }
 
 // Client is who a connection comes from.
@@ -62,6 +66,9 @@ type Config struct {
 	// key and few seconds (see recorder); it runs on one goroutine of its
 	// own, never on a request's.
 	Record func(ctx context.Context, sessionID string, body core.EgressBody)
+	// Meter, when set, is told the model usage of each response relayed
+	// from a Policy.Metered host, once the response has been read.
+	Meter func(sessionID, model string, u core.Usage)
 	// DialTimeout bounds connecting upstream (default 10 s).
 	DialTimeout time.Duration
 	// MaxConnsPerClient is how many connections one source address may

@@ -123,3 +123,19 @@ type Process interface {
 	// a turn holds it while the process works for it.
 	Hold() (release func())
 }
+
+// sandboxSessionKey carries, on a request the egress proxy serves itself,
+// the session whose sandbox made it.
+type sandboxSessionKey struct{}
+
+// WithSandboxSession marks ctx as a request of session id's sandbox.
+func WithSandboxSession(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, sandboxSessionKey{}, id)
+}
+
+// SandboxSessionFrom is the session whose sandbox made the request ctx
+// belongs to, "" when none did.
+func SandboxSessionFrom(ctx context.Context) string {
+	id, _ := ctx.Value(sandboxSessionKey{}).(string)
+	return id
+}

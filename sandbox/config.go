@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"regexp"
 	"time"
 
@@ -154,6 +155,8 @@ type EgressConfig struct {
 	// environment (a platform's git host, with the installation's token);
 	// nil adds nothing.
 	Grants GrantSource
+	// Local are hosts the proxy answers itself (egress.Config.Local).
+	Local map[string]http.Handler
 	// Meter is told the model usage the proxy reads on the metered hosts
 	// of a session's grant (an ACP agent's model provider); nil reads none.
 	Meter func(sessionID, model string, u core.Usage)

@@ -68,6 +68,7 @@ func (d *Docker) startEgress(ctx context.Context, n netInfo) error {
 		AllowPrivate: e.AllowPrivate,
 		Record:       e.Record,
 		Meter:        e.Meter,
+		Local:        e.Local,
 		Logger:       d.log,
 		// One sandbox's connections must not take the gateway's file
 		// descriptors: past this, they are refused at accept.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,6 +54,9 @@ type Deps struct {
 	// Meter is told the model usage of what ACP agents' sandboxes call
 	// through the egress proxy with their model key injected.
 	Meter func(sessionID, model string, u core.Usage)
+	// Local are the hosts the egress proxy answers itself for sandboxes
+	// (the ACP agents' platform tools), by host name.
+	Local map[string]http.Handler
 }
 
 // Open connects the Docker backend as s says (with the egress proxy
@@ -102,6 +106,7 @@ func Open(ctx context.Context, s Settings, deps Deps) (*Docker, error) {
 			AllowPrivate: s.allowPrivate,
 			Record:       events.record,
 			Meter:        deps.Meter,
+			Local:        deps.Local,
 		}
 	}
 	d, err := Connect(ctx, cfg)

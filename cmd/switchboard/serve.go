@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -230,8 +231,9 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 	router.Links = gw
 	sb, err := sandbox.Open(ctx, cfg.sandbox, sandbox.Deps{Store: db, Vault: &vaults.Resolver{Store: db, Sealer: cfg.sealer, Logger: log},
 		Granters: []sandbox.GitGranter{gw}, Logger: log, Replica: holder, Skills: &skills.Source{Store: db},
-		// The usage of ACP agents' model calls, read by the egress proxy.
-		Meter: cfg.acp.Metered})
+		// The usage of ACP agents' model calls, read by the egress proxy,
+		// and their platform tools, served by it.
+		Meter: cfg.acp.Metered, Local: map[string]http.Handler{acpclient.MCPHost: cfg.acp.MCP()}})
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +27,9 @@ type agentProc struct {
 	acpSession acp.SessionId
 	agent      core.AgentRef // the agent version it runs
 	cmd        []string
+	// mcp serves the session's platform tools to the agent (Harness.MCP);
+	// nil when its cycle offers none.
+	mcp http.Handler
 }
 
 // alive reports whether the process still runs and speaks.
@@ -98,6 +102,9 @@ func (h *Harness) start(ctx context.Context, c *harness.Cycle) (*agentProc, erro
 		return nil, &agentError{msg: msg}
 	}
 	ap.caps, ap.info = resp.AgentCapabilities, resp.AgentInfo
+	if c.Tools != nil {
+		ap.mcp = h.newMCP(c.SessionID, c.Tools.Defs())
+	}
 	return ap, nil
 }
 

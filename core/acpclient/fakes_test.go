@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/acpclient"
 	"github.com/switchboardhq/switchboard/core/harness"
+	"github.com/switchboardhq/switchboard/core/toolset"
 	"github.com/switchboardhq/switchboard/fixtures/acpagent"
 	"github.com/switchboardhq/switchboard/sessions"
 )
@@ -26,6 +28,8 @@ import (
 type fakeSandbox struct {
 	script acpagent.Script
 	home   string
+	// client makes the agent's HTTP calls (the egress proxy's stand-in).
+	client *http.Client
 
 	mu     sync.Mutex
 	procs  []*fakeProcess
@@ -49,7 +53,7 @@ func (f *fakeSandbox) Start(ctx context.Context, sessionID string, req core.Proc
 		})
 	}
 	go func() {
-		_ = acpagent.Serve(context.Background(), inR, outW, acpagent.Options{Script: f.script, Home: f.home, Exit: p.closeAll})
+		_ = acpagent.Serve(context.Background(), inR, outW, acpagent.Options{Script: f.script, Home: f.home, Exit: p.closeAll, HTTPClient: f.client})
 		p.closeAll(0)
 	}()
 	f.mu.Lock()
@@ -133,6 +137,7 @@ type env struct {
 	session string
 	inputs  chan struct{}
 	limits  core.Limits
+	tools   *toolset.Registry
 }
 
 func newEnv(t *testing.T, script acpagent.Script, mod ...func(*core.AgentRuntime)) *env {
@@ -163,7 +168,7 @@ func newEnv(t *testing.T, script acpagent.Script, mod ...func(*core.AgentRuntime
 }
 
 func (e *env) cycle() *harness.Cycle {
-	return &harness.Cycle{SessionID: e.session, Agent: e.agent, Holder: "test", Log: e.store, Limits: e.limits, Inputs: e.inputs}
+	return &harness.Cycle{SessionID: e.session, Agent: e.agent, Holder: "test", Log: e.store, Limits: e.limits, Inputs: e.inputs, Tools: e.tools}
 }
 
 // send queues an input, as the API does, and tells a running cycle.

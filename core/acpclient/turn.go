@@ -293,7 +293,11 @@ func (t *turn) permission(ctx context.Context, req acp.RequestPermissionRequest)
 	case core.PolicyDeny:
 		return pick(req.Options, false)
 	}
-	p := &parked{toolUseID: id, title: title, kind: kind, options: req.Options, reply: make(chan acp.RequestPermissionOutcome, 1)}
+	return t.wait(ctx, &parked{toolUseID: id, title: title, kind: kind, options: req.Options, reply: make(chan acp.RequestPermissionOutcome, 1)})
+}
+
+// wait parks p in the turn until a person answers it, or the wait ends.
+func (t *turn) wait(ctx context.Context, p *parked) acp.RequestPermissionOutcome {
 	select {
 	case t.parks <- p:
 	case <-ctx.Done():

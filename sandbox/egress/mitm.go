@@ -19,6 +19,26 @@ import (
 // serves the client's requests itself over TLS, with a certificate for the
 // host from the deployment's CA, injecting the credential into each.
 func (p *Proxy) terminate(w http.ResponseWriter, c Client, host string, port int, cred string) {
+	p.serveTLS(w, host, p.injector(c, host, port, cred))
+}
+
+// local serves a request for a host the gateway answers itself: plain,
+// or over TLS the proxy terminates.
+func (p *Proxy) local(w http.ResponseWriter, r *http.Request, c Client, host string, port int, h http.Handler) {
+	p.decide(c, core.EgressBody{Host: host, Port: port, Method: r.Method, Decision: core.EgressAllowed, Reason: "served by the gateway"})
+	served := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(core.WithSandboxSession(r.Context(), c.Session)))
+	})
+	if r.Method == http.MethodConnect {
+		p.serveTLS(w, host, served)
+		return
+	}
+	served.ServeHTTP(w, r)
+}
+
+// serveTLS answers a CONNECT, then serves the client's requests over TLS
+// with h, with a certificate for host from the deployment's CA.
+func (p *Proxy) serveTLS(w http.ResponseWriter, host string, h http.Handler) {
 	conn := p.hijack(w)
 	if conn == nil {
 		return
@@ -35,7 +55,7 @@ func (p *Proxy) terminate(w http.ResponseWriter, c Client, host string, port int
 		MinVersion:     tls.VersionTLS12,
 	})
 	srv := &http.Server{
-		Handler:           p.injector(c, host, port, cred),
+		Handler:           h,
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(p.log.Handler(), slog.LevelDebug),

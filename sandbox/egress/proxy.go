@@ -66,6 +66,11 @@ type Config struct {
 	// key and few seconds (see recorder); it runs on one goroutine of its
 	// own, never on a request's.
 	Record func(ctx context.Context, sessionID string, body core.EgressBody)
+	// Local are hosts the proxy answers itself for sessions' sandboxes,
+	// whatever their allowlist, with the handler by host name: over plain
+	// HTTP (an absolute URL) or a CONNECT whose TLS it terminates. The
+	// request's context names the session (core.SandboxSessionFrom).
+	Local map[string]http.Handler
 	// Meter, when set, is told the model usage of each response relayed
 	// from a Policy.Metered host, once the response has been read.
 	Meter func(sessionID, model string, u core.Usage)
@@ -200,6 +205,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	host, port, err := target(r)
 	if err != nil {
 		http.Error(w, "switchboard egress: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if h := p.cfg.Local[host]; h != nil && client.Session != "" {
+		p.local(w, r, client, host, port, h)
 		return
 	}
 	if !core.HostAllowed(client.Policy.Hosts, host, port) {

@@ -13,13 +13,7 @@ import (
 // for the session's sandbox, with the agent's key injected: it counts to
 // the running turn, whose limits and the session's budgets it checks.
 func (h *Harness) Metered(sessionID, model string, u core.Usage) {
-	h.mu.Lock()
-	ap := h.agents[sessionID]
-	h.mu.Unlock()
-	var t *turn
-	if ap != nil {
-		t, _ = ap.client.current()
-	}
+	t := h.running(sessionID)
 	if t == nil {
 		// A call made between turns (by a process the agent left running):
 		// counted nowhere, and said so.
@@ -28,6 +22,18 @@ func (h *Harness) Metered(sessionID, model string, u core.Usage) {
 		return
 	}
 	t.meter(u)
+}
+
+// running is the session's turn whose prompt is in flight here, or nil.
+func (h *Harness) running(sessionID string) *turn {
+	h.mu.Lock()
+	ap := h.agents[sessionID]
+	h.mu.Unlock()
+	if ap == nil {
+		return nil
+	}
+	t, _ := ap.client.current()
+	return t
 }
 
 // meter adds usage the proxy read to the turn and stops the turn at its

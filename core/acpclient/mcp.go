@@ -88,13 +88,7 @@ func (h *Harness) newMCP(sessionID string, defs []core.ToolDef) http.Handler {
 
 // callTool runs a session's tool for its agent, in the running turn.
 func (h *Harness) callTool(ctx context.Context, sessionID, name string, args any) (*mcp.CallToolResult, error) {
-	h.mu.Lock()
-	ap := h.agents[sessionID]
-	h.mu.Unlock()
-	var t *turn
-	if ap != nil {
-		t, _ = ap.client.current()
-	}
+	t := h.running(sessionID)
 	if t == nil {
 		return mcp.NewToolResultError("no turn of this session is running: tools are called during a prompt"), nil
 	}

@@ -42,7 +42,8 @@ func runtimes(sb *sandbox.Docker) func(core.AgentRuntime) error {
 func routes(cfg *serveConfig, store backend.Store, hub *live.Hub, rt *runtime.Runtime, sr *schedules.Runner, m *metrics.Metrics, wh *webhooks.Service, gw *providers.Set, clients *models.Router, states *oauth.States, sb *sandbox.Docker, con *console.Handler, log *slog.Logger) http.Handler {
 	a := &api.Auth{AdminToken: cfg.adminToken, Sessions: store, Logger: log}
 	v1 := http.NewServeMux()
-	(&api.Handler{Store: store, Runtime: rt, Schedules: store, Links: gw, Repositories: gw, Models: clients, Destinations: wh, Environments: store, Sealer: cfg.sealer, StdioAllow: cfg.mcp.StdioAllow, Hub: hub, Logger: log, MaxBody: cfg.maxBody, Heartbeat: cfg.heartbeat, OnSSE: m.SSE, Runtimes: runtimes(sb)}).Register(v1)
+	(&api.Handler{Store: store, Runtime: rt, Schedules: store, Links: gw, Repositories: gw, Models: clients, Destinations: wh, Environments: store, Sealer: cfg.sealer, StdioAllow: cfg.mcp.StdioAllow, Hub: hub, Logger: log, MaxBody: cfg.maxBody, Heartbeat: cfg.heartbeat, OnSSE: m.SSE, Runtimes: runtimes(sb),
+		Secrets: (&vaults.Resolver{Store: store, Sealer: cfg.sealer, Logger: log}).CheckNotSecret}).Register(v1)
 	sandbox.RegisterEnvironments(v1, sb, store, store, cfg.maxBody, log)
 	(&vaults.Handler{Store: store, Sealer: cfg.sealer, Logger: log, MaxBody: cfg.maxBody}).Register(v1)
 	(&skills.Handler{Store: store, Logger: log, MaxBytes: cfg.skills.MaxBytes}).Register(v1)

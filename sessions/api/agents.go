@@ -124,7 +124,7 @@ func (h *Handler) createAgent(w http.ResponseWriter, r *http.Request) error {
 	if err := a.Validate(); err != nil {
 		return err
 	}
-	if err := h.checkRuntime(a); err != nil {
+	if err := h.checkRuntime(r.Context(), a); err != nil {
 		return err
 	}
 	if err := h.StdioAllow.Check(a.MCPServers); err != nil {
@@ -175,7 +175,7 @@ func (h *Handler) updateAgent(w http.ResponseWriter, r *http.Request) error {
 		b.apply(&next)
 		if next.Runtime.Validate() == nil {
 			if _, _, err := core.SplitModel(next.Model); err == nil || next.Runtime.Kind == core.RuntimeACP {
-				if err := h.checkRuntime(&next); err != nil {
+				if err := h.checkRuntime(r.Context(), &next); err != nil {
 					return err
 				}
 			}

@@ -65,6 +65,9 @@ type Handler struct {
 	// Runtimes, when set, refuses an agent whose runtime (other than the
 	// built-in loop) this gateway cannot run, saying why.
 	Runtimes func(core.AgentRuntime) error
+	// Secrets, when set, refuses values that are vault secrets (an ACP
+	// agent's runtime.env goes into its sandbox), naming field.
+	Secrets func(ctx context.Context, field string, values map[string]string) error
 	// Repositories, when set, checks an agent's repository_access against
 	// the installation it names; without it such an agent is refused.
 	Repositories RepositoryChecker
@@ -80,14 +83,19 @@ type ModelChecker interface {
 // checkRuntime checks that this gateway can run a: the built-in loop
 // needs a client and key for its model; another runtime must be one the
 // gateway serves (Runtimes).
-func (h *Handler) checkRuntime(a *core.Agent) error {
+func (h *Handler) checkRuntime(ctx context.Context, a *core.Agent) error {
 	if a.Runtime.KindOrDefault() == core.RuntimeBuiltin {
 		return h.checkModel(a.Model)
 	}
-	if h.Runtimes == nil {
-		return nil
+	if h.Runtimes != nil {
+		if err := h.Runtimes(a.Runtime); err != nil {
+			return err
+		}
 	}
-	return h.Runtimes(a.Runtime)
+	if h.Secrets != nil {
+		return h.Secrets(ctx, "runtime.env", a.Runtime.Env)
+	}
+	return nil
 }
 
 func (h *Handler) checkModel(model string) error {

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -70,7 +71,17 @@ func TestAgentRuntimeUnavailable(t *testing.T) {
 	t.Cleanup(func() { db.Close() })
 	mux := http.NewServeMux()
 	(&api.Handler{Store: db, Runtime: &fakeRuntime{}, Runtimes: func(r core.AgentRuntime) error {
-		return fmt.Errorf("field \"runtime\": kind %s needs the Docker sandbox (SWITCHBOARD_SANDBOX is none): %w", r.Kind, core.ErrInvalid)
+		if r.Command[0] == "goose" {
+			return fmt.Errorf("field \"runtime\": kind %s needs the Docker sandbox (SWITCHBOARD_SANDBOX is none): %w", r.Kind, core.ErrInvalid)
+		}
+		return nil
+	}, Secrets: func(_ context.Context, field string, values map[string]string) error {
+		for k, v := range values {
+			if v == "sk-real" {
+				return fmt.Errorf("field %q: %s is the secret of vault credential vcr_x: %w", field, k, core.ErrInvalid)
+			}
+		}
+		return nil
 	}}).Register(mux)
 	srv := httptest.NewServer((&api.Auth{AdminToken: admin, Sessions: db}).Wrap(mux))
 	t.Cleanup(srv.Close)
@@ -83,4 +94,10 @@ func TestAgentRuntimeUnavailable(t *testing.T) {
 	}
 	code, raw = e.call(t, admin, "POST", "/v1/agents/plain", map[string]any{"runtime": map[string]any{"kind": "acp", "command": []string{"goose", "acp"}}})
 	wantError(t, code, raw, 400, "invalid_request", "needs the Docker sandbox")
+	// A vault secret in runtime.env is refused, on create and update.
+	leaky := map[string]any{"kind": "acp", "command": []string{"codex-acp"}, "env": map[string]string{"OPENAI_API_KEY": "sk-real"}}
+	code, raw = e.call(t, admin, "POST", "/v1/agents", map[string]any{"name": "leaky", "runtime": leaky})
+	wantError(t, code, raw, 400, "invalid_request", "OPENAI_API_KEY is the secret of vault credential")
+	code, raw = e.call(t, admin, "POST", "/v1/agents/plain", map[string]any{"runtime": leaky})
+	wantError(t, code, raw, 400, "invalid_request", "OPENAI_API_KEY is the secret of vault credential")
 }

@@ -155,8 +155,10 @@ type EgressConfig struct {
 	// environment (a platform's git host, with the installation's token);
 	// nil adds nothing.
 	Grants GrantSource
-	// Local are hosts the proxy answers itself (egress.Config.Local).
-	Local map[string]http.Handler
+	// Local are hosts the proxy answers itself (egress.Config.Local);
+	// Fenced refuses sessions that moved away (egress.Config.Fenced).
+	Local  map[string]http.Handler
+	Fenced func(ctx context.Context, sessionID string) string
 	// Meter is told the model usage the proxy reads on the metered hosts
 	// of a session's grant (an ACP agent's model provider); nil reads none.
 	Meter func(sessionID, model string, u core.Usage)

@@ -69,6 +69,7 @@ func (d *Docker) startEgress(ctx context.Context, n netInfo) error {
 		Record:       e.Record,
 		Meter:        e.Meter,
 		Local:        e.Local,
+		Fenced:       e.Fenced,
 		Logger:       d.log,
 		// One sandbox's connections must not take the gateway's file
 		// descriptors: past this, they are refused at accept.

@@ -55,8 +55,10 @@ type Deps struct {
 	// through the egress proxy with their model key injected.
 	Meter func(sessionID, model string, u core.Usage)
 	// Local are the hosts the egress proxy answers itself for sandboxes
-	// (the ACP agents' platform tools), by host name.
-	Local map[string]http.Handler
+	// (the ACP agents' platform tools), by host name; Fenced says why a
+	// session's sandbox may no longer reach them, nor its model provider.
+	Local  map[string]http.Handler
+	Fenced func(ctx context.Context, sessionID string) string
 }
 
 // Open connects the Docker backend as s says (with the egress proxy
@@ -107,6 +109,7 @@ func Open(ctx context.Context, s Settings, deps Deps) (*Docker, error) {
 			Record:       events.record,
 			Meter:        deps.Meter,
 			Local:        deps.Local,
+			Fenced:       deps.Fenced,
 		}
 	}
 	d, err := Connect(ctx, cfg)

@@ -233,7 +233,7 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 		Granters: []sandbox.GitGranter{gw}, Logger: log, Replica: holder, Skills: &skills.Source{Store: db},
 		// The usage of ACP agents' model calls, read by the egress proxy,
 		// and their platform tools, served by it.
-		Meter: cfg.acp.Metered, Local: map[string]http.Handler{acpclient.MCPHost: cfg.acp.MCP()}})
+		Meter: cfg.acp.Metered, Local: map[string]http.Handler{acpclient.MCPHost: cfg.acp.MCP()}, Fenced: cfg.acp.Fenced})
 	if err != nil {
 		return err
 	}
@@ -312,6 +312,7 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 		rc.Sandboxes = sb
 		// Agents whose runtime is acp run in their sessions' sandboxes.
 		cfg.acp.Sandbox, cfg.acp.Prices, cfg.acp.Observer, cfg.acp.Logger, cfg.acp.ClientVersion = sb, cfg.prices, m, log, v
+		cfg.acp.Leases, cfg.acp.Holder = db, holder
 		rc.Runtimes = map[string]harness.Harness{core.RuntimeACP: cfg.acp}
 		defer cfg.acp.Close(context.WithoutCancel(ctx))
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/acpclient"
 	"github.com/switchboardhq/switchboard/fixtures/acpagent"
 )
 
@@ -158,5 +159,24 @@ func TestResumeAfterCrash(t *testing.T) {
 	}
 	if s := e.sessionNow(); s.Status != core.StatusAwaitingInput || s.TurnID != "" || s.PendingAction == nil || s.PendingAction.ToolUseIDs[0] != "tu_ask" {
 		t.Fatalf("session %+v", s)
+	}
+}
+
+// holders is a lease store's word on who holds each session.
+type holders map[string]string
+
+func (h holders) LastHolder(_ context.Context, id string) (string, error) { return h[id], nil }
+
+// TestFenced: a sandbox's model and tool traffic is refused once the
+// store says another replica holds its session.
+func TestFenced(t *testing.T) {
+	h := &acpclient.Harness{Leases: holders{"ses_here": "replica-a", "ses_moved": "replica-b"}, Holder: "replica-a"}
+	for id, want := range map[string]bool{"ses_here": false, "ses_moved": true, "ses_never": false} {
+		if got := h.Fenced(context.Background(), id) != ""; got != want {
+			t.Errorf("Fenced(%s) = %v, want %v", id, got, want)
+		}
+	}
+	if (&acpclient.Harness{}).Fenced(context.Background(), "ses_moved") != "" {
+		t.Error("a harness without leases fenced a session")
 	}
 }

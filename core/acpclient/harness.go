@@ -43,7 +43,11 @@ type Harness struct {
 	ParkLimit   time.Duration
 	// ClientVersion is the gateway's version, told to agents.
 	ClientVersion string
-	Logger        *slog.Logger
+	// Leases and Holder (this replica's id) tell a sandbox whose session
+	// moved to another replica (Fenced); nil tells none.
+	Leases Leases
+	Holder string
+	Logger *slog.Logger
 
 	mu     sync.Mutex
 	agents map[string]*agentProc // by session id
@@ -286,4 +290,26 @@ func currentTurn(events []core.Event) string {
 		}
 	}
 	return ""
+}
+
+// Leases says which replica holds a session now (core.LeaseStore's
+// LastHolder).
+type Leases interface {
+	LastHolder(ctx context.Context, sessionID string) (string, error)
+}
+
+// Fenced says why the session's sandbox on this replica may no longer
+// reach its model provider or its platform tools: another replica took
+// the session, and what runs here is a leftover of a lost lease. ""
+// when it may, or when the store cannot tell (its turn's own writes are
+// fenced by the store anyway).
+func (h *Harness) Fenced(ctx context.Context, sessionID string) string {
+	if h.Leases == nil || h.Holder == "" {
+		return ""
+	}
+	holder, err := h.Leases.LastHolder(ctx, sessionID)
+	if err != nil || holder == "" || holder == h.Holder {
+		return ""
+	}
+	return "the session's turn runs on another replica now"
 }

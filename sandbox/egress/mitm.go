@@ -74,7 +74,12 @@ func (p *Proxy) injector(c Client, host string, port int, cred string) http.Hand
 	if port == 443 {
 		authority = host
 	}
+	metered := core.HostAllowed(c.Policy.Metered, host, port)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A tunnel opened before the session moved away is fenced too.
+		if metered && p.fenced(w, r, c, host, port) {
+			return
+		}
 		b := core.EgressBody{Host: host, Port: port, Method: r.Method, CredentialID: cred}
 		// Resolved per request: an oauth token refreshed meanwhile is used.
 		name, value, err := p.cfg.Credentials.Header(r.Context(), cred, hostport)
@@ -99,7 +104,7 @@ func (p *Proxy) injector(c Client, host string, port int, cred string) http.Hand
 			ModifyResponse: func(resp *http.Response) error {
 				b.Decision = core.EgressInjected
 				p.decide(c, b)
-				if p.cfg.Meter != nil && c.Session != "" && core.HostAllowed(c.Policy.Metered, host, port) {
+				if p.cfg.Meter != nil && c.Session != "" && metered {
 					resp.Body = usage.Meter(resp.Body, resp.Header.Get("Content-Type"), func(model string, u core.Usage) {
 						p.cfg.Meter(c.Session, model, u)
 					})

@@ -71,6 +71,10 @@ type Config struct {
 	// HTTP (an absolute URL) or a CONNECT whose TLS it terminates. The
 	// request's context names the session (core.SandboxSessionFrom).
 	Local map[string]http.Handler
+	// Fenced, when set, says why a session's sandbox may no longer reach
+	// its metered hosts and the local ones ("" when it may): its turn
+	// runs on another replica now, and this replica's agent is a leftover.
+	Fenced func(ctx context.Context, sessionID string) string
 	// Meter, when set, is told the model usage of each response relayed
 	// from a Policy.Metered host, once the response has been read.
 	Meter func(sessionID, model string, u core.Usage)
@@ -208,7 +212,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h := p.cfg.Local[host]; h != nil && client.Session != "" {
+		if p.fenced(w, r, client, host, port) {
+			return
+		}
 		p.local(w, r, client, host, port, h)
+		return
+	}
+	if core.HostAllowed(client.Policy.Metered, host, port) && p.fenced(w, r, client, host, port) {
 		return
 	}
 	if !core.HostAllowed(client.Policy.Hosts, host, port) {
@@ -273,6 +283,21 @@ func target(r *http.Request) (string, int, error) {
 		return "", 0, fmt.Errorf("target %q: want host:port", hostport)
 	}
 	return strings.TrimSuffix(strings.ToLower(host), "."), port, nil
+}
+
+// fenced refuses a request of a session whose turn another replica runs
+// now, and reports whether it did.
+func (p *Proxy) fenced(w http.ResponseWriter, r *http.Request, c Client, host string, port int) bool {
+	if p.cfg.Fenced == nil || c.Session == "" {
+		return false
+	}
+	why := p.cfg.Fenced(r.Context(), c.Session)
+	if why == "" {
+		return false
+	}
+	p.decide(c, core.EgressBody{Host: host, Port: port, Method: r.Method, Decision: core.EgressDenied, Reason: why})
+	http.Error(w, "switchboard egress: "+why, http.StatusForbidden)
+	return true
 }
 
 // decide records a decision and logs it.

@@ -72,7 +72,9 @@ func TestProxyFencesMovedSessions(t *testing.T) {
 	local := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "tools") })
 	addr := serveProxy(t, Config{CA: ca, Clients: oneClient{Policy{Hosts: []string{"models.example", u.Host}, Metered: []string{"models.example"}}},
 		Record: rec.add, AllowPrivate: true, Local: map[string]http.Handler{"mcp.switchboard.internal": local},
-		Fenced: func(_ context.Context, session string) string { return "the session's turn runs on another replica now" }})
+		Fenced: func(_ context.Context, session string) string {
+			return "the session's turn runs on another replica now"
+		}})
 	pu, _ := url.Parse("http://" + addr)
 	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: http.ProxyURL(pu), TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	for _, target := range []string{"http://mcp.switchboard.internal/mcp", "http://models.example/v1/messages"} {

@@ -172,6 +172,9 @@ type EgressConfig struct {
 	// manager, beside the environment's allowlist (default
 	// DefaultPackageHosts).
 	PackageHosts map[string][]string
+	// NPMRegistry, when set, is the npm registry builds install from (a
+	// mirror, a private registry) instead of registry.npmjs.org.
+	NPMRegistry string
 }
 
 // DefaultPackageHosts are the registries each package manager reaches

@@ -11,6 +11,8 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/fixtures/fakenpm"
+	"github.com/switchboardhq/switchboard/fixtures/sandboximage"
 )
 
 // TestEnvironmentPackages: an environment's apt packages are installed
@@ -90,5 +92,26 @@ df -k /tmp | awk 'NR==2{print $2}'; id -u; echo kept > /workspace/f`)
 	s.envs.set(gone, nil)
 	if _, err := d.Exec(context.Background(), gone, core.ExecRequest{Cmd: []string{"true"}}); !errors.Is(err, core.ErrNotFound) {
 		t.Fatalf("a session whose environment is gone: %v", err)
+	}
+}
+
+// TestEnvironmentNPM: an environment's npm packages install from the npm
+// registry the gateway names (here a fake one on the host, reached
+// through the proxy) into an image with Node from Debian (as the full
+// image has it), and the package's binary runs in the sandbox: how an
+// ACP adapter is installed.
+func TestEnvironmentNPM(t *testing.T) {
+	node := sandboximage.ForTestNode(t)
+	reg := fakenpm.Start(t, sandboximage.HostBridgeAddress(t), fakenpm.Package{Name: "hello-acp", Version: "1.0.0", Script: `console.log("hello from npm, node " + process.version)`})
+	d, s := newEgressDocker(t, func(c *Config, _ *egressSetup) { c.Egress.NPMRegistry = reg.URL })
+	env := &core.Environment{Name: "node", Image: node, Packages: core.Packages{Npm: []string{"hello-acp"}}}
+	session := newSession()
+	s.envs.set(session, env)
+	r := sh(t, d, session, "hello-acp")
+	if r.ExitCode != 0 || !strings.HasPrefix(string(r.Stdout), "hello from npm, node v") {
+		t.Fatalf("the package's binary: exit %d %q %q", r.ExitCode, r.Stdout, r.Stderr)
+	}
+	if gets := reg.Gets(); len(gets) < 2 {
+		t.Fatalf("the registry was asked %v", gets)
 	}
 }

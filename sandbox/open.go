@@ -106,6 +106,7 @@ func Open(ctx context.Context, s Settings, deps Deps) (*Docker, error) {
 			Grants:       grants,
 			RootCAs:      s.roots,
 			AllowPrivate: s.allowPrivate,
+			NPMRegistry:  s.npmRegistry,
 			Record:       events.record,
 			Meter:        deps.Meter,
 			Local:        deps.Local,

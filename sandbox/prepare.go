@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -37,6 +38,8 @@ type recipe struct {
 	Base     string        `json:"base"` // image id, so a rebuilt base makes a new image
 	CA       string        `json:"ca"`   // fingerprint of the deployment's CA
 	Packages core.Packages `json:"packages"`
+	// NPMRegistry is where npm packages come from, when not the default.
+	NPMRegistry string `json:"npm_registry,omitempty"`
 }
 
 type failedBuild struct {
@@ -69,7 +72,11 @@ func (d *Docker) prepared(ctx context.Context, env *core.Environment) (string, s
 		}
 		return base, bi.ID, nil
 	}
-	raw, err := json.Marshal(recipe{Version: prepareVersion, Base: bi.ID, CA: d.egress.caFP, Packages: pk})
+	rc := recipe{Version: prepareVersion, Base: bi.ID, CA: d.egress.caFP, Packages: pk}
+	if len(pk.Npm) > 0 {
+		rc.NPMRegistry = d.cfg.Egress.NPMRegistry
+	}
+	raw, err := json.Marshal(rc)
 	if err != nil {
 		return "", "", err
 	}
@@ -123,10 +130,21 @@ func (d *Docker) build(ctx context.Context, baseID, tag, h string, env *core.Env
 	if env != nil {
 		pk = env.Packages
 	}
+	var buildEnv []string
 	for _, m := range pk.Managers() {
-		if len(m.Packages) > 0 {
-			policy.Hosts = append(slices.Clone(policy.Hosts), d.cfg.Egress.PackageHosts[m.Manager]...)
+		if len(m.Packages) == 0 {
+			continue
 		}
+		hosts := d.cfg.Egress.PackageHosts[m.Manager]
+		if reg := d.cfg.Egress.NPMRegistry; m.Manager == "npm" && reg != "" {
+			u, err := url.Parse(reg)
+			if err != nil {
+				return "", fmt.Errorf("npm registry %q: %w", reg, err)
+			}
+			hosts = []string{u.Host}
+			buildEnv = append(buildEnv, "npm_config_registry="+reg)
+		}
+		policy.Hosts = append(slices.Clone(policy.Hosts), hosts...)
 	}
 	args := []string{"sh", "-c", buildScript(d.egress.url, d.egress.caPEM), "sh"}
 	for _, m := range pk.Managers() {
@@ -141,6 +159,7 @@ func (d *Docker) build(ctx context.Context, baseID, tag, h string, env *core.Env
 			User:       "0:0", // package managers install as root; only here
 			Entrypoint: args[:1],
 			Cmd:        args[1:],
+			Env:        buildEnv,
 			WorkingDir: "/",
 			Labels:     d.cfg.labels("", "build"),
 		},

@@ -34,10 +34,22 @@ type fakeSandbox struct {
 	mu     sync.Mutex
 	procs  []*fakeProcess
 	starts int
+	files  map[string][]byte // written by Exec
 }
 
-func (f *fakeSandbox) Exec(context.Context, string, core.ExecRequest) (*core.ExecResult, error) {
-	return nil, errors.New("the fake sandbox runs no command")
+// Exec runs no command but the one that writes a file ($1) from stdin,
+// as attachments are put in a sandbox.
+func (f *fakeSandbox) Exec(_ context.Context, _ string, req core.ExecRequest) (*core.ExecResult, error) {
+	if !req.Shell || len(req.Cmd) != 2 || !strings.Contains(req.Cmd[0], "cat >") {
+		return nil, errors.New("the fake sandbox runs no command")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.files == nil {
+		f.files = map[string][]byte{}
+	}
+	f.files[req.Cmd[1]] = req.Stdin
+	return &core.ExecResult{}, nil
 }
 
 func (f *fakeSandbox) Start(ctx context.Context, sessionID string, req core.ProcessRequest) (core.Process, error) {
@@ -138,6 +150,7 @@ type env struct {
 	inputs  chan struct{}
 	limits  core.Limits
 	tools   *toolset.Registry
+	attach  *harness.Attachments
 }
 
 func newEnv(t *testing.T, script acpagent.Script, mod ...func(*core.AgentRuntime)) *env {
@@ -168,7 +181,7 @@ func newEnv(t *testing.T, script acpagent.Script, mod ...func(*core.AgentRuntime
 }
 
 func (e *env) cycle() *harness.Cycle {
-	return &harness.Cycle{SessionID: e.session, Agent: e.agent, Holder: "test", Log: e.store, Limits: e.limits, Inputs: e.inputs, Tools: e.tools}
+	return &harness.Cycle{SessionID: e.session, Agent: e.agent, Holder: "test", Log: e.store, Limits: e.limits, Inputs: e.inputs, Tools: e.tools, Attachments: e.attach}
 }
 
 // send queues an input, as the API does, and tells a running cycle.

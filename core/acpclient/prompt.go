@@ -19,7 +19,8 @@ const maxSummary = 32 << 10
 // A new ACP session is first told the agent's instructions, and, when the
 // session has history its agent never saw (how is RuntimeSummary), the
 // log so far.
-func promptBlocks(a *core.Agent, events []core.Event, turnID, how, note string) []acp.ContentBlock {
+// attach turns a message's attachment into what the agent is given.
+func promptBlocks(a *core.Agent, events []core.Event, turnID, how, note string, attach func(core.Attachment) []acp.ContentBlock) []acp.ContentBlock {
 	started, prevStarted, prevCompleted := len(events), -1, -1
 	for i := len(events) - 1; i >= 0; i-- {
 		if events[i].Type == core.TypeTurnStarted && events[i].TurnID == turnID {
@@ -78,7 +79,7 @@ func promptBlocks(a *core.Agent, events []core.Event, turnID, how, note string) 
 			}
 			text(b.Text)
 			for _, at := range b.Attachments {
-				text(fmt.Sprintf("[attached: %s, %s, %d bytes]", at.Name, at.MediaType, at.Size))
+				blocks = append(blocks, attach(at)...)
 			}
 		case core.TypeUserRetry:
 			if i > prevCompleted {

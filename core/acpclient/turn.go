@@ -68,7 +68,7 @@ func (t *turn) run(ctx context.Context, note string) (core.Reason, error) {
 	if err != nil {
 		return "", fmt.Errorf("read log: %w", err)
 	}
-	blocks := promptBlocks(c.Agent, events, t.id, how, note)
+	blocks := promptBlocks(c.Agent, events, t.id, how, note, func(a core.Attachment) []acp.ContentBlock { return t.attachment(wctx, a) })
 	t.rec = newRecorder(func(evs ...core.Event) error {
 		_, err := c.Log.Append(wctx, c.SessionID, core.AppendRequest{Epoch: c.Epoch, TurnID: t.id, Events: evs})
 		return err

@@ -134,18 +134,30 @@ func (at *Attachments) place(ctx context.Context, sessionID string, a core.Attac
 	}
 	where := "is not available to you: this gateway runs no sandbox"
 	if at.Sandbox != nil {
-		path := a.SandboxPath()
-		res, err := at.Sandbox.Exec(ctx, sessionID, core.ExecRequest{
-			Cmd: []string{`mkdir -p "$(dirname "$1")" && cat > "$1"`, path}, Shell: true, Stdin: data})
-		switch {
-		case err != nil:
+		if path, err := at.Put(ctx, sessionID, a, data); err != nil {
 			where = fmt.Sprintf("could not be put in the sandbox (%v)", err)
-		case res.ExitCode != 0:
-			where = fmt.Sprintf("could not be put in the sandbox (%s)", res.Stderr)
-		default:
+		} else {
 			where = "is in the sandbox at " + path
 		}
 	}
 	copied[a.ID] = where
 	return where
+}
+
+// Put writes an attachment's bytes into the session's sandbox and
+// returns where (core.Attachment.SandboxPath).
+func (at *Attachments) Put(ctx context.Context, sessionID string, a core.Attachment, data []byte) (string, error) {
+	if at.Sandbox == nil {
+		return "", core.ErrSandboxUnavailable
+	}
+	path := a.SandboxPath()
+	res, err := at.Sandbox.Exec(ctx, sessionID, core.ExecRequest{
+		Cmd: []string{`mkdir -p "$(dirname "$1")" && cat > "$1"`, path}, Shell: true, Stdin: data})
+	switch {
+	case err != nil:
+		return "", err
+	case res.ExitCode != 0:
+		return "", fmt.Errorf("%s", res.Stderr)
+	}
+	return path, nil
 }

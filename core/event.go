@@ -154,6 +154,10 @@ type (
 		ToolUseID string `json:"tool_use_id"`
 		Result    string `json:"result"` // allow | deny
 		Message   string `json:"message,omitempty"`
+		// Always answers every later call of the same kind in the
+		// session the same way (an ACP agent's allow_always or
+		// reject_always); the built-in loop takes it as this once.
+		Always bool `json:"always,omitempty"`
 	}
 	CustomToolResultBody struct {
 		ToolUseID string `json:"tool_use_id"`

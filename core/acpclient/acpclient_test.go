@@ -254,3 +254,45 @@ func TestDeadline(t *testing.T) {
 		t.Fatalf("outcome %+v", out)
 	}
 }
+
+// TestPermissionForGood: an answer given for good (always) answers the
+// later requests of the same kind in the session without asking, in
+// this turn and in later ones, whatever process runs them; other kinds
+// still ask.
+func TestPermissionForGood(t *testing.T) {
+	e := newEnv(t, acpagent.Script{Turns: []acpagent.Turn{
+		{Match: "first", Steps: []acpagent.Step{
+			{Permission: &acpagent.Tool{ID: "x1", Title: "Run make", Kind: "execute"}},
+			{Permission: &acpagent.Tool{ID: "x2", Title: "Run make test", Kind: "execute"}},
+		}},
+		{Match: "second", Steps: []acpagent.Step{
+			{Permission: &acpagent.Tool{ID: "x3", Title: "Run make lint", Kind: "execute"}},
+			{Permission: &acpagent.Tool{ID: "e1", Title: "Edit main.go", Kind: "edit"}},
+		}},
+	}})
+	e.say("first")
+	wait := e.start(context.Background())
+	s := e.waitFor("the first request waiting", func(s *core.Session) bool { return s.PendingAction != nil && len(s.PendingAction.ToolUseIDs) == 1 })
+	e.send(core.TypeUserToolConfirmation, core.ToolConfirmationBody{ToolUseID: s.PendingAction.ToolUseIDs[0], Result: "allow", Always: true})
+	if out := wait(); out.Reason != core.ReasonCompleted {
+		t.Fatalf("outcome %+v", out)
+	}
+	e.sb.hibernate()
+	e.say("second")
+	wait = e.start(context.Background())
+	s = e.waitFor("the edit waiting", func(s *core.Session) bool { return s.PendingAction != nil && len(s.PendingAction.ToolUseIDs) == 1 })
+	e.send(core.TypeUserToolConfirmation, core.ToolConfirmationBody{ToolUseID: s.PendingAction.ToolUseIDs[0], Result: "deny"})
+	if out := wait(); out.Reason != core.ReasonCompleted {
+		t.Fatalf("outcome %+v", out)
+	}
+	var got []string
+	for _, p := range e.asked("permission") {
+		got = append(got, p["tool"].(string)+"="+p["outcome"].(string))
+	}
+	if strings.Join(got, " ") != "x1=allow x2=allow x3=allow e1=reject" {
+		t.Fatalf("outcomes %v", got)
+	}
+	if n := countType(e.events(), core.TypeUserToolConfirmation); n != 2 {
+		t.Fatalf("%d confirmations asked for, want 2 (the first execute and the edit)", n)
+	}
+}

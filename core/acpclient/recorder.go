@@ -78,7 +78,7 @@ func (r *recorder) update(u acp.SessionUpdate) {
 	case u.ToolCall != nil:
 		r.flushAll()
 		tc := u.ToolCall
-		c := r.call(tc.ToolCallId, tc.Title)
+		c := r.call(tc.ToolCallId, tc.Title, string(tc.Kind))
 		c.title, c.kind = orElse(tc.Title, c.title), orElse(string(tc.Kind), c.kind)
 		c.merge(tc.Locations, tc.RawInput, tc.Content, tc.RawOutput)
 		r.closeIf(c, tc.Status)
@@ -89,11 +89,12 @@ func (r *recorder) update(u acp.SessionUpdate) {
 		if tu.Title != nil {
 			title = *tu.Title
 		}
-		c := r.call(tu.ToolCallId, title)
-		c.title = orElse(title, c.title)
+		kind := ""
 		if tu.Kind != nil {
-			c.kind = string(*tu.Kind)
+			kind = string(*tu.Kind)
 		}
+		c := r.call(tu.ToolCallId, title, kind)
+		c.title, c.kind = orElse(title, c.title), orElse(kind, c.kind)
 		c.merge(tu.Locations, tu.RawInput, tu.Content, tu.RawOutput)
 		if tu.Status != nil {
 			r.closeIf(c, *tu.Status)
@@ -114,14 +115,15 @@ func (r *recorder) permissionCall(tc acp.ToolCallUpdate) (id, title, kind string
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.flushAll()
-	t := ""
+	t, kind := "", ""
 	if tc.Title != nil {
 		t = *tc.Title
 	}
-	c := r.call(tc.ToolCallId, t)
-	if tc.Kind != nil && c.kind == "" {
-		c.kind = string(*tc.Kind)
+	if tc.Kind != nil {
+		kind = string(*tc.Kind)
 	}
+	c := r.call(tc.ToolCallId, t, kind)
+	c.kind = orElse(c.kind, kind)
 	return c.id, c.title, c.kind
 }
 
@@ -143,18 +145,22 @@ func (r *recorder) end(why string, level core.Level) {
 }
 
 // call is the call the agent names id, logged as agent.tool_use when it
-// is new.
-func (r *recorder) call(id acp.ToolCallId, title string) *toolCall {
+// is new, with its kind when the agent told it.
+func (r *recorder) call(id acp.ToolCallId, title, kind string) *toolCall {
 	if c := r.calls[id]; c != nil {
 		return c
 	}
-	c := &toolCall{id: core.NewID("tu"), title: title}
+	c := &toolCall{id: core.NewID("tu"), title: title, kind: kind}
 	r.calls[id] = c
 	name := c.title
 	if name == "" {
 		name = string(id)
 	}
-	input, _ := json.Marshal(map[string]any{"acp_tool_call_id": string(id)})
+	in := map[string]any{"acp_tool_call_id": string(id)}
+	if kind != "" {
+		in["kind"] = kind
+	}
+	input, _ := json.Marshal(in)
 	r.log(core.NewEvent(core.TypeAgentToolUse, core.LevelProgress, core.ActorAgent,
 		core.ToolUseBody{ToolUseID: c.id, Name: clip(name, 200), Input: input}))
 	return c

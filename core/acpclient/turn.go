@@ -2,6 +2,7 @@ package acpclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -270,10 +271,41 @@ func (t *turn) answer(ctx context.Context, active **parked) error {
 		Events: []core.Event{harness.StatusEvent(core.StatusRunning, "")}}); err != nil {
 		return err
 	}
-	outcome := pick(p.options, b.Result == "allow")
-	p.reply <- outcome
+	p.reply <- pick(p.options, b.Result == "allow", b.Always)
 	*active = nil
 	return nil
+}
+
+// standing is a person's answer for good to an earlier call of kind in
+// this session (a user.tool_confirmation with always), the latest one
+// winning; ok is false when there is none.
+func (t *turn) standing(ctx context.Context, kind string) (allow, ok bool) {
+	if kind == "" {
+		return false, false
+	}
+	events, err := t.c.Log.Events(ctx, t.c.SessionID, 0, 0)
+	if err != nil {
+		return false, false
+	}
+	kinds := map[string]string{}
+	for _, e := range events {
+		switch e.Type {
+		case core.TypeAgentToolUse:
+			var b core.ToolUseBody
+			var in struct {
+				Kind string `json:"kind"`
+			}
+			if e.Decode(&b) == nil && json.Unmarshal(b.Input, &in) == nil {
+				kinds[b.ToolUseID] = in.Kind
+			}
+		case core.TypeUserToolConfirmation:
+			var b core.ToolConfirmationBody
+			if e.Decode(&b) == nil && b.Always && kinds[b.ToolUseID] == kind {
+				allow, ok = b.Result == "allow", true
+			}
+		}
+	}
+	return allow, ok
 }
 
 // waitEvent is the status change of a turn whose agent waits for a
@@ -287,11 +319,14 @@ func waitEvent(toolUseID string) core.Event {
 // call's kind, or, when it asks, by a person through the turn.
 func (t *turn) permission(ctx context.Context, req acp.RequestPermissionRequest) acp.RequestPermissionOutcome {
 	id, title, kind := t.rec.permissionCall(req.ToolCall)
+	if allow, ok := t.standing(ctx, kind); ok {
+		return pick(req.Options, allow, false)
+	}
 	switch t.c.Agent.Runtime.PermissionPolicy(kind) {
 	case core.PolicyAllow:
-		return pick(req.Options, true)
+		return pick(req.Options, true, false)
 	case core.PolicyDeny:
-		return pick(req.Options, false)
+		return pick(req.Options, false, false)
 	}
 	return t.wait(ctx, &parked{toolUseID: id, title: title, kind: kind, options: req.Options, reply: make(chan acp.RequestPermissionOutcome, 1)})
 }
@@ -311,12 +346,16 @@ func (t *turn) wait(ctx context.Context, p *parked) acp.RequestPermissionOutcome
 	}
 }
 
-// pick is the option that allows (or rejects) this once, else always,
-// else the cancelled outcome.
-func pick(options []acp.PermissionOption, allow bool) acp.RequestPermissionOutcome {
+// pick is the option that allows (or rejects) this once, else always
+// (always first when the answer is for good), else the cancelled
+// outcome.
+func pick(options []acp.PermissionOption, allow, always bool) acp.RequestPermissionOutcome {
 	kinds := []acp.PermissionOptionKind{acp.PermissionOptionKindRejectOnce, acp.PermissionOptionKindRejectAlways}
 	if allow {
 		kinds = []acp.PermissionOptionKind{acp.PermissionOptionKindAllowOnce, acp.PermissionOptionKindAllowAlways}
+	}
+	if always {
+		kinds[0], kinds[1] = kinds[1], kinds[0]
 	}
 	for _, k := range kinds {
 		for _, o := range options {

@@ -94,13 +94,14 @@ type inputBody struct {
 	Output    *string `json:"output,omitempty"`
 	IsError   *bool   `json:"is_error,omitempty"`
 	TurnID    *string `json:"turn_id,omitempty"`
+	Always    *bool   `json:"always,omitempty"`
 }
 
 // allowed lists each input type's fields.
 var inputFields = map[string][]string{
 	core.TypeUserMessage:          {"text"},
 	core.TypeUserInterrupt:        {},
-	core.TypeUserToolConfirmation: {"tool_use_id", "result", "message"},
+	core.TypeUserToolConfirmation: {"tool_use_id", "result", "message", "always"},
 	core.TypeUserCustomToolResult: {"tool_use_id", "output", "is_error"},
 	core.TypeUserRetry:            {"turn_id"},
 }
@@ -147,7 +148,8 @@ func parseInput(i int, raw json.RawMessage) (string, []byte, error) {
 		if r := str(b.Result); r != "allow" && r != "deny" {
 			return "", nil, web.Invalid("events[%d]: \"result\" must be allow or deny, got %q", i, r)
 		}
-		return b.Type, mustJSON(core.ToolConfirmationBody{ToolUseID: *b.ToolUseID, Result: *b.Result, Message: str(b.Message)}), nil
+		always := b.Always != nil && *b.Always
+		return b.Type, mustJSON(core.ToolConfirmationBody{ToolUseID: *b.ToolUseID, Result: *b.Result, Message: str(b.Message), Always: always}), nil
 	default: // user.custom_tool_result
 		if str(b.ToolUseID) == "" || b.Output == nil {
 			return "", nil, web.Invalid("events[%d]: user.custom_tool_result needs \"tool_use_id\" and \"output\"", i)

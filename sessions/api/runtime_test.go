@@ -101,3 +101,30 @@ func TestAgentRuntimeUnavailable(t *testing.T) {
 	code, raw = e.call(t, admin, "POST", "/v1/agents/plain", map[string]any{"runtime": leaky})
 	wantError(t, code, raw, 400, "invalid_request", "OPENAI_API_KEY is the secret of vault credential")
 }
+
+// TestConfirmationForGood: a user.tool_confirmation may say it answers
+// for good (always, a boolean), which the log keeps.
+func TestConfirmationForGood(t *testing.T) {
+	e := newAPI(t)
+	s := e.session(t, e.agent(t), "")
+	ctx := context.Background()
+	if _, err := e.store.Append(ctx, s.ID, core.AppendRequest{TurnID: "turn_1", Holder: "h", Events: []core.Event{
+		core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
+		core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusAwaitingInput,
+			StopReason: core.ReasonRequiresAction, PendingAction: &core.PendingAction{ToolUseIDs: []string{"tu_1"}}}),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	code, raw := e.call(t, admin, "POST", "/v1/sessions/"+s.ID+"/events", map[string]any{"events": []map[string]any{
+		{"type": "user.tool_confirmation", "tool_use_id": "tu_1", "result": "allow", "always": "yes"}}})
+	wantError(t, code, raw, 400, "invalid_request", "always")
+	code, raw = e.call(t, admin, "POST", "/v1/sessions/"+s.ID+"/events", map[string]any{"events": []map[string]any{
+		{"type": "user.tool_confirmation", "tool_use_id": "tu_1", "result": "allow", "always": true}}})
+	if code != 202 {
+		t.Fatalf("a confirmation for good: %d %s", code, raw)
+	}
+	pending, err := e.store.Pending(ctx, s.ID)
+	if err != nil || len(pending) != 1 || !strings.Contains(string(pending[0].Body), `"always":true`) {
+		t.Fatalf("pending %v (%v)", pending, err)
+	}
+}

@@ -46,6 +46,12 @@ const MessageKindInstructions = "instructions"
 // (progress level): shown as progress, never posted as an answer.
 const MessageKindThought = "thought"
 
+// MessageKindNote marks the system's agent.message that tells the thread
+// something of the gateway's own mid-turn (a message that will wait for
+// the turn's end): shown as a note, never as the turn's answer, and the
+// model never sees it.
+const MessageKindNote = "note"
+
 // MessageKindBudget marks the system's agent.message that tells the
 // thread a session budget paused the turn: the sinks show it as a
 // question, and the model never sees it.

@@ -296,3 +296,36 @@ func TestPermissionForGood(t *testing.T) {
 		t.Fatalf("%d confirmations asked for, want 2 (the first execute and the edit)", n)
 	}
 }
+
+// TestSteeringWaits: a message sent while the agent works is not lost
+// nor slipped into the prompt: the thread is told once that it waits, and
+// it is the next turn's prompt.
+func TestSteeringWaits(t *testing.T) {
+	e := newEnv(t, acpagent.Script{Turns: []acpagent.Turn{
+		{Match: "build it", Steps: []acpagent.Step{{Permission: &acpagent.Tool{ID: "x", Title: "Run make", Kind: "execute"}}}},
+		{MatchAll: "use clang", Steps: []acpagent.Step{{Say: "Switched to clang."}}},
+	}})
+	e.say("build it")
+	wait := e.start(context.Background())
+	s := e.waitFor("the request waiting", func(s *core.Session) bool { return s.PendingAction != nil && len(s.PendingAction.ToolUseIDs) == 1 })
+	e.say("also, use clang")
+	e.say("and be quick")
+	e.waitFor("the note", func(*core.Session) bool { return hasType(e.events(), core.TypeAgentMessage) })
+	e.send(core.TypeUserToolConfirmation, core.ToolConfirmationBody{ToolUseID: s.PendingAction.ToolUseIDs[0], Result: "allow"})
+	if out := wait(); out.Turns != 2 || out.Reason != core.ReasonCompleted {
+		t.Fatalf("outcome %+v (log %v)", out, typesOf(e.events()))
+	}
+	var notes int
+	for _, ev := range e.events() {
+		if ev.Type == core.TypeAgentMessage && body[core.MessageBody](t, ev).Kind == core.MessageKindNote {
+			notes++
+		}
+	}
+	if notes != 1 {
+		t.Fatalf("%d notes, want 1 (log %v)", notes, typesOf(e.events()))
+	}
+	prompts := e.asked("session/prompt")
+	if len(prompts) != 2 || strings.Contains(prompts[0]["text"].(string), "clang") || !strings.Contains(prompts[1]["text"].(string), "also, use clang\nand be quick") {
+		t.Fatalf("prompts %v", prompts)
+	}
+}

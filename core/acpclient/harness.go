@@ -83,6 +83,7 @@ func (h *Harness) Run(ctx context.Context, c *harness.Cycle) (harness.Outcome, e
 	}
 	var out harness.Outcome
 	wctx := context.WithoutCancel(ctx)
+	steered := false // the last turn took messages it could not prompt
 	for {
 		if ctx.Err() != nil {
 			h.letGo(wctx, c.SessionID, context.Cause(ctx))
@@ -110,6 +111,16 @@ func (h *Harness) Run(ctx context.Context, c *harness.Cycle) (harness.Outcome, e
 			reason, err = t.finish(wctx, core.ReasonRequiresAction, s.PendingAction.ToolUseIDs...)
 		case s.TurnID != "":
 			reason, err = t.resume(ctx, s)
+		case steered:
+			// The messages the last turn took mid-prompt are this one's.
+			t.id = core.NewID(core.PrefixTurn)
+			if _, err := c.Log.Append(wctx, c.SessionID, core.AppendRequest{Epoch: c.Epoch, TakeInputs: true, TurnID: t.id, Holder: c.Holder, Events: []core.Event{
+				harness.StatusEvent(core.StatusRunning, ""),
+				core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
+			}}); err != nil {
+				return out, err
+			}
+			reason, err = t.run(ctx, "")
 		default:
 			opened, again, oerr := harness.OpenTurn(wctx, c)
 			switch {
@@ -136,6 +147,10 @@ func (h *Harness) Run(ctx context.Context, c *harness.Cycle) (harness.Outcome, e
 		}
 		out.Turns++
 		out.Reason = reason
+		steered = t.steered && reason == core.ReasonCompleted
+		if steered {
+			continue
+		}
 		if reason != core.ReasonCompleted && reason != core.ReasonCanceled {
 			pending, err := c.Log.Pending(ctx, c.SessionID)
 			if err != nil || len(pending) == 0 {

@@ -34,6 +34,9 @@ type turn struct {
 	// paused is set when it pauses.
 	resumed core.Usage
 	paused  bool
+	told    bool // the thread knows a message waits for the turn's end
+	// steered: messages entered the log mid-turn, for the next prompt.
+	steered bool
 
 	mu      sync.Mutex
 	usage   core.Usage
@@ -234,6 +237,9 @@ func (t *turn) prompt(ctx context.Context, blocks []acp.ContentBlock, started ti
 					parkEnd = nil
 				}
 			}
+			if err := t.noteSteering(wctx); err != nil {
+				return "", err
+			}
 		case <-parkEnd:
 			// Nobody answered in time: the agent's request is cancelled and
 			// the turn ends waiting for the answer, which starts the next.
@@ -267,10 +273,14 @@ func (t *turn) answer(ctx context.Context, active **parked) error {
 	}
 	var b core.ToolConfirmationBody
 	_ = pending[i].Decode(&b)
-	if _, err := t.c.Log.Append(ctx, t.c.SessionID, core.AppendRequest{Epoch: t.c.Epoch, TakeInputs: true, TurnID: t.id, Holder: t.c.Holder,
-		Events: []core.Event{harness.StatusEvent(core.StatusRunning, "")}}); err != nil {
+	taken, err := t.c.Log.Append(ctx, t.c.SessionID, core.AppendRequest{Epoch: t.c.Epoch, TakeInputs: true, TurnID: t.id, Holder: t.c.Holder,
+		Events: []core.Event{harness.StatusEvent(core.StatusRunning, "")}})
+	if err != nil {
 		return err
 	}
+	// Messages queued before the answer came in with it: the agent reads
+	// them in a turn of their own, next.
+	t.steered = t.steered || slices.ContainsFunc(taken, func(e core.Event) bool { return e.Type == core.TypeUserMessage })
 	p.reply <- pick(p.options, b.Result == "allow", b.Always)
 	*active = nil
 	return nil
@@ -306,6 +316,31 @@ func (t *turn) standing(ctx context.Context, kind string) (allow, ok bool) {
 		}
 	}
 	return allow, ok
+}
+
+// steeringNote tells a person whose message arrived mid-turn when it
+// will be read: an ACP agent takes no input mid-prompt.
+const steeringNote = "📝 Got it: I will read your message when I finish what I am doing now."
+
+// noteSteering tells the thread, once a turn, that a message queued while
+// the agent works waits for the turn's end.
+func (t *turn) noteSteering(ctx context.Context) error {
+	if t.told {
+		return nil
+	}
+	pending, err := t.c.Log.Pending(ctx, t.c.SessionID)
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(pending, func(e core.Event) bool { return e.Type == core.TypeUserMessage && e.Actor == core.ActorHuman }) {
+		return nil
+	}
+	t.told = true
+	t.rec.mu.Lock()
+	t.rec.log(core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorSystem, core.MessageBody{Text: steeringNote, Kind: core.MessageKindNote}))
+	err = t.rec.err
+	t.rec.mu.Unlock()
+	return err
 }
 
 // waitEvent is the status change of a turn whose agent waits for a

@@ -178,7 +178,7 @@ func (mc *Context) addEvent(e core.Event) error {
 		}
 		// A tool's message (say, ask) is already in the context as the
 		// tool call's input; the system's budget note is not the model's.
-		if b.ToolUseID == "" && b.Text != "" && b.Kind != core.MessageKindBudget {
+		if b.ToolUseID == "" && b.Text != "" && b.Kind != core.MessageKindBudget && b.Kind != core.MessageKindNote {
 			mc.add(core.RoleAssistant, core.Block{Type: core.BlockText, Text: b.Text})
 		}
 	case core.TypeAgentToolUse, core.TypeAgentCustomToolUse:

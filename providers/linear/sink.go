@@ -291,7 +291,7 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 			return false, output.Permanent(err)
 		}
 		switch {
-		case e.Level != core.LevelUser, b.ToolUseID != "" && st.Tools[b.ToolUseID].Name != toolAsk:
+		case e.Level != core.LevelUser, b.ToolUseID != "" && st.Tools[b.ToolUseID].Name != toolAsk, b.Kind == core.MessageKindNote:
 			// Text beside tool calls, and say: thoughts.
 			return rc.thought(ctx, e.Seq, b.Text)
 		case b.ToolUseID != "", b.Kind == core.MessageKindBudget:

@@ -207,3 +207,56 @@ func TestACPResumesAfterSIGKILL(t *testing.T) {
 		t.Fatalf("containers %+v (%v)", res.Items, err)
 	}
 }
+
+// TestACPAgentFailures is acceptance 4 in Docker sandboxes: an agent
+// process that crashes mid-turn, prints garbage on stdout, or never
+// answers initialize ends its turn with a session.error naming the
+// command (and its exit status, its stderr, the garbage) within the
+// configured timeout; the session takes the next message.
+func TestACPAgentFailures(t *testing.T) {
+	three := 3
+	w := startACPSlack(t, "T0ACPF", scripted(t, acpagent.Script{}), "SWITCHBOARD_ACP_INIT_SECONDS", "2")
+	for i, tc := range []struct {
+		name   string
+		script acpagent.Script
+		want   []string
+	}{
+		{"crash", acpagent.Script{Turns: []acpagent.Turn{
+			{Match: "again", Steps: []acpagent.Step{{Say: "Fine this time."}}},
+			{Match: "go", Steps: []acpagent.Step{toolDone("Starting"), {Exit: &three}}},
+		}}, []string{`"scripted-acp"`, "exited during the turn", "status 3"}},
+		{"garbage", acpagent.Script{Garbage: "Welcome to Agent v2! Type /help"}, []string{`"scripted-acp"`, "Welcome to Agent v2! Type /help", "status 2"}},
+		{"silent", acpagent.Script{NeverInitialize: true}, []string{`"scripted-acp"`, "did not answer initialize within 2s"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if code, raw := w.srv.do("POST", "/v1/agents/default", map[string]any{"runtime": scripted(t, tc.script)}); code != 200 {
+				t.Fatalf("the agent: %d %s", code, raw)
+			}
+			channel := "C0FAIL" + string(rune('A'+i))
+			m, id := mentionACP(t, w, channel, "go")
+			st, evs := w.srv.waitFor(id, "the turn's end", func(st sessionState, evs []event) bool { return count(evs, "turn.completed") == 1 })
+			var msg string
+			for _, e := range evs {
+				if e.Type == "session.error" {
+					var b struct{ Message string }
+					mustJSON(t, e.Body, &b)
+					msg = b.Message
+				}
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(msg, want) {
+					t.Fatalf("error %q does not say %q (session %+v)", msg, want, st)
+				}
+			}
+			w.waitReply(w.team, channel, m.TS, "I ran into an error")
+			if tc.name != "crash" {
+				return
+			}
+			reply := w.fake.Human(w.team.ID, channel, "U0ALICE", "try again", m.TS)
+			if code, _ := w.event(fakeslack.MessageEvent(reply, "channel")); code != 200 {
+				t.Fatalf("reply: %d", code)
+			}
+			w.waitReply(w.team, channel, m.TS, "Fine this time.")
+		})
+	}
+}

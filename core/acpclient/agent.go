@@ -44,10 +44,23 @@ func (ap *agentProc) alive() bool {
 	}
 }
 
+// exitWait bounds how long a failure's report waits for the process's
+// exit status once its output ended (the sandbox tells it a moment after).
+const exitWait = 3 * time.Second
+
 // failure describes how the agent failed, for a session.error: what went
 // wrong, its exit status when it exited, the end of its stderr, and what
 // it last wrote on stdout when that was not ACP.
 func (ap *agentProc) failure(what string) string {
+	select {
+	case <-ap.conn.Done():
+		// Its output ended: it is exiting, or has.
+		select {
+		case <-ap.proc.Done():
+		case <-time.After(exitWait):
+		}
+	default:
+	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "the ACP agent %q %s", strings.Join(ap.cmd, " "), what)
 	select {

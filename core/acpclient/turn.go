@@ -211,7 +211,13 @@ func (t *turn) prompt(ctx context.Context, blocks []acp.ContentBlock, started ti
 				t.rec.end("the agent process ended", core.LevelUser)
 				return end()
 			}
-			return t.broke(wctx, done, "broke the protocol")
+			// Its output ended: an exit, unless it goes on running.
+			select {
+			case <-ap.proc.Done():
+				return t.broke(wctx, done, "exited during the turn")
+			case <-time.After(exitWait):
+				return t.broke(wctx, done, "broke the protocol")
+			}
 		case p := <-parks:
 			active = p
 			if _, err := c.Log.Append(wctx, c.SessionID, core.AppendRequest{Epoch: c.Epoch, TurnID: t.id, Events: []core.Event{

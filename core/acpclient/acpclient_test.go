@@ -329,3 +329,17 @@ func TestSteeringWaits(t *testing.T) {
 		t.Fatalf("prompts %v", prompts)
 	}
 }
+
+// TestDeadlineWhileWaiting: a turn that runs out of time while a person
+// decides ends waiting for the answer, not as a failure of time.
+func TestDeadlineWhileWaiting(t *testing.T) {
+	e := newEnv(t, acpagent.Script{Turns: []acpagent.Turn{{Steps: []acpagent.Step{{Permission: &acpagent.Tool{ID: "x", Title: "Deploy", Kind: "execute"}}}}}})
+	e.limits.TurnSeconds = 1
+	e.say("deploy")
+	if out := e.run(context.Background()); out.Reason != core.ReasonRequiresAction {
+		t.Fatalf("outcome %+v", out)
+	}
+	if s := e.sessionNow(); s.Status != core.StatusAwaitingInput || s.PendingAction == nil || len(s.PendingAction.ToolUseIDs) != 1 {
+		t.Fatalf("session %+v", s)
+	}
+}

@@ -91,7 +91,7 @@ func (h *Harness) start(ctx context.Context, c *harness.Cycle) (*agentProc, erro
 	rt := c.Agent.Runtime
 	proc, err := h.Sandbox.Start(ctx, c.SessionID, core.ProcessRequest{Cmd: rt.Command, Env: rt.Env})
 	if err != nil {
-		return nil, fmt.Errorf("start the ACP agent %q: %w", strings.Join(rt.Command, " "), err)
+		return nil, &agentError{msg: fmt.Sprintf("the ACP agent %q could not be started in the sandbox: %v", strings.Join(rt.Command, " "), err)}
 	}
 	out := &outputTail{r: proc.Stdout(), ready: make(chan struct{})}
 	ap := &agentProc{proc: proc, out: out, agent: core.AgentRef{ID: c.Agent.ID, Version: c.Agent.Version}, cmd: rt.Command}

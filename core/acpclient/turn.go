@@ -58,14 +58,17 @@ func (t *turn) run(ctx context.Context, note string) (core.Reason, error) {
 	started := time.Now()
 	ap, how, err := t.h.connect(ctx, c)
 	if err != nil {
-		var ae *agentError
-		if errors.As(err, &ae) || errors.Is(err, core.ErrSandboxUnavailable) || ctx.Err() == nil {
-			if harness.ReasonFor(ctx) == "" {
-				return "", nil
+		if ctx.Err() != nil {
+			// Stopped while the agent started: as a turn stopped later.
+			if r := harness.ReasonFor(ctx); r != "" {
+				return t.finish(wctx, r)
 			}
+			return "", nil
+		}
+		if ae := (*agentError)(nil); errors.As(err, &ae) {
 			return t.fail(wctx, err.Error())
 		}
-		return "", err
+		return "", err // the store's: the cycle is tried again
 	}
 	t.ap = ap
 	events, err := c.Log.Events(wctx, c.SessionID, 0, 0)
@@ -184,6 +187,13 @@ func (t *turn) prompt(ctx context.Context, blocks []acp.ContentBlock, started ti
 			}
 			stop(r)
 		case <-deadline.C:
+			if active != nil {
+				// Out of time while a person decides: the turn ends waiting
+				// for the answer, which starts the next.
+				waiting = []string{active.toolUseID}
+				stop(core.ReasonRequiresAction)
+				continue
+			}
 			stop(core.ReasonDeadlineExceeded)
 		case l := <-t.limits:
 			if stopping == "" {

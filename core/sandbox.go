@@ -101,6 +101,10 @@ type ProcessRequest struct {
 	Env map[string]string
 	// Dir is the working directory; empty means SandboxWorkspace.
 	Dir string
+	// Name, when set, names the process in its sandbox: a process started
+	// under the name before (by a gateway that died, say) is killed first,
+	// so that one runs at a time.
+	Name string
 }
 
 // Process is a process running in a session's sandbox.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -28,6 +29,8 @@ const processWrapper = `f=$1; shift; mkdir -p "$(dirname "$f")" && echo $$ > "$f
 const killTree = `tree() { for t in /proc/$1/task/*; do for c in $(cat "$t/children" 2>/dev/null); do tree "$c"; done; done; kill -KILL "$1" 2>/dev/null; }
 p=$(cat "$1" 2>/dev/null) || exit 0
 [ -n "$p" ] && tree "$p"; rm -f "$1"; echo killed`
+
+var processName = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
 
 // stderrTail bounds what a process's stderr keeps for its failure report.
 const stderrTail = 4 << 10
@@ -61,6 +64,17 @@ func (d *Docker) Start(ctx context.Context, sessionID string, req core.ProcessRe
 	env := map[string]string{"HOME": core.SandboxAgentHome}
 	maps.Copy(env, req.Env)
 	pidFile := fmt.Sprintf("/tmp/.switchboard/proc-%d", time.Now().UnixNano())
+	if req.Name != "" {
+		if !processName.MatchString(req.Name) {
+			return nil, fmt.Errorf("process name %q: want 1 to 64 of a-z, 0-9 and -: %w", req.Name, core.ErrInvalid)
+		}
+		pidFile = "/tmp/.switchboard/" + req.Name + ".pid"
+		// One at a time: the one a dead gateway left goes first.
+		var out strings.Builder
+		if _, err := d.execOnce(ctx, id, execSpec{cmd: []string{"sh", "-c", killTree, "sh", pidFile}, dir: "/", stdout: &out, stderr: &out}); err != nil {
+			return nil, fmt.Errorf("end the sandbox's earlier %s: %w", req.Name, err)
+		}
+	}
 	cmd := append([]string{"sh", "-c", processWrapper, "sh", pidFile}, req.Cmd...)
 	// The home is made first: an agent that writes its state there finds it.
 	script := `mkdir -p "$1" && cd "$2" && shift 2 && exec "$@"`

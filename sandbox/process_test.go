@@ -140,3 +140,24 @@ func TestProcessHold(t *testing.T) {
 	timer.fire() // hibernates, synchronously
 	waitDone(t, p)
 }
+
+// TestProcessByName: a process started under a name its sandbox knows
+// ends the one started under it before, and nothing else.
+func TestProcessByName(t *testing.T) {
+	d := newDocker(t)
+	session := newSession()
+	other := startProcess(t, d, session, core.ProcessRequest{Cmd: []string{"sleep", "600"}})
+	first := startProcess(t, d, session, core.ProcessRequest{Cmd: []string{"sleep", "601"}, Name: "acp-agent"})
+	second := startProcess(t, d, session, core.ProcessRequest{Cmd: []string{"sleep", "602"}, Name: "acp-agent"})
+	waitDone(t, first)
+	select {
+	case <-second.Done():
+		t.Fatal("the new process ended")
+	case <-other.Done():
+		t.Fatal("a process of another name ended")
+	default:
+	}
+	if _, err := d.Start(context.Background(), session, core.ProcessRequest{Cmd: []string{"true"}, Name: "../etc/passwd"}); err == nil {
+		t.Fatal("a name with a path was taken")
+	}
+}

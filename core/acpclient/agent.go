@@ -89,7 +89,8 @@ func (ap *agentProc) kill(ctx context.Context) error {
 // initializes the connection, within the harness's InitTimeout.
 func (h *Harness) start(ctx context.Context, c *harness.Cycle) (*agentProc, error) {
 	rt := c.Agent.Runtime
-	proc, err := h.Sandbox.Start(ctx, c.SessionID, core.ProcessRequest{Cmd: rt.Command, Env: rt.Env})
+	// Named, so that an agent a dead gateway left in the sandbox goes.
+	proc, err := h.Sandbox.Start(ctx, c.SessionID, core.ProcessRequest{Cmd: rt.Command, Env: rt.Env, Name: "acp-agent"})
 	if err != nil {
 		return nil, &agentError{msg: fmt.Sprintf("the ACP agent %q could not be started in the sandbox: %v", strings.Join(rt.Command, " "), err)}
 	}

@@ -26,9 +26,9 @@ type Agent struct {
 	MemoryStores []MemoryStoreRef `json:"memory_stores,omitempty"`
 	Limits       Limits           `json:"limits"`
 	Environment  string           `json:"environment,omitempty"`
-	// Runtime says what drives the version's turns: the built-in loop, or
-	// an ACP agent in the session's sandbox.
-	Runtime AgentRuntime `json:"runtime"`
+	// Runtime says what drives the version's turns: the built-in loop
+	// (absent: the zero value), or an ACP agent in the session's sandbox.
+	Runtime AgentRuntime `json:"runtime,omitzero"`
 	// RepositoryAccess lets the agent's sessions that came from elsewhere
 	// work on repositories of a code host's installation.
 	RepositoryAccess *RepositoryAccess `json:"repository_access,omitempty"`

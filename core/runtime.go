@@ -32,7 +32,7 @@ var ACPToolKinds = []string{"read", "edit", "delete", "move", "search", "execute
 var acpAllowedKinds = []string{"read", "search", "think"}
 
 // AgentRuntime says what drives an agent version's turns. The zero value
-// is the built-in loop.
+// is the built-in loop, and an agent shows none.
 type AgentRuntime struct {
 	Kind string `json:"kind"`
 	// Compaction is the built-in loop's choice: auto (default) or off.
@@ -58,8 +58,9 @@ type AgentRuntime struct {
 	ModelCredential string `json:"model_credential,omitempty"`
 }
 
-// MarshalJSON names the built-in kind of the zero value, so that every
-// agent shows what drives it.
+// MarshalJSON names the built-in kind when a runtime that leaves it
+// unset is shown (its compaction set, say); an agent with the zero value
+// shows no runtime.
 func (r AgentRuntime) MarshalJSON() ([]byte, error) {
 	type plain AgentRuntime
 	if r.Kind == "" {

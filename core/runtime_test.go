@@ -73,8 +73,15 @@ func TestAgentRuntimeJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), `"runtime":{"kind":"builtin"}`) {
-		t.Fatalf("an agent without a runtime shows %s, want runtime kind builtin", b)
+	if strings.Contains(string(b), `"runtime"`) {
+		t.Fatalf("an agent without a runtime shows %s, want no runtime (the built-in loop)", b)
+	}
+	b, err = json.Marshal(core.Agent{Name: "a", Runtime: core.AgentRuntime{Compaction: core.CompactionOff}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"runtime":{"kind":"builtin","compaction":"off"}`) {
+		t.Fatalf("a built-in runtime with a setting shows %s", b)
 	}
 	var a core.Agent
 	if err := json.Unmarshal([]byte(`{"name":"a","runtime":{"kind":"acp","command":["goose","acp"]}}`), &a); err != nil {

@@ -343,3 +343,36 @@ func TestDeadlineWhileWaiting(t *testing.T) {
 		t.Fatalf("session %+v", s)
 	}
 }
+
+// TestSteeringSurvivesARestart: messages a turn took mid-prompt are
+// prompted by the next cycle even when the one that took them ended
+// before it could (a restart between the two).
+func TestSteeringSurvivesARestart(t *testing.T) {
+	e := newEnv(t, acpagent.Script{Turns: []acpagent.Turn{{MatchAll: "use clang", Steps: []acpagent.Step{{Say: "Switched to clang."}}}}})
+	e.say("build it")
+	ctx := context.Background()
+	if _, err := e.store.Append(ctx, e.session, core.AppendRequest{TakeInputs: true, TurnID: "turn_1", Holder: "gone", Events: []core.Event{
+		core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusRunning}),
+		core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	e.say("use clang")
+	if _, err := e.store.Append(ctx, e.session, core.AppendRequest{TakeInputs: true, TurnID: "turn_1", Events: []core.Event{
+		core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: "Built."}),
+		core.NewEvent(core.TypeTurnCompleted, core.LevelInternal, core.ActorSystem, core.TurnCompletedBody{YieldReason: core.ReasonCompleted}),
+		core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusIdle, StopReason: core.ReasonCompleted}),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if out := e.run(ctx); out.Turns != 1 || out.Reason != core.ReasonCompleted {
+		t.Fatalf("outcome %+v (log %v)", out, typesOf(e.events()))
+	}
+	if p := e.asked("session/prompt"); len(p) != 1 || !strings.Contains(p[0]["text"].(string), "use clang") {
+		t.Fatalf("prompts %v", p)
+	}
+	// Nothing more to prompt: the next cycle rests.
+	if out := e.run(ctx); out.Turns != 0 {
+		t.Fatalf("a cycle with nothing to prompt ran %+v", out)
+	}
+}

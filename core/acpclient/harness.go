@@ -129,6 +129,15 @@ func (h *Harness) Run(ctx context.Context, c *harness.Cycle) (harness.Outcome, e
 			case again:
 				continue
 			case opened == "":
+				// Messages a turn took mid-prompt wait for their own, even
+				// across a restart between the two.
+				events, err := c.Log.Events(wctx, c.SessionID, 0, 0)
+				if err != nil {
+					return out, fmt.Errorf("read log: %w", err)
+				}
+				if steered = unprompted(events); steered {
+					continue
+				}
 				return out, nil
 			}
 			t.id = opened
@@ -158,6 +167,34 @@ func (h *Harness) Run(ctx context.Context, c *harness.Cycle) (harness.Outcome, e
 			}
 		}
 	}
+}
+
+// unprompted reports whether the last turn completed with messages it
+// took mid-prompt, which no turn has prompted yet.
+func unprompted(events []core.Event) bool {
+	started := -1
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type == core.TypeTurnStarted {
+			started = i
+			break
+		}
+	}
+	if started < 0 {
+		return false
+	}
+	id, steer := events[started].TurnID, false
+	for _, e := range events[started+1:] {
+		switch {
+		case e.Type == core.TypeUserMessage && e.TurnID == id && e.Actor == core.ActorHuman:
+			steer = true
+		case e.Type == core.TypeTurnCompleted:
+			var b core.TurnCompletedBody
+			if e.Decode(&b) != nil || b.YieldReason != core.ReasonCompleted {
+				return false
+			}
+		}
+	}
+	return steer && currentTurn(events) == ""
 }
 
 // letGo ends the session's agent process when the cycle stops for good

@@ -334,7 +334,8 @@ func TestSteeringWaits(t *testing.T) {
 // decides ends waiting for the answer, not as a failure of time.
 func TestDeadlineWhileWaiting(t *testing.T) {
 	e := newEnv(t, acpagent.Script{Turns: []acpagent.Turn{{Steps: []acpagent.Step{{Permission: &acpagent.Tool{ID: "x", Title: "Deploy", Kind: "execute"}}}}}})
-	e.limits.TurnSeconds = 1
+	// Ample for the request to be waiting when the time runs out.
+	e.limits.TurnSeconds = 3
 	e.say("deploy")
 	if out := e.run(context.Background()); out.Reason != core.ReasonRequiresAction {
 		t.Fatalf("outcome %+v", out)

@@ -29,7 +29,7 @@ func Options() []settings.Option {
 		{Env: "SWITCHBOARD_EGRESS_PORT", Flag: "egress-port", Default: "3128", Usage: "port of the egress proxy, on the sandbox network's gateway address only"},
 		{Env: "SWITCHBOARD_EGRESS_ALLOW_PRIVATE", Flag: "egress-allow-private", Default: "false", Usage: "let the egress proxy reach loopback, private and link-local upstreams"},
 		{Env: "SWITCHBOARD_EGRESS_MAX_CONNECTIONS", Flag: "egress-max-connections", Default: strconv.Itoa(egress.DefaultMaxConnsPerClient), Usage: "connections one sandbox may hold open through the egress proxy; more are refused"},
-		{Env: "SWITCHBOARD_NPM_REGISTRY", Flag: "npm-registry", Usage: "npm registry environments' npm packages are installed from (a mirror or a private registry; default registry.npmjs.org)"},
+		{Env: "SWITCHBOARD_SANDBOX_NPM_REGISTRY", Flag: "sandbox-npm-registry", Usage: "npm registry environments' npm packages are installed from (a mirror or a private registry; default registry.npmjs.org)"},
 		{Env: "SWITCHBOARD_EGRESS_CA_FILE", Flag: "egress-ca-file", Usage: "PEM file of extra root CAs the egress proxy trusts upstream (beside the system's)"},
 	}
 }
@@ -109,8 +109,8 @@ func (s *Settings) loadEgress(v settings.Values) error {
 	if s.allowPrivate, err = v.Bool("SWITCHBOARD_EGRESS_ALLOW_PRIVATE"); err != nil {
 		return err
 	}
-	if v["SWITCHBOARD_NPM_REGISTRY"] != "" {
-		if s.npmRegistry, err = v.URL("SWITCHBOARD_NPM_REGISTRY"); err != nil {
+	if v["SWITCHBOARD_SANDBOX_NPM_REGISTRY"] != "" {
+		if s.npmRegistry, err = v.URL("SWITCHBOARD_SANDBOX_NPM_REGISTRY"); err != nil {
 			return err
 		}
 	}

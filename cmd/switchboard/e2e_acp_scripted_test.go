@@ -267,3 +267,34 @@ func TestACPAgentFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestACPFilesAndTerminals: the agent's file and terminal requests act
+// on the session's sandbox, inside the workspace only: a path outside it,
+// or a symlink that leads out, is refused; a terminal runs a command
+// there and reports its output and exit status.
+func TestACPFilesAndTerminals(t *testing.T) {
+	w := startACPSlack(t, "T0ACPT", scripted(t, acpagent.Script{Turns: []acpagent.Turn{{Match: "files", Steps: []acpagent.Step{
+		{Write: &acpagent.File{Path: "/workspace/notes/todo.txt", Content: "ship it"}},
+		{Read: "/workspace/notes/todo.txt"},
+		{Terminal: []string{"sh", "-c", "cat notes/todo.txt; echo; ln -s /etc /workspace/escape; exit 3"}},
+		{Read: "/etc/hostname"},
+		{Read: "/workspace/escape/hostname"},
+		{Write: &acpagent.File{Path: "/workspace/escape/evil", Content: "x"}},
+		{Say: " done"},
+	}}}}))
+	m, id := mentionACP(t, w, "C0FILES", "files please")
+	answer := w.waitReply(w.team, "C0FILES", m.TS, "done")
+	w.srv.waitIdle(id)
+	for _, want := range []string{
+		"wrote /workspace/notes/todo.txt",
+		"read: ship it",
+		"terminal exit 3: ship it",
+		"read failed: ", "/etc/hostname is outside /workspace",
+		"/workspace/escape/hostname is outside /workspace (it resolves to /etc/hostname)",
+		"write failed: ", "/workspace/escape/evil is outside /workspace",
+	} {
+		if !strings.Contains(answer.Text, want) {
+			t.Fatalf("the agent's account lacks %q:\n%s", want, answer.Text)
+		}
+	}
+}

@@ -43,7 +43,9 @@ type grantSource struct {
 	sessions sessionGetter
 	granters []GitGranter
 	vault    core.CredentialSource
-	log      *slog.Logger
+	// models grants ACP agents their model keys (the gateway runs them).
+	models bool
+	log    *slog.Logger
 }
 
 var (
@@ -54,6 +56,9 @@ var (
 // SessionGrant is the repository access of the session's origin, and
 // its ACP agent's model provider with the agent's key (metered).
 func (g *grantSource) SessionGrant(ctx context.Context, sessionID string) (egress.Policy, error) {
+	if len(g.granters) == 0 && !g.models {
+		return egress.Policy{}, nil
+	}
 	s, err := g.sessions.GetSession(ctx, sessionID)
 	if err != nil {
 		return egress.Policy{}, err
@@ -64,6 +69,9 @@ func (g *grantSource) SessionGrant(ctx context.Context, sessionID string) (egres
 			p.Hosts = append(p.Hosts, hosts...)
 			p.Credentials = append(p.Credentials, cred)
 		}
+	}
+	if !g.models {
+		return p, nil
 	}
 	a, err := g.sessions.GetAgentVersion(ctx, s.Agent.ID, s.Agent.Version)
 	if err != nil {

@@ -97,7 +97,7 @@ func newGrants() (*grantSource, *fakeVault, *fakeSessions) {
 	}}
 	vault := &fakeVault{}
 	granters := []GitGranter{fakeGranter{"github", "github.com:443"}, fakeGranter{"forge", "forge.example:443"}}
-	return &grantSource{sessions: sessions, granters: granters, vault: vault, log: slog.New(slog.DiscardHandler)}, vault, sessions
+	return &grantSource{sessions: sessions, granters: granters, vault: vault, models: true, log: slog.New(slog.DiscardHandler)}, vault, sessions
 }
 
 func TestSessionGrant(t *testing.T) {
@@ -133,14 +133,18 @@ func TestSessionGrant(t *testing.T) {
 			t.Errorf("err = %v, want ErrNotFound", err)
 		}
 	})
-	t.Run("no granter grants no repository", func(t *testing.T) {
+	t.Run("no granter reads no session", func(t *testing.T) {
+		g, _, sessions := newGrants()
+		g.granters, g.models = nil, false
+		got, err := g.SessionGrant(t.Context(), "sesn_gh")
+		if err != nil || len(got.Hosts) != 0 || len(got.Credentials) != 0 || sessions.reads != 0 {
+			t.Errorf("got %+v, %v after %d reads, want nothing and no read", got, err, sessions.reads)
+		}
+	})
+	t.Run("no granter still grants the model key", func(t *testing.T) {
 		g, _, _ := newGrants()
 		g.granters = nil
-		got, err := g.SessionGrant(t.Context(), "sesn_gh")
-		if err != nil || len(got.Hosts) != 0 || len(got.Credentials) != 0 {
-			t.Errorf("got %+v, %v, want nothing", got, err)
-		}
-		got, err = g.SessionGrant(t.Context(), "sesn_acp")
+		got, err := g.SessionGrant(t.Context(), "sesn_acp")
 		if err != nil || !slices.Equal(got.Credentials, []string{"vcr_model"}) {
 			t.Errorf("got %+v, %v, want the model key alone", got, err)
 		}

@@ -80,7 +80,7 @@ func Open(ctx context.Context, s Settings, deps Deps) (*Docker, error) {
 		return nil, err
 	}
 	events := egressEvents{store: deps.Store, log: log}
-	grants := &grantSource{sessions: deps.Store, granters: deps.Granters, vault: deps.Vault, log: log}
+	grants := &grantSource{sessions: deps.Store, granters: deps.Granters, vault: deps.Vault, models: deps.Meter != nil, log: log}
 	cfg := Config{
 		Image:           s.image,
 		Deployment:      deployment,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/fixtures/acpagent"
 	"github.com/switchboardhq/switchboard/fixtures/fakeslack"
+	"github.com/switchboardhq/switchboard/fixtures/sandboximage"
 	"github.com/switchboardhq/switchboard/sandbox"
 )
 
@@ -296,5 +297,25 @@ func TestACPFilesAndTerminals(t *testing.T) {
 		if !strings.Contains(answer.Text, want) {
 			t.Fatalf("the agent's account lacks %q:\n%s", want, answer.Text)
 		}
+	}
+}
+
+// TestACPToolsOverStdio: an agent that takes MCP servers over stdio only
+// gets the gateway's platform tools through the relay put in its
+// sandbox, run with Node: its Slack tool reaches the thread.
+func TestACPToolsOverStdio(t *testing.T) {
+	image := sandboximage.ForTestNodeWith(t, acpPrograms)
+	w := startACPSlack(t, "T0ACPR", scripted(t, acpagent.Script{StdioMCPOnly: true, Turns: []acpagent.Turn{{Match: "relay", Steps: []acpagent.Step{
+		{MCP: &acpagent.MCPCall{Tool: "slack_post_message", Args: map[string]any{"text": "Posted through the stdio relay."}}},
+		{Say: "Relayed."},
+	}}}}), "SWITCHBOARD_SANDBOX_IMAGE", image, "SWITCHBOARD_EGRESS", "on")
+	m, id := mentionACP(t, w, "C0RELAY", "relay please")
+	answer := w.waitReply(w.team, "C0RELAY", m.TS, "Relayed.")
+	w.srv.waitIdle(id)
+	if !strings.Contains(answer.Text, "mcp ok:") {
+		t.Fatalf("the agent's account: %q", answer.Text)
+	}
+	if n := len(w.botReplies(w.team, "C0RELAY", m.TS, "Posted through the stdio relay.")); n != 1 {
+		t.Fatalf("%d posts of the tool in the thread", n)
 	}
 }

@@ -14,21 +14,26 @@ import (
 // the ACP SDK's own example agent, built from the module proxy, and the
 // project's scripted agent.
 func acpImage(t *testing.T) string {
-	return sandboximage.ForTestWith(t, map[string]string{
-		"acp-example-agent": "github.com/coder/acp-go-sdk/example/agent",
-		"scripted-acp":      "github.com/switchboardhq/switchboard/fixtures/acpagent/cmd/scripted-acp",
-	})
+	return sandboximage.ForTestWith(t, acpPrograms)
+}
+
+// acpPrograms are the ACP agents of the tests' images.
+var acpPrograms = map[string]string{
+	"acp-example-agent": "github.com/coder/acp-go-sdk/example/agent",
+	"scripted-acp":      "github.com/switchboardhq/switchboard/fixtures/acpagent/cmd/scripted-acp",
 }
 
 // startACPSlack is a Slack world whose default agent runs command as an
 // ACP agent in Docker sandboxes of the ACP test image.
-// extra are pairs of variable and value.
+// extra are pairs of variable and value (the image, say).
 func startACPSlack(t *testing.T, team string, runtime map[string]any, extra ...string) *slackWorld {
 	t.Helper()
-	image := acpImage(t)
-	env := map[string]string{"SWITCHBOARD_SANDBOX": "docker", "SWITCHBOARD_SANDBOX_IMAGE": image, "SWITCHBOARD_SANDBOX_MEMORY_MB": "256"}
+	env := map[string]string{"SWITCHBOARD_SANDBOX": "docker", "SWITCHBOARD_SANDBOX_MEMORY_MB": "256"}
 	for i := 0; i+1 < len(extra); i += 2 {
 		env[extra[i]] = extra[i+1]
+	}
+	if env["SWITCHBOARD_SANDBOX_IMAGE"] == "" {
+		env["SWITCHBOARD_SANDBOX_IMAGE"] = acpImage(t)
 	}
 	w := startSlack(t, fakeslack.Team{ID: team, Name: "Acme"}, env)
 	deploymentOf(t, w.srv.dataDir)

@@ -282,7 +282,7 @@ func (h *Harness) open(ctx context.Context, c *harness.Cycle, ap *agentProc) (st
 		ap.client.mu.Lock()
 		ap.client.replaying = true
 		ap.client.mu.Unlock()
-		_, err := ap.conn.LoadSession(octx, acp.LoadSessionRequest{SessionId: acp.SessionId(before), Cwd: core.SandboxWorkspace, McpServers: h.mcpServers(ap, c.SessionID)})
+		_, err := ap.conn.LoadSession(octx, acp.LoadSessionRequest{SessionId: acp.SessionId(before), Cwd: core.SandboxWorkspace, McpServers: h.mcpServers(octx, ap, c.SessionID)})
 		ap.client.mu.Lock()
 		ap.client.replaying = false
 		ap.client.mu.Unlock()
@@ -293,7 +293,7 @@ func (h *Harness) open(ctx context.Context, c *harness.Cycle, ap *agentProc) (st
 		}
 	}
 	if ap.acpSession == "" {
-		resp, err := ap.conn.NewSession(octx, acp.NewSessionRequest{Cwd: core.SandboxWorkspace, McpServers: h.mcpServers(ap, c.SessionID)})
+		resp, err := ap.conn.NewSession(octx, acp.NewSessionRequest{Cwd: core.SandboxWorkspace, McpServers: h.mcpServers(octx, ap, c.SessionID)})
 		if err != nil {
 			return "", &agentError{msg: ap.failure("did not open a session" + h.why(octx, err))}
 		}

@@ -47,17 +47,21 @@ func (h *Harness) MCP() http.Handler {
 }
 
 // mcpServers is what session/new and session/load give the agent: the
-// gateway's MCP server when the session has platform tools and the agent
-// takes MCP over HTTP.
-func (h *Harness) mcpServers(ap *agentProc, sessionID string) []acp.McpServer {
+// gateway's MCP server when the session has platform tools, over HTTP
+// when the agent takes it, else over stdio through the relay put in its
+// sandbox.
+func (h *Harness) mcpServers(ctx context.Context, ap *agentProc, sessionID string) []acp.McpServer {
 	if ap.mcp == nil {
 		return []acp.McpServer{}
 	}
-	if !ap.caps.McpCapabilities.Http {
-		h.logger().Warn("the ACP agent takes MCP servers over stdio only: its session's platform tools are not offered to it", "session_id", sessionID, "command", strings.Join(ap.cmd, " "))
+	if ap.caps.McpCapabilities.Http {
+		return []acp.McpServer{{Http: &acp.McpServerHttpInline{Name: mcpServerName, Url: mcpURL, Headers: []acp.HttpHeader{}}}}
+	}
+	if err := h.putRelay(ctx, sessionID); err != nil {
+		h.logger().Warn("the MCP relay could not be put in the sandbox: the ACP agent is offered no platform tools", "session_id", sessionID, "command", strings.Join(ap.cmd, " "), "err", err)
 		return []acp.McpServer{}
 	}
-	return []acp.McpServer{{Http: &acp.McpServerHttpInline{Name: mcpServerName, Url: mcpURL, Headers: []acp.HttpHeader{}}}}
+	return []acp.McpServer{stdioServer()}
 }
 
 // newMCP is the MCP server of a session whose cycle offers tools: its

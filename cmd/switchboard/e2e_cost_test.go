@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/pricing"
@@ -97,8 +98,17 @@ func TestTurnCost(t *testing.T) {
 				t.Fatalf("session: %d usage %+v cost %v, want %+v cost %v (%s)", code, view.Usage, usdText(view.CostUSD), tt.want, usdText(tt.cost), raw)
 			}
 
-			_, metrics := srv.do("GET", "/metrics", nil)
+			// The turn is counted once its completion is logged: a moment
+			// after the session shows it idle.
 			line := fmt.Sprintf(`switchboard_turn_tokens_total{agent=%q,installation="api",kind="cache_read"} 20000`, name)
+			var metrics []byte
+			for deadline := time.Now().Add(patience); ; {
+				_, metrics = srv.do("GET", "/metrics", nil)
+				if strings.Contains(string(metrics), line) || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
 			if !strings.Contains(string(metrics), line) {
 				t.Errorf("/metrics lacks %s", line)
 			}

@@ -52,11 +52,17 @@ const exitWait = 3 * time.Second
 // wrong, its exit status when it exited, the end of its stderr, and what
 // it last wrote on stdout when that was not ACP.
 func (ap *agentProc) failure(what string) string {
+	// Its output ended (it is exiting), or it exited (its last output is
+	// still being read): the report waits a moment for the other.
 	select {
 	case <-ap.conn.Done():
-		// Its output ended: it is exiting, or has.
 		select {
 		case <-ap.proc.Done():
+		case <-time.After(exitWait):
+		}
+	case <-ap.proc.Done():
+		select {
+		case <-ap.conn.Done():
 		case <-time.After(exitWait):
 		}
 	default:

@@ -1,11 +1,15 @@
-// Package harness is the agent loop: it derives a model context from a
-// session's log alone, calls the model, runs tool calls, appends every step
-// to the log, takes inputs that arrive mid-turn at the next step, enforces
-// the turn's limits and compacts long contexts.
+// Package harness is the agent loop, the built-in runtime (Default): it
+// derives a model context from a session's log alone, calls the model,
+// runs tool calls, appends every step to the log, takes inputs that
+// arrive mid-turn at the next step, enforces the turn's limits and
+// compacts long contexts (unless the agent turns that off). It also
+// holds the contract every runtime meets (Harness, Cycle, Outcome) and
+// the pieces they share (OpenTurn, StatusEvent, ReasonFor).
 //
 // Because everything it knows is in the log, any process can resume any
-// session after a crash: Init closes tool calls that were left without a
-// result, and Run picks the open turn up where the log says it stopped.
+// session after a crash: Run first closes tool calls that were left
+// without a result, then picks the open turn up where the log says it
+// stopped.
 package harness
 
 import (

@@ -3,7 +3,6 @@ package acpclient
 import (
 	"context"
 	"fmt"
-	"io"
 	"path"
 	"strconv"
 	"strings"
@@ -266,5 +265,3 @@ func (c *client) closeTerminals(ctx context.Context) {
 		cancel()
 	}
 }
-
-var _ io.Reader = (*outputTail)(nil)

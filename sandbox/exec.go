@@ -30,11 +30,8 @@ const shellWrapper = `s=$1; shift; if command -v bash >/dev/null 2>&1; then exec
 // container first when needed. A command that outlives its timeout (or
 // whose ctx ends) is killed, and the result says why in Killed.
 func (d *Docker) Exec(ctx context.Context, sessionID string, req core.ExecRequest) (*core.ExecResult, error) {
-	if !sessionPattern.MatchString(sessionID) {
-		return nil, fmt.Errorf("session id %q cannot name a sandbox: %w", sessionID, core.ErrInvalid)
-	}
-	if len(req.Cmd) == 0 {
-		return nil, fmt.Errorf("empty command: %w", core.ErrInvalid)
+	if err := checkCommand(sessionID, req.Cmd); err != nil {
+		return nil, err
 	}
 	b, err := d.acquire(sessionID)
 	if err != nil {
@@ -66,6 +63,17 @@ func (d *Docker) Exec(ctx context.Context, sessionID string, req core.ExecReques
 			return nil, err
 		}
 	}
+}
+
+// checkCommand refuses a command no sandbox can run.
+func checkCommand(sessionID string, cmd []string) error {
+	if !sessionPattern.MatchString(sessionID) {
+		return fmt.Errorf("session id %q cannot name a sandbox: %w", sessionID, core.ErrInvalid)
+	}
+	if len(cmd) == 0 {
+		return fmt.Errorf("empty command: %w", core.ErrInvalid)
+	}
+	return nil
 }
 
 // run runs req in container id and kills it when it outlives its timeout.

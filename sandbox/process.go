@@ -40,11 +40,8 @@ const stderrTail = 4 << 10
 // (core.SandboxAgentHome). The process does not keep the sandbox warm:
 // Hold does, while it works.
 func (d *Docker) Start(ctx context.Context, sessionID string, req core.ProcessRequest) (core.Process, error) {
-	if !sessionPattern.MatchString(sessionID) {
-		return nil, fmt.Errorf("session id %q cannot name a sandbox: %w", sessionID, core.ErrInvalid)
-	}
-	if len(req.Cmd) == 0 {
-		return nil, fmt.Errorf("empty command: %w", core.ErrInvalid)
+	if err := checkCommand(sessionID, req.Cmd); err != nil {
+		return nil, err
 	}
 	b, err := d.acquire(sessionID)
 	if err != nil {

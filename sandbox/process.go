@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -21,7 +22,11 @@ var _ core.ProcessSandbox = (*Docker)(nil)
 
 // processWrapper records the process's pid in $1 and becomes the command
 // ($2…), so that Kill finds it and its descendants by pid.
-const processWrapper = `f=$1; shift; mkdir -p "$(dirname "$f")" && echo $$ > "$f"; exec "$@"`
+const processWrapper = `f=$1; shift; mkdir -p "$(dirname "$f")" && echo $$ > "$f"; echo ` + startedMark + ` >&2; exec "$@"`
+
+// startedMark is the wrapper's first line on stderr: the pid is recorded,
+// so Start may return (a Kill or a next process of the name finds it).
+const startedMark = "switchboard-process-started"
 
 // killTree kills the process whose pid is in $1 and every descendant it
 // has, children first found through /proc (a process reparented to init
@@ -95,12 +100,21 @@ func (d *Docker) Start(ctx context.Context, sessionID string, req core.ProcessRe
 	outR, outW := io.Pipe()
 	p := &process{d: d, session: sessionID, container: id, exec: ex.ID, pidFile: pidFile, att: &att.HijackedResponse, stdout: outR,
 		streamEnded: make(chan struct{}), done: make(chan struct{}), exit: -1}
+	started := make(chan struct{})
+	p.stderr.started = started
 	go func() {
 		_, err := stdcopy.StdCopy(outW, &p.stderr, att.Reader)
 		outW.CloseWithError(err)
 		close(p.streamEnded)
 	}()
 	go p.watch()
+	select {
+	case <-started:
+	case <-p.streamEnded: // it could not start: its stderr says why
+	case <-ctx.Done():
+		_ = p.Kill(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("start in sandbox: %w", ctx.Err())
+	}
 	return p, nil
 }
 
@@ -230,16 +244,25 @@ type stdinOf struct{ att *client.HijackedResponse }
 func (s stdinOf) Write(b []byte) (int, error) { return s.att.Conn.Write(b) }
 func (s stdinOf) Close() error                { return s.att.CloseWrite() }
 
-// tail keeps the last stderrTail bytes written to it.
+// tail keeps the last stderrTail bytes written to it, but for the
+// wrapper's started mark, whose arrival closes started.
 type tail struct {
-	mu  sync.Mutex
-	buf []byte
+	mu      sync.Mutex
+	buf     []byte
+	started chan struct{} // nil once closed
 }
 
 func (t *tail) Write(b []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.buf = append(t.buf, b...)
+	if t.started != nil {
+		if i := bytes.Index(t.buf, []byte(startedMark+"\n")); i >= 0 {
+			t.buf = append(t.buf[:i], t.buf[i+len(startedMark)+1:]...)
+			close(t.started)
+			t.started = nil
+		}
+	}
 	if over := len(t.buf) - stderrTail; over > 0 {
 		t.buf = append(t.buf[:0], t.buf[over:]...)
 	}

@@ -105,20 +105,15 @@ func TestACPAgentKeyAndToolsThroughTheProxy(t *testing.T) {
 	}
 	// The turn's usage and cost are what the model server reported.
 	var done struct {
-		Usage   struct{ InputTokens, OutputTokens int64 } `json:"usage"`
-		CostUSD *float64                                  `json:"cost_usd"`
+		Usage struct {
+			InputTokens  int64 `json:"input_tokens"`
+			OutputTokens int64 `json:"output_tokens"`
+		} `json:"usage"`
+		CostUSD *float64 `json:"cost_usd"`
 	}
 	for _, e := range evs {
 		if e.Type == "turn.completed" {
-			var b struct {
-				Usage struct {
-					InputTokens  int64 `json:"input_tokens"`
-					OutputTokens int64 `json:"output_tokens"`
-				} `json:"usage"`
-				CostUSD *float64 `json:"cost_usd"`
-			}
-			mustJSON(t, e.Body, &b)
-			done.Usage.InputTokens, done.Usage.OutputTokens, done.CostUSD = b.Usage.InputTokens, b.Usage.OutputTokens, b.CostUSD
+			mustJSON(t, e.Body, &done)
 		}
 	}
 	if done.Usage.InputTokens != 600 || done.Usage.OutputTokens != 50 || done.CostUSD == nil || math.Abs(*done.CostUSD-(600*3+50*15)/1e6) > 1e-9 {

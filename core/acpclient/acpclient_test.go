@@ -352,12 +352,7 @@ func TestSteeringSurvivesARestart(t *testing.T) {
 	e := newEnv(t, acpagent.Script{Turns: []acpagent.Turn{{MatchAll: "use clang", Steps: []acpagent.Step{{Say: "Switched to clang."}}}}})
 	e.say("build it")
 	ctx := context.Background()
-	if _, err := e.store.Append(ctx, e.session, core.AppendRequest{TakeInputs: true, TurnID: "turn_1", Holder: "gone", Events: []core.Event{
-		core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusRunning}),
-		core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
-	}}); err != nil {
-		t.Fatal(err)
-	}
+	e.leftOpen("turn_1")
 	e.say("use clang")
 	if _, err := e.store.Append(ctx, e.session, core.AppendRequest{TakeInputs: true, TurnID: "turn_1", Events: []core.Event{
 		core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: "Built."}),

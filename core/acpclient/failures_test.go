@@ -128,13 +128,9 @@ func TestResumeAfterCrash(t *testing.T) {
 	e := newEnv(t, acpagent.Script{Turns: []acpagent.Turn{{Match: "Refactor", Steps: []acpagent.Step{{Say: "Resumed and done."}}}}})
 	e.say("Refactor the parser")
 	ctx := context.Background()
-	if _, err := e.store.Append(ctx, e.session, core.AppendRequest{TakeInputs: true, TurnID: "turn_1", Holder: "gone", Events: []core.Event{
-		core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusRunning}),
-		core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
+	e.leftOpen("turn_1",
 		core.NewEvent(core.TypeAgentToolUse, core.LevelProgress, core.ActorAgent, core.ToolUseBody{ToolUseID: "tu_open", Name: "Editing parser.go", Input: []byte(`{}`)}),
-	}}); err != nil {
-		t.Fatal(err)
-	}
+	)
 	if out := e.run(ctx); out.Reason != core.ReasonCompleted {
 		t.Fatalf("outcome %+v (log %v)", out, typesOf(e.events()))
 	}
@@ -149,15 +145,11 @@ func TestResumeAfterCrash(t *testing.T) {
 
 	// A turn that waited on a person when its process died.
 	e.say("Delete the old files")
-	if _, err := e.store.Append(ctx, e.session, core.AppendRequest{TakeInputs: true, TurnID: "turn_2", Holder: "gone", Events: []core.Event{
-		core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusRunning}),
-		core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
+	e.leftOpen("turn_2",
 		core.NewEvent(core.TypeAgentToolUse, core.LevelProgress, core.ActorAgent, core.ToolUseBody{ToolUseID: "tu_ask", Name: "Deleting old/", Input: []byte(`{}`)}),
 		core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusAwaitingInput,
 			StopReason: core.ReasonRequiresAction, PendingAction: &core.PendingAction{ToolUseIDs: []string{"tu_ask"}}}),
-	}}); err != nil {
-		t.Fatal(err)
-	}
+	)
 	if out := e.run(ctx); out.Reason != core.ReasonRequiresAction {
 		t.Fatalf("outcome %+v", out)
 	}

@@ -184,6 +184,19 @@ func (e *env) cycle() *harness.Cycle {
 	return &harness.Cycle{SessionID: e.session, Agent: e.agent, Holder: "test", Log: e.store, Limits: e.limits, Inputs: e.inputs, Tools: e.tools, Attachments: e.attach}
 }
 
+// leftOpen logs a turn that a process which died had opened, with what it
+// logged before it died.
+func (e *env) leftOpen(turnID string, more ...core.Event) {
+	e.t.Helper()
+	evs := append([]core.Event{
+		core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusRunning}),
+		core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
+	}, more...)
+	if _, err := e.store.Append(context.Background(), e.session, core.AppendRequest{TakeInputs: true, TurnID: turnID, Holder: "gone", Events: evs}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 // send queues an input, as the API does, and tells a running cycle.
 func (e *env) send(typ string, body any) {
 	e.t.Helper()

@@ -25,6 +25,11 @@ const (
 	// TypeAgentPlan is an agent's plan for the turn, logged whole each
 	// time it changes (progress).
 	TypeAgentPlan = "agent.plan"
+	// TypeAgentMessageDelta is text of a model response as it streams,
+	// logged every few hundred milliseconds while the response is
+	// generated (progress): the agent.message that follows holds the
+	// whole text, and the model never sees the deltas.
+	TypeAgentMessageDelta = "agent.message_delta"
 	// TypeRuntimeStarted says how a runtime other than the built-in loop
 	// took up the session: a new agent session, one loaded, or a new one
 	// told the log so far (internal).
@@ -206,6 +211,14 @@ type (
 	// PlanBody is an agent.plan's: the plan's entries, in order.
 	PlanBody struct {
 		Entries []PlanEntry `json:"entries"`
+	}
+	// MessageDeltaBody is an agent.message_delta's: Text continues what
+	// the deltas of the same Response (an id per model call) said
+	// before. A response cut short by a crash or a retry has deltas and
+	// no agent.message; its replacement has another Response.
+	MessageDeltaBody struct {
+		Response string `json:"response"`
+		Text     string `json:"text"`
 	}
 	// RuntimeStartedBody is a session.runtime_started's: Kind is the
 	// runtime's (acp); Command the agent's argv; AgentSession the agent's

@@ -283,7 +283,7 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 	sr := schedules.NewRunner(db, scheduleClock(getenv), log.With("component", "schedules"))
 	sr.Openers = gw.ThreadOpeners()
 	rc := cfg.runtime
-	rc.Store, rc.Commits, rc.Harness, rc.Model, rc.Logger = db, db, &harness.Default{Observer: m, Prices: cfg.prices}, model, log
+	rc.Store, rc.Commits, rc.Harness, rc.Model, rc.Logger = db, db, &harness.Default{Observer: m, Prices: cfg.prices, TextEvery: cfg.runtime.TextEvery}, model, log
 	rc.Failpoint = turnFailpoint(getenv)
 	rc.Attachments, rc.Images = &harness.Attachments{Store: db}, cfg.images.Accept
 	if sb != nil {

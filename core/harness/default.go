@@ -18,6 +18,9 @@ type Default struct {
 	// Prices estimates each turn's cost (turn.completed cost_usd); nil
 	// prices nothing.
 	Prices Pricer
+	// TextEvery is how often a response's text is logged while it
+	// streams (agent.message_delta); 0 logs none.
+	TextEvery time.Duration
 }
 
 // Pricer is the price table, as the harness uses it.

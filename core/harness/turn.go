@@ -156,7 +156,16 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 		if err != nil {
 			return "", err
 		}
-		resp, err := t.h.generate(tctx, c, core.ModelRequest{Model: c.Agent.Model, System: mc.System, Messages: msgs, Tools: c.Tools.Defs()})
+		req := core.ModelRequest{Model: c.Agent.Model, System: mc.System, Messages: msgs, Tools: c.Tools.Defs()}
+		var deltas *textDeltas
+		if t.h.TextEvery > 0 {
+			deltas = newTextDeltas(wctx, c, t.id, t.h.TextEvery)
+			req.OnText = deltas.add
+		}
+		resp, err := t.h.generate(tctx, c, req)
+		if deltas != nil {
+			deltas.close()
+		}
 		if err != nil {
 			if tctx.Err() != nil {
 				continue

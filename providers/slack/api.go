@@ -125,3 +125,46 @@ func (a *api) replies(ctx context.Context, p slackapi.GetConversationRepliesPara
 	})
 	return msgs, next, err
 }
+
+// startStream starts a streamed message in a thread and returns its ts.
+func (a *api) startStream(ctx context.Context, channel string, opts ...slackapi.MsgOption) (string, error) {
+	var ts string
+	err := a.do(ctx, "chat.startStream", func(ctx context.Context) error {
+		var err error
+		_, ts, err = a.c.StartStreamContext(ctx, channel, opts...)
+		return err
+	})
+	return ts, err
+}
+
+// appendStream adds to a streamed message; stopStream ends it.
+func (a *api) appendStream(ctx context.Context, channel, ts string, opts ...slackapi.MsgOption) error {
+	return a.do(ctx, "chat.appendStream", func(ctx context.Context) error {
+		_, _, err := a.c.AppendStreamContext(ctx, channel, ts, opts...)
+		return err
+	})
+}
+
+func (a *api) stopStream(ctx context.Context, channel, ts string, opts ...slackapi.MsgOption) error {
+	return a.do(ctx, "chat.stopStream", func(ctx context.Context) error {
+		_, _, err := a.c.StopStreamContext(ctx, channel, ts, opts...)
+		return err
+	})
+}
+
+// deleteMessage deletes a message the bot posted.
+func (a *api) deleteMessage(ctx context.Context, channel, ts string) error {
+	return a.do(ctx, "chat.delete", func(ctx context.Context) error {
+		_, _, err := a.c.DeleteMessageContext(ctx, channel, ts)
+		return err
+	})
+}
+
+// setAgentStatus sets the thread's agent session status; title and
+// initiator count only when the call creates the session.
+func (a *api) setAgentStatus(ctx context.Context, p slackapi.AgentSessionSetStatusParameters) error {
+	return a.do(ctx, "agents.sessions.setStatus", func(ctx context.Context) error {
+		_, err := a.c.SetAgentSessionStatusContext(ctx, p)
+		return err
+	})
+}

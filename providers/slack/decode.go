@@ -17,6 +17,9 @@ const (
 	evReactionAdded = "reaction_added"
 	evUninstalled   = "app_uninstalled"
 	evTokensRevoked = "tokens_revoked"
+	// evAgentStopped is a person pressing Slack's own stop on the
+	// thread's agent session (an app configured as an agent).
+	evAgentStopped = "agent_session_stopped"
 )
 
 // Envelope is a decoded Events API request: the outer envelope (with the
@@ -31,6 +34,7 @@ type Envelope struct {
 	Message   *slackevents.MessageEvent
 	Reaction  *slackevents.ReactionAddedEvent
 	Revoked   *slackevents.TokensRevokedEvent
+	Stopped   *slackevents.AgentSessionStoppedEvent
 	// Files are a message's or mention's files.
 	Files []File
 }
@@ -87,6 +91,9 @@ func Decode(body []byte) (*Envelope, error) {
 	case evTokensRevoked:
 		env.Revoked = &slackevents.TokensRevokedEvent{}
 		target = env.Revoked
+	case evAgentStopped:
+		env.Stopped = &slackevents.AgentSessionStoppedEvent{}
+		target = env.Stopped
 	default:
 		return env, nil
 	}

@@ -29,6 +29,8 @@ func options() []settings.Option {
 		{Env: "SLACK_ALLOW_BOTS", Flag: "slack-allow-bots", Default: "false", Usage: "let other bots' messages trigger the agent (never its own)"},
 		{Env: "SLACK_HISTORY_MESSAGES", Flag: "slack-history-messages", Default: "15", Usage: "earlier messages of the thread the first turn sees"},
 		{Env: "SLACK_PROGRESS_MS", Flag: "slack-progress-ms", Default: "2000", Usage: "least time between two progress updates of a running turn, in milliseconds"},
+		{Env: "SLACK_AGENT", Flag: "slack-agent", Default: "false", Usage: "the app is configured as a Slack agent (agent_view in its manifest, the assistant:write scope, the agent_session_stopped event): answers stream into the thread with a task timeline or plan, and Slack's agent session shows each turn with its own stop"},
+		{Env: "SLACK_STREAM_MS", Flag: "slack-stream-ms", Default: "1000", Usage: "least time between two appends to a streamed answer, in milliseconds (with SLACK_AGENT)"},
 		{Env: "SLACK_TOKEN_REFRESH_SECONDS", Flag: "slack-token-refresh-seconds", Default: "300", Usage: "renew a rotating Slack token this long before it expires"},
 	}
 }
@@ -78,6 +80,14 @@ func load(s settings.Values, _ providers.LoadEnv) (providers.Build, error) {
 	if err != nil {
 		return nil, err
 	}
+	agent, err := s.Bool("SLACK_AGENT")
+	if err != nil {
+		return nil, err
+	}
+	streamMS, err := s.Int("SLACK_STREAM_MS", 0)
+	if err != nil {
+		return nil, err
+	}
 	var userScopes []string
 	for _, sc := range strings.Split(s["SLACK_USER_SCOPES"], ",") {
 		if sc = strings.TrimSpace(sc); sc != "" {
@@ -89,6 +99,7 @@ func load(s settings.Values, _ providers.LoadEnv) (providers.Build, error) {
 		UserScopes: userScopes, AllowBots: allow, HistoryLimit: history,
 		StatusEvery:   max(time.Duration(progress)*time.Millisecond, time.Millisecond),
 		RefreshMargin: time.Duration(margin) * time.Second,
+		Agent:         agent, StreamEvery: time.Duration(streamMS) * time.Millisecond,
 	}
 	if bot != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -42,7 +42,7 @@ func (rc *render) progress(ctx context.Context, status, line string) (bool, erro
 	case st.Mode == "status":
 		return true, rc.a.setStatus(ctx, rc.channel, rc.thread, status)
 	case st.StatusTS != "":
-		return true, rc.a.update(ctx, rc.channel, st.StatusTS, statusMsg("⏳ Working on it… "+line, rc.session, true).options()...)
+		return true, rc.a.update(ctx, rc.channel, st.StatusTS, statusMsg("⏳ Working on it… "+line+st.Plan, rc.session, true).options()...)
 	}
 	return false, nil
 }
@@ -72,6 +72,9 @@ func (rc *render) pause(ctx context.Context) error {
 func (rc *render) finish(ctx context.Context, b core.TurnCompletedBody, turn string) error {
 	st := rc.st
 	final, note := outcome(b.YieldReason)
+	if rc.p.cfg.Agent && st.Mode == "" && b.YieldReason == core.ReasonCanceled {
+		note = final // no status to say it: the thread does
+	}
 	switch {
 	case st.Mode == "status":
 		if err := rc.a.setStatus(ctx, rc.channel, rc.thread, ""); err != nil && slackError(err) == "" {

@@ -106,6 +106,13 @@ func decide(env *Envelope, id identity) decision {
 		}
 		return decision{act: actInterrupt, key: sessionKey(team, r.Item.Channel, r.Item.Timestamp),
 			msg: msgRef{Team: team, Channel: r.Item.Channel, TS: r.Item.Timestamp, User: r.User}, dedupe: []string{eventKey}}
+	case evAgentStopped:
+		st := env.Stopped
+		if !validIDs(team, st.Channel, st.ThreadTimestamp) {
+			return decision{why: "malformed agent session"}
+		}
+		return decision{act: actInterrupt, key: sessionKey(team, st.Channel, st.ThreadTimestamp),
+			msg: msgRef{Team: team, Channel: st.Channel, TS: st.ThreadTimestamp, User: st.User}, dedupe: []string{eventKey}}
 	case evMessage:
 		return decideMessage(env, id)
 	}

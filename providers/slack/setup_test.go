@@ -39,6 +39,12 @@ type rig struct {
 
 func newRig(t *testing.T, team fakeslack.Team, withAgent bool) *rig {
 	t.Helper()
+	return newRigWith(t, team, withAgent, func(*Config) {})
+}
+
+// newRigWith is newRig with the provider's configuration adjusted.
+func newRigWith(t *testing.T, team fakeslack.Team, withAgent bool, adjust func(*Config)) *rig {
+	t.Helper()
 	skew := &atomic.Int64{}
 	store, err := sessions.Open(filepath.Join(t.TempDir(), "switchboard.db"),
 		sessions.Options{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
@@ -59,8 +65,10 @@ func newRig(t *testing.T, team fakeslack.Team, withAgent bool) *rig {
 			t.Fatal(err)
 		}
 	}
-	r.p, err = New(Config{SigningSecret: testSecret, BotToken: bot, APIURL: fake.APIURL(), Sessions: store, Installations: store,
-		Sealer: sealer, Router: &providers.Router{Store: store}, StatusEvery: time.Millisecond})
+	cfg := Config{SigningSecret: testSecret, BotToken: bot, APIURL: fake.APIURL(), Sessions: store, Installations: store,
+		Sealer: sealer, Router: &providers.Router{Store: store}, StatusEvery: time.Millisecond}
+	adjust(&cfg)
+	r.p, err = New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,18 @@ type sinkState struct {
 	PartSeq uint64             `json:"part_seq,omitempty"`
 	Parts   int                `json:"parts,omitempty"`
 	Tools   map[string]toolRef `json:"tools,omitempty"` // this turn's calls
+	// Plan is the turn's plan as a checklist for the status message.
+	Plan string `json:"plan,omitempty"`
+
+	// With the agent setting: the turn's streamed message, the person the
+	// stream is for (the last Slack input's author) and the agent
+	// session's title and processing mark.
+	Stream     *streamState `json:"stream,omitempty"`
+	LastStream string       `json:"last_stream,omitempty"`
+	Asker      string       `json:"asker,omitempty"`
+	AskerTeam  string       `json:"asker_team,omitempty"`
+	Title      string       `json:"title,omitempty"`
+	Processing bool         `json:"processing,omitempty"`
 }
 
 // toolRef is what the sink remembers of a tool call until the turn ends.
@@ -137,6 +149,7 @@ func slackRef(e core.Event) *msgRef {
 var rendered = map[string]bool{
 	core.TypeUserMessage: true, core.TypeTurnStarted: true, core.TypeAgentToolUse: true, core.TypeAgentCustomToolUse: true,
 	core.TypeAgentMessage: true, core.TypeError: true, core.TypeTurnCompleted: true, core.TypeStatusChanged: true,
+	core.TypeAgentMessageDelta: true, core.TypeAgentToolResult: true, core.TypeAgentPlan: true,
 }
 
 // Render renders one logged event into the session's thread.
@@ -180,8 +193,14 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 	switch e.Type {
 	case core.TypeUserMessage:
 		ref := slackRef(e)
+		if rc.p.cfg.Agent {
+			rc.noteAsker(e)
+			if err := rc.working(ctx); err != nil {
+				return true, err
+			}
+		}
 		if !rc.p.firstReaction(e.ID) {
-			return false, nil
+			return rc.p.cfg.Agent, nil
 		}
 		err := rc.a.react(ctx, ref.Channel, ref.TS, eyes)
 		if err != nil {
@@ -189,8 +208,33 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 		}
 		return true, err
 	case core.TypeTurnStarted:
-		st.Tools, st.StatusTS, st.StatusAt = nil, "", time.Now().UnixMilli()
+		st.Tools, st.StatusTS, st.StatusAt, st.Plan = nil, "", time.Now().UnixMilli(), ""
+		if rc.p.cfg.Agent {
+			// The stream starts with the turn's first output; Slack shows
+			// the session processing meanwhile.
+			st.Stream, st.Processing = &streamState{Last: st.LastStream}, false
+			if st.Title == "" {
+				return true, nil // the turn's first input titles the session
+			}
+			return true, rc.working(ctx)
+		}
 		return true, rc.startProgress(ctx)
+	case core.TypeAgentMessageDelta:
+		if !rc.streaming() {
+			return false, nil
+		}
+		if err := rc.working(ctx); err != nil {
+			return true, err
+		}
+		return rc.delta(ctx, e)
+	case core.TypeAgentToolResult:
+		return rc.toolDone(ctx, e)
+	case core.TypeAgentPlan:
+		var b core.PlanBody
+		if err := e.Decode(&b); err != nil {
+			return false, output.Permanent(err)
+		}
+		return rc.plan(ctx, b)
 	case core.TypeAgentToolUse, core.TypeAgentCustomToolUse:
 		var b core.ToolUseBody
 		if err := e.Decode(&b); err != nil {
@@ -200,11 +244,17 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 			st.Tools = map[string]toolRef{}
 		}
 		st.Tools[b.ToolUseID] = toolRef{Name: b.Name, Input: clip(string(b.Input), 500), Custom: e.Type == core.TypeAgentCustomToolUse}
+		if rc.streaming() {
+			return rc.toolStarted(ctx, b)
+		}
 		return rc.progress(ctx, "is running "+b.Name+"…", "Running `"+escapeText(b.Name)+"`…")
 	case core.TypeAgentMessage:
 		var b core.MessageBody
 		if err := e.Decode(&b); err != nil {
 			return false, output.Permanent(err)
+		}
+		if acted, done, err := rc.streamed(ctx, e.Level, b); done {
+			return acted, err
 		}
 		if e.Level != core.LevelUser {
 			return rc.progress(ctx, "is working…", "💭 "+escapeText(clip(b.Text, 200)))
@@ -237,8 +287,17 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 		if err := e.Decode(&b); err != nil {
 			return false, output.Permanent(err)
 		}
-		if b.PendingAction == nil || b.PendingAction.Budget != nil || len(b.PendingAction.ToolUseIDs) == 0 {
+		switch {
+		case b.Status == core.StatusArchived:
+			return true, rc.agentStatus(ctx, "closed")
+		case b.PendingAction == nil:
 			return false, nil
+		}
+		if err := rc.waiting(ctx); err != nil {
+			return true, err
+		}
+		if b.PendingAction.Budget != nil || len(b.PendingAction.ToolUseIDs) == 0 {
+			return rc.p.cfg.Agent, nil
 		}
 		// The turn waits in itself for a person: ask now.
 		return true, rc.ask(ctx, b.PendingAction.ToolUseIDs)
@@ -247,9 +306,15 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 		if err := e.Decode(&b); err != nil {
 			return false, output.Permanent(err)
 		}
+		if err := rc.endStream(ctx); err != nil {
+			return true, err
+		}
 		err := rc.finish(ctx, b, e.TurnID)
 		if err == nil {
-			st.Tools, st.StatusTS = nil, ""
+			err = rc.agentStatus(ctx, endStatus(b.YieldReason))
+		}
+		if err == nil {
+			st.Tools, st.StatusTS, st.Stream, st.Processing = nil, "", nil, false
 		}
 		return true, err
 	}

@@ -89,6 +89,15 @@ type Config struct {
 	// StatusEvery throttles progress updates of a running turn (default
 	// 2 s).
 	StatusEvery time.Duration
+	// Agent: the app is configured as a Slack agent, so answers stream
+	// (chat.startStream) and the thread's agent session shows the turn
+	// (stream.go, agentsession.go).
+	Agent bool
+	// StreamEvery is the least time between two appends to a streamed
+	// answer (0: every delta at once); StreamLimit the most text one
+	// streamed message holds (default DefaultStreamLimit).
+	StreamEvery time.Duration
+	StreamLimit int
 	// RefreshMargin renews a rotating token this long before it expires
 	// (default oauth.DefaultRefreshMargin).
 	RefreshMargin time.Duration
@@ -154,6 +163,9 @@ func New(cfg Config) (*Provider, error) {
 	}
 	if cfg.StatusEvery <= 0 {
 		cfg.StatusEvery = 2 * time.Second
+	}
+	if cfg.StreamLimit <= 0 {
+		cfg.StreamLimit = DefaultStreamLimit
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 30 * time.Second}

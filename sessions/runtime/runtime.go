@@ -54,6 +54,10 @@ type Config struct {
 	Attachments     *harness.Attachments
 	Images          func(model string) bool
 	CompactFraction float64
+	// TextEvery is how often the built-in loop logs a response's text as
+	// it streams (harness.Default.TextEvery); the caller that builds the
+	// harness applies it.
+	TextEvery time.Duration
 	// LogCacheEvents bounds the decoded log events kept in memory across
 	// cycles (default 200,000; negative disables the cache).
 	LogCacheEvents int

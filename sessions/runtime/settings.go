@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"path/filepath"
+	"time"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/settings"
@@ -19,6 +20,7 @@ func Options() []settings.Option {
 		{Env: "SWITCHBOARD_LEASE_SECONDS", Flag: "lease-seconds", Default: "15", Usage: "a session's lease on the replica running it lasts this long without renewal (a dead replica's turns resume elsewhere after it)"},
 		{Env: "SWITCHBOARD_REPLICA_ID", Flag: "replica-id", Usage: "names this replica to the others sharing the store, across its restarts (leases, affinity, where its sessions' sandboxes are); unique per replica (default: generated into replica-id in the data directory)"},
 		{Env: "SWITCHBOARD_COMPACT_FRACTION", Flag: "compact-fraction", Default: "0.8", Usage: "compact the context when it passes this fraction of the window (0 disables)"},
+		{Env: "SWITCHBOARD_TEXT_DELTA_MS", Flag: "text-delta-ms", Default: "300", Usage: "log a response's text as it streams (agent.message_delta) at most this often, in milliseconds, for streamed answers (0 disables)"},
 	}
 }
 
@@ -58,6 +60,11 @@ func LoadConfig(s settings.Values, dataDir string) (Config, error) {
 	if c.CompactFraction, err = s.Float("SWITCHBOARD_COMPACT_FRACTION", 0, 1); err != nil {
 		return c, err
 	}
+	deltaMS, err := s.Int("SWITCHBOARD_TEXT_DELTA_MS", 0)
+	if err != nil {
+		return c, err
+	}
+	c.TextEvery = time.Duration(deltaMS) * time.Millisecond
 	return c, nil
 }
 

@@ -25,6 +25,9 @@ const (
 	// TypeAgentPlan is an agent's plan for the turn, logged whole each
 	// time it changes (progress).
 	TypeAgentPlan = "agent.plan"
+	// PlanTool is the built-in tool whose calls log an agent.plan: the
+	// plan shows, not the call.
+	PlanTool = "plan"
 	// TypeAgentMessageDelta is text of a model response as it streams,
 	// logged every few hundred milliseconds while the response is
 	// generated (progress): the agent.message that follows holds the

@@ -26,6 +26,8 @@ type ToolResult struct {
 	// Yield ends the turn after this step with the given reason (ask yields
 	// needs_input).
 	Yield Reason
+	// Plan, when set, is logged as an agent.plan (the plan tool).
+	Plan *PlanBody
 }
 
 // Tool is one capability the model can call.
@@ -75,7 +77,7 @@ func ValidToolName(name string) error {
 // hands); an agent cannot declare tools under these names, nor under the
 // mcp_ prefix that MCP server tools take.
 func ReservedToolNames() []string {
-	return append([]string{"say", "ask", "memory", "skill", "schedule"}, handsToolNames...)
+	return append([]string{"say", "ask", PlanTool, "memory", "skill", "schedule"}, handsToolNames...)
 }
 
 // handsToolNames are the tools that work in a session's sandbox.

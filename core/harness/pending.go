@@ -187,6 +187,9 @@ func (t *turn) logResult(ctx context.Context, id string, res core.ToolResult) er
 	if res.UserMessage != "" {
 		out = append(out, core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: res.UserMessage, ToolUseID: id}))
 	}
+	if res.Plan != nil {
+		out = append(out, core.NewEvent(core.TypeAgentPlan, core.LevelProgress, core.ActorAgent, *res.Plan))
+	}
 	output := capOutput(res.Output, t.c.MaxToolOutput)
 	out = append(out, core.NewEvent(core.TypeAgentToolResult, core.LevelProgress, core.ActorSystem, core.ToolResultBody{ToolUseID: id, Output: output, IsError: res.IsError}))
 	if _, err := t.c.Log.Append(ctx, t.c.SessionID, core.AppendRequest{Epoch: t.c.Epoch, TurnID: t.id, Events: out}); err != nil {

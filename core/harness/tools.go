@@ -15,8 +15,9 @@ type Yielder interface {
 	YieldReason() core.Reason
 }
 
-// Conversation returns the built-in conversation tools, say and ask.
-func Conversation() []core.Tool { return []core.Tool{Say{}, Ask{}} }
+// Conversation returns the built-in conversation tools: say, ask and
+// plan.
+func Conversation() []core.Tool { return []core.Tool{Say{}, Ask{}, Plan{}} }
 
 // Say posts a user-level message now, without ending the turn.
 type Say struct{}

@@ -13,7 +13,8 @@
 // Nothing runs for an idle session. The sink follows the store's commit
 // stream: the store marks a session for its origin's sink in the
 // transaction that logs a turn.started, and the sink follows that session
-// until it has rendered the whole log with no turn open, then releases the
+// (an archived one as well, for a Closer to show it closed) until it
+// has rendered the whole log with no turn open, then releases the
 // mark (ReleaseSink, refused if something was logged meanwhile) and lets
 // go. At start, and after its subscription lagged, the sink resumes the
 // sessions still marked.
@@ -64,6 +65,13 @@ type Renderer interface {
 	// platform, so the position is saved at once. An error is retried with
 	// backoff unless it is Permanent.
 	Render(ctx context.Context, t *Thread, e core.Event) (acted bool, err error)
+}
+
+// Closer is a Renderer that shows a session closed once it is archived
+// (an archive logs no event). A worker calls it whenever it finds the
+// session archived, so it must be idempotent.
+type Closer interface {
+	Closed(ctx context.Context, s *core.Session) error
 }
 
 // Thread is what a renderer sees of the session it renders.
@@ -270,7 +278,9 @@ func (s *Sink) committed(c core.Change) {
 	switch {
 	case len(c.Queued) > 0:
 		s.poke(c.SessionID, poke{follow: true, inputs: true})
-	case c.StartsTurn():
+	case c.StartsTurn(), c.Status == core.StatusArchived:
+		// An archive is news for an idle session too: a Closer shows it
+		// closed.
 		s.poke(c.SessionID, poke{follow: true})
 	case len(c.Events) > 0 || c.Status != "":
 		s.poke(c.SessionID, poke{})

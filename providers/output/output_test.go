@@ -192,11 +192,7 @@ func TestSinkResumesAfterRestart(t *testing.T) {
 func TestSinkSkipsPermanentFailures(t *testing.T) {
 	st := openStore(t, t.TempDir())
 	rec := &recorder{perm: map[uint64]bool{4: true}}
-	sink := output.New(output.Config{Name: "test", Store: st, Renderer: rec, RetryMin: time.Millisecond})
-	if err := sink.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	defer sink.Stop(context.Background())
+	sink := startSink(t, st, rec)
 	id := newSession(t, st, "test")
 	turn(t, st, id)
 	waitUntil(t, "the sink to let go", func() bool { return sink.Settled(t.Context()) && len(rec.got()) == 5 })
@@ -232,4 +228,52 @@ func TestSinkLetsGoOfASessionArchivedMidTurn(t *testing.T) {
 	if active, _ := st.ActiveSinkSessions(t.Context(), "test"); len(active) != 0 {
 		t.Fatalf("still marked: %v", active)
 	}
+}
+
+// closer is a recorder that counts Closed calls.
+type closer struct {
+	recorder
+	closed chan string
+}
+
+func (c *closer) Closed(_ context.Context, s *core.Session) error {
+	c.closed <- s.ID
+	return nil
+}
+
+// startSink starts a sink named test over st.
+func startSink(t *testing.T, st *sessions.Store, r output.Renderer) *output.Sink {
+	t.Helper()
+	sink := output.New(output.Config{Name: "test", Store: st, Renderer: r, RetryMin: time.Millisecond})
+	if err := sink.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sink.Stop(context.Background()) })
+	return sink
+}
+
+func TestSinkShowsAnIdleSessionArchived(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	rec := &closer{closed: make(chan string, 10)}
+	sink := startSink(t, st, rec)
+	id := newSession(t, st, "test")
+	turn(t, st, id)
+	waitUntil(t, "the turn rendered and let go", func() bool { return len(rec.got()) == len(wantTurn) && sink.Settled(t.Context()) })
+	select {
+	case got := <-rec.closed:
+		t.Fatalf("%s closed before it was archived", got)
+	default:
+	}
+	if _, err := st.Archive(t.Context(), id); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-rec.closed:
+		if got != id {
+			t.Fatalf("closed %s, want %s", got, id)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the archive was never shown")
+	}
+	waitUntil(t, "the sink to let go again", func() bool { return sink.Settled(t.Context()) })
 }

@@ -68,6 +68,9 @@ func (s *Sink) follow(ctx context.Context, id string, e *entry, c core.Claim) (r
 			continue
 		}
 		wait = s.cfg.RetryMin
+		if sess.Status == core.StatusArchived {
+			s.closed(ctx, sess)
+		}
 		if s.retire(ctx, id, e, false) {
 			s.drop(id, e)
 			return true
@@ -83,6 +86,18 @@ func (s *Sink) follow(ctx context.Context, id string, e *entry, c core.Claim) (r
 		case <-t.C:
 		}
 		t.Stop()
+	}
+}
+
+// closed tells a Closer renderer that the session is archived; a failure
+// is logged, not retried (the platform only shows it open).
+func (s *Sink) closed(ctx context.Context, sess *core.Session) {
+	c, ok := s.cfg.Renderer.(Closer)
+	if !ok {
+		return
+	}
+	if err := c.Closed(ctx, sess); err != nil && ctx.Err() == nil {
+		s.log.Warn("show the session closed", "session_id", sess.ID, "err", err)
 	}
 }
 

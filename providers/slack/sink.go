@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	slackapi "github.com/slack-go/slack"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/providers/output"
 )
@@ -21,6 +22,8 @@ import (
 // not found, it is posted. Reactions (already_reacted), status updates and
 // edits are idempotent and are simply done again.
 type renderer struct{ p *Provider }
+
+var _ output.Closer = (*renderer)(nil)
 
 // sinkState is the renderer's part of the sink position.
 type sinkState struct {
@@ -165,27 +168,49 @@ func (r *renderer) Render(ctx context.Context, t *output.Thread, e core.Event) (
 	if len(t.State) > 0 {
 		_ = json.Unmarshal(t.State, &st) // a state that does not decode starts afresh
 	}
-	_, channel, thread, err := parseKey(key)
-	if err != nil {
-		return false, output.Permanent(err)
-	}
-	in, err := r.p.keyInstallation(ctx, t.Session, key)
-	if errors.Is(err, core.ErrNotFound) {
-		return false, output.Permanent(err)
-	}
+	rc, err := r.newRender(ctx, t.Session, key, &st)
 	if err != nil {
 		return false, err
 	}
-	a, err := r.p.client(ctx, in)
-	if err != nil {
-		return false, classify(err)
-	}
-	rc := &render{p: r.p, t: t, st: &st, a: a, session: t.Session.ID, channel: channel, thread: thread, seq: e.Seq}
+	rc.t, rc.seq = t, e.Seq
 	acted, err := rc.event(ctx, e)
 	if raw, merr := json.Marshal(st); merr == nil {
 		t.State = raw
 	}
 	return acted, classify(err)
+}
+
+// newRender is a render of sess at key, the thread it answers at.
+func (r *renderer) newRender(ctx context.Context, sess *core.Session, key string, st *sinkState) (*render, error) {
+	_, channel, thread, err := parseKey(key)
+	if err != nil {
+		return nil, output.Permanent(err)
+	}
+	in, err := r.p.keyInstallation(ctx, sess, key)
+	if errors.Is(err, core.ErrNotFound) {
+		return nil, output.Permanent(err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	a, err := r.p.client(ctx, in)
+	if err != nil {
+		return nil, classify(err)
+	}
+	return &render{p: r.p, st: st, a: a, session: sess.ID, channel: channel, thread: thread}, nil
+}
+
+// Closed shows the thread's agent session closed once the session is
+// archived.
+func (r *renderer) Closed(ctx context.Context, sess *core.Session) error {
+	if !r.p.cfg.Agent || sess.Origin == nil || sess.Origin.Provider != Name {
+		return nil
+	}
+	rc, err := r.newRender(ctx, sess, sess.Origin.Key, &sinkState{})
+	if err != nil {
+		return err
+	}
+	return rc.agentStatus(ctx, slackapi.AgentSessionStatusClosed)
 }
 
 func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
@@ -287,10 +312,7 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 		if err := e.Decode(&b); err != nil {
 			return false, output.Permanent(err)
 		}
-		switch {
-		case b.Status == core.StatusArchived:
-			return true, rc.agentStatus(ctx, "closed")
-		case b.PendingAction == nil:
+		if b.PendingAction == nil {
 			return false, nil
 		}
 		if err := rc.waiting(ctx); err != nil {

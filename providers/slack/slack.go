@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -49,6 +50,10 @@ var DefaultScopes = []string{
 	"app_mentions:read", "channels:history", "chat:write", "groups:history",
 	"im:history", "mpim:history", "reactions:read", "reactions:write", "users:read", filesScope,
 }
+
+// AgentScope is the scope declaring the app an agent adds (agent sessions
+// and streamed answers); an install asks for it with the agent setting.
+const AgentScope = "assistant:write"
 
 // Sessions is what the provider needs of the session store.
 type Sessions interface {
@@ -157,6 +162,9 @@ func New(cfg Config) (*Provider, error) {
 	}
 	if len(cfg.Scopes) == 0 {
 		cfg.Scopes = DefaultScopes
+		if cfg.Agent {
+			cfg.Scopes = append(slices.Clone(DefaultScopes), AgentScope)
+		}
 	}
 	if cfg.HistoryLimit <= 0 {
 		cfg.HistoryLimit = 15

@@ -61,6 +61,14 @@ type streamState struct {
 	// Last is the turn's previous streamed message, so a restart looking
 	// for the one it started does not take that for it.
 	Last string `json:"last,omitempty"`
+	// Applied is the seq of the last event whose text is in Final or
+	// Open: the state is saved with an intent mid-event, and the event
+	// rendered again after a restart must not add its text twice.
+	Applied uint64 `json:"applied,omitempty"`
+	// Settling is the text the message being settled adds, at offset At
+	// of Final, until it is sent: posted instead when the stream breaks.
+	Settling   string `json:"settling,omitempty"`
+	SettlingAt int    `json:"settling_at,omitempty"`
 }
 
 // DefaultStreamLimit is the most a streamed message holds (Slack's limit
@@ -79,6 +87,9 @@ func (rc *render) delta(ctx context.Context, e core.Event) (bool, error) {
 		return false, output.Permanent(err)
 	}
 	s := rc.st.Stream
+	if rc.seq <= s.Applied {
+		return true, rc.flush(ctx) // rendered again after a restart
+	}
 	acted := false
 	if s.Resp != b.Response && (s.Open != "" || s.Prior > 0) {
 		// The response before this one never finished (a retry, a crash):
@@ -97,6 +108,7 @@ func (rc *render) delta(ctx context.Context, e core.Event) (bool, error) {
 		s.Resp, s.Lead, s.Open, s.Prior = b.Response, rc.lead(), rc.lead(), 0
 	}
 	s.Open += text
+	s.Applied = rc.seq
 	if time.Now().UnixMilli()-s.At < rc.p.cfg.StreamEvery.Milliseconds() {
 		return acted, nil
 	}
@@ -112,30 +124,46 @@ func (rc *render) lead() string {
 }
 
 // said settles a response's text: the logged message replaces its deltas.
+// When the stream breaks before it is sent, what the message does not
+// show is posted.
 func (rc *render) said(ctx context.Context, text string) (bool, error) {
 	s := rc.st.Stream
-	if s.Resp == "" && s.Open == "" {
-		s.Lead, s.Prior = rc.lead(), 0
-	}
-	full := s.Lead + text
-	rest := ""
-	if s.Prior <= len(full) {
-		rest = full[s.Prior:]
-	}
 	acted := false
-	if !strings.HasPrefix(rest, s.Open) || s.Prior > len(full) {
-		if err := rc.abandon(ctx); err != nil {
+	if rc.seq > s.Applied {
+		if s.Resp == "" && s.Open == "" {
+			s.Lead, s.Prior = rc.lead(), 0
+		}
+		full := s.Lead + text
+		rest := ""
+		if s.Prior <= len(full) {
+			rest = full[s.Prior:]
+		}
+		if !strings.HasPrefix(rest, s.Open) || s.Prior > len(full) {
+			if err := rc.abandon(ctx); err != nil {
+				return true, err
+			}
+			acted = true
+			s.Lead = rc.lead()
+			rest = s.Lead + text
+		}
+		s.Settling, s.SettlingAt = rest, len(s.Final)
+		s.Final += rest
+		s.Open, s.Resp, s.Lead, s.Prior = "", "", "", 0
+		s.Applied = rc.seq
+	}
+	if !s.Off {
+		if err := rc.flush(ctx); err != nil {
+			return true, err
+		}
+	}
+	if s.Off && s.Settling != "" {
+		shown := min(max(s.Sent-s.SettlingAt, 0), len(s.Settling))
+		if err := rc.postText(ctx, strings.TrimSpace(s.Settling[shown:])); err != nil {
 			return true, err
 		}
 		acted = true
-		s.Lead = rc.lead()
-		rest = s.Lead + text
 	}
-	s.Final += rest
-	s.Open, s.Resp, s.Lead, s.Prior = "", "", "", 0
-	if err := rc.flush(ctx); err != nil {
-		return true, err
-	}
+	s.Settling = ""
 	return acted || s.TS != "", nil
 }
 
@@ -377,11 +405,16 @@ func (rc *render) postRest(ctx context.Context, text string) error {
 		rest = strings.TrimSpace(full[s.Prior+len(s.Shown):])
 	}
 	s.Shown, s.Open, s.Resp, s.Lead, s.Prior = "", "", "", "", 0
-	if rest == "" {
+	return rc.postText(ctx, rest)
+}
+
+// postText posts text into the thread as replies, exactly once.
+func (rc *render) postText(ctx context.Context, text string) error {
+	if text == "" {
 		return nil
 	}
 	var msgs []outMsg
-	for _, part := range replies(toMrkdwn(rest)) {
+	for _, part := range replies(toMrkdwn(text)) {
 		msgs = append(msgs, outMsg{texts: part})
 	}
 	return rc.postParts(ctx, msgs, true)
@@ -447,12 +480,15 @@ func (rc *render) findStream(ctx context.Context, at int64, last string) (string
 	return found, found != "", nil
 }
 
-// streamed handles a plain message of the agent (not a thought, a
-// question or a note) while the turn streams: done reports that it was
+// streamed handles a plain message of the agent (its text, or what it
+// said with a tool; not a thought, a question or a note) while the turn
+// streams: done reports that it was
 // handled, so the caller does not post it as well.
 func (rc *render) streamed(ctx context.Context, level core.Level, b core.MessageBody) (acted, done bool, err error) {
 	s := rc.st.Stream
-	if !rc.p.cfg.Agent || s == nil || b.Kind != "" || b.ToolUseID != "" {
+	// A question goes out as a post: its answers are buttons.
+	asked := b.ToolUseID != "" && rc.st.Tools[b.ToolUseID].Name == "ask"
+	if !rc.p.cfg.Agent || s == nil || b.Kind != "" || asked {
 		return false, false, nil
 	}
 	if !s.Off {
@@ -470,10 +506,17 @@ func (rc *render) streamed(ctx context.Context, level core.Level, b core.Message
 	return true, true, rc.postRest(ctx, b.Text)
 }
 
-// toolStarted shows a tool call as an in-progress task card.
+// toolStarted shows a tool call as an in-progress task card; a call of
+// the plan tool shows as the plan it logs.
 func (rc *render) toolStarted(ctx context.Context, b core.ToolUseBody) (bool, error) {
 	if err := rc.working(ctx); err != nil {
 		return true, err
+	}
+	if b.Name == core.PlanTool {
+		if rc.st.Stream.TS == "" {
+			rc.st.Stream.Mode = string(slackapi.TaskDisplayModePlan)
+		}
+		return false, nil
 	}
 	t := slackapi.NewTaskUpdateChunk(b.ToolUseID, clip(b.Name, 100))
 	t.Status, t.Details = slackapi.TaskCardStatusInProgress, clip(string(b.Input), 200)
@@ -490,7 +533,7 @@ func (rc *render) toolDone(ctx context.Context, e core.Event) (bool, error) {
 		return false, output.Permanent(err)
 	}
 	ref, ok := rc.st.Tools[b.ToolUseID]
-	if !ok {
+	if !ok || ref.Name == core.PlanTool {
 		return false, nil
 	}
 	t := slackapi.NewTaskUpdateChunk(b.ToolUseID, clip(ref.Name, 100))

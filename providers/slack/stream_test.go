@@ -2,8 +2,11 @@ package slack
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/fixtures/fakeslack"
@@ -127,19 +130,26 @@ func TestStreamTakesBackAnUnfinishedResponse(t *testing.T) {
 }
 
 func TestStreamRefusedPosts(t *testing.T) {
-	r := agentRig(t, fakeslack.Team{ID: "T0ST3", Name: "Refused", StreamError: "not_allowed_token_type"}, func(*Config) {})
-	s, m := r.thread("C0REF")
-	r.turn(s.ID, core.ReasonCompleted, nil, delta("resp_1", "All "), answer("All good."))
-	r.settled()
-	if n := len(r.streams("C0REF", m.TS)); n != 0 {
-		t.Fatalf("%d streamed messages", n)
+	tests := []struct {
+		name string
+		evs  []core.Event
+	}{
+		{name: "refused at the first delta", evs: []core.Event{delta("resp_1", "All "), answer("All good.")}},
+		{name: "refused at the answer", evs: []core.Event{answer("All good.")}},
 	}
-	found := false
-	for _, text := range r.postedTexts("C0REF", m.TS) {
-		found = found || text == "All good."
-	}
-	if !found {
-		t.Fatalf("the answer was not posted: %q", r.postedTexts("C0REF", m.TS))
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := agentRig(t, fakeslack.Team{ID: fmt.Sprintf("T0SR%d", i), Name: "Refused", StreamError: "not_allowed_token_type"}, func(*Config) {})
+			s, m := r.thread("C0REF")
+			r.turn(s.ID, core.ReasonCompleted, nil, tc.evs...)
+			r.settled()
+			if n := len(r.streams("C0REF", m.TS)); n != 0 {
+				t.Fatalf("%d streamed messages", n)
+			}
+			if posted := r.postedTexts("C0REF", m.TS); len(posted) != 1 || posted[0] != "All good." {
+				t.Fatalf("posted %q, want the answer once", posted)
+			}
+		})
 	}
 }
 
@@ -182,8 +192,6 @@ func TestStreamStoppedBySlackPostsTheRest(t *testing.T) {
 }
 
 func TestStreamedPlan(t *testing.T) {
-	r := agentRig(t, fakeslack.Team{ID: "T0ST6", Name: "Plan"}, func(*Config) {})
-	s, m := r.thread("C0PLN")
 	plan := func(statuses ...string) core.Event {
 		entries := []core.PlanEntry{{Content: "read the cron table"}, {Content: "find the Monday job"}}
 		for i := range entries {
@@ -191,15 +199,29 @@ func TestStreamedPlan(t *testing.T) {
 		}
 		return core.NewEvent(core.TypeAgentPlan, core.LevelProgress, core.ActorAgent, core.PlanBody{Entries: entries})
 	}
-	r.turn(s.ID, core.ReasonCompleted, nil, plan("in_progress", "pending"), plan("completed", "completed"), answer("Found it."))
-	r.settled()
-	streams := r.streams("C0PLN", m.TS)
-	if len(streams) != 1 || streams[0].Stream.DisplayMode != "plan" || streams[0].Text != "Found it." {
-		t.Fatalf("streams %+v", streams)
+	tests := []struct {
+		name string
+		evs  []core.Event
+	}{
+		{name: "an ACP agent's plan", evs: []core.Event{plan("in_progress", "pending"), plan("completed", "completed"), answer("Found it.")}},
+		{name: "the plan tool", evs: []core.Event{toolUse("tu_p", "plan", `{}`), plan("in_progress", "pending"), toolResult("tu_p", "plan shown", false),
+			toolUse("tu_p2", "plan", `{}`), plan("completed", "completed"), toolResult("tu_p2", "plan shown", false), answer("Found it.")}},
 	}
-	st := streams[0].Stream
-	if st.PlanTitle != "Plan: 2 of 2 done" || len(st.Tasks) != 2 || st.Tasks[0].Status != "complete" || st.Tasks[1].Title != "find the Monday job" {
-		t.Fatalf("plan %q, tasks %+v", st.PlanTitle, st.Tasks)
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := agentRig(t, fakeslack.Team{ID: fmt.Sprintf("T0SP%d", i), Name: "Plan"}, func(*Config) {})
+			s, m := r.thread("C0PLN")
+			r.turn(s.ID, core.ReasonCompleted, nil, tc.evs...)
+			r.settled()
+			streams := r.streams("C0PLN", m.TS)
+			if len(streams) != 1 || streams[0].Stream.DisplayMode != "plan" || streams[0].Text != "Found it." {
+				t.Fatalf("streams %+v", streams)
+			}
+			st := streams[0].Stream
+			if st.PlanTitle != "Plan: 2 of 2 done" || len(st.Tasks) != 2 || st.Tasks[0].Status != "complete" || st.Tasks[1].Title != "find the Monday job" {
+				t.Fatalf("plan %q, tasks %+v", st.PlanTitle, st.Tasks)
+			}
+		})
 	}
 }
 
@@ -221,5 +243,26 @@ func TestPlanChecklistWithoutStreaming(t *testing.T) {
 	}
 	if n := len(r.streams("C0CHK", m.TS)); n != 0 {
 		t.Fatalf("%d streams without the agent setting", n)
+	}
+}
+
+func TestArchivedSessionClosesTheAgentSession(t *testing.T) {
+	r := agentRig(t, fakeslack.Team{ID: "T0ST8", Name: "Close"}, func(*Config) {})
+	s, m := r.thread("C0CLS")
+	r.turn(s.ID, core.ReasonCompleted, nil, answer("ok"))
+	r.settled()
+	if _, err := r.store.Archive(t.Context(), s.ID); err != nil {
+		t.Fatal(err)
+	}
+	r.fake.WaitFor(t, 30*time.Second, "the agent session closed", func() bool {
+		as, _ := r.fake.AgentSession("C0CLS", m.TS)
+		return as.Status == "closed"
+	})
+}
+
+func TestAgentSettingAsksForTheAgentScope(t *testing.T) {
+	r := newRigWith(t, fakeslack.Team{ID: "T0ST9", Name: "Scopes"}, false, func(c *Config) { c.Agent = true })
+	if !slices.Contains(r.p.cfg.Scopes, AgentScope) || slices.Contains(DefaultScopes, AgentScope) {
+		t.Fatalf("install scopes %v with the agent setting", r.p.cfg.Scopes)
 	}
 }

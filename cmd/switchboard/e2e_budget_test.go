@@ -33,6 +33,21 @@ func (w *slackWorld) paused(id string) pausedView {
 	return v
 }
 
+// budgetApprovers makes approvers the budget approvers of the one
+// installation of provider.
+func (s *server) budgetApprovers(provider string, approvers ...string) {
+	s.t.Helper()
+	ins := listData[struct {
+		ID string `json:"id"`
+	}](s, "/v1/installations?provider="+provider)
+	if len(ins) != 1 {
+		s.t.Fatalf("installations %+v", ins)
+	}
+	if code, raw := s.do("POST", "/v1/installations/"+ins[0].ID, map[string]any{"budget_approvers": approvers}); code != 200 {
+		s.t.Fatalf("set approvers: %d %s", code, raw)
+	}
+}
+
 // sayCall is a model step that runs the say tool, using tokens tokens.
 func sayCall(id, text string, tokens int64) modelserver.Step {
 	return modelserver.Step{ToolCalls: []modelserver.ToolCall{{ID: id, Name: "say", Input: map[string]string{"text": text}}},
@@ -65,15 +80,7 @@ func TestBudgetPauseInSlack(t *testing.T) {
 	if code, raw := w.srv.do("POST", "/v1/agents/default", `{"limits":{"max_session_tokens":1000}}`); code != 200 {
 		t.Fatalf("cap the default agent: %d %s", code, raw)
 	}
-	ins := listData[struct {
-		ID string `json:"id"`
-	}](w.srv, "/v1/installations?provider=slack")
-	if len(ins) != 1 {
-		t.Fatalf("installations %+v", ins)
-	}
-	if code, raw := w.srv.do("POST", "/v1/installations/"+ins[0].ID, `{"budget_approvers":["U0BOSS"]}`); code != 200 {
-		t.Fatalf("set approvers: %d %s", code, raw)
-	}
+	w.srv.budgetApprovers("slack", "U0BOSS")
 
 	w.ms.Push(sayCall("tu_look", "Looking into it.", 1300))
 	m := w.fake.Human(w.team.ID, "C0BDG", "U0ALICE", "<@"+w.team.BotUserID+"> find the flaky test", "")

@@ -15,13 +15,19 @@
 //   - Install (install.go): /oauth/github/install sends the person to
 //     the App's install page with a signed state; the callback verifies
 //     the installation with the App's JWT and records it.
-//   - Context (Prime): the issue's or PR's title and body reach the model
-//     once, before the session's first turn.
+//   - Context (Prime): the issue's or PR's title and body, and its
+//     earlier comments (history.go), reach the model once, before the
+//     session's first turn.
 //   - Output sink (Renderer): 👀 on the triggering comment, progress as a
 //     check run on the PR head (Stop as a requested action) or one status
-//     comment edited in place on issues, answers in the review comment's
-//     thread or as issue comments; driven from the log by
-//     providers/output, exactly once (an intent and a marker in the body).
+//     comment edited in place on issues, with the agent's plan as a task
+//     list, answers in the review comment's thread or as issue comments;
+//     driven from the log by providers/output, exactly once (an intent
+//     and a marker in the body).
+//   - Approvals (approval.go, wait.go): a tool call waiting for a person
+//     keeps the run in progress with Allow, Deny and Stop, and is asked
+//     about in a comment; a button or "@app allow|deny" from someone with
+//     write access answers it (a user.tool_confirmation).
 //
 // Tokens: the App's JWT and installation tokens are made and renewed by
 // ghinstallation from the App's private key; none is stored.
@@ -63,6 +69,7 @@ type Sessions interface {
 	GetAgent(ctx context.Context, idOrName string) (*core.Agent, error)
 	Pending(ctx context.Context, sessionID string) ([]core.Event, error)
 	SessionByKey(ctx context.Context, key string) (*core.Session, error)
+	Events(ctx context.Context, sessionID string, after uint64, limit int) ([]core.Event, error)
 	AddLink(ctx context.Context, sessionID string, l core.LinkBody) (*core.Session, error)
 }
 
@@ -94,6 +101,10 @@ type Config struct {
 	// Router stores what the intake decided (providers.Router).
 	Router    *providers.Router
 	Transport http.RoundTripper // default http.DefaultTransport
+	// HistoryLimit is how many earlier comments of the issue or pull
+	// request the first turn sees (default DefaultHistoryLimit; below
+	// zero none).
+	HistoryLimit int
 	// Attachments downloads the images of triggering comments; nil
 	// leaves them out.
 	Attachments *attach.Fetcher
@@ -161,6 +172,9 @@ func New(cfg Config) (*Provider, error) {
 	cfg.WebURL = strings.TrimSuffix(cfg.WebURL, "/")
 	if cfg.TriggerLabel == "" {
 		cfg.TriggerLabel = cfg.Slug
+	}
+	if cfg.HistoryLimit == 0 {
+		cfg.HistoryLimit = DefaultHistoryLimit
 	}
 	if cfg.PermissionTTL <= 0 {
 		cfg.PermissionTTL = time.Minute

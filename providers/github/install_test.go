@@ -108,11 +108,16 @@ func (r *installRig) state() string {
 
 func (r *installRig) deliver(event string, payload map[string]any) int {
 	r.t.Helper()
+	return r.deliverAs(event, "rig-"+strconv.FormatInt(rigDelivery.Add(1), 10), payload)
+}
+
+// deliverAs sends a signed webhook under a delivery id of the test's.
+func (r *installRig) deliverAs(event, delivery string, payload map[string]any) int {
+	r.t.Helper()
 	body, err := json.Marshal(payload)
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	delivery := "rig-" + strconv.FormatInt(rigDelivery.Add(1), 10)
 	resp, err := http.DefaultClient.Do(fakegithub.SignedRequest(r.srv.URL+"/webhooks/github", installTestSecret, event, delivery, body))
 	if err != nil {
 		r.t.Fatal(err)

@@ -79,7 +79,7 @@ func (p *Provider) handleEvent(ctx context.Context, ev any, delivery string, log
 	case actIgnore, actInstall:
 		log.Debug("github event needs no session", "act", d.act.String(), "why", d.why)
 		return nil
-	case actInterrupt, actRetry:
+	case actInterrupt, actRetry, actAnswer:
 		return p.requestedAction(ctx, in, d, delivery, log)
 	}
 	if in != nil && !policyAllows(in.Policy, d.ref.Owner, d.ref.Repo, d.ref.Login) {
@@ -91,10 +91,17 @@ func (p *Provider) handleEvent(ctx context.Context, ev any, delivery string, log
 	if err != nil {
 		return err
 	}
-	if !write {
+	switch {
+	case !write && d.answer != "":
+		log.Info("answer refused: the commenter has no write access", "login", d.ref.Login, "key", d.key)
+		p.replyOnce(d, delivery, refusedAnswer(d.ref.Login))
+		return nil
+	case !write:
 		log.Info("trigger refused: the commenter has no write access", "login", d.ref.Login, "key", d.key)
 		p.replyOnce(d, delivery, "Sorry @"+d.ref.Login+", I only take requests from people with write access to this repository.")
 		return nil
+	case d.answer != "":
+		return p.answer(ctx, in, d, delivery, log)
 	}
 	if d.ref.ReviewID != 0 && d.group != "" {
 		if text, ok := p.wholeReview(ctx, d); ok {
@@ -182,8 +189,9 @@ func (p *Provider) store(ctx context.Context, d decision, delivery string) error
 }
 
 // Prime gives a new session the issue or PR it was called on (title and
-// body), from the input that started it: one user.message (level
-// internal, actor system) logged before the first turn. Later turns get
+// body), from the input that started it, and the conversation there
+// before the mention (earlier): user.messages (level internal, actor
+// system) logged before the first turn. Later turns get
 // only what happened (the new comment, and a review comment's file, line
 // and hunk, which are new each time).
 func (p *Provider) Prime(ctx context.Context, s *core.Session) ([]core.Event, error) {
@@ -200,24 +208,43 @@ func (p *Provider) Prime(ctx context.Context, s *core.Session) ([]core.Event, er
 			continue
 		}
 		text := contextText(*b.GitHub, *b.Context) + "\n\n" + p.cloneHint(*b.GitHub)
-		return []core.Event{core.NewEvent(core.TypeUserMessage, core.LevelInternal, core.ActorSystem, core.MessageBody{Text: text})}, nil
+		evs := []core.Event{core.NewEvent(core.TypeUserMessage, core.LevelInternal, core.ActorSystem, core.MessageBody{Text: text})}
+		if e, ok := p.earlier(ctx, s, *b.GitHub); ok {
+			evs = append(evs, e)
+		}
+		return evs, nil
 	}
 	return nil, nil
 }
 
-// requestedAction is the check run's Stop or Retry button, from someone
-// with write access. A Retry when there is nothing to retry (the turn was
-// retried already, a later one ended) is logged and dropped: the button
-// only shows on a check run whose turn can be retried.
+// requestedAction is the check run's Stop, Retry, Allow or Deny button,
+// from someone with write access; an Allow or Deny from anyone else is
+// refused with a comment saying why. A Retry when there is nothing to
+// retry (the turn was retried already, a later one ended) is logged and
+// dropped: the button only shows on a check run whose turn can be
+// retried.
 func (p *Provider) requestedAction(ctx context.Context, in *core.Installation, d decision, delivery string, log *slog.Logger) error {
-	owner, repo, _, _ := parseKey(d.key)
-	d.ref.Owner, d.ref.Repo = owner, repo
+	owner, repo, number, _ := parseKey(d.key)
+	d.ref.Owner, d.ref.Repo, d.ref.Number = owner, repo, number
 	if in != nil && !policyAllows(in.Policy, owner, repo, d.ref.Login) {
 		log.Info(d.act.String()+" refused by the access policy", "installation_id", in.ID, "login", d.ref.Login, "repository", owner+"/"+repo)
+		if d.act == actAnswer {
+			p.replyOnce(d, delivery, "Sorry @"+d.ref.Login+", I am not set up to take requests from you in this repository. Nothing was answered.")
+		}
 		return nil
 	}
-	if ok, err := p.canWrite(ctx, d.ref); err != nil || !ok {
+	ok, err := p.canWrite(ctx, d.ref)
+	switch {
+	case err != nil:
 		return err
+	case !ok && d.act == actAnswer:
+		log.Info("answer refused: no write access", "login", d.ref.Login)
+		p.replyOnce(d, delivery, refusedAnswer(d.ref.Login))
+		return nil
+	case !ok:
+		return nil
+	case d.act == actAnswer:
+		return p.answer(ctx, in, d, delivery, log)
 	}
 	input := core.NewInput(core.TypeUserInterrupt, nil)
 	if d.act == actRetry {
@@ -281,7 +308,7 @@ func (p *Provider) canWrite(ctx context.Context, r ref) (bool, error) {
 // command) once per delivery, after the ack.
 func (p *Provider) replyOnce(d decision, delivery, text string) {
 	p.bg.Go(func(ctx context.Context) {
-		first, err := p.cfg.Installations.Once(ctx, "github:refused:"+delivery+":"+d.key, time.Now().Add(8*24*time.Hour))
+		first, err := p.cfg.Installations.Once(ctx, replyKey(delivery, d), time.Now().Add(8*24*time.Hour))
 		if err != nil || !first {
 			return
 		}
@@ -290,6 +317,10 @@ func (p *Provider) replyOnce(d decision, delivery, text string) {
 		}
 	})
 }
+
+// replyKey names the one reply to a trigger of d told once per
+// delivery.
+func replyKey(delivery string, d decision) string { return "github:refused:" + delivery + ":" + d.key }
 
 // reply answers where the trigger was: a review comment in its thread,
 // anything else as an issue comment.

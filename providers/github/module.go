@@ -34,6 +34,7 @@ func options() []settings.Option {
 		{Env: "GITHUB_API_URL", Flag: "github-api-url", Default: DefaultAPIURL, Usage: "GitHub REST API base (GitHub Enterprise Server: https://<host>/api/v3/)"},
 		{Env: "GITHUB_WEB_URL", Flag: "github-web-url", Default: DefaultWebURL, Usage: "GitHub web and git host"},
 		{Env: "GITHUB_TRIGGER_LABEL", Flag: "github-trigger-label", Usage: "label that starts a session when added to an issue or PR (default: the app slug)"},
+		{Env: "GITHUB_HISTORY_COMMENTS", Flag: "github-history-comments", Default: "20", Usage: "earlier comments of an issue or PR the first turn sees, newest kept (0: none)"},
 		{Env: "GITHUB_PERMISSION_CACHE_SECONDS", Flag: "github-permission-cache-seconds", Default: "60", Usage: "how long a commenter's write access, once checked, is trusted"},
 	}
 }
@@ -110,9 +111,16 @@ func loadConfig(s settings.Values) (_ Config, on bool, _ error) {
 	if err != nil {
 		return c, false, err
 	}
+	history, err := s.Int("GITHUB_HISTORY_COMMENTS", 0)
+	if err != nil {
+		return c, false, err
+	}
+	if history == 0 {
+		history = -1 // none; the Config's zero is the default
+	}
 	c = Config{AppID: appID, PrivateKey: pem, WebhookSecret: secret, Slug: slug,
 		TriggerLabel: strings.TrimSpace(s["GITHUB_TRIGGER_LABEL"]), APIURL: s["GITHUB_API_URL"], WebURL: s["GITHUB_WEB_URL"],
-		PermissionTTL: time.Duration(ttl) * time.Second}
+		PermissionTTL: time.Duration(ttl) * time.Second, HistoryLimit: history}
 	// The key is checked here so a wrong one is one line naming its
 	// variable, not an error at the first event.
 	if _, err := New(c); err != nil {

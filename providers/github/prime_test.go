@@ -1,11 +1,13 @@
 package github
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
 	gh "github.com/google/go-github/v62/github"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/fixtures/fakegithub"
 )
 
 // TestPrimeFirstTurnOnly: the issue's title and body ride on the input
@@ -91,5 +93,84 @@ func reviewCommentEvent(text string) *gh.PullRequestReviewCommentEvent {
 		Comment: &gh.PullRequestComment{ID: gh.Int64(31), PullRequestReviewID: gh.Int64(32), Body: gh.String(text),
 			User: &gh.User{Login: gh.String("alice")}, Path: gh.String("widget.go"), Line: gh.Int(42),
 			DiffHunk: gh.String("@@ -40,3 +40,3 @@\n-if day == Monday {")},
+	}
+}
+
+// TestPrimeEarlierConversation: a first mention on an issue or pull
+// request with comments before it gives the first turn the newest of
+// them (HistoryLimit), review comments with their file and line, the
+// app's own as "you" without their hidden markers, marked as the earlier
+// conversation; the mention itself and what came after it are left out,
+// and an issue with nothing before the mention gets nothing.
+func TestPrimeEarlierConversation(t *testing.T) {
+	tests := []struct {
+		name    string
+		pr      bool
+		before  func(f *fakegithub.Server, n int)
+		limit   int
+		want    []string // in this order
+		notWant []string
+	}{
+		{"an issue, the newest kept", false, func(f *fakegithub.Server, n int) {
+			f.AddComment("acme/widgets", n, false, "carol", "the oldest, dropped")
+			f.AddComment("acme/widgets", n, false, "carol", "It breaks on Mondays.")
+			f.AddComment("acme/widgets", n, false, "sb-agent[bot]", "I looked at it.\n\n<!-- switchboard:ses_x:4 -->")
+			f.AddComment("acme/widgets", n, false, "bob", "Only in UTC+2.")
+		}, 3, []string{"Earlier conversation on this issue, before you were mentioned", "1 older comments are not shown",
+			"@carol: It breaks on Mondays.", "you: I looked at it.", "@bob: Only in UTC+2."},
+			[]string{"the oldest, dropped", "switchboard:ses_x", "@sb-agent look", "after the mention"}},
+		{"a pull request's review comments", true, func(f *fakegithub.Server, n int) {
+			f.AddComment("acme/widgets", n, false, "carol", "Please look at the clock.")
+			f.AddReviewComment("acme/widgets", n, "bob", "clock.go", 12, "This reads time.Now.")
+		}, 20, []string{"Earlier conversation on this pull request", "@carol: Please look at the clock.", "@bob on clock.go line 12: This reads time.Now."},
+			[]string{"not shown", "@sb-agent look", "after the mention"}},
+		{"nothing before the mention", false, func(*fakegithub.Server, int) {}, 20, nil, []string{"Earlier conversation"}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newInstallRig(t, nil)
+			r.p.cfg.HistoryLimit = tt.limit
+			r.fake.SetPermission("alice", "write")
+			n := 60 + i
+			tt.before(r.fake, n)
+			trigger := r.fake.AddComment("acme/widgets", n, false, "alice", "@sb-agent look")
+			r.fake.AddComment("acme/widgets", n, false, "dave", "after the mention")
+			p := mention(900, n, trigger, "@sb-agent look")
+			if tt.pr {
+				p["issue"].(map[string]any)["pull_request"] = map[string]any{"url": "https://api.github.com/repos/acme/widgets/pulls/" + strconv.Itoa(n)}
+			}
+			if code := r.deliver("issue_comment", p); code != 200 {
+				t.Fatalf("mention: %d", code)
+			}
+			s, err := r.store.SessionByKey(t.Context(), sessionKey("acme", "widgets", n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs, err := r.p.Prime(t.Context(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var all string
+			for _, e := range evs {
+				var m core.MessageBody
+				if err := e.Decode(&m); err != nil || e.Level != core.LevelInternal || e.Actor != core.ActorSystem {
+					t.Fatalf("primed %+v %v", e, err)
+				}
+				all += m.Text + "\n"
+			}
+			at := 0
+			for _, w := range tt.want {
+				i := strings.Index(all[at:], w)
+				if i < 0 {
+					t.Fatalf("%q missing (or out of order) in:\n%s", w, all)
+				}
+				at += i + len(w)
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(all, w) {
+					t.Fatalf("%q should not be in:\n%s", w, all)
+				}
+			}
+		})
 	}
 }

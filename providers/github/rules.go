@@ -3,6 +3,7 @@ package github
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -20,10 +21,11 @@ const (
 	actInstall       // record (or update) the installation
 	actInterrupt     // the check run's Stop button
 	actRetry         // the check run's Retry button
+	actAnswer        // the check run's Allow or Deny button
 )
 
 func (a act) String() string {
-	return [...]string{"ignore", "trigger", "install", "interrupt", "retry"}[a]
+	return [...]string{"ignore", "trigger", "install", "interrupt", "retry", "answer"}[a]
 }
 
 // Kinds of trigger, as recorded in the input.
@@ -78,7 +80,11 @@ type decision struct {
 	ref          ref
 	text         string // the model's input: what happened
 	said         string // a comment's body without the app's mention (thread commands)
-	context      issueContext
+	// answer is allow or deny: a comment or button that answers a tool
+	// call waiting for approval; toolUse the call a button names.
+	answer  string
+	toolUse string
+	context issueContext
 	// group names deliveries that make one turn together (a review and
 	// its review comments), used as an extra dedupe key.
 	group string
@@ -173,6 +179,7 @@ func decide(ev any, id identity) decision {
 		r.CommentID = e.GetComment().GetID()
 		d := trigger(r, "@"+r.Login+" commented:\n"+body, is.GetTitle(), is.GetBody())
 		d.said = withoutMention(body, id.slug)
+		d.answer = parseAnswer(d.said)
 		return d
 	case *gh.PullRequestReviewCommentEvent:
 		if e.GetAction() != "created" {
@@ -255,7 +262,7 @@ func decide(ev any, id identity) decision {
 		return d
 	case *gh.CheckRunEvent:
 		ra := e.GetRequestedAction()
-		if e.GetAction() != "requested_action" || ra == nil || ra.Identifier != stopAction && ra.Identifier != retryAction {
+		if e.GetAction() != "requested_action" || ra == nil || !slices.Contains([]string{stopAction, retryAction, allowAction, denyAction}, ra.Identifier) {
 			return decision{why: "check_run " + e.GetAction()}
 		}
 		if e.GetCheckRun().GetApp().GetSlug() != "" && !strings.EqualFold(e.GetCheckRun().GetApp().GetSlug(), id.slug) {
@@ -267,8 +274,14 @@ func decide(ev any, id identity) decision {
 		}
 		d := decision{act: actInterrupt, installation: e.GetInstallation().GetID(), key: key,
 			ref: ref{Login: e.GetSender().GetLogin(), Installation: e.GetInstallation().GetID()}}
-		if ra.Identifier == retryAction {
+		switch ra.Identifier {
+		case retryAction:
 			d.act = actRetry
+		case allowAction, denyAction:
+			// Answered once per call, not per run: a run shows one call
+			// after another while the turn waits (approval.go).
+			d.act, d.answer, d.toolUse = actAnswer, ra.Identifier, shownCall(e.GetCheckRun().GetOutput().GetSummary())
+			return d
 		}
 		if id := e.GetCheckRun().GetID(); id != 0 {
 			// One Stop and one Retry per check run, which is one per turn.

@@ -46,6 +46,20 @@ type sinkState struct {
 	StatusComment int64          `json:"status_comment,omitempty"`
 	Intent        *output.Intent `json:"intent,omitempty"`
 	Tools         int            `json:"tools,omitempty"` // tool calls this turn
+	// Title and Summary are the run's output as last set, Status the
+	// status comment's text: a new plan is shown under them.
+	Title   string           `json:"title,omitempty"`
+	Summary string           `json:"summary,omitempty"`
+	Status  string           `json:"status,omitempty"`
+	Plan    []core.PlanEntry `json:"plan,omitempty"` // the turn's latest plan
+	// Calls are the tool calls without a result yet, Asked the questions
+	// posted about those waiting for approval (wait.go).
+	Calls map[string]callRef  `json:"calls,omitempty"`
+	Asked map[string]question `json:"asked,omitempty"`
+	// Waiting: the turn waits for approval or a tool's result; Paused:
+	// for a budget to be raised.
+	Waiting bool `json:"waiting,omitempty"`
+	Paused  bool `json:"paused,omitempty"`
 }
 
 func githubRef(e core.Event) *ref {
@@ -108,6 +122,8 @@ func (p *Provider) react(ctx context.Context, g *ref) error {
 var rendered = map[string]bool{
 	core.TypeUserMessage: true, core.TypeTurnStarted: true, core.TypeAgentToolUse: true,
 	core.TypeAgentMessage: true, core.TypeError: true, core.TypeTurnCompleted: true,
+	core.TypeAgentCustomToolUse: true, core.TypeAgentToolResult: true, core.TypeUserCustomToolResult: true,
+	core.TypeUserToolConfirmation: true, core.TypeStatusChanged: true, core.TypeAgentPlan: true,
 }
 
 // Render renders one logged event onto the issue or PR.
@@ -157,37 +173,70 @@ func (r *renderer) event(ctx context.Context, t *output.Thread, st *sinkState, e
 		if st.Reply == nil {
 			return false, nil
 		}
-		if st.Reply.PR {
-			if st.CheckRun == 0 {
-				if err := p.createCheckRun(ctx, t, st, e.Seq); err != nil {
-					return true, err
-				}
+		if st.Reply.PR && st.CheckRun == 0 {
+			if err := p.createCheckRun(ctx, t, st, e.Seq); err != nil {
+				return true, err
 			}
-			return true, p.updateCheckRun(ctx, st, gh.UpdateCheckRunOptions{Status: gh.String("in_progress"),
-				Output: &gh.CheckRunOutput{Title: gh.String("Working"), Summary: gh.String("The agent is working on it.")}})
 		}
-		if st.StatusComment == 0 {
+		if !st.Reply.PR && st.StatusComment == 0 {
 			return true, r.statusComment(ctx, t, st, e.Seq)
 		}
-		return true, nil
-	case core.TypeAgentToolUse:
+		return true, r.working(ctx, st)
+	case core.TypeAgentToolUse, core.TypeAgentCustomToolUse:
 		var b core.ToolUseBody
-		if e.Decode(&b) != nil || st.Reply == nil || st.CheckRun == 0 {
+		if e.Decode(&b) != nil {
+			return false, nil
+		}
+		st.call(b, e.Type == core.TypeAgentCustomToolUse)
+		if e.Type == core.TypeAgentCustomToolUse || st.Reply == nil || st.CheckRun == 0 {
 			return false, nil
 		}
 		st.Tools++
 		return true, p.updateCheckRun(ctx, st, gh.UpdateCheckRunOptions{
-			Output: &gh.CheckRunOutput{Title: gh.String("Working"), Summary: gh.String(fmt.Sprintf("Running `%s` (%d tool calls so far).", b.Name, st.Tools))}})
+			Output: st.output("Working", fmt.Sprintf("Running `%s` (%d tool calls so far).", b.Name, st.Tools))})
+	case core.TypeAgentToolResult, core.TypeUserCustomToolResult:
+		var b core.ToolResultBody
+		if e.Decode(&b) == nil {
+			delete(st.Calls, b.ToolUseID)
+			delete(st.Asked, b.ToolUseID)
+		}
+		return false, nil
+	case core.TypeUserToolConfirmation:
+		if st.Reply == nil {
+			return false, nil
+		}
+		return r.settle(ctx, st, e)
+	case core.TypeAgentPlan:
+		var b core.PlanBody
+		if e.Decode(&b) != nil || st.Reply == nil {
+			return false, nil
+		}
+		st.Plan = b.Entries
+		return true, r.showPlan(ctx, st)
+	case core.TypeStatusChanged:
+		var b core.StatusChangedBody
+		if e.Decode(&b) != nil || st.Reply == nil {
+			return false, nil
+		}
+		switch {
+		case b.PendingAction != nil && b.PendingAction.Budget == nil && len(b.PendingAction.ToolUseIDs) > 0:
+			// The turn waits in itself for a person (an ACP agent's
+			// permission request).
+			return true, r.wait(ctx, t, st, b.PendingAction.ToolUseIDs)
+		case b.Status == core.StatusRunning && (st.Waiting || st.Paused):
+			return true, r.working(ctx, st)
+		case b.Status == core.StatusIdle && st.Waiting:
+			// Stopped while it waited between turns: no turn ends it.
+			return true, r.end(ctx, st, b.StopReason)
+		}
+		return false, nil
 	case core.TypeAgentMessage:
 		var b core.MessageBody
 		if err := e.Decode(&b); err != nil || e.Level != core.LevelUser || st.Reply == nil {
 			return false, nil
 		}
-		if b.Kind == core.MessageKindBudget && st.CheckRun != 0 {
-			// Paused, not ended: the run stays open (Stop still ends the
-			// turn) until the budget is raised.
-			if err := p.updateCheckRun(ctx, st, gh.UpdateCheckRunOptions{Status: gh.String("in_progress"),
-				Output: &gh.CheckRunOutput{Title: gh.String("Paused: session budget"), Summary: gh.String(b.Text)}}); err != nil {
+		if b.Kind == core.MessageKindBudget {
+			if err := r.pause(ctx, st, b.Text); err != nil {
 				return true, err
 			}
 		}
@@ -203,136 +252,14 @@ func (r *renderer) event(ctx context.Context, t *output.Thread, st *sinkState, e
 		if err := e.Decode(&b); err != nil || st.Reply == nil {
 			return false, nil
 		}
-		summary := "Done (" + string(b.YieldReason) + ")."
-		if st.CheckRun != 0 {
-			opts := gh.UpdateCheckRunOptions{Status: gh.String("completed"), Conclusion: gh.String(conclusion(b.YieldReason)),
-				Output: &gh.CheckRunOutput{Title: gh.String("Done"), Summary: gh.String(summary)}}
-			if core.Retryable(b.YieldReason) {
-				opts.Output.Summary = gh.String(summary + " Retry runs the turn again.")
-				opts.Actions = []*gh.CheckRunAction{{Label: "Retry", Description: "Run the turn again", Identifier: retryAction}}
-			}
-			err := p.updateCheckRun(ctx, st, opts)
-			if err != nil {
-				return true, err
-			}
-			st.CheckRun = 0
+		if b.YieldReason == core.ReasonRequiresAction {
+			// Not done: the session waits on the calls, and their answer
+			// starts the next turn under the same run.
+			return true, r.wait(ctx, t, st, b.PendingToolUseIDs)
 		}
-		if st.StatusComment != 0 {
-			_, _, err := p.client(st.Reply.Installation).Issues.EditComment(ctx, st.Reply.Owner, st.Reply.Repo, st.StatusComment,
-				&gh.IssueComment{Body: gh.String("✅ " + summary)})
-			if err != nil {
-				return true, err
-			}
-			st.StatusComment = 0
-		}
-		return true, nil
+		return true, r.end(ctx, st, b.YieldReason)
 	}
 	return false, nil
-}
-
-// createCheckRun shows a queued check run named after the app on the PR
-// head, exactly once per rendered event (output.PostOnce): its external id
-// is the intent's key (the session key, so the Stop button finds the
-// session, and the seq of the event that creates it), so after a crash
-// between the create and the recorded position the run made then is found
-// on the head instead of made twice.
-func (p *Provider) createCheckRun(ctx context.Context, t *output.Thread, st *sinkState, seq uint64) error {
-	g := st.Reply
-	c := p.client(g.Installation)
-	sha := g.HeadSHA
-	if sha == "" {
-		pr, _, err := c.PullRequests.Get(ctx, g.Owner, g.Repo, g.Number)
-		if err != nil {
-			return err
-		}
-		sha = pr.GetHead().GetSHA()
-	}
-	ext := checkRunExternalID(t.Session.Origin.Key, seq)
-	return t.PostOnce(ctx, st, &st.Intent, output.Post{
-		Key: ext, Point: "check_run",
-		Find: func(ctx context.Context, _ output.Intent) (bool, error) {
-			id, err := p.findCheckRun(ctx, g, sha, ext)
-			st.CheckRun = id
-			return id != 0, err
-		},
-		Do: func(ctx context.Context) error {
-			run, _, err := c.Checks.CreateCheckRun(ctx, g.Owner, g.Repo, gh.CreateCheckRunOptions{
-				Name: p.cfg.Slug, HeadSHA: sha, Status: gh.String("queued"), ExternalID: gh.String(ext),
-				Output:  &gh.CheckRunOutput{Title: gh.String("Queued"), Summary: gh.String("The agent will start shortly.")},
-				Actions: []*gh.CheckRunAction{{Label: "Stop", Description: "Stop the agent", Identifier: stopAction}},
-			})
-			st.CheckRun = run.GetID()
-			return err
-		},
-	})
-}
-
-// findCheckRun looks for the app's check run with an external id on a
-// commit (every run, not only the latest per name).
-func (p *Provider) findCheckRun(ctx context.Context, g *ref, sha, ext string) (int64, error) {
-	opts := &gh.ListCheckRunsOptions{CheckName: gh.String(p.cfg.Slug), Filter: gh.String("all"), AppID: gh.Int64(p.cfg.AppID),
-		ListOptions: gh.ListOptions{PerPage: 100}}
-	for {
-		res, resp, err := p.client(g.Installation).Checks.ListCheckRunsForRef(ctx, g.Owner, g.Repo, sha, opts)
-		if err != nil {
-			return 0, err
-		}
-		for _, run := range res.CheckRuns {
-			if run.GetExternalID() == ext {
-				return run.GetID(), nil
-			}
-		}
-		if resp.NextPage == 0 {
-			return 0, nil
-		}
-		opts.Page = resp.NextPage
-	}
-}
-
-// checkRunExternalID is a check run's intent key: the session key, then
-// the seq of the event that made it (owner and repository names never
-// hold an @).
-func checkRunExternalID(key string, seq uint64) string {
-	return key + "@" + strconv.FormatUint(seq, 10)
-}
-
-// checkRunSession is the session key in a check run's external id (runs
-// made before intents carry the bare key).
-func checkRunSession(ext string) string {
-	if i := strings.LastIndex(ext, "@"); i >= 0 {
-		return ext[:i]
-	}
-	return ext
-}
-
-func (p *Provider) updateCheckRun(ctx context.Context, st *sinkState, opts gh.UpdateCheckRunOptions) error {
-	opts.Name = p.cfg.Slug
-	if opts.Status == nil || *opts.Status != "completed" {
-		opts.Actions = []*gh.CheckRunAction{{Label: "Stop", Description: "Stop the agent", Identifier: stopAction}}
-	}
-	c := p.client(st.Reply.Installation)
-	req, err := c.NewRequest("PATCH", fmt.Sprintf("repos/%v/%v/check-runs/%v", st.Reply.Owner, st.Reply.Repo, st.CheckRun),
-		checkRunUpdate{UpdateCheckRunOptions: opts, Actions: nonNilActions(opts.Actions)})
-	if err != nil {
-		return err
-	}
-	_, err = c.Do(ctx, req, nil)
-	return err
-}
-
-// checkRunUpdate is an update that always sends its actions: GitHub
-// keeps a run's actions when an update names none, so a finished run
-// would keep its Stop button unless an empty list replaces it.
-type checkRunUpdate struct {
-	gh.UpdateCheckRunOptions
-	Actions []*gh.CheckRunAction `json:"actions"`
-}
-
-func nonNilActions(a []*gh.CheckRunAction) []*gh.CheckRunAction {
-	if a == nil {
-		return []*gh.CheckRunAction{}
-	}
-	return a
 }
 
 // post posts an answer exactly once (output.PostOnce, the intent's key in
@@ -371,8 +298,9 @@ func (r *renderer) statusComment(ctx context.Context, t *output.Thread, st *sink
 			return id != 0, err
 		},
 		Do: func(ctx context.Context) error {
+			st.Status = workingStatus
 			c, _, err := p.client(g.Installation).Issues.CreateComment(ctx, g.Owner, g.Repo, g.Number,
-				&gh.IssueComment{Body: gh.String("⏳ Working on it…\n\n" + marker)})
+				&gh.IssueComment{Body: gh.String(workingStatus + "\n\n" + marker)})
 			st.StatusComment = c.GetID()
 			return err
 		},
@@ -479,20 +407,4 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
-}
-
-// conclusion is a finished check run's conclusion for a turn that ended
-// with r.
-func conclusion(r core.Reason) string {
-	switch r {
-	case core.ReasonCompleted:
-		return "success"
-	case core.ReasonError:
-		return "failure"
-	case core.ReasonCanceled:
-		return "cancelled"
-	case core.ReasonDeadlineExceeded:
-		return "timed_out"
-	}
-	return "neutral"
 }

@@ -34,6 +34,7 @@ type commentOut struct {
 	Line      int    `json:"line,omitempty"`
 	InReplyTo int64  `json:"in_reply_to_id,omitempty"`
 	Body      string `json:"body"`
+	review    int64  // the review a review comment belongs to
 }
 
 type branchOut struct {
@@ -61,20 +62,9 @@ func (sc *toolScope) getIssue(ctx context.Context, req mcp.CallToolRequest) (*mc
 	}
 	out["labels"] = labels
 	if keep > 0 {
-		var comments []commentOut
-		opts := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
-		for page := 0; page < maxListPages; page++ {
-			list, resp, err := c.Issues.ListComments(ctx, sc.owner, sc.repo, n, opts)
-			if err != nil {
-				return toolError(fmt.Sprintf("list the comments of #%d", n), err), nil
-			}
-			for _, x := range list {
-				comments = append(comments, commentOut{ID: x.GetID(), Author: x.GetUser().GetLogin(), CreatedAt: stamp(x.CreatedAt), Body: cut(x.GetBody(), maxCommentBytes)})
-			}
-			if resp.NextPage == 0 {
-				break
-			}
-			opts.Page = resp.NextPage
+		comments, err := issueComments(ctx, c, sc.owner, sc.repo, n)
+		if err != nil {
+			return toolError(fmt.Sprintf("list the comments of #%d", n), err), nil
 		}
 		out["comments"] = last(comments, keep)
 	}
@@ -91,25 +81,60 @@ func (sc *toolScope) getIssue(ctx context.Context, req mcp.CallToolRequest) (*mc
 	out["draft"], out["merged"] = pr.GetDraft(), pr.GetMerged()
 	out["changed_files"], out["additions"], out["deletions"] = pr.GetChangedFiles(), pr.GetAdditions(), pr.GetDeletions()
 	if keep > 0 {
-		var review []commentOut
-		opts := &gh.PullRequestListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
-		for page := 0; page < maxListPages; page++ {
-			list, resp, err := c.PullRequests.ListComments(ctx, sc.owner, sc.repo, n, opts)
-			if err != nil {
-				return toolError(fmt.Sprintf("list the review comments of #%d", n), err), nil
-			}
-			for _, x := range list {
-				review = append(review, commentOut{ID: x.GetID(), Author: x.GetUser().GetLogin(), CreatedAt: stamp(x.CreatedAt),
-					Path: x.GetPath(), Line: x.GetLine(), InReplyTo: x.GetInReplyTo(), Body: cut(x.GetBody(), maxCommentBytes)})
-			}
-			if resp.NextPage == 0 {
-				break
-			}
-			opts.Page = resp.NextPage
+		review, err := reviewComments(ctx, c, sc.owner, sc.repo, n)
+		if err != nil {
+			return toolError(fmt.Sprintf("list the review comments of #%d", n), err), nil
 		}
 		out["review_comments"] = last(review, keep)
 	}
 	return jsonResult(out), nil
+}
+
+// issueComments are an issue's or pull request's comments, oldest first.
+func issueComments(ctx context.Context, c *gh.Client, owner, repo string, n int) ([]commentOut, error) {
+	opts := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
+	return listPages(func(page int) ([]commentOut, *gh.Response, error) {
+		opts.Page = page
+		list, resp, err := c.Issues.ListComments(ctx, owner, repo, n, opts)
+		out := make([]commentOut, 0, len(list))
+		for _, x := range list {
+			out = append(out, commentOut{ID: x.GetID(), Author: x.GetUser().GetLogin(), CreatedAt: stamp(x.CreatedAt), Body: cut(x.GetBody(), maxCommentBytes)})
+		}
+		return out, resp, err
+	})
+}
+
+// reviewComments are a pull request's review comments, oldest first.
+func reviewComments(ctx context.Context, c *gh.Client, owner, repo string, n int) ([]commentOut, error) {
+	opts := &gh.PullRequestListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
+	return listPages(func(page int) ([]commentOut, *gh.Response, error) {
+		opts.Page = page
+		list, resp, err := c.PullRequests.ListComments(ctx, owner, repo, n, opts)
+		out := make([]commentOut, 0, len(list))
+		for _, x := range list {
+			out = append(out, commentOut{ID: x.GetID(), Author: x.GetUser().GetLogin(), CreatedAt: stamp(x.CreatedAt),
+				Path: x.GetPath(), Line: x.GetLine(), InReplyTo: x.GetInReplyTo(), Body: cut(x.GetBody(), maxCommentBytes), review: x.GetPullRequestReviewID()})
+		}
+		return out, resp, err
+	})
+}
+
+// listPages gathers the pages list answers, from the first, up to
+// maxListPages of them.
+func listPages[T any](list func(page int) ([]T, *gh.Response, error)) ([]T, error) {
+	var out []T
+	for page, n := 0, 0; n < maxListPages; n++ {
+		items, resp, err := list(page)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, items...)
+		if resp.NextPage == 0 {
+			break
+		}
+		page = resp.NextPage
+	}
+	return out, nil
 }
 
 func last[T any](s []T, n int) []T {

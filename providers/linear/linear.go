@@ -132,6 +132,9 @@ type Provider struct {
 
 	bg providers.Background // refusals told after the ack
 
+	people  people  // who users are, looked up when they answer
+	choices choices // the repositories chosen for sessions
+
 	mu    sync.Mutex
 	acked map[string]bool             // inputs given their thought in this process
 	tools providers.ToolCache[string] // the sessions' MCP servers, by installation

@@ -1,6 +1,7 @@
 package linear
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -105,9 +106,10 @@ func (p *Provider) confirm(ctx context.Context, in *core.Installation, pl *Paylo
 	}
 	if queued {
 		log.Info("linear confirmation queued", "session_id", w.session.ID, "result", result, "user", who)
-		note := "Allowed " + by + ". Going on…"
+		name := cmp.Or(u.Name, who)
+		note := "Allowed by " + name + ". Going on…"
 		if result == answerDeny {
-			note = "Denied " + by + "."
+			note = "Denied by " + name + "."
 		}
 		p.tell(in, pl, "thought", note)
 	}

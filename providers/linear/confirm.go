@@ -84,6 +84,9 @@ func (rc *render) ask(ctx context.Context, seq uint64, ids []string, inTurn bool
 			rc.st.Tools[id] = t
 		}
 	}
+	if inTurn {
+		rc.st.Parked = append(rc.st.Parked, asked...)
+	}
 	return true, nil
 }
 

@@ -192,11 +192,11 @@ func TestPromptAnswersAConfirmation(t *testing.T) {
 			[]queued{{core.TypeUserMessage, "what does it change? (waiting)"}}, "elicitation: Only members of this workspace can allow or deny"},
 		{"a member's allow", by("user-2", prompted("as-in", " allow. ", "")), in,
 			[]queued{{core.TypeUserMessage, "what does it change? (waiting)"}, {core.TypeUserToolConfirmation, "tu_1 allow by Linear user Ada (user-2)"}},
-			"thought: Allowed by Linear user Ada (user-2). Going on…"},
+			"thought: Allowed by Ada. Going on…"},
 		{"the same allow again", by("user-2", prompted("as-in", " allow. ", "")), in,
 			[]queued{{core.TypeUserMessage, "what does it change? (waiting)"}, {core.TypeUserToolConfirmation, "tu_1 allow by Linear user Ada (user-2)"}}, ""},
 		{"a member's deny after the turn ended", by("user-2", prompted("as-end", "DENY", "")), ended,
-			[]queued{{core.TypeUserToolConfirmation, "tu_2 deny by Linear user Ada (user-2)"}}, "thought: Denied by Linear user Ada (user-2)."},
+			[]queued{{core.TypeUserToolConfirmation, "tu_2 deny by Linear user Ada (user-2)"}}, "thought: Denied by Ada."},
 		{"a message after the turn ended waiting", by("user-2", prompted("as-end", "use staging", "")), ended,
 			[]queued{{core.TypeUserToolConfirmation, "tu_2 deny by Linear user Ada (user-2)"}, {core.TypeUserMessage, "use staging"}}, ""},
 		{"allow when nothing waits", by("user-2", prompted("as-none", "allow", "")), none,
@@ -248,5 +248,19 @@ func TestSinkAcknowledgesAMessageBehindAnOpenQuestion(t *testing.T) {
 	a := r.fake.ofKind("elicitation")[1]
 	if body, _ := a.Content["body"].(string); body != waitingAck || len(a.Select) != 2 {
 		t.Fatalf("acknowledgement %+v", a)
+	}
+	// The runtime's note that the message waits says nothing more while
+	// the question is open; once answered, notes show again.
+	note := func(text string) core.Event {
+		return core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorSystem, core.MessageBody{Text: text, Kind: core.MessageKindNote})
+	}
+	tw.append(false, note("📝 Got it: I will read your message when I finish."))
+	tw.append(false, core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusRunning}),
+		toolResult("tu_1", "edited"), note("📝 Another note."), answerEv("Config updated."))
+	tw.end(core.ReasonCompleted)
+	waitUntil(t, "the response", func() bool { return r.sink.Settled(t.Context()) && slices.Contains(r.fake.shown(), "response: Config updated.") })
+	got := strings.Join(r.fake.shown(), "\n")
+	if strings.Contains(got, "I will read your message when I finish") || !strings.Contains(got, "thought: 📝 Another note.") {
+		t.Fatalf("activities %q", r.fake.shown())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -34,6 +35,9 @@ type sinkState struct {
 	Thought *pending `json:"thought,omitempty"`
 	// Answered: this turn posted its response, question or error.
 	Answered bool `json:"answered,omitempty"`
+	// Parked are the calls the turn waits on inside itself, asked about
+	// and not answered yet.
+	Parked []string `json:"parked,omitempty"`
 	// Intent is an activity announced, not confirmed (saved by older
 	// releases as the bare activity id, which output.Intent still reads).
 	Intent *output.Intent `json:"intent,omitempty"`
@@ -294,6 +298,7 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 		if err := e.Decode(&b); err != nil {
 			return false, output.Permanent(err)
 		}
+		st.Parked = slices.DeleteFunc(st.Parked, func(id string) bool { return id == b.ToolUseID })
 		ref, ok := st.Tools[b.ToolUseID]
 		if !ok {
 			ref = toolRef{Name: "tool"}
@@ -327,6 +332,11 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 			return false, output.Permanent(err)
 		}
 		switch {
+		case b.Kind == core.MessageKindNote && len(st.Parked) > 0:
+			// A message that came while the turn waits for a person was
+			// acknowledged with the question: a thought now would show
+			// the agent at work while the question is open.
+			return false, nil
 		case e.Level != core.LevelUser, b.ToolUseID != "" && st.Tools[b.ToolUseID].Name != toolAsk, b.Kind == core.MessageKindNote:
 			// Text beside tool calls, and say: thoughts.
 			return rc.thought(ctx, e.Seq, b.Text)
@@ -369,6 +379,7 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 			return false, output.Permanent(err)
 		}
 		if b.YieldReason == core.ReasonRequiresAction {
+			st.Parked = nil
 			acted, err := rc.ask(ctx, e.Seq, b.PendingToolUseIDs, false)
 			if err == nil {
 				rc.keepAsked(b.PendingToolUseIDs)
@@ -376,7 +387,7 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 			return acted, err
 		}
 		kind, text := endOfTurn(b.YieldReason, st.Answered)
-		st.Tools = nil
+		st.Tools, st.Parked = nil, nil
 		if kind == "" {
 			return false, nil
 		}

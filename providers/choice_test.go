@@ -44,12 +44,12 @@ func TestChooseRepository(t *testing.T) {
 	gh := save(&core.Installation{Provider: "github", ExternalID: "99", Name: "acme"})
 	sess := &core.Session{ID: "ses_lin", Origin: &core.Origin{Provider: "linear", Key: "linear:org1:as-1"}}
 	for _, tc := range []struct {
-		name   string
-		repos  []string
-		pick   string
-		asked  [][]string
-		repo   *core.Repository
-		note   string
+		name  string
+		repos []string
+		pick  string
+		asked [][]string
+		repo  *core.Repository
+		note  string
 	}{
 		{"one granted repository", []string{"acme/app"}, "", nil,
 			&core.Repository{FullName: "acme/app", CloneURL: "https://git.example/acme/app.git", Dir: "app"},

@@ -258,7 +258,9 @@ func TestSinkAcknowledgesAMessageBehindAnOpenQuestion(t *testing.T) {
 	tw.append(false, core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusRunning}),
 		toolResult("tu_1", "edited"), note("📝 Another note."), answerEv("Config updated."))
 	tw.end(core.ReasonCompleted)
-	waitUntil(t, "the response", func() bool { return r.sink.Settled(t.Context()) && slices.Contains(r.fake.shown(), "response: Config updated.") })
+	waitUntil(t, "the response", func() bool {
+		return r.sink.Settled(t.Context()) && slices.Contains(r.fake.shown(), "response: Config updated.")
+	})
 	got := strings.Join(r.fake.shown(), "\n")
 	if strings.Contains(got, "I will read your message when I finish") || !strings.Contains(got, "thought: 📝 Another note.") {
 		t.Fatalf("activities %q", r.fake.shown())

@@ -20,6 +20,7 @@ import (
 // waiting is what a session waits on when a person must allow or deny
 // tool calls.
 type waiting struct {
+	key     string // the agent session's key: the session's origin or a link
 	session *core.Session
 	calls   []string // the calls a person answers (custom tools' excluded)
 	// inTurn: the turn waits inside itself (an ACP permission request):
@@ -54,7 +55,7 @@ func (p *Provider) waitingFor(ctx context.Context, k string) (*waiting, error) {
 			custom[b.ToolUseID] = true
 		}
 	}
-	w := &waiting{session: s, inTurn: s.TurnID != ""}
+	w := &waiting{key: k, session: s, inTurn: s.TurnID != ""}
 	for _, id := range pa.ToolUseIDs {
 		if !custom[id] {
 			w.calls = append(w.calls, id)
@@ -97,7 +98,7 @@ func (p *Provider) confirm(ctx context.Context, in *core.Installation, pl *Paylo
 		for i, d := range dedupe {
 			keys[i] = d + ":" + id
 		}
-		res, err := p.cfg.Router.Route(ctx, providers.Trigger{Installation: in, Origin: core.Origin{Provider: Name, Key: w.session.Origin.Key},
+		res, err := p.cfg.Router.Route(ctx, providers.Trigger{Installation: in, Origin: core.Origin{Provider: Name, Key: w.key},
 			Input: core.NewInput(core.TypeUserToolConfirmation, raw), Dedupe: keys, Continue: true})
 		if err != nil {
 			return err
@@ -116,8 +117,13 @@ func (p *Provider) confirm(ctx context.Context, in *core.Installation, pl *Paylo
 	return nil
 }
 
-// memberTTL is how long a look-up of who a user is counts.
-const memberTTL = 5 * time.Minute
+// memberTTL is how long a look-up of who a user is counts, and
+// memberWait how long a webhook waits for one (Linear wants its answer
+// within 5 s; past that it delivers the prompt again).
+const (
+	memberTTL  = 5 * time.Minute
+	memberWait = 3 * time.Second
+)
 
 // people caches who users are, by organization and user.
 type people struct {
@@ -144,6 +150,8 @@ func (p *Provider) person(ctx context.Context, in *core.Installation, id string)
 	if id == "" {
 		return person{}, nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, memberWait)
+	defer cancel()
 	if err := p.budgets.wait(ctx, in.ExternalID, prioAnswer); err != nil {
 		return person{}, err
 	}

@@ -60,6 +60,13 @@ func TestSinkAsksAboutAWaitingCall(t *testing.T) {
 				toolResult("tu_2", "edited"), answerEv("Config updated."))
 			tw.end(core.ReasonCompleted)
 		}, []string{"`Modifying config.json`", "the question stays open"}, true, "response: Config updated."},
+		{"ACP turn that ends without a word after the answer", func(tw *turnWriter) {
+			tw.append(false, toolUse("tu_4", "Running tests", `{"kind":"execute"}`))
+			tw.park("tu_4")
+			tw.append(false, core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusRunning}),
+				toolResult("tu_4", "ok"))
+			tw.end(core.ReasonCompleted)
+		}, []string{"`Running tests`"}, true, "response: Done."},
 		{"ACP wait that expired", func(tw *turnWriter) {
 			tw.append(false, toolUse("tu_3", "Deleting cache", `{"kind":"delete"}`))
 			tw.park("tu_3")

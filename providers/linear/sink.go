@@ -298,7 +298,11 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 		if err := e.Decode(&b); err != nil {
 			return false, output.Permanent(err)
 		}
-		st.Parked = slices.DeleteFunc(st.Parked, func(id string) bool { return id == b.ToolUseID })
+		if i := slices.Index(st.Parked, b.ToolUseID); i >= 0 {
+			// The question was answered: the turn goes on, and owes an
+			// answer again.
+			st.Parked, st.Answered = slices.Delete(st.Parked, i, i+1), false
+		}
 		ref, ok := st.Tools[b.ToolUseID]
 		if !ok {
 			ref = toolRef{Name: "tool"}

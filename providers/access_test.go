@@ -51,25 +51,30 @@ func (codeHost) GrantedGit(g Grant) ([]string, string) {
 	return []string{"git.example:443"}, "host-git:" + g.Installation.ExternalID + ":" + strings.Join(g.Repositories, ",")
 }
 
+// installStore is a store, and what saves an installation in it.
+func installStore(t *testing.T) (*sessions.Store, func(*core.Installation) *core.Installation) {
+	st, err := sessions.Open(filepath.Join(t.TempDir(), "switchboard.db"), sessions.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st, func(in *core.Installation) *core.Installation {
+		t.Helper()
+		saved, err := st.SaveInstallation(t.Context(), in, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return saved
+	}
+}
+
 // TestRepositoryGrant: an agent's repository access reaches a session
 // from another platform only within a tenant group, an API session
 // always, and a session of the code host never (it keeps its own
 // repository); the git grant and the tool server follow it.
 func TestRepositoryGrant(t *testing.T) {
 	ctx := t.Context()
-	st, err := sessions.Open(filepath.Join(t.TempDir(), "switchboard.db"), sessions.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	save := func(in *core.Installation) *core.Installation {
-		t.Helper()
-		saved, err := st.SaveInstallation(ctx, in, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return saved
-	}
+	st, save := installStore(t)
 	slackT1 := save(&core.Installation{Provider: "slack", ExternalID: "T1", Name: "acme-chat"})
 	gh := save(&core.Installation{Provider: "github", ExternalID: "99", Name: "acme"})
 	srv := server.NewMCPServer("github", "1")

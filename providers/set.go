@@ -149,15 +149,20 @@ func (s *Set) ThreadOpeners() map[string]core.ThreadOpener {
 }
 
 // Repository is the repository the session works on, named by the
-// provider it came from (a GitHub issue's or pull request's); nil when
-// that provider names none.
+// provider it came from (a GitHub issue's or pull request's), or chosen
+// by it among those the session's agent is granted (a Linear issue's:
+// RepositoryChooser); nil when there is none.
 func (s *Set) Repository(ctx context.Context, sess *core.Session) (*core.Repository, error) {
 	if sess.Origin == nil {
 		return nil, nil
 	}
 	p, ok := s.origin(sess.Origin.Provider).(RepositorySource)
 	if !ok {
-		return nil, nil
+		c, err := s.chooseRepository(ctx, sess, nil)
+		if err != nil || c == nil {
+			return nil, err
+		}
+		return c.Repo, nil
 	}
 	return p.Repository(ctx, sess)
 }

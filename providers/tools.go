@@ -110,6 +110,16 @@ func (s *Set) prime(ctx context.Context, sess *core.Session, a *core.Agent, cfg 
 			}
 			evs = append(evs, more...)
 		}
+		// Which granted repository the session is about, when its origin
+		// chooses: the model is told, and the checkout clones it.
+		c, err := s.chooseRepository(ctx, sess, a)
+		if err != nil {
+			return err
+		}
+		if c != nil {
+			evs = append(evs, core.NewEvent(core.TypeUserMessage, core.LevelInternal, core.ActorSystem,
+				core.MessageBody{Text: choiceNote(c), Kind: core.MessageKindInstructions}))
+		}
 	}
 	for _, p := range cfg.Primers {
 		more, err := p.Prime(ctx, sess, a)

@@ -21,6 +21,15 @@ type activity struct {
 	AgentSession string
 	Content      map[string]any // {"type":"thought","body":…}, …
 	Ephemeral    bool
+	// Select offers options to choose from (an elicitation's select
+	// signal); a choice comes back as a prompt with its value.
+	Select []option
+}
+
+// option is one choice of a select elicitation.
+type option struct {
+	Label string `json:"label"`
+	Value string `json:"value"`
 }
 
 // kind is the activity's content type.
@@ -45,6 +54,30 @@ type platform interface {
 	activityExists(ctx context.Context, id string) (bool, error)
 	updateSession(ctx context.Context, agentSession string, u sessionUpdate) error
 	viewer(ctx context.Context) (viewer, error)
+	// user looks a user of the workspace up.
+	user(ctx context.Context, id string) (person, error)
+	// repositorySuggestions ranks candidates for the issue.
+	repositorySuggestions(ctx context.Context, issueID, agentSession string, candidates []repoRef) ([]suggestion, error)
+}
+
+// person is a user of the workspace as the gateway judges answers.
+type person struct {
+	ID, Name           string
+	Active, Guest, App bool
+}
+
+// member reports whether the person belongs to the workspace: an active
+// user who is neither a guest nor an app.
+func (u person) member() bool { return u.Active && !u.Guest && !u.App }
+
+// repoRef is a repository on a git host.
+type repoRef struct{ Host, FullName string }
+
+// suggestion is Linear's confidence (0 to 1) that an issue is about a
+// repository.
+type suggestion struct {
+	FullName   string
+	Confidence float64
 }
 
 // apiError is a Linear answer the sink acts on.

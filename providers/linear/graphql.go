@@ -42,7 +42,17 @@ func (g *gql) createActivity(ctx context.Context, a activity) error {
 		eph = &a.Ephemeral
 	}
 	id := a.ID
-	resp, err := linearapi.CreateAgentActivity(ctx, g.c, a.AgentSession, raw, eph, &id)
+	var signal *linearapi.AgentActivitySignal
+	var meta *json.RawMessage
+	if len(a.Select) > 0 {
+		sel := linearapi.AgentActivitySignalSelect
+		m, err := json.Marshal(map[string]any{"options": a.Select})
+		if err != nil {
+			return err
+		}
+		signal, meta = &sel, (*json.RawMessage)(&m)
+	}
+	resp, err := linearapi.CreateAgentActivity(ctx, g.c, a.AgentSession, raw, eph, &id, signal, meta)
 	if err != nil {
 		return g.classify(err)
 	}
@@ -78,6 +88,35 @@ func (g *gql) updateSession(ctx context.Context, agentSession string, u sessionU
 		return g.classify(err)
 	}
 	return nil
+}
+
+func (g *gql) user(ctx context.Context, id string) (person, error) {
+	resp, err := linearapi.GetUser(ctx, g.c, id)
+	if err != nil {
+		return person{}, g.classify(err)
+	}
+	u := resp.User
+	return person{ID: u.Id, Name: u.Name, Active: u.Active, Guest: u.Guest, App: u.App}, nil
+}
+
+func (g *gql) repositorySuggestions(ctx context.Context, issueID, agentSession string, candidates []repoRef) ([]suggestion, error) {
+	in := make([]linearapi.CandidateRepository, len(candidates))
+	for i, c := range candidates {
+		in[i] = linearapi.CandidateRepository{Hostname: c.Host, RepositoryFullName: c.FullName}
+	}
+	var as *string
+	if agentSession != "" {
+		as = &agentSession
+	}
+	resp, err := linearapi.RepositorySuggestions(ctx, g.c, issueID, as, in)
+	if err != nil {
+		return nil, g.classify(err)
+	}
+	var out []suggestion
+	for _, s := range resp.IssueRepositorySuggestions.Suggestions {
+		out = append(out, suggestion{FullName: s.RepositoryFullName, Confidence: s.Confidence})
+	}
+	return out, nil
 }
 
 func (g *gql) viewer(ctx context.Context) (viewer, error) {

@@ -37,6 +37,9 @@ type inputRef struct {
 	Action       string `json:"action"` // created | prompted
 	AgentSession string `json:"agent_session_id"`
 	Activity     string `json:"activity_id,omitempty"`
+	// Waiting: the message arrived while the turn waits inside itself
+	// for a confirmation, which stays open; it is read after the answer.
+	Waiting bool `json:"waiting,omitempty"`
 }
 
 // RegisterWebhooks mounts POST /webhooks/linear; the signature and the
@@ -129,7 +132,15 @@ func (p *Provider) agentSessionEvent(ctx context.Context, pl *Payload, dedupe []
 	if pl.Action == actionPrompted && pl.AgentActivity.Signal == signalStop {
 		return p.interrupt(ctx, k, dedupe, log)
 	}
+	var w *waiting
 	if pl.Action == actionPrompted {
+		// While a tool call waits for a person, allow or deny answers it.
+		if w, err = p.waitingFor(ctx, k); err != nil {
+			return err
+		}
+		if result, ok := answerOf(pl.AgentActivity.Text()); ok && w != nil {
+			return p.confirm(ctx, in, pl, w, result, dedupe, log)
+		}
 		if l, ok := core.ParseBudgetCommand(pl.AgentActivity.Text()); ok {
 			return p.command(ctx, in, pl, providers.Trigger{Budget: &l})
 		}
@@ -150,6 +161,7 @@ func (p *Provider) agentSessionEvent(ctx context.Context, pl *Payload, dedupe []
 	} else {
 		text = strings.TrimSpace(pl.AgentActivity.Text())
 		ref.Activity = pl.AgentActivity.ID
+		ref.Waiting = w != nil && w.inTurn
 		if text == "" {
 			log.Info("prompt without text; ignored")
 			return nil

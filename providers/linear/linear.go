@@ -10,18 +10,24 @@
 //     and guidance as its first input; `prompted` steers it; `prompted`
 //     with the stop signal, or the app removed as the issue's delegate,
 //     interrupts it; OAuthApp `revoked` forgets the organization's tokens.
+//     While a tool call waits for a person, a prompt "allow" or "deny"
+//     from a member of the workspace is its user.tool_confirmation.
 //     Each input is stored with the Linear-Delivery header as its dedupe
 //     key in one durable transaction before the 200.
 //   - Output sink (Renderer): the session's log as agent activities — a
 //     thought as soon as an input is stored (before any model call), tool
 //     calls as actions (ephemeral while they run), the final answer as a
-//     response, a question as an elicitation, failures as errors — and the
-//     session page as the agent session's external URL. A budget per
+//     response, a question, a tool call waiting for a person or a budget
+//     pause as an elicitation (with select options when they have
+//     answers), failures as errors — and the session page as the agent
+//     session's external URL, the agent's plan as its plan. A budget per
 //     organization orders calls by priority and coalesces thoughts;
 //     RATELIMITED answers are waited out. Every activity carries an id
 //     derived from the session and log position, so a restart neither
 //     loses nor repeats one.
 //   - MCP tools: linearapi's tool server, acting as the installation.
+//   - Repository choice: which of the agent's granted repositories an
+//     issue is about, from Linear's issueRepositorySuggestions, or asked.
 //   - Install: OAuth with actor=app; access tokens expire and are renewed
 //     with the rotating refresh token, sealed at rest.
 package linear
@@ -131,6 +137,9 @@ type Provider struct {
 	renews singleflight.Group
 
 	bg providers.Background // refusals told after the ack
+
+	people  people  // who users are, looked up when they answer
+	choices choices // the repositories chosen for sessions
 
 	mu    sync.Mutex
 	acked map[string]bool             // inputs given their thought in this process

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -49,6 +50,19 @@ type fakePlatform struct {
 	limitedLookups int
 	// refuseUpdates: session updates are refused (userError).
 	refuseUpdates bool
+	// users are the workspace's people (user looks them up); userCalls
+	// counts the look-ups.
+	users     map[string]person
+	userCalls int
+	// suggestions answer repositorySuggestions; asked records each call's
+	// issue and candidates.
+	suggestions []suggestion
+	asked       []suggestionCall
+}
+
+type suggestionCall struct {
+	Issue, AgentSession string
+	Candidates          []repoRef
 }
 
 func (f *fakePlatform) createActivity(ctx context.Context, a activity) error {
@@ -105,6 +119,34 @@ func (f *fakePlatform) updateSession(_ context.Context, _ string, u sessionUpdat
 	}
 	f.updates = append(f.updates, u)
 	return nil
+}
+
+func (f *fakePlatform) user(_ context.Context, id string) (person, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	f.userCalls++
+	u, ok := f.users[id]
+	if !ok {
+		return person{}, &apiError{UserError: true, Msg: "Entity not found: User"}
+	}
+	return u, nil
+}
+
+func (f *fakePlatform) repositorySuggestions(_ context.Context, issueID, agentSession string, candidates []repoRef) ([]suggestion, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	f.asked = append(f.asked, suggestionCall{Issue: issueID, AgentSession: agentSession, Candidates: candidates})
+	var out []suggestion
+	for _, s := range f.suggestions {
+		for _, c := range candidates {
+			if strings.EqualFold(c.FullName, s.FullName) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out, nil
 }
 
 func (f *fakePlatform) viewer(context.Context) (viewer, error) {

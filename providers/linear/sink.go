@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -34,6 +35,9 @@ type sinkState struct {
 	Thought *pending `json:"thought,omitempty"`
 	// Answered: this turn posted its response, question or error.
 	Answered bool `json:"answered,omitempty"`
+	// Parked are the calls the turn waits on inside itself, asked about
+	// and not answered yet.
+	Parked []string `json:"parked,omitempty"`
 	// Intent is an activity announced, not confirmed (saved by older
 	// releases as the bare activity id, which output.Intent still reads).
 	Intent *output.Intent `json:"intent,omitempty"`
@@ -42,6 +46,12 @@ type sinkState struct {
 type toolRef struct {
 	Name  string `json:"name"`
 	Param string `json:"param,omitempty"`
+	// Input is the call's arguments, clipped, for a question about it.
+	Input  string `json:"input,omitempty"`
+	Custom bool   `json:"custom,omitempty"`
+	// Asked: a question about the call was posted (it waits for a person
+	// or an application).
+	Asked bool `json:"asked,omitempty"`
 }
 
 type pending struct {
@@ -86,6 +96,16 @@ func ackText(r *inputRef) string {
 	return "Got your message. Taking it into account…"
 }
 
+// ack is the activity that acknowledges an input: a thought, or, for a
+// message that waits behind an open confirmation, the question again.
+func ack(session string, e core.Event, r *inputRef) activity {
+	a := activity{ID: ackID(session, e.ID), AgentSession: r.AgentSession, Content: map[string]any{"type": "thought", "body": ackText(r)}}
+	if r.Waiting {
+		a.Content, a.Select = map[string]any{"type": "elicitation", "body": waitingAck}, confirmOptions
+	}
+	return a
+}
+
 // Received sends the acknowledging thought of inputs from Linear ahead of
 // the turn: Linear shows an agent unresponsive without an activity within
 // 10 s of `created`, whatever the model takes.
@@ -114,9 +134,7 @@ func (r *renderer) Received(ctx context.Context, s *core.Session, inputs []core.
 		return err
 	}
 	for _, e := range todo {
-		ref := linearRef(e)
-		a := activity{ID: ackID(s.ID, e.ID), AgentSession: ref.AgentSession, Content: map[string]any{"type": "thought", "body": ackText(ref)}}
-		if err := rc.send(ctx, a, prioAnswer); err != nil {
+		if err := rc.send(ctx, ack(s.ID, e, linearRef(e)), prioAnswer); err != nil {
 			forget()
 			return err
 		}
@@ -167,7 +185,23 @@ func (p *Provider) newRender(ctx context.Context, s *core.Session, key string) (
 var rendered = map[string]bool{
 	core.TypeUserMessage: true, core.TypeTurnStarted: true, core.TypeAgentToolUse: true, core.TypeAgentCustomToolUse: true,
 	core.TypeAgentToolResult: true, core.TypeAgentMessage: true, core.TypeError: true, core.TypeTurnCompleted: true,
-	core.TypeLinkAdded: true,
+	core.TypeLinkAdded: true, core.TypeAgentPlan: true, core.TypeStatusChanged: true,
+}
+
+// renders reports whether the renderer acts on e: status changes only
+// when a turn waits inside itself for a person.
+func renders(e core.Event) bool {
+	if e.Type != core.TypeStatusChanged {
+		return rendered[e.Type]
+	}
+	var b core.StatusChangedBody
+	return e.Decode(&b) == nil && waitsForPerson(b)
+}
+
+// waitsForPerson reports whether a status change is a turn waiting inside
+// itself for a person's answer to tool calls (an ACP permission request).
+func waitsForPerson(b core.StatusChangedBody) bool {
+	return b.PendingAction != nil && b.PendingAction.Budget == nil && len(b.PendingAction.ToolUseIDs) > 0
 }
 
 // Render renders one logged event as agent activities.
@@ -176,7 +210,7 @@ func (r *renderer) Render(ctx context.Context, t *output.Thread, e core.Event) (
 	if len(t.State) > 0 {
 		_ = json.Unmarshal(t.State, &st) // a state that does not decode starts afresh
 	}
-	if !rendered[e.Type] && st.Thought == nil {
+	if !renders(e) && st.Thought == nil {
 		return false, nil
 	}
 	if e.Type == core.TypeUserMessage && linearRef(e) == nil && st.Thought == nil {
@@ -213,7 +247,7 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 		acted := false
 		if !st.URLSet {
 			if u := rc.p.sessionPage(rc.session); u != "" {
-				if err := rc.updateSession(ctx, sessionUpdate{ExternalURL: u}); err != nil {
+				if err := rc.updateSession(ctx, sessionUpdate{ExternalURL: u}, prioAnswer); err != nil {
 					return true, err
 				}
 				acted = true
@@ -223,14 +257,20 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 		if !rc.p.firstAck(e.ID) {
 			return acted, nil
 		}
-		a := activity{ID: ackID(rc.session, e.ID), AgentSession: ref.AgentSession, Content: map[string]any{"type": "thought", "body": ackText(ref)}}
-		if err := rc.post(ctx, a, prioAnswer, true); err != nil {
+		if err := rc.post(ctx, ack(rc.session, e, ref), prioAnswer, true); err != nil {
 			rc.p.forgetAck(e.ID)
 			return true, err
 		}
 		return true, nil
 	case core.TypeTurnStarted:
-		st.Tools, st.Answered = nil, false
+		// Calls a person was asked about stay known: a built-in turn
+		// that resumes after the answer runs them.
+		for id, t := range st.Tools {
+			if !t.Asked {
+				delete(st.Tools, id)
+			}
+		}
+		st.Answered = false
 		return false, nil
 	case core.TypeAgentToolUse, core.TypeAgentCustomToolUse:
 		var b core.ToolUseBody
@@ -240,7 +280,7 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 		if st.Tools == nil {
 			st.Tools = map[string]toolRef{}
 		}
-		ref := toolRef{Name: b.Name, Param: parameter(b.Name, b.Input)}
+		ref := toolRef{Name: b.Name, Param: parameter(b.Name, b.Input), Input: clip(string(b.Input), 1000), Custom: e.Type == core.TypeAgentCustomToolUse}
 		st.Tools[b.ToolUseID] = ref
 		if b.Name == toolSay || b.Name == toolAsk {
 			return false, nil
@@ -257,6 +297,11 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 		var b core.ToolResultBody
 		if err := e.Decode(&b); err != nil {
 			return false, output.Permanent(err)
+		}
+		if i := slices.Index(st.Parked, b.ToolUseID); i >= 0 {
+			// The question was answered: the turn goes on, and owes an
+			// answer again.
+			st.Parked, st.Answered = slices.Delete(st.Parked, i, i+1), false
 		}
 		ref, ok := st.Tools[b.ToolUseID]
 		if !ok {
@@ -291,12 +336,24 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 			return false, output.Permanent(err)
 		}
 		switch {
+		case b.Kind == core.MessageKindNote && len(st.Parked) > 0:
+			// A message that came while the turn waits for a person was
+			// acknowledged with the question: a thought now would show
+			// the agent at work while the question is open.
+			return false, nil
 		case e.Level != core.LevelUser, b.ToolUseID != "" && st.Tools[b.ToolUseID].Name != toolAsk, b.Kind == core.MessageKindNote:
 			// Text beside tool calls, and say: thoughts.
 			return rc.thought(ctx, e.Seq, b.Text)
-		case b.ToolUseID != "", b.Kind == core.MessageKindBudget:
-			// A question, or a pause until the budget is raised.
+		case b.ToolUseID != "":
 			return true, rc.answer(ctx, "elicitation", e.Seq, b.Text)
+		case b.Kind == core.MessageKindBudget:
+			// A pause until the budget is raised: the raises are its
+			// options.
+			sel, err := rc.budgetOptions(ctx, e.Seq)
+			if err != nil {
+				return false, err
+			}
+			return true, rc.answer(ctx, "elicitation", e.Seq, b.Text, sel...)
 		}
 		return true, rc.answer(ctx, "response", e.Seq, b.Text)
 	case core.TypeError:
@@ -305,13 +362,36 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 			return false, output.Permanent(err)
 		}
 		return true, rc.answer(ctx, "error", e.Seq, "I ran into an error: "+clip(b.Message, 2000))
+	case core.TypeStatusChanged:
+		var b core.StatusChangedBody
+		if err := e.Decode(&b); err != nil {
+			return false, output.Permanent(err)
+		}
+		if !waitsForPerson(b) {
+			return false, nil
+		}
+		return rc.ask(ctx, e.Seq, b.PendingAction.ToolUseIDs, true)
+	case core.TypeAgentPlan:
+		var b core.PlanBody
+		if err := e.Decode(&b); err != nil {
+			return false, output.Permanent(err)
+		}
+		return true, rc.plan(ctx, b.Entries)
 	case core.TypeTurnCompleted:
 		var b core.TurnCompletedBody
 		if err := e.Decode(&b); err != nil {
 			return false, output.Permanent(err)
 		}
+		if b.YieldReason == core.ReasonRequiresAction {
+			st.Parked = nil
+			acted, err := rc.ask(ctx, e.Seq, b.PendingToolUseIDs, false)
+			if err == nil {
+				rc.keepAsked(b.PendingToolUseIDs)
+			}
+			return acted, err
+		}
 		kind, text := endOfTurn(b.YieldReason, st.Answered)
-		st.Tools = nil
+		st.Tools, st.Parked = nil, nil
 		if kind == "" {
 			return false, nil
 		}
@@ -333,10 +413,6 @@ func endOfTurn(r core.Reason, answered bool) (kind, text string) {
 		return "error", "I stopped: the turn reached its step limit."
 	case core.ReasonBudgetExceeded:
 		return "error", "I stopped: the turn used up its token budget."
-	case core.ReasonRequiresAction:
-		if !answered {
-			return "elicitation", "Waiting for an action outside Linear."
-		}
 	case core.ReasonCompleted:
 		if !answered {
 			return "response", "Done."
@@ -403,8 +479,8 @@ func (rc *render) flush(ctx context.Context, p priority) error {
 }
 
 // answer posts a response, elicitation or error, after the thoughts that
-// led to it.
-func (rc *render) answer(ctx context.Context, kind string, seq uint64, text string) error {
+// led to it; an elicitation may offer options to choose from.
+func (rc *render) answer(ctx context.Context, kind string, seq uint64, text string, sel ...option) error {
 	if err := rc.flush(ctx, prioAnswer); err != nil {
 		return err
 	}
@@ -412,6 +488,7 @@ func (rc *render) answer(ctx context.Context, kind string, seq uint64, text stri
 		text = "(no text)"
 	}
 	a := rc.activity(kind, seq, map[string]any{"type": kind, "body": clip(text, 60000)})
+	a.Select = sel
 	if err := rc.post(ctx, a, prioAnswer, true); err != nil {
 		return err
 	}
@@ -441,17 +518,19 @@ func (rc *render) resultLogged(ctx context.Context, seq uint64, id string) (bool
 	return false, nil
 }
 
-// updateSession changes the agent session within the budget.
-func (rc *render) updateSession(ctx context.Context, u sessionUpdate) error {
+// updateSession changes the agent session within the budget, at
+// priority p. An update is idempotent: a crash that repeats one changes
+// nothing at Linear.
+func (rc *render) updateSession(ctx context.Context, u sessionUpdate, p priority) error {
 	for {
-		if err := rc.p.budgets.wait(ctx, rc.org, prioAnswer); err != nil {
+		if err := rc.p.budgets.wait(ctx, rc.org, p); err != nil {
 			return err
 		}
 		err := rc.api.updateSession(ctx, rc.agentSession, u)
 		if ae := asAPIError(err); ae != nil && ae.UserError {
-			// The link is a convenience: an update Linear refuses (a
-			// gateway URL it does not accept) must not hold up the
-			// session's activities behind endless retries.
+			// The link and the plan are conveniences: an update Linear
+			// refuses (a gateway URL it does not accept) must not hold
+			// up the session's activities behind endless retries.
 			rc.p.log.Warn("linear refused the agent session update; skipping it", "session_id", rc.session, "err", err)
 			return nil
 		}

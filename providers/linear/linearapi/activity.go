@@ -40,7 +40,7 @@ func CreateActivity(ctx context.Context, c graphql.Client, agentSessionID string
 	if ephemeral {
 		eph = &ephemeral
 	}
-	resp, err := CreateAgentActivity(ctx, c, agentSessionID, raw, eph, nil)
+	resp, err := CreateAgentActivity(ctx, c, agentSessionID, raw, eph, nil, nil, nil)
 	if err != nil {
 		return "", err
 	}

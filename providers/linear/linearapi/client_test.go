@@ -87,13 +87,13 @@ func TestSinkOperationsAgainstFake(t *testing.T) {
 	if _, err := linearapi.GetAgentActivity(ctx, c, id); !linearapi.NotFound(err) || !linearapi.UserError(err) {
 		t.Fatalf("unknown activity: %v", err)
 	}
-	if _, err := linearapi.CreateAgentActivity(ctx, c, "sess-1", raw, nil, &id); err != nil {
+	if _, err := linearapi.CreateAgentActivity(ctx, c, "sess-1", raw, nil, &id, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := linearapi.GetAgentActivity(ctx, c, id); err != nil || got.AgentActivity.Id != id || got.AgentActivity.AgentSession.Id != "sess-1" {
 		t.Fatalf("GetAgentActivity = %+v, %v", got, err)
 	}
-	if _, err := linearapi.CreateAgentActivity(ctx, c, "sess-1", raw, nil, &id); !linearapi.UserError(err) || linearapi.NotFound(err) {
+	if _, err := linearapi.CreateAgentActivity(ctx, c, "sess-1", raw, nil, &id, nil, nil); !linearapi.UserError(err) || linearapi.NotFound(err) {
 		t.Fatalf("a second post of id %s: %v, want a user error", id, err)
 	}
 	if n := len(f.Activities()); n != len(steps)+1 {

@@ -10,6 +10,23 @@ import (
 	"github.com/Khan/genqlient/graphql"
 )
 
+// A modifier that provides additional instructions on how the activity should be interpreted.
+type AgentActivitySignal string
+
+const (
+	AgentActivitySignalAuth     AgentActivitySignal = "auth"
+	AgentActivitySignalContinue AgentActivitySignal = "continue"
+	AgentActivitySignalSelect   AgentActivitySignal = "select"
+	AgentActivitySignalStop     AgentActivitySignal = "stop"
+)
+
+var AllAgentActivitySignal = []AgentActivitySignal{
+	AgentActivitySignalAuth,
+	AgentActivitySignalContinue,
+	AgentActivitySignalSelect,
+	AgentActivitySignalStop,
+}
+
 // Input for an external URL associated with an agent session.
 type AgentSessionExternalUrlInput struct {
 	// Label for the URL.
@@ -23,6 +40,20 @@ func (v *AgentSessionExternalUrlInput) GetLabel() string { return v.Label }
 
 // GetUrl returns AgentSessionExternalUrlInput.Url, and is useful for accessing the field via an interface.
 func (v *AgentSessionExternalUrlInput) GetUrl() string { return v.Url }
+
+// A candidate code repository to consider when generating repository suggestions for an issue.
+type CandidateRepository struct {
+	// Hostname of the Git service (e.g., 'github.com', 'github.company.com').
+	Hostname string `json:"hostname"`
+	// The full name of the repository in owner/name format (e.g., 'acme/backend').
+	RepositoryFullName string `json:"repositoryFullName"`
+}
+
+// GetHostname returns CandidateRepository.Hostname, and is useful for accessing the field via an interface.
+func (v *CandidateRepository) GetHostname() string { return v.Hostname }
+
+// GetRepositoryFullName returns CandidateRepository.RepositoryFullName, and is useful for accessing the field via an interface.
+func (v *CandidateRepository) GetRepositoryFullName() string { return v.RepositoryFullName }
 
 // CreateAgentActivityAgentActivityCreateAgentActivityPayload includes the requested fields of the GraphQL type AgentActivityPayload.
 // The GraphQL type's documentation follows.
@@ -635,6 +666,47 @@ type GetIssueResponse struct {
 // GetIssue returns GetIssueResponse.Issue, and is useful for accessing the field via an interface.
 func (v *GetIssueResponse) GetIssue() GetIssueIssue { return v.Issue }
 
+// GetUserResponse is returned by GetUser on success.
+type GetUserResponse struct {
+	// Fetches a specific user by their ID.
+	User GetUserUser `json:"user"`
+}
+
+// GetUser returns GetUserResponse.User, and is useful for accessing the field via an interface.
+func (v *GetUserResponse) GetUser() GetUserUser { return v.User }
+
+// GetUserUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A user that belongs to a workspace. Users can have different roles (admin, member, guest, or app) that determine their level of access. Users can be members of multiple teams, and can be active or deactivated. Guest users have limited access scoped to specific teams they are invited to.
+type GetUserUser struct {
+	// The unique identifier of the entity.
+	Id string `json:"id"`
+	// The user's full name.
+	Name string `json:"name"`
+	// Whether the user account is active or disabled (suspended).
+	Active bool `json:"active"`
+	// Whether the user is a guest in the workspace and limited to accessing a subset of teams.
+	Guest bool `json:"guest"`
+	// Whether the user is an app.
+	App bool `json:"app"`
+}
+
+// GetId returns GetUserUser.Id, and is useful for accessing the field via an interface.
+func (v *GetUserUser) GetId() string { return v.Id }
+
+// GetName returns GetUserUser.Name, and is useful for accessing the field via an interface.
+func (v *GetUserUser) GetName() string { return v.Name }
+
+// GetActive returns GetUserUser.Active, and is useful for accessing the field via an interface.
+func (v *GetUserUser) GetActive() bool { return v.Active }
+
+// GetGuest returns GetUserUser.Guest, and is useful for accessing the field via an interface.
+func (v *GetUserUser) GetGuest() bool { return v.Guest }
+
+// GetApp returns GetUserUser.App, and is useful for accessing the field via an interface.
+func (v *GetUserUser) GetApp() bool { return v.App }
+
 // ListTeamsResponse is returned by ListTeams on success.
 type ListTeamsResponse struct {
 	// All teams whose issues the user can access. This includes public teams and private teams the user is a member of. This may differ from `administrableTeams`, which returns teams whose settings the user can change but whose issues they don't necessarily have access to.
@@ -841,6 +913,59 @@ func (v *ListWorkflowStatesTeamStatesWorkflowStateConnectionNodesWorkflowState) 
 // GetPosition returns ListWorkflowStatesTeamStatesWorkflowStateConnectionNodesWorkflowState.Position, and is useful for accessing the field via an interface.
 func (v *ListWorkflowStatesTeamStatesWorkflowStateConnectionNodesWorkflowState) GetPosition() float64 {
 	return v.Position
+}
+
+// RepositorySuggestionsIssueRepositorySuggestionsRepositorySuggestionsPayload includes the requested fields of the GraphQL type RepositorySuggestionsPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of a repository suggestions query, containing the list of suggested repositories.
+type RepositorySuggestionsIssueRepositorySuggestionsRepositorySuggestionsPayload struct {
+	// The suggested repositories.
+	Suggestions []RepositorySuggestionsIssueRepositorySuggestionsRepositorySuggestionsPayloadSuggestionsRepositorySuggestion `json:"suggestions"`
+}
+
+// GetSuggestions returns RepositorySuggestionsIssueRepositorySuggestionsRepositorySuggestionsPayload.Suggestions, and is useful for accessing the field via an interface.
+func (v *RepositorySuggestionsIssueRepositorySuggestionsRepositorySuggestionsPayload) GetSuggestions() []RepositorySuggestionsIssueRepositorySuggestionsRepositorySuggestionsPayloadSuggestionsRepositorySuggestion {
+	return v.Suggestions
+}
+
+// RepositorySuggestionsIssueRepositorySuggestionsRepositorySuggestionsPayloadSuggestionsRepositorySuggestion includes the requested fields of the GraphQL type RepositorySuggestion.
+// The GraphQL type's documentation follows.
+//
+// A suggested code repository that may be relevant for implementing an issue.
+type RepositorySuggestionsIssueRepositorySuggestionsRepositorySuggestionsPayloadSuggestionsRepositorySuggestion struct {
+	// The full name of the repository in owner/name format (e.g., 'acme/backend').
+	RepositoryFullName string `json:"repositoryFullName"`
+	// Hostname of the Git service (e.g., 'github.com', 'github.company.com').
+	Hostname *string `json:"hostname"`
+	// Confidence score from 0.0 to 1.0.
+	Confidence float64 `json:"confidence"`
+}
+
+// GetRepositoryFullName returns RepositorySuggestionsIssueRepositorySuggestionsRepositorySuggestionsPayloadSuggestionsRepositorySuggestion.RepositoryFullName, and is useful for accessing the field via an interface.
+func (v *RepositorySuggestionsIssueRepositorySuggestionsRepositorySuggestionsPayloadSuggestionsRepositorySuggestion) GetRepositoryFullName() string {
+	return v.RepositoryFullName
+}
+
+// GetHostname returns RepositorySuggestionsIssueRepositorySuggestionsRepositorySuggestionsPayloadSuggestionsRepositorySuggestion.Hostname, and is useful for accessing the field via an interface.
+func (v *RepositorySuggestionsIssueRepositorySuggestionsRepositorySuggestionsPayloadSuggestionsRepositorySuggestion) GetHostname() *string {
+	return v.Hostname
+}
+
+// GetConfidence returns RepositorySuggestionsIssueRepositorySuggestionsRepositorySuggestionsPayloadSuggestionsRepositorySuggestion.Confidence, and is useful for accessing the field via an interface.
+func (v *RepositorySuggestionsIssueRepositorySuggestionsRepositorySuggestionsPayloadSuggestionsRepositorySuggestion) GetConfidence() float64 {
+	return v.Confidence
+}
+
+// RepositorySuggestionsResponse is returned by RepositorySuggestions on success.
+type RepositorySuggestionsResponse struct {
+	// Returns code repositories that are most likely to be relevant for implementing an issue.
+	IssueRepositorySuggestions RepositorySuggestionsIssueRepositorySuggestionsRepositorySuggestionsPayload `json:"issueRepositorySuggestions"`
+}
+
+// GetIssueRepositorySuggestions returns RepositorySuggestionsResponse.IssueRepositorySuggestions, and is useful for accessing the field via an interface.
+func (v *RepositorySuggestionsResponse) GetIssueRepositorySuggestions() RepositorySuggestionsIssueRepositorySuggestionsRepositorySuggestionsPayload {
+	return v.IssueRepositorySuggestions
 }
 
 // SearchIssuesResponse is returned by SearchIssues on success.
@@ -1208,10 +1333,12 @@ func (v *ViewerViewerUser) GetDisplayName() string { return v.DisplayName }
 
 // __CreateAgentActivityInput is used internally by genqlient
 type __CreateAgentActivityInput struct {
-	AgentSessionId string          `json:"agentSessionId"`
-	Content        json.RawMessage `json:"content"`
-	Ephemeral      *bool           `json:"ephemeral,omitempty"`
-	Id             *string         `json:"id,omitempty"`
+	AgentSessionId string               `json:"agentSessionId"`
+	Content        json.RawMessage      `json:"content"`
+	Ephemeral      *bool                `json:"ephemeral,omitempty"`
+	Id             *string              `json:"id,omitempty"`
+	Signal         *AgentActivitySignal `json:"signal,omitempty"`
+	SignalMetadata *json.RawMessage     `json:"signalMetadata,omitempty"`
 }
 
 // GetAgentSessionId returns __CreateAgentActivityInput.AgentSessionId, and is useful for accessing the field via an interface.
@@ -1225,6 +1352,12 @@ func (v *__CreateAgentActivityInput) GetEphemeral() *bool { return v.Ephemeral }
 
 // GetId returns __CreateAgentActivityInput.Id, and is useful for accessing the field via an interface.
 func (v *__CreateAgentActivityInput) GetId() *string { return v.Id }
+
+// GetSignal returns __CreateAgentActivityInput.Signal, and is useful for accessing the field via an interface.
+func (v *__CreateAgentActivityInput) GetSignal() *AgentActivitySignal { return v.Signal }
+
+// GetSignalMetadata returns __CreateAgentActivityInput.SignalMetadata, and is useful for accessing the field via an interface.
+func (v *__CreateAgentActivityInput) GetSignalMetadata() *json.RawMessage { return v.SignalMetadata }
 
 // __CreateCommentInput is used internally by genqlient
 type __CreateCommentInput struct {
@@ -1294,6 +1427,14 @@ type __GetIssueInput struct {
 // GetId returns __GetIssueInput.Id, and is useful for accessing the field via an interface.
 func (v *__GetIssueInput) GetId() string { return v.Id }
 
+// __GetUserInput is used internally by genqlient
+type __GetUserInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __GetUserInput.Id, and is useful for accessing the field via an interface.
+func (v *__GetUserInput) GetId() string { return v.Id }
+
 // __ListWorkflowStatesInput is used internally by genqlient
 type __ListWorkflowStatesInput struct {
 	TeamId string `json:"teamId"`
@@ -1301,6 +1442,24 @@ type __ListWorkflowStatesInput struct {
 
 // GetTeamId returns __ListWorkflowStatesInput.TeamId, and is useful for accessing the field via an interface.
 func (v *__ListWorkflowStatesInput) GetTeamId() string { return v.TeamId }
+
+// __RepositorySuggestionsInput is used internally by genqlient
+type __RepositorySuggestionsInput struct {
+	IssueId               string                `json:"issueId"`
+	AgentSessionId        *string               `json:"agentSessionId,omitempty"`
+	CandidateRepositories []CandidateRepository `json:"candidateRepositories"`
+}
+
+// GetIssueId returns __RepositorySuggestionsInput.IssueId, and is useful for accessing the field via an interface.
+func (v *__RepositorySuggestionsInput) GetIssueId() string { return v.IssueId }
+
+// GetAgentSessionId returns __RepositorySuggestionsInput.AgentSessionId, and is useful for accessing the field via an interface.
+func (v *__RepositorySuggestionsInput) GetAgentSessionId() *string { return v.AgentSessionId }
+
+// GetCandidateRepositories returns __RepositorySuggestionsInput.CandidateRepositories, and is useful for accessing the field via an interface.
+func (v *__RepositorySuggestionsInput) GetCandidateRepositories() []CandidateRepository {
+	return v.CandidateRepositories
+}
 
 // __SearchIssuesInput is used internally by genqlient
 type __SearchIssuesInput struct {
@@ -1378,8 +1537,8 @@ func (v *__UpdateIssueInput) GetDescription() *string { return v.Description }
 
 // The mutation executed by CreateAgentActivity.
 const CreateAgentActivity_Operation = `
-mutation CreateAgentActivity ($agentSessionId: String!, $content: JSONObject!, $ephemeral: Boolean, $id: String) {
-	agentActivityCreate(input: {agentSessionId:$agentSessionId,content:$content,ephemeral:$ephemeral,id:$id}) {
+mutation CreateAgentActivity ($agentSessionId: String!, $content: JSONObject!, $ephemeral: Boolean, $id: String, $signal: AgentActivitySignal, $signalMetadata: JSONObject) {
+	agentActivityCreate(input: {agentSessionId:$agentSessionId,content:$content,ephemeral:$ephemeral,id:$id,signal:$signal,signalMetadata:$signalMetadata}) {
 		success
 		agentActivity {
 			id
@@ -1391,7 +1550,8 @@ mutation CreateAgentActivity ($agentSessionId: String!, $content: JSONObject!, $
 // CreateAgentActivity posts an activity to an agent session. content is the
 // activity's JSON payload ({"type":"thought","body":…}, {"type":"action",
 // "action":…,"parameter":…,"result":…}, …); an ephemeral activity is
-// replaced by the next one.
+// replaced by the next one. signal modifies an elicitation: select offers
+// signalMetadata's options ({"options":[{"label":…,"value":…}]}).
 func CreateAgentActivity(
 	ctx_ context.Context,
 	client_ graphql.Client,
@@ -1399,6 +1559,8 @@ func CreateAgentActivity(
 	content json.RawMessage,
 	ephemeral *bool,
 	id *string,
+	signal *AgentActivitySignal,
+	signalMetadata *json.RawMessage,
 ) (data_ *CreateAgentActivityResponse, err_ error) {
 	req_ := &graphql.Request{
 		OpName: "CreateAgentActivity",
@@ -1408,6 +1570,8 @@ func CreateAgentActivity(
 			Content:        content,
 			Ephemeral:      ephemeral,
 			Id:             id,
+			Signal:         signal,
+			SignalMetadata: signalMetadata,
 		},
 	}
 
@@ -1679,6 +1843,46 @@ func GetIssue(
 	return data_, err_
 }
 
+// The query executed by GetUser.
+const GetUser_Operation = `
+query GetUser ($id: String!) {
+	user(id: $id) {
+		id
+		name
+		active
+		guest
+		app
+	}
+}
+`
+
+// GetUser tells whether a user is a member of the workspace: active, not a
+// guest, not an app (who may answer the agent's questions).
+func GetUser(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *GetUserResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "GetUser",
+		Query:  GetUser_Operation,
+		Variables: &__GetUserInput{
+			Id: id,
+		},
+	}
+
+	data_ = &GetUserResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by ListTeams.
 const ListTeams_Operation = `
 query ListTeams {
@@ -1791,6 +1995,51 @@ func ListWorkflowStates(
 	}
 
 	data_ = &ListWorkflowStatesResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by RepositorySuggestions.
+const RepositorySuggestions_Operation = `
+query RepositorySuggestions ($issueId: String!, $agentSessionId: String, $candidateRepositories: [CandidateRepository!]!) {
+	issueRepositorySuggestions(issueId: $issueId, agentSessionId: $agentSessionId, candidateRepositories: $candidateRepositories) {
+		suggestions {
+			repositoryFullName
+			hostname
+			confidence
+		}
+	}
+}
+`
+
+// RepositorySuggestions ranks candidate repositories (those the agent may
+// work on) by how likely the issue is about each, with a confidence from 0
+// to 1.
+func RepositorySuggestions(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	issueId string,
+	agentSessionId *string,
+	candidateRepositories []CandidateRepository,
+) (data_ *RepositorySuggestionsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "RepositorySuggestions",
+		Query:  RepositorySuggestions_Operation,
+		Variables: &__RepositorySuggestionsInput{
+			IssueId:               issueId,
+			AgentSessionId:        agentSessionId,
+			CandidateRepositories: candidateRepositories,
+		},
+	}
+
+	data_ = &RepositorySuggestionsResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -57,8 +57,8 @@ func TestOperationsValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"CreateAgentActivity", "CreateComment", "CreateIssue", "GetAgentActivity", "GetIssue", "ListTeams", "ListUsers",
-		"ListWorkflowStates", "SearchIssues", "UpdateAgentSession", "UpdateIssue", "Viewer"}
+	want := []string{"CreateAgentActivity", "CreateComment", "CreateIssue", "GetAgentActivity", "GetIssue", "GetUser", "ListTeams", "ListUsers",
+		"ListWorkflowStates", "RepositorySuggestions", "SearchIssues", "UpdateAgentSession", "UpdateIssue", "Viewer"}
 	var got []string
 	for _, op := range doc.Operations {
 		got = append(got, op.Name)

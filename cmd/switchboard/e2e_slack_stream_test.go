@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/fixtures/fakeslack"
 	"github.com/switchboardhq/switchboard/fixtures/modelserver"
@@ -174,4 +175,46 @@ func (w *slackWorld) streamsStopped(channel, thread string) bool {
 		}
 	}
 	return true
+}
+
+// TestSlackAgentSessionStopped is acceptance 2: Slack's own stop on the
+// thread's agent session (agent_session_stopped) stops the running turn,
+// its stream included; the same event replayed queues nothing.
+func TestSlackAgentSessionStopped(t *testing.T) {
+	w := startSlack(t, fakeslack.Team{ID: "T0ASS", Name: "Stop"}, streamEnv)
+	w.ms.Push(modelserver.Step{Hang: true})
+	m := w.fake.Human(w.team.ID, "C0ASS", "U0ALICE", "<@"+w.team.BotUserID+"> take forever", "")
+	if code, _ := w.event(fakeslack.Mention(m)); code != 200 {
+		t.Fatalf("mention: %d", code)
+	}
+	waitRequests(t, w.ms, 1)
+	id := w.session(w.team.ID, "C0ASS", m.TS)
+	w.fake.WaitFor(t, patience, "the agent session processing", func() bool {
+		as, _ := w.fake.AgentSession("C0ASS", m.TS)
+		return as.Status == "processing"
+	})
+	body := fakeslack.Event{Team: w.team, EventID: "EvSTOPPED01", Inner: w.fake.StopAgentSession("C0ASS", m.TS, "U0ALICE")}.JSON()
+	if code, _, _ := w.post("/webhooks/slack", "application/json", body, time.Now(), slackSecret); code != 200 {
+		t.Fatalf("agent_session_stopped: %d", code)
+	}
+	st, evs := w.srv.waitIdle(id)
+	if st.StopReason == nil || *st.StopReason != "canceled" || count(evs, "user.interrupt") != 1 {
+		t.Fatalf("session %+v, log %v", st, types(evs))
+	}
+	// Slack wants the session moved off processing once the work stopped.
+	w.fake.WaitFor(t, patience, "the agent session active again", func() bool {
+		as, _ := w.fake.AgentSession("C0ASS", m.TS)
+		return as.Status == "active"
+	})
+	// Replayed (Slack retries an event it thinks was not received): nothing
+	// is queued, the session stays idle.
+	if code, _, _ := w.post("/webhooks/slack", "application/json", body, time.Now(), slackSecret); code != 200 {
+		t.Fatalf("replay: %d", code)
+	}
+	if pending := listData[event](w.srv, "/v1/sessions/"+id+"/pending"); len(pending) != 0 {
+		t.Fatalf("the replay queued %d inputs", len(pending))
+	}
+	if _, evs := w.srv.waitIdle(id); count(evs, "user.interrupt") != 1 {
+		t.Fatalf("log after the replay %v", types(evs))
+	}
 }

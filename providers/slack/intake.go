@@ -180,25 +180,30 @@ func (p *Provider) tellDenied(in *core.Installation, d decision) {
 		if err != nil || !first {
 			return
 		}
-		a, err := p.client(ctx, in)
-		if err != nil {
-			return
-		}
-		opts := []slackapi.MsgOption{slackapi.MsgOptionText("Sorry, I only answer the people and channels an admin has allowed, and you are not among them here. (You won't hear this again.)", false)}
-		if d.thread != "" {
-			opts = append(opts, slackapi.MsgOptionTS(d.thread))
-		}
-		err = a.do(ctx, "chat.postEphemeral", func(ctx context.Context) error {
-			_, err := a.c.PostEphemeralContext(ctx, d.msg.Channel, d.msg.User, opts...)
-			return err
-		})
-		if err != nil {
-			p.log.Warn("tell a refused user", "user", d.msg.User, "err", err)
-		}
+		p.ephemeral(ctx, in, d, "Sorry, I only answer the people and channels an admin has allowed, and you are not among them here. (You won't hear this again.)")
 	})
 }
 
-// tellThread posts a note into the event's thread after the ack.
+// ephemeral tells the decision's author something only they see, in its
+// thread.
+func (p *Provider) ephemeral(ctx context.Context, in *core.Installation, d decision, text string) {
+	a, err := p.client(ctx, in)
+	if err != nil {
+		return
+	}
+	opts := []slackapi.MsgOption{slackapi.MsgOptionText(text, false)}
+	if d.thread != "" {
+		opts = append(opts, slackapi.MsgOptionTS(d.thread))
+	}
+	err = a.do(ctx, "chat.postEphemeral", func(ctx context.Context) error {
+		_, err := a.c.PostEphemeralContext(ctx, d.msg.Channel, d.msg.User, opts...)
+		return err
+	})
+	if err != nil {
+		p.log.Warn("tell a user", "user", d.msg.User, "err", err)
+	}
+}
+
 func (p *Provider) tellThread(in *core.Installation, d decision, text string) {
 	p.bg.Go(func(ctx context.Context) {
 		a, err := p.client(ctx, in)

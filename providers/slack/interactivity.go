@@ -123,6 +123,15 @@ func (p *Provider) handleAction(ctx context.Context, ic *slackapi.InteractionCal
 		// which settle updates instead of a 👀.
 		raw, _ := json.Marshal(inputBody{Text: "<@" + ic.User.ID + ">: " + v.Answer})
 		input, note = core.NewInput(core.TypeUserMessage, raw), "<@"+ic.User.ID+"> answered *"+escapeText(v.Answer)+"*"
+	case (a.ActionID == actionAllow || a.ActionID == actionDeny) && !ic.IsEnterpriseInstall && ic.User.TeamID != "" && ic.User.TeamID != ic.Team.ID:
+		// A guest from another workspace (a shared channel) may read the
+		// thread but not answer for this one.
+		log.Info("allow or deny from another workspace refused", "user_team", ic.User.TeamID)
+		d := decision{msg: msgRef{Channel: channel, User: ic.User.ID}, thread: ic.Container.ThreadTs}
+		p.bg.Go(func(ctx context.Context) {
+			p.ephemeral(ctx, in, d, "Only members of this workspace can allow or deny what the agent asks. Nothing was answered.")
+		})
+		return nil
 	case a.ActionID == actionAllow || a.ActionID == actionDeny:
 		result := "allow"
 		note = "✅ Allowed by <@" + ic.User.ID + ">"

@@ -170,6 +170,24 @@ func TestSinkExplainsHowTurnsEnd(t *testing.T) {
 		if !strings.Contains(string(q.Blocks), `"action_id":"sb_allow"`) || !strings.Contains(string(q.Blocks), `"action_id":"sb_deny"`) {
 			t.Fatalf("confirmation without its buttons: %s", q.Blocks)
 		}
+		// A guest from another workspace in a shared channel is refused,
+		// and told so; nothing is queued.
+		guest := fakeslack.BlockAction(r.team, "U0GUEST", q, actionAllow, v)
+		guest["user"].(map[string]any)["team_id"] = "T0OTHER"
+		if code := r.send("/webhooks/slack/interactivity", "application/x-www-form-urlencoded", fakeslack.InteractionBody(guest)); code != 200 {
+			t.Fatalf("guest click: %d", code)
+		}
+		r.fake.WaitFor(t, 30*time.Second, "the guest told why", func() bool {
+			for _, c := range r.fake.Calls("chat.postEphemeral") {
+				if c.Str("user") == "U0GUEST" && strings.Contains(c.Str("text"), "Only members of this workspace") {
+					return true
+				}
+			}
+			return false
+		})
+		if pending, _ := r.store.Pending(t.Context(), s.ID); len(pending) != 0 {
+			t.Fatalf("a guest's allow queued %+v", pending)
+		}
 		code := r.send("/webhooks/slack/interactivity", "application/x-www-form-urlencoded",
 			fakeslack.InteractionBody(fakeslack.BlockAction(r.team, "U1", q, actionAllow, v)))
 		if code != 200 {

@@ -149,6 +149,7 @@ func loadServeConfig(args []string, env command.Env, stderr io.Writer) (*serveCo
 	if c.acp, err = acpclient.LoadHarness(s); err != nil {
 		return nil, err
 	}
+	c.acp.TextEvery = c.runtime.TextEvery
 	if c.store.Postgres() {
 		// Processes sharing a database share these: each would generate
 		// its own into its data dir.

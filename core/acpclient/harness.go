@@ -43,6 +43,9 @@ type Harness struct {
 	ParkLimit   time.Duration
 	// ClientVersion is the gateway's version, told to agents.
 	ClientVersion string
+	// TextEvery is how often the agent's text is logged as it streams
+	// (agent.message_delta); 0 logs none.
+	TextEvery time.Duration
 	// Leases and Holder (this replica's id) tell a sandbox whose session
 	// moved to another replica (Fenced); nil tells none.
 	Leases Leases

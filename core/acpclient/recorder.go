@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	acp "github.com/coder/acp-go-sdk"
 
@@ -24,9 +25,20 @@ type recorder struct {
 	// call shows.
 	terminalOutput func(id string) string
 
+	// deltaEvery, when set, logs the current run of text as it grows
+	// (agent.message_delta, at most this often; the run's agent.message
+	// still holds all of it), for platforms that stream answers.
+	deltaEvery time.Duration
+	now        func() time.Time
+
 	mu      sync.Mutex
 	text    strings.Builder // the current run of message text
 	thought strings.Builder // the current run of reasoning
+	// run names the current run of text in its deltas; logged is how much
+	// of it they told, deltaAt when they last did.
+	run     string
+	logged  int
+	deltaAt time.Time
 	calls   map[acp.ToolCallId]*toolCall
 	err     error
 }
@@ -47,7 +59,7 @@ func newRecorder(appendFn func(evs ...core.Event) error, maxOutput int) *recorde
 	if maxOutput <= 0 {
 		maxOutput = 64 << 10
 	}
-	return &recorder{append: appendFn, maxOutput: maxOutput, calls: map[acp.ToolCallId]*toolCall{}}
+	return &recorder{append: appendFn, maxOutput: maxOutput, calls: map[acp.ToolCallId]*toolCall{}, now: time.Now}
 }
 
 // failed is the first error appending met.
@@ -72,6 +84,7 @@ func (r *recorder) update(u acp.SessionUpdate) {
 	case u.AgentMessageChunk != nil:
 		r.flushThought()
 		r.text.WriteString(blockText(u.AgentMessageChunk.Content))
+		r.delta()
 	case u.AgentThoughtChunk != nil:
 		r.flushText(core.LevelProgress)
 		r.thought.WriteString(blockText(u.AgentThoughtChunk.Content))
@@ -236,9 +249,30 @@ func (r *recorder) flushAll() {
 	r.flushText(core.LevelProgress)
 }
 
+// delta logs the text the current run added since its last delta, once
+// deltaEvery has passed since then (the first chunk of a run only starts
+// the clock: a short run arrives whole, as its message).
+func (r *recorder) delta() {
+	if r.deltaEvery <= 0 {
+		return
+	}
+	now := r.now()
+	if r.run == "" {
+		r.run, r.logged, r.deltaAt = core.NewID("resp"), 0, now
+		return
+	}
+	if now.Sub(r.deltaAt) < r.deltaEvery || r.text.Len() == r.logged {
+		return
+	}
+	text := r.text.String()[r.logged:]
+	r.logged, r.deltaAt = r.text.Len(), now
+	r.log(core.NewEvent(core.TypeAgentMessageDelta, core.LevelProgress, core.ActorAgent, core.MessageDeltaBody{Response: r.run, Text: text}))
+}
+
 func (r *recorder) flushText(level core.Level) {
 	s := strings.TrimSpace(r.text.String())
 	r.text.Reset()
+	r.run, r.logged = "", 0
 	if s == "" {
 		return
 	}

@@ -80,7 +80,7 @@ func (t *turn) run(ctx context.Context, note string) (core.Reason, error) {
 		_, err := c.Log.Append(wctx, c.SessionID, core.AppendRequest{Epoch: c.Epoch, TurnID: t.id, Events: evs})
 		return err
 	}, c.MaxToolOutput)
-	t.rec.terminalOutput = ap.client.terminalOutput
+	t.rec.terminalOutput, t.rec.deltaEvery = ap.client.terminalOutput, t.h.TextEvery
 	t.parks, t.limits = make(chan *parked), make(chan limitHit, 1)
 	ap.client.mu.Lock()
 	ap.client.turn = t

@@ -54,9 +54,9 @@ type Config struct {
 	Attachments     *harness.Attachments
 	Images          func(model string) bool
 	CompactFraction float64
-	// TextEvery is how often the built-in loop logs a response's text as
-	// it streams (harness.Default.TextEvery); the caller that builds the
-	// harness applies it.
+	// TextEvery is how often a runtime logs a response's text as it
+	// streams (harness.Default.TextEvery, and the ACP runtime's); the
+	// caller that builds the harnesses applies it.
 	TextEvery time.Duration
 	// LogCacheEvents bounds the decoded log events kept in memory across
 	// cycles (default 200,000; negative disables the cache).

@@ -60,6 +60,12 @@ const MessageKindThought = "thought"
 // model never sees it.
 const MessageKindNote = "note"
 
+// MessageKindAside marks a person's user.message that came while a tool
+// call waited for their allow or deny and does not answer it: the call
+// stays open (the turn waits again without calling the model), and the
+// model reads the message beside the call's result once it is answered.
+const MessageKindAside = "aside"
+
 // MessageKindBudget marks the system's agent.message that tells the
 // thread a session budget paused the turn: the sinks show it as a
 // question, and the model never sees it.

@@ -120,11 +120,26 @@ func TestLinearConfirmationAnsweredByPrompt(t *testing.T) {
 		t.Fatalf("after a guest's allow: %+v, log %v", st, types(evs))
 	}
 
+	// Other text is an aside: queued and read, while the question stays
+	// open (the turn ends waiting again, the model is not asked).
+	if code, _ := w.deliver(w.promptBy(as, w.fake.HumanUserID, "what does it change?"), ""); code != 200 {
+		t.Fatalf("the member's question: %d", code)
+	}
+	w.srv.waitFor(id, "the aside taken, the call still waiting", func(st sessionState, evs []event) bool {
+		return count(evs, "user.message") == 2 && count(evs, "turn.completed") == 2 && st.Status == "awaiting_input"
+	})
+	if n := len(w.ms.Requests()); n != 1 || len(confirmations(t, w.srv.events(id))) != 0 {
+		t.Fatalf("after the aside: %d model requests, log %v", n, types(w.srv.events(id)))
+	}
+
 	allow := w.promptBy(as, w.fake.HumanUserID, "Allow")
 	if code, _ := w.deliver(allow, ""); code != 200 {
 		t.Fatalf("the member's prompt: %d", code)
 	}
 	w.waitActivity(as, "response: Echoed it.", patience)
+	if !modelSaw(w.ms, "what does it change?") {
+		t.Fatal("the model never read the aside")
+	}
 	_, evs := w.srv.waitIdle(id)
 	checkLog(t, evs)
 	if got, want := confirmations(t, evs), []string{"allow by Linear user Ada Lovelace (" + w.fake.HumanUserID + ")"}; !slices.Equal(got, want) {
@@ -133,7 +148,7 @@ func TestLinearConfirmationAnsweredByPrompt(t *testing.T) {
 	if r := results(t, evs)["toolu_echo"]; r.IsError || !strings.Contains(r.Output, "hello from Linear") {
 		t.Fatalf("the allowed call: %+v", r)
 	}
-	if n := count(evs, "user.message"); n != 1 {
+	if n := count(evs, "user.message"); n != 2 {
 		t.Fatalf("the answer was queued as a message too: %v", types(evs))
 	}
 	w.waitActivity(as, "thought: Allowed by Ada Lovelace. Going on…", patience)

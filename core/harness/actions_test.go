@@ -78,6 +78,23 @@ func TestCustomToolYieldsUntilResult(t *testing.T) {
 	}
 }
 
+// waitingForDelete runs a turn whose ask-first delete_branch call waits
+// for a person's answer.
+func waitingForDelete(t *testing.T) (*env, *echoTool) {
+	t.Helper()
+	del := &echoTool{name: "delete_branch", output: "deleted"}
+	e := newEnv(t,
+		fakemodel.Step{Calls: []core.Block{fakemodel.ToolUse("tu_d", "delete_branch", `{}`)}},
+		fakemodel.Step{Text: "done"},
+	)
+	e.cycle.Tools = registry(t, func(r *toolset.Registry) { _ = r.Add(del, core.PolicyAsk) })
+	e.say("clean up")
+	if out := e.run(t, context.Background()); out.Reason != core.ReasonRequiresAction || del.calls.Load() != 0 {
+		t.Fatalf("before confirmation: %s, %d calls", out.Reason, del.calls.Load())
+	}
+	return e, del
+}
+
 func TestAskFirst(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
@@ -97,16 +114,7 @@ func TestAskFirst(t *testing.T) {
 		}, 0, "replied without allowing", true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			del := &echoTool{name: "delete_branch", output: "deleted"}
-			e := newEnv(t,
-				fakemodel.Step{Calls: []core.Block{fakemodel.ToolUse("tu_d", "delete_branch", `{}`)}},
-				fakemodel.Step{Text: "done"},
-			)
-			e.cycle.Tools = registry(t, func(r *toolset.Registry) { _ = r.Add(del, core.PolicyAsk) })
-			e.say("clean up")
-			if out := e.run(t, context.Background()); out.Reason != core.ReasonRequiresAction || del.calls.Load() != 0 {
-				t.Fatalf("before confirmation: %s, %d calls", out.Reason, del.calls.Load())
-			}
+			e, del := waitingForDelete(t)
 			tt.answer(e.log)
 			if out := e.run(t, context.Background()); out.Reason != core.ReasonCompleted {
 				t.Fatalf("after the answer: %s", out.Reason)
@@ -227,5 +235,31 @@ func TestStaleAnswersNeverReachTheModel(t *testing.T) {
 	}
 	if stale != 4 {
 		t.Fatalf("%d answers in the log, want all 4 kept", stale)
+	}
+}
+
+// TestAsideKeepsTheQuestionOpen: a message marked aside while a call waits
+// for a person leaves the call waiting (the turn ends again at once,
+// without a model call); the answer then runs it, and the model reads the
+// aside beside the result.
+func TestAsideKeepsTheQuestionOpen(t *testing.T) {
+	e, del := waitingForDelete(t)
+	e.log.queue(core.TypeUserMessage, core.MessageBody{Text: "also keep main", Kind: core.MessageKindAside})
+	if out := e.run(t, context.Background()); out.Reason != core.ReasonRequiresAction || del.calls.Load() != 0 || len(e.model.Requests()) != 1 {
+		t.Fatalf("after the aside: %s, %d calls, %d model requests", out.Reason, del.calls.Load(), len(e.model.Requests()))
+	}
+	var tc core.TurnCompletedBody
+	if err := e.log.last(core.TypeTurnCompleted).Decode(&tc); err != nil || !slices.Equal(tc.PendingToolUseIDs, []string{"tu_d"}) {
+		t.Fatalf("the call no longer waits: %+v", tc)
+	}
+	e.log.queue(core.TypeUserToolConfirmation, core.ToolConfirmationBody{ToolUseID: "tu_d", Result: "allow"})
+	if out := e.run(t, context.Background()); out.Reason != core.ReasonCompleted || del.calls.Load() != 1 {
+		t.Fatalf("after allow: %s, %d calls", out.Reason, del.calls.Load())
+	}
+	req := e.model.Requests()[1]
+	last := req.Messages[len(req.Messages)-1]
+	if last.Role != core.RoleUser || last.Content[0].Type != core.BlockToolResult || last.Content[0].Output != "deleted" ||
+		len(last.Content) < 2 || last.Content[1].Text != "also keep main" {
+		t.Fatalf("second request ends with %+v", last)
 	}
 }

@@ -64,6 +64,13 @@ func openCalls(events []core.Event) ([]*openCall, error) {
 				c.confirm = &b
 			}
 		case core.TypeUserMessage:
+			var b core.MessageBody
+			if err := e.Decode(&b); err != nil {
+				return nil, err
+			}
+			if b.Kind == core.MessageKindAside {
+				continue // said beside the question, which stays open
+			}
 			for _, c := range calls {
 				c.replied = true
 			}

@@ -41,8 +41,8 @@ func answerOf(text string) (string, bool) {
 // were not asked yet: one elicitation per wait, Allow and Deny as its
 // options when a person can answer (a custom tool's result comes from the
 // application, not from Linear). inTurn: the turn waits inside itself
-// (an ACP agent's permission request), so a message queues behind the
-// answer; otherwise the turn ended and a message goes on without it.
+// (an ACP agent's permission request). Either way a message queues
+// beside the question (an aside), which stays open.
 func (rc *render) ask(ctx context.Context, seq uint64, ids []string, inTurn bool) (bool, error) {
 	var confirm, custom []toolRef
 	var asked []string
@@ -66,7 +66,7 @@ func (rc *render) ask(ctx context.Context, seq uint64, ids []string, inTurn bool
 	}
 	var parts []string
 	if len(confirm) > 0 {
-		parts = append(parts, confirmText(confirm, inTurn))
+		parts = append(parts, confirmText(confirm))
 	}
 	for _, t := range custom {
 		parts = append(parts, "Waiting for the application to return the result of `"+t.Name+"`: there is nothing to answer here.")
@@ -92,7 +92,7 @@ func (rc *render) ask(ctx context.Context, seq uint64, ids []string, inTurn bool
 
 // confirmText asks a person to allow or deny calls, each with its
 // arguments, and says what another message does.
-func confirmText(calls []toolRef, inTurn bool) string {
+func confirmText(calls []toolRef) string {
 	var b strings.Builder
 	b.WriteString("**Allow this?** I want to run ")
 	for i, t := range calls {
@@ -104,12 +104,7 @@ func confirmText(calls []toolRef, inTurn bool) string {
 			b.WriteString(" with:\n```\n" + t.Input + "\n```")
 		}
 	}
-	b.WriteString("\n\nReply **allow** or **deny** (a member of the workspace). ")
-	if inTurn {
-		b.WriteString("Anything else you write reaches me once this is answered; the question stays open.")
-	} else {
-		b.WriteString("Anything else you write reaches me as a message instead.")
-	}
+	b.WriteString("\n\nReply **allow** or **deny** (a member of the workspace). Anything else you write reaches me once this is answered; the question stays open.")
 	return b.String()
 }
 

@@ -52,7 +52,7 @@ func TestSinkAsksAboutAWaitingCall(t *testing.T) {
 		{"built-in turn ended waiting", func(tw *turnWriter) {
 			tw.append(false, toolUse("tu_1", "bash", `{"command":"rm -rf build"}`))
 			tw.wait("tu_1")
-		}, []string{"**Allow this?**", "`bash`", `"command":"rm -rf build"`, "Reply **allow** or **deny**", "reaches me as a message instead"}, true, ""},
+		}, []string{"**Allow this?**", "`bash`", `"command":"rm -rf build"`, "Reply **allow** or **deny**", "the question stays open"}, true, ""},
 		{"ACP turn waiting inside itself", func(tw *turnWriter) {
 			tw.append(false, toolUse("tu_2", "Modifying config.json", `{"kind":"edit"}`))
 			tw.park("tu_2")
@@ -170,6 +170,9 @@ func TestPromptAnswersAConfirmation(t *testing.T) {
 				w := ""
 				if b.Linear != nil && b.Linear.Waiting {
 					w = " (waiting)"
+					if b.Kind != core.MessageKindAside {
+						t.Fatalf("a message beside an open question is of kind %q", b.Kind)
+					}
 				}
 				out = append(out, queued{e.Type, b.Text + w})
 			}
@@ -205,7 +208,7 @@ func TestPromptAnswersAConfirmation(t *testing.T) {
 		{"a member's deny after the turn ended", by("user-2", prompted("as-end", "DENY", "")), ended,
 			[]queued{{core.TypeUserToolConfirmation, "tu_2 deny by Linear user Ada (user-2)"}}, "thought: Denied by Ada."},
 		{"a message after the turn ended waiting", by("user-2", prompted("as-end", "use staging", "")), ended,
-			[]queued{{core.TypeUserToolConfirmation, "tu_2 deny by Linear user Ada (user-2)"}, {core.TypeUserMessage, "use staging"}}, ""},
+			[]queued{{core.TypeUserToolConfirmation, "tu_2 deny by Linear user Ada (user-2)"}, {core.TypeUserMessage, "use staging (waiting)"}}, ""},
 		{"allow when nothing waits", by("user-2", prompted("as-none", "allow", "")), none,
 			[]queued{{core.TypeUserMessage, "allow"}}, ""},
 	}

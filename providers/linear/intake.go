@@ -27,7 +27,10 @@ const (
 // inputBody is the body of a user.message that came from Linear: the
 // text the model reads, and where it came from.
 type inputBody struct {
-	Text        string            `json:"text"`
+	Text string `json:"text"`
+	// Kind is core.MessageKindAside for a message that came while a tool
+	// call waits for a person's allow or deny: the question stays open.
+	Kind        string            `json:"kind,omitempty"`
 	Linear      *inputRef         `json:"linear,omitempty"`
 	Attachments []core.Attachment `json:"attachments,omitempty"`
 }
@@ -37,8 +40,8 @@ type inputRef struct {
 	Action       string `json:"action"` // created | prompted
 	AgentSession string `json:"agent_session_id"`
 	Activity     string `json:"activity_id,omitempty"`
-	// Waiting: the message arrived while the turn waits inside itself
-	// for a confirmation, which stays open; it is read after the answer.
+	// Waiting: the message arrived while a tool call waits for a
+	// confirmation, which stays open; it is read with the answer.
 	Waiting bool `json:"waiting,omitempty"`
 }
 
@@ -161,7 +164,7 @@ func (p *Provider) agentSessionEvent(ctx context.Context, pl *Payload, dedupe []
 	} else {
 		text = strings.TrimSpace(pl.AgentActivity.Text())
 		ref.Activity = pl.AgentActivity.ID
-		ref.Waiting = w != nil && w.inTurn
+		ref.Waiting = w != nil
 		if text == "" {
 			log.Info("prompt without text; ignored")
 			return nil
@@ -171,7 +174,11 @@ func (p *Provider) agentSessionEvent(ctx context.Context, pl *Payload, dedupe []
 	if err != nil {
 		return err
 	}
-	raw, err := json.Marshal(inputBody{Text: text, Linear: ref, Attachments: atts})
+	body := inputBody{Text: text, Linear: ref, Attachments: atts}
+	if ref.Waiting {
+		body.Kind = core.MessageKindAside
+	}
+	raw, err := json.Marshal(body)
 	if err != nil {
 		return err
 	}

@@ -52,6 +52,14 @@ func (rc *render) progress(ctx context.Context, status, line string) (bool, erro
 // turn's progress to take up again.
 func (rc *render) pause(ctx context.Context) error {
 	st := rc.st
+	if st.Stream != nil && !st.Stream.Off {
+		// A pause may outlast a stream: this one ends, and the resumed
+		// turn streams anew.
+		if err := rc.endStream(ctx); err != nil {
+			return err
+		}
+		st.Stream = &streamState{Last: st.LastStream}
+	}
 	switch {
 	case st.Mode == "status":
 		if err := rc.a.setStatus(ctx, rc.channel, rc.thread, ""); err != nil && slackError(err) == "" {

@@ -266,3 +266,32 @@ func TestAgentSettingAsksForTheAgentScope(t *testing.T) {
 		t.Fatalf("install scopes %v with the agent setting", r.p.cfg.Scopes)
 	}
 }
+
+func TestBudgetPauseEndsTheStream(t *testing.T) {
+	r := agentRig(t, fakeslack.Team{ID: "T0STB", Name: "Budget"}, func(*Config) {})
+	s, m := r.thread("C0BUD")
+	pause := core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorSystem,
+		core.MessageBody{Text: "⏸ Paused: this session's token budget is spent.", Kind: core.MessageKindBudget})
+	paused := core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusAwaitingInput,
+		StopReason: core.ReasonBudgetExceeded, PendingAction: &core.PendingAction{ToolUseIDs: []string{}, Budget: &core.BudgetPause{Name: "tokens"}}})
+	resumed := core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusRunning})
+	r.turn(s.ID, core.ReasonCompleted, nil, progressText("First part."), pause, paused, resumed, answer("Second part."))
+	r.settled()
+	var texts []string
+	for _, st := range r.streams("C0BUD", m.TS) {
+		if st.Stream.Open {
+			t.Fatalf("stream %q left open", st.Text)
+		}
+		texts = append(texts, st.Text)
+	}
+	if !slices.Equal(texts, []string{"First part.", "Second part."}) {
+		t.Fatalf("streams %q, want one before the pause and one after", texts)
+	}
+	if posted := r.postedTexts("C0BUD", m.TS); len(posted) != 1 || !strings.Contains(posted[0], "Paused") {
+		t.Fatalf("posted %q, want the budget's note", posted)
+	}
+	as, _ := r.fake.AgentSession("C0BUD", m.TS)
+	if want := []string{"processing", "suspended", "processing", "active"}; !slices.Equal(as.History, want) {
+		t.Fatalf("agent session statuses %v, want %v", as.History, want)
+	}
+}

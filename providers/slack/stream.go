@@ -220,9 +220,10 @@ func (rc *render) flush(ctx context.Context, chunks ...slackapi.StreamChunk) err
 		}
 		room := rc.p.cfg.StreamLimit - s.Sent
 		if len(pending) > room {
-			cut := cutAt(pending, room)
-			if err := rc.send(ctx, pending[:cut]); err != nil || s.Off {
-				return err
+			if cut := cutAt(pending, room); cut > 0 {
+				if err := rc.send(ctx, pending[:cut]); err != nil || s.Off {
+					return err
+				}
 			}
 			if err := rc.rollOver(ctx); err != nil || s.Off {
 				return err
@@ -491,7 +492,9 @@ func (rc *render) streamed(ctx context.Context, level core.Level, b core.Message
 	if !rc.p.cfg.Agent || s == nil || b.Kind != "" || asked {
 		return false, false, nil
 	}
-	if !s.Off {
+	// A message whose settling broke the stream is finished by said, after
+	// a restart too: it posts what the stream does not show.
+	if !s.Off || (s.Settling != "" && rc.seq == s.Applied) {
 		if err := rc.working(ctx); err != nil {
 			return true, true, err
 		}

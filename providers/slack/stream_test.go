@@ -295,3 +295,22 @@ func TestBudgetPauseEndsTheStream(t *testing.T) {
 		t.Fatalf("agent session statuses %v, want %v", as.History, want)
 	}
 }
+
+func TestStreamFullToTheByte(t *testing.T) {
+	r := agentRig(t, fakeslack.Team{ID: "T0STF", Name: "Full"}, func(c *Config) { c.StreamLimit = 10 })
+	s, m := r.thread("C0FUL")
+	r.turn(s.ID, core.ReasonCompleted, nil, progressText("0123456789"), answer("abc"))
+	r.settled()
+	var texts []string
+	for _, st := range r.streams("C0FUL", m.TS) {
+		texts = append(texts, st.Text)
+	}
+	if strings.Join(texts, "") != "0123456789\n\nabc" || texts[0] != "0123456789" {
+		t.Fatalf("streams %q", texts)
+	}
+	for _, c := range r.fake.Calls("chat.appendStream") {
+		if c.Error != "" {
+			t.Fatalf("append refused: %s %v", c.Error, c.Args)
+		}
+	}
+}

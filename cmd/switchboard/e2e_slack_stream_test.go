@@ -109,10 +109,16 @@ func TestSlackStreamedAnswer(t *testing.T) {
 		if n := len(w.botReplies(w.team, "C0STA", m.TS, "Mondays break")); n != 1 {
 			t.Fatalf("the answer shows %d times in the thread", n)
 		}
+		// The turn's end is rendered in order: the stream stops, then the
+		// agent session goes back to active, the last call of the turn.
+		w.fake.WaitFor(t, patience, "the agent session active", func() bool {
+			as, _ := w.fake.AgentSession("C0STA", m.TS)
+			return as.Status == "active"
+		})
 		if calls := w.fake.Calls("chat.postMessage"); len(calls) != 0 {
 			t.Fatalf("posted %d messages beside the stream", len(calls))
 		}
-		if as, ok := w.fake.AgentSession("C0STA", m.TS); !ok || as.Status != "active" || !strings.Contains(strings.Join(as.History, ","), "processing") {
+		if as, _ := w.fake.AgentSession("C0STA", m.TS); as.History[0] != "processing" {
 			t.Fatalf("agent session %+v", as)
 		}
 	})

@@ -32,14 +32,19 @@ func streamedText(w *slackWorld, channel, thread string) string {
 // Slack while the model still writes.
 func holdChunks(t *testing.T, w *slackWorld, channel string, thread *string, upto int) modelserver.Step {
 	words := strings.SplitAfter(streamedAnswer, " ")
+	var sent time.Time // when the last word held went out
 	return modelserver.Step{Text: streamedAnswer, BeforeChunk: func(i int) {
+		defer func() { sent = time.Now() }()
 		if i == 0 || i > upto {
 			return
 		}
 		want := strings.TrimSpace(strings.Join(words[:i], ""))
 		if !w.fake.Until(patience, func() bool { return strings.Contains(streamedText(w, channel, *thread), want) }) {
 			t.Errorf("the thread never showed %q while the answer streamed; calls: %d appends", want, len(w.fake.Calls("chat.appendStream")))
+			return
 		}
+		// A figure for the record, not a bound.
+		t.Logf("word %d in the thread %v after the model wrote it", i, time.Since(sent).Round(time.Millisecond))
 	}}
 }
 
@@ -200,10 +205,12 @@ func TestSlackAgentSessionStopped(t *testing.T) {
 		return as.Status == "processing"
 	})
 	body := fakeslack.Event{Team: w.team, EventID: "EvSTOPPED01", Inner: w.fake.StopAgentSession("C0ASS", m.TS, "U0ALICE")}.JSON()
+	stopped := time.Now()
 	if code, _, _ := w.post("/webhooks/slack", "application/json", body, time.Now(), slackSecret); code != 200 {
 		t.Fatalf("agent_session_stopped: %d", code)
 	}
 	st, evs := w.srv.waitIdle(id)
+	t.Logf("the turn ended %v after Slack's stop", time.Since(stopped).Round(time.Millisecond)) // a figure, not a bound
 	if st.StopReason == nil || *st.StopReason != "canceled" || count(evs, "user.interrupt") != 1 {
 		t.Fatalf("session %+v, log %v", st, types(evs))
 	}

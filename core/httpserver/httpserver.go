@@ -1,9 +1,12 @@
 // Package httpserver runs the gateway's HTTP server with the limits that
 // keep clients from holding it: a total deadline for reading a request's
-// headers and body (set once, not reset per byte, so a trickle is cut), an
-// idle timeout for keep-alive connections, a cap on open connections (past
-// it, new ones wait in the kernel's backlog, holding no file descriptor),
-// and a shutdown that ends event streams first.
+// headers and body (set once, not reset per byte, so a trickle is cut) and
+// a shorter one for the headers alone, an idle timeout for keep-alive
+// connections, a cap on open connections (past it, a connection not in a
+// handler makes way for the new one, silent ones first, so sockets that
+// never finish a request keep no one out; when all are at work, new ones
+// wait in the kernel's backlog, holding no file descriptor), and a
+// shutdown that ends event streams first.
 //
 // The read deadline covers reading the request only (net/http lifts it
 // once the body is read), so a handler that works longer is not cut. A
@@ -32,8 +35,9 @@ import (
 func Options() []settings.Option {
 	return []settings.Option{
 		{Env: "SWITCHBOARD_READ_TIMEOUT_SECONDS", Flag: "read-timeout-seconds", Default: "30", Usage: "longest reading a request's headers and body may take, in all"},
+		{Env: "SWITCHBOARD_HEADER_TIMEOUT_SECONDS", Flag: "header-timeout-seconds", Default: "10", Usage: "longest reading a request's headers may take, from the connection's first moment (a silent connection is closed after it)"},
 		{Env: "SWITCHBOARD_IDLE_TIMEOUT_SECONDS", Flag: "idle-timeout-seconds", Default: "120", Usage: "close a keep-alive connection idle this long"},
-		{Env: "SWITCHBOARD_MAX_CONNECTIONS", Flag: "max-connections", Default: strconv.Itoa(DefaultMaxConnections), Usage: "open HTTP connections at most; more wait to be accepted"},
+		{Env: "SWITCHBOARD_MAX_CONNECTIONS", Flag: "max-connections", Default: strconv.Itoa(DefaultMaxConnections), Usage: "open HTTP connections at most; past it a connection not in a handler (one that never sent a whole request first, then the longest idle) is closed for the new one, and only when all are at work do more wait to be accepted"},
 	}
 }
 
@@ -43,8 +47,10 @@ const DefaultMaxConnections = 2048
 
 // Config is what a Server runs with.
 type Config struct {
-	// ReadTimeout bounds reading a request, headers and body together.
-	ReadTimeout time.Duration
+	// ReadTimeout bounds reading a request, headers and body together;
+	// HeaderTimeout its headers (0: ReadTimeout).
+	ReadTimeout   time.Duration
+	HeaderTimeout time.Duration
 	// IdleTimeout closes keep-alive connections idle this long.
 	IdleTimeout time.Duration
 	// MaxConnections caps the connections open at once.
@@ -56,6 +62,9 @@ func Load(v settings.Values) (Config, error) {
 	var c Config
 	var err error
 	if c.ReadTimeout, err = v.Duration("SWITCHBOARD_READ_TIMEOUT_SECONDS"); err != nil {
+		return c, err
+	}
+	if c.HeaderTimeout, err = v.Duration("SWITCHBOARD_HEADER_TIMEOUT_SECONDS"); err != nil {
 		return c, err
 	}
 	if c.IdleTimeout, err = v.Duration("SWITCHBOARD_IDLE_TIMEOUT_SECONDS"); err != nil {
@@ -75,6 +84,8 @@ const shutdownGrace = 200 * time.Millisecond
 type Server struct {
 	cfg   Config
 	srv   *http.Server
+	lim   *limitListener // set by Serve, before the first connection
+	grace time.Duration  // newConnGrace; tests change it
 	drain chan struct{}
 	once  sync.Once
 
@@ -84,18 +95,26 @@ type Server struct {
 
 // New serves h with cfg's limits.
 func New(cfg Config, h http.Handler, log *slog.Logger) *Server {
-	s := &Server{cfg: cfg, drain: make(chan struct{}), reading: map[*http.ResponseController]struct{}{}}
+	s := &Server{cfg: cfg, grace: newConnGrace, drain: make(chan struct{}), reading: map[*http.ResponseController]struct{}{}}
 	// Every request is foreground work (core.Foreground); whatever a
 	// handler starts to outlive it derives from another context.
 	base := core.Foreground(context.WithValue(context.Background(), drainKey{}, (<-chan struct{})(s.drain)))
 	s.srv = &http.Server{
 		Handler: s.track(h),
-		// No ReadHeaderTimeout: ReadTimeout then bounds headers and body
-		// together, from the request's first byte.
-		ReadTimeout: cfg.ReadTimeout,
-		IdleTimeout: cfg.IdleTimeout,
-		BaseContext: func(net.Listener) context.Context { return base },
-		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		// ReadTimeout bounds headers and body together, ReadHeaderTimeout
+		// the headers alone: a connection that says nothing is closed
+		// after it.
+		ReadHeaderTimeout: cfg.HeaderTimeout,
+		ReadTimeout:       cfg.ReadTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ConnContext:       func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) },
+		ConnState: func(c net.Conn, st http.ConnState) {
+			if s.lim != nil {
+				s.lim.connState(c, st)
+			}
+		},
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	return s
 }
@@ -103,7 +122,8 @@ func New(cfg Config, h http.Handler, log *slog.Logger) *Server {
 // Serve accepts connections on ln, at most Config.MaxConnections open at
 // once, until Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
-	err := s.srv.Serve(newLimitListener(ln, s.cfg.MaxConnections))
+	s.lim = newLimitListener(ln, s.cfg.MaxConnections, s.grace)
+	err := s.srv.Serve(s.lim)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
@@ -143,6 +163,9 @@ func Draining(ctx context.Context) <-chan struct{} {
 // request is read: it bounds a client sending, not a handler working.)
 func (s *Server) track(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.lim != nil {
+			defer s.lim.serving(r.Context())()
+		}
 		if r.Body == nil || r.Body == http.NoBody {
 			next.ServeHTTP(w, r)
 			return

@@ -50,7 +50,7 @@ func TestRouteContinue(t *testing.T) {
 		t.Fatal(err)
 	}
 	target := res.Session
-	res, err = s.CreateSession(ctx, core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: "agt_x", Version: 1}, Origin: &core.Origin{Provider: "slack", Key: thread2}}, ExternalKey: thread2})
+	_, err = s.CreateSession(ctx, core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: "agt_x", Version: 1}, Origin: &core.Origin{Provider: "slack", Key: thread2}}, ExternalKey: thread2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,10 +106,10 @@ func (d *Docker) CheckImage(ctx context.Context, ref string) error {
 }
 
 // NewClient returns an engine client for host (empty: DOCKER_HOST or the
-// default socket) that negotiates the API version, so that it talks to
-// engines as old as API 1.40.
+// default socket); the client negotiates the API version (moby's
+// default), so that it talks to engines as old as API 1.40.
 func NewClient(host string) (*client.Client, error) {
-	opts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
+	opts := []client.Opt{client.FromEnv}
 	if host != "" {
 		opts = append(opts, client.WithHost(host))
 	}

@@ -215,7 +215,7 @@ func ctxErr(ctx context.Context) error {
 func keysUntil(b *bolt.Bucket, keep func(t uint64) bool) [][]byte {
 	var out [][]byte
 	c := b.Cursor()
-	for k, _ := c.First(); k != nil && len(k) >= 8 && keep(binary.BigEndian.Uint64(k[:8])); k, _ = c.Next() {
+	for k, _ := c.First(); len(k) >= 8 && keep(binary.BigEndian.Uint64(k[:8])); k, _ = c.Next() {
 		out = append(out, bytes.Clone(k))
 	}
 	return out

@@ -106,7 +106,7 @@ func (s *Store) DueWakes(ctx context.Context, now time.Time, limit int) ([]strin
 	out := []string{}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		c := bkt(tx, bucketWakes).Cursor()
-		for k, _ := c.First(); k != nil && len(k) > 8; k, _ = c.Next() {
+		for k, _ := c.First(); len(k) > 8; k, _ = c.Next() {
 			if binary.BigEndian.Uint64(k[:8]) > due || (limit > 0 && len(out) == limit) {
 				return nil
 			}

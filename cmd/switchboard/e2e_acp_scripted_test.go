@@ -166,7 +166,7 @@ func TestACPPermissionWaitExpires(t *testing.T) {
 	if code := w.click(w.team, "U0ALICE", ask, "sb_allow"); code != 200 {
 		t.Fatalf("Allow: %d", code)
 	}
-	_, evs = w.srv.waitFor(id, "the second turn", func(_ sessionState, evs []event) bool { return count(evs, "turn.completed") == 2 })
+	w.srv.waitFor(id, "the second turn", func(_ sessionState, evs []event) bool { return count(evs, "turn.completed") == 2 })
 	w.waitReply(w.team, "C0WAIT", m.TS, "Config updated after the wait.")
 	_, evs = w.srv.waitIdle(id)
 	if n := count(evs, "turn.completed"); n != 2 {

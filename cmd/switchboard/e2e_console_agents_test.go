@@ -97,7 +97,7 @@ func TestConsoleAgentsAndEnvironments(t *testing.T) {
 	if code != http.StatusConflict || !strings.Contains(body, `id="version-conflict"`) {
 		t.Fatalf("a stale save: %d\n%s", code, body)
 	}
-	if code, raw = srv.do("GET", "/v1/agents/"+agentID, nil); json.Unmarshal(raw, &a) != nil || a.Version != 2 {
+	if _, raw = srv.do("GET", "/v1/agents/"+agentID, nil); json.Unmarshal(raw, &a) != nil || a.Version != 2 {
 		t.Fatalf("a stale save changed the agent: %s", raw)
 	}
 

@@ -122,6 +122,9 @@ func TestConsoleMemoryRevert(t *testing.T) {
 		t.Fatalf("create the memory store: %d %s", code, raw)
 	}
 	code, raw := srv.do("GET", "/v1/agents/default", nil)
+	if code != 200 {
+		t.Fatalf("the default agent: %d %s", code, raw)
+	}
 	var agent struct{ Version int }
 	mustJSON(t, raw, &agent)
 	if code, raw = srv.do("POST", "/v1/agents/default", map[string]any{"version": agent.Version, "memory_stores": []map[string]any{{"id": "notes"}}}); code != 200 {

@@ -155,17 +155,6 @@ func (r *replicas) settledAnswers(channel, thread, text string) int {
 	return r.answers(channel, thread, text)
 }
 
-// modelRequestsBy counts the model requests replica i made.
-func (r *replicas) modelRequestsBy(i int) int {
-	n := 0
-	for _, req := range r.ms.Requests() {
-		if r.ranBy(req) == i {
-			n++
-		}
-	}
-	return n
-}
-
 // waitModelRequest waits for the model's n-th request (1-based) and
 // returns it.
 func (r *replicas) waitModelRequest(n int) modelserver.Request {

@@ -112,8 +112,11 @@ func (p *Pool) open(ctx context.Context, l *link, srv Server, sec *secrets, log 
 			tr, err := transport.NewStreamableHTTP(s.URL,
 				transport.WithHTTPBasicClient(p.httpClient(s, sec, log, nil)),
 				// The standalone GET stream is where a server sends
-				// tools/list_changed between requests. (mcp-go deprecates
-				// it for 2026-07-28, which this client does not speak.)
+				// tools/list_changed between requests. mcp-go deprecates
+				// it for protocol 2026-07-28, which this client does not
+				// speak yet: the servers it connects to speak the earlier
+				// versions, where the GET stream is the way.
+				//lint:ignore SA1019 the client speaks the protocol versions before 2026-07-28, where this is the stream
 				transport.WithContinuousListening(),
 				transport.WithHTTPLogger(tlog))
 			if err != nil {

@@ -81,6 +81,3 @@ func (rc *render) findPosted(ctx context.Context, key string, at int64) (string,
 	}
 	return "", false, nil
 }
-
-// save persists the state now, at the position before this event.
-func (rc *render) save(ctx context.Context) error { return rc.t.SaveState(ctx, rc.st) }

@@ -228,7 +228,7 @@ func TestSinkFindsAPostACrashDidNotRecord(t *testing.T) {
 		close(release)
 	})
 	s, m := r.thread("C0CR")
-	go r.turn(s.ID, core.ReasonCompleted, nil, answer("posted exactly once"))
+	r.turn(s.ID, core.ReasonCompleted, nil, answer("posted exactly once"))
 	select {
 	case <-parked:
 	case <-time.After(30 * time.Second):

@@ -203,15 +203,16 @@ func (h *Handler) pause(w http.ResponseWriter, r *http.Request) error {
 
 // resume makes a paused schedule due again from now: a cron schedule at
 // its next time (times missed while paused are skipped), a one-off at its
-// time (at once if that passed), unless it fired already.
+// time (at once if that passed). A one-off that fired already is a 409,
+// paused or not: it will not fire again.
 func (h *Handler) resume(w http.ResponseWriter, r *http.Request) error {
 	now := h.Clock.Now()
 	return h.change(w, r, func(sc *core.Schedule) error {
-		if !sc.Paused {
-			return nil
-		}
 		if sc.At != nil && sc.Fires > 0 {
 			return web.Errorf(http.StatusConflict, "conflict", "schedule %s was a one-off and fired at %s; create another", sc.ID, sc.LastFiredAt.Format(time.RFC3339))
+		}
+		if !sc.Paused {
+			return nil
 		}
 		next, err := First(sc, now)
 		if err != nil {

@@ -113,6 +113,25 @@ func TestHandler(t *testing.T) {
 	if code, body = do("POST", "/v1/schedules/"+sc.ID+"/resume", ""); code != 200 || !strings.Contains(body, `"next_at":"2026-03-31T00:30:00.000Z"`) {
 		t.Fatalf("resume: %d %s", code, body)
 	}
+	// The one-off fires at its time; resuming it then is a 409, paused or
+	// not, and changes nothing.
+	clock.set(time.Date(2026, 3, 28, 13, 0, 0, 0, time.UTC))
+	if err := schedules.NewRunner(s, clock, nil).FireDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []string{"resume", "pause", "resume"} {
+		code, body = do("POST", "/v1/schedules/"+once.ID+"/"+step, "")
+		want := 200
+		if step == "resume" {
+			want = 409
+		}
+		if code != want || want == 409 && !strings.Contains(body, "fired") {
+			t.Fatalf("%s a one-off that fired: %d %s, want %d", step, code, body, want)
+		}
+	}
+	if got, err := s.GetSchedule(ctx, once.ID); err != nil || got.Fires != 1 || got.NextAt != nil {
+		t.Fatalf("the fired one-off after the refused resumes: %+v, %v", got, err)
+	}
 	if code, body = do("DELETE", "/v1/schedules/"+sc.ID, ""); code != 204 {
 		t.Fatalf("delete: %d %s", code, body)
 	}

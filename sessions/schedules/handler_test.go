@@ -142,3 +142,38 @@ func TestHandler(t *testing.T) {
 		t.Fatalf("pause an unknown schedule: %d", code)
 	}
 }
+
+// TestHandlerPostPolicy: a schedule that posts is refused at create with a
+// 400 naming the channel policy when its channel is outside the
+// installation's policy, and made when it is within.
+func TestHandlerPostPolicy(t *testing.T) {
+	s := openStore(t)
+	if _, err := s.CreateAgent(t.Context(), &core.Agent{Name: "standup", Model: "anthropic/x"}); err != nil {
+		t.Fatal(err)
+	}
+	in := slackInstallation(t, s)
+	mux := http.NewServeMux()
+	(&schedules.Handler{Store: s, Openers: map[string]core.ThreadOpener{"slack": &opener{}}, Clock: &handClock{now: t0}}).Register(mux)
+	srv := httptest.NewServer(asAdmin(mux))
+	t.Cleanup(srv.Close)
+	create := func(channel string) (int, string) {
+		t.Helper()
+		body := `{"cron":"0 9 * * *","target":{"agent":"standup","input":"standup","post":{"provider":"slack","installation":"` + in.ID + `","channel":"` + channel + `"}}}`
+		resp, err := http.Post(srv.URL+"/v1/schedules", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(raw)
+	}
+	if code, body := create("C0SECRET"); code != 400 || !strings.Contains(body, `field \"target.post.channel\"`) || !strings.Contains(body, "channel policy") {
+		t.Fatalf("a post outside the policy: %d %s, want a 400 naming the channel policy", code, body)
+	}
+	if list, _, _ := s.ListSchedules(t.Context(), core.ScheduleQuery{}); len(list) != 0 {
+		t.Fatalf("a refused create stored %d schedules", len(list))
+	}
+	if code, body := create("C0OPS"); code != 201 {
+		t.Fatalf("a post within the policy: %d %s", code, body)
+	}
+}

@@ -15,20 +15,20 @@ import (
 type fakeStore struct {
 	*core.Commits
 
-	mu        sync.Mutex
-	signIns   map[string]core.ConsoleSession
-	failures  map[string][]time.Time
+	mu       sync.Mutex
+	signIns  map[string]core.ConsoleSession
+	failures map[string][]time.Time
 	// signInGate, when set, holds every sign-in after its first call
 	// about its address's count until as many have made it: what a check
 	// made before the attempt is counted would let through shows.
 	signInGate *gate
-	hours     []core.HourStats
-	counts    map[core.Status]int
-	list      core.SessionList
-	listCalls int
-	filters   []core.SessionFilter
-	statsFrom time.Time
-	statsTo   time.Time
+	hours      []core.HourStats
+	counts     map[core.Status]int
+	list       core.SessionList
+	listCalls  int
+	filters    []core.SessionFilter
+	statsFrom  time.Time
+	statsTo    time.Time
 }
 
 func newFakeStore() *fakeStore {

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/sessions/record"
@@ -211,7 +210,7 @@ func (s *Store) SessionByKey(ctx context.Context, key string) (*core.Session, er
 	var v []byte
 	err := s.poolFor(ctx).QueryRow(ctx, `SELECT body FROM sessions WHERE external_key = $1
 		OR id = (SELECT session_id FROM session_links WHERE key = $1)`, key).Scan(&v)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if noRow(err) {
 		err = fmt.Errorf("session for key %q: %w", key, core.ErrNotFound)
 	}
 	if err != nil {

@@ -59,7 +59,7 @@ func testMessageText(t *testing.T, s core.Store) {
 
 // testKeyText: an id, key, tenant or filter value that holds U+0000 or
 // invalid UTF-8 is refused with ErrInvalid naming it, and writes nothing;
-// a text filter reads U+0000 of a message as U+FFFD (record.SearchText)
+// a look-up by one finds nothing (ErrNotFound); a text filter reads U+0000 of a message as U+FFFD (record.SearchText)
 // in both stores.
 func testKeyText(t *testing.T, s core.Store) {
 	ctx := t.Context()
@@ -100,6 +100,28 @@ func testKeyText(t *testing.T, s core.Store) {
 			t.Fatalf("pending %d, %v after a refused queue", len(p), err)
 		}
 	})
+
+	// A look-up by such text finds nothing: no record could hold it.
+	for _, id := range []string{"ses_\x00", "ses_\xff"} {
+		t.Run("lookup/"+strings.ToValidUTF8(strings.ReplaceAll(id, "\x00", "nul"), "invalid"), func(t *testing.T) {
+			_, err := s.GetSession(ctx, id)
+			wantErr(t, err, core.ErrNotFound)
+			_, err = s.SessionByKey(ctx, "slack:T1:C1:"+id)
+			wantErr(t, err, core.ErrNotFound)
+			_, err = s.Events(ctx, id, 0, 0)
+			wantErr(t, err, core.ErrNotFound)
+			_, err = s.Pending(ctx, id)
+			wantErr(t, err, core.ErrNotFound)
+			_, err = s.GetAgent(ctx, id)
+			wantErr(t, err, core.ErrNotFound)
+			_, err = s.GetAgentVersion(ctx, id, 1)
+			wantErr(t, err, core.ErrNotFound)
+			_, err = s.QueueInputs(ctx, id, core.QueueRequest{Inputs: []core.Event{message("hi")}})
+			wantErr(t, err, core.ErrNotFound)
+			_, err = s.Append(ctx, id, core.AppendRequest{Events: []core.Event{agentMessage("hi")}})
+			wantErr(t, err, core.ErrNotFound)
+		})
+	}
 
 	first, err := s.CreateSession(ctx, core.NewSession{
 		Session: core.Session{Agent: core.AgentRef{ID: "agt_test", Version: 1}, Tenant: "acme"},

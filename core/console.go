@@ -36,11 +36,10 @@ type ConsoleStore interface {
 	// ReserveSignIn counts a sign-in attempt from address at now, before
 	// its token is checked, unless address already has limit counted since
 	// now-window (those a later clock stamped after now included): then it
-	// counts nothing and ok is false. The check
-	// and the count are one step, shared by the replicas, so of attempts
-	// made at once at most limit are counted and go on. An attempt that
-	// signs in is uncounted (ReleaseSignIn); the others stay counted, as
-	// failures.
+	// counts nothing and ok is false. The check and the count are one
+	// step, shared by the replicas, so of attempts made at once at most
+	// limit are counted and go on. An attempt that signs in is uncounted
+	// (ReleaseSignIn); the others stay counted, as failures.
 	ReserveSignIn(ctx context.Context, address string, now time.Time, window time.Duration, limit int) (ok bool, err error)
 	// ReleaseSignIn uncounts one attempt ReserveSignIn counted for
 	// address at now; none there is not an error.

@@ -19,7 +19,8 @@ import (
 
 // Failed sign-ins are limited per client address: the sixth within a
 // minute is refused, the right token included, so the token cannot be
-// guessed at speed.
+// guessed at speed. Each attempt is counted before its token is checked
+// and uncounted when it signs in.
 const (
 	maxFailures   = 5
 	failureWindow = time.Minute
@@ -158,12 +159,14 @@ func (h *Handler) signInPage(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	ctx, addr, now := r.Context(), clientAddress(r), h.cfg.Now()
-	n, err := h.store.SignInFailures(ctx, addr, now, failureWindow)
+	// The attempt is counted before its token is checked: attempts made at
+	// once cannot all pass a count that none of them is in yet.
+	ok, err := h.store.ReserveSignIn(ctx, addr, now, failureWindow, maxFailures)
 	if err != nil {
 		h.failed(w, r, nil, "check recent sign-ins", err)
 		return
 	}
-	if n >= maxFailures {
+	if !ok {
 		h.log.Warn("console: sign-in refused, too many failures", "address", addr)
 		h.render(w, r, http.StatusTooManyRequests, "signin", layout{Title: "Sign in", Page: signInPage{
 			Error: fmt.Sprintf("Too many failed sign-ins from your address (%d in a minute). Wait a minute, then try again.", maxFailures),
@@ -178,12 +181,13 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	// Fingerprints have one length, so the comparison says nothing of the
 	// token's.
 	if token == "" || subtle.ConstantTimeCompare([]byte(keyCheck(token)), []byte(h.keyCheck)) != 1 {
-		if _, err := h.store.RecordSignInFailure(ctx, addr, now, failureWindow); err != nil {
-			h.failed(w, r, nil, "record a failed sign-in", err)
-			return
-		}
+		// The attempt stays counted: it failed.
 		h.log.Warn("console: sign-in failed", "address", addr)
 		h.render(w, r, http.StatusUnauthorized, "signin", layout{Title: "Sign in", Page: signInPage{Error: "That is not the admin token."}})
+		return
+	}
+	if err := h.store.ReleaseSignIn(ctx, addr, now); err != nil {
+		h.failed(w, r, nil, "uncount your sign-in", err)
 		return
 	}
 	secret := random32()

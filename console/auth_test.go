@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -242,5 +243,33 @@ func TestSignInRateLimit(t *testing.T) {
 	e.clock.Advance(time.Minute - 5*time.Second)
 	if rec := e.do(req{method: "POST", path: "/console/sign-in", form: right}); rec.Code != http.StatusSeeOther {
 		t.Fatalf("after the window: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestSignInRateLimitParallel: wrong sign-ins from one address sent at
+// once are each counted before their token is checked, so five are
+// checked (401) and the rest refused (429), the right token then too. The
+// store holds them all at their first call, as a busy one may.
+func TestSignInRateLimitParallel(t *testing.T) {
+	e := newEnv(t, "")
+	const n = 60
+	e.store.signInGate = newGate(n)
+	codes := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			codes[i] = e.do(req{method: "POST", path: "/console/sign-in", form: url.Values{"token": {"guess"}}}).Code
+		})
+	}
+	wg.Wait()
+	byCode := map[int]int{}
+	for _, c := range codes {
+		byCode[c]++
+	}
+	if byCode[http.StatusUnauthorized] != 5 || byCode[http.StatusTooManyRequests] != n-5 {
+		t.Fatalf("answers %v, want 5 × 401 and %d × 429", byCode, n-5)
+	}
+	if rec := e.do(req{method: "POST", path: "/console/sign-in", form: url.Values{"token": {token}}}); rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("the right token while limited: %d", rec.Code)
 	}
 }

@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -14,16 +15,20 @@ import (
 type fakeStore struct {
 	*core.Commits
 
-	mu        sync.Mutex
-	signIns   map[string]core.ConsoleSession
-	failures  map[string][]time.Time
-	hours     []core.HourStats
-	counts    map[core.Status]int
-	list      core.SessionList
-	listCalls int
-	filters   []core.SessionFilter
-	statsFrom time.Time
-	statsTo   time.Time
+	mu       sync.Mutex
+	signIns  map[string]core.ConsoleSession
+	failures map[string][]time.Time
+	// signInGate, when set, holds every sign-in after its first call
+	// about its address's count until as many have made it: what a check
+	// made before the attempt is counted would let through shows.
+	signInGate *gate
+	hours      []core.HourStats
+	counts     map[core.Status]int
+	list       core.SessionList
+	listCalls  int
+	filters    []core.SessionFilter
+	statsFrom  time.Time
+	statsTo    time.Time
 }
 
 func newFakeStore() *fakeStore {
@@ -57,23 +62,64 @@ func (f *fakeStore) DeleteConsoleSession(_ context.Context, id string) error {
 	return nil
 }
 
-func (f *fakeStore) RecordSignInFailure(ctx context.Context, address string, now time.Time, window time.Duration) (int, error) {
+// gate opens once n callers arrived at it; callers after those pass.
+type gate struct {
+	mu      sync.Mutex
+	n       int
+	arrived int
+	open    chan struct{}
+}
+
+func newGate(n int) *gate { return &gate{n: n, open: make(chan struct{})} }
+
+func (g *gate) arrive() {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	g.arrived++
+	if g.arrived == g.n {
+		close(g.open)
+	}
+	g.mu.Unlock()
+	<-g.open
+}
+
+func (f *fakeStore) ReserveSignIn(ctx context.Context, address string, now time.Time, window time.Duration, limit int) (bool, error) {
+	defer f.signInGate.arrive()
 	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.countLocked(address, now, window) >= limit {
+		return false, nil
+	}
 	f.failures[address] = append(f.failures[address], now)
-	f.mu.Unlock()
-	return f.SignInFailures(ctx, address, now, window)
+	return true, nil
+}
+
+func (f *fakeStore) ReleaseSignIn(_ context.Context, address string, now time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if i := slices.IndexFunc(f.failures[address], now.Equal); i >= 0 {
+		f.failures[address] = slices.Delete(f.failures[address], i, i+1)
+	}
+	return nil
 }
 
 func (f *fakeStore) SignInFailures(_ context.Context, address string, now time.Time, window time.Duration) (int, error) {
+	defer f.signInGate.arrive()
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.countLocked(address, now, window), nil
+}
+
+func (f *fakeStore) countLocked(address string, now time.Time, window time.Duration) int {
 	n := 0
 	for _, at := range f.failures[address] {
 		if at.After(now.Add(-window)) && !at.After(now) {
 			n++
 		}
 	}
-	return n, nil
+	return n
 }
 
 func (f *fakeStore) SweepConsole(context.Context, time.Time) (int, error) { return 0, nil }

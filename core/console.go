@@ -33,11 +33,19 @@ type ConsoleStore interface {
 	GetConsoleSession(ctx context.Context, id string, now time.Time) (*ConsoleSession, error)
 	// DeleteConsoleSession signs out; deleting nothing is not an error.
 	DeleteConsoleSession(ctx context.Context, id string) error
-	// RecordSignInFailure counts a failed sign-in from address at now and
-	// returns how many address made in (now-window, now], this one
-	// included. Replicas share the count.
-	RecordSignInFailure(ctx context.Context, address string, now time.Time, window time.Duration) (int, error)
-	// SignInFailures is the same count without recording one.
+	// ReserveSignIn counts a sign-in attempt from address at now, before
+	// its token is checked, unless address already has limit counted since
+	// now-window (those a later clock stamped after now included): then it
+	// counts nothing and ok is false. The check and the count are one
+	// step, shared by the replicas, so of attempts made at once at most
+	// limit are counted and go on. An attempt that signs in is uncounted
+	// (ReleaseSignIn); the others stay counted, as failures.
+	ReserveSignIn(ctx context.Context, address string, now time.Time, window time.Duration, limit int) (ok bool, err error)
+	// ReleaseSignIn uncounts one attempt ReserveSignIn counted for
+	// address at now; none there is not an error.
+	ReleaseSignIn(ctx context.Context, address string, now time.Time) error
+	// SignInFailures is how many attempts address has counted in
+	// (now-window, now].
 	SignInFailures(ctx context.Context, address string, now time.Time, window time.Duration) (int, error)
 	// SweepConsole deletes sign-ins expired and failures made before
 	// before, and returns how many records went.

@@ -33,8 +33,22 @@ func (p AccessPolicy) MarshalJSON() ([]byte, error) {
 
 // Allows reports whether user may trigger the agent in channel.
 func (p AccessPolicy) Allows(channel, user string) bool {
-	return (len(p.Channels) == 0 || slices.Contains(p.Channels, channel)) &&
-		(len(p.Users) == 0 || slices.Contains(p.Users, user))
+	return p.allowsChannel(channel) && (len(p.Users) == 0 || slices.Contains(p.Users, user))
+}
+
+func (p AccessPolicy) allowsChannel(channel string) bool {
+	return len(p.Channels) == 0 || slices.Contains(p.Channels, channel)
+}
+
+// CheckPostChannel is the one check of where the agent may post on its
+// own (a platform tool's post to another channel, a schedule's post):
+// only in a channel of the installation's policy, when it names
+// channels. The refusal wraps ErrInvalid and names the policy.
+func (in *Installation) CheckPostChannel(channel string) error {
+	if in.Policy.allowsChannel(channel) {
+		return nil
+	}
+	return fmt.Errorf("channel %s is outside the channel policy of installation %s (policy.channels): the agent posts only in the channels it may be triggered in: %w", channel, in.ID, ErrInvalid)
 }
 
 // Installation is the gateway installed into one tenant of a platform: a

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -113,19 +114,30 @@ func (s *Store) DeleteConsoleSession(ctx context.Context, id string) error {
 	return nil
 }
 
-// RecordSignInFailure counts a failed sign-in from address at now and
-// returns how many address made in (now-window, now], this one included.
-// bbolt's one writer at a time makes the count exact.
-func (s *Store) RecordSignInFailure(ctx context.Context, address string, now time.Time, window time.Duration) (int, error) {
+// ReserveSignIn counts a sign-in attempt from address at now unless
+// address has limit counted since now-window; bbolt's one writer at a
+// time makes the check and the count one step. A refused attempt writes
+// nothing.
+func (s *Store) ReserveSignIn(ctx context.Context, address string, now time.Time, window time.Duration, limit int) (bool, error) {
 	if err := ctxErr(ctx); err != nil {
-		return 0, err
+		return false, err
 	}
 	from, to, err := record.FailureWindow(address, now, window)
 	if err != nil {
-		return 0, fmt.Errorf("record sign-in failure: %w", err)
+		return false, fmt.Errorf("reserve sign-in: %w", err)
 	}
-	n := 0
+	// Attempts stamped after now count too: another request's clock read
+	// may be later than this one's and its attempt counted first.
+	latest := time.Unix(0, math.MaxInt64)
+	full, err := viewOne(ctx, s, "reserve sign-in", func(tx *bolt.Tx) (bool, error) { return countFailures(tx, address, from, latest) >= limit, nil })
+	if err != nil || full {
+		return false, err
+	}
+	ok := false
 	err = s.db.Update(func(tx *bolt.Tx) error {
+		if ok = countFailures(tx, address, from, latest) < limit; !ok {
+			return nil
+		}
 		failures := bkt(tx, bucketConsoleFailures)
 		seq, err := failures.NextSequence()
 		if err != nil {
@@ -135,20 +147,44 @@ func (s *Store) RecordSignInFailure(ctx context.Context, address string, now tim
 		if err := failures.Put(append(consoleAddress(address), at...), nil); err != nil {
 			return err
 		}
-		if err := bkt(tx, bucketConsoleFailureTimes).Put(append(at, address...), nil); err != nil {
-			return err
-		}
-		n = countFailures(tx, address, from, to)
-		return nil
+		return bkt(tx, bucketConsoleFailureTimes).Put(append(at, address...), nil)
 	})
 	if err != nil {
-		return 0, fmt.Errorf("record sign-in failure: %w", err)
+		return false, fmt.Errorf("reserve sign-in: %w", err)
 	}
-	return n, nil
+	return ok, nil
 }
 
-// SignInFailures counts the failed sign-ins address made in
-// (now-window, now] without recording one.
+// ReleaseSignIn uncounts one attempt counted for address at now.
+func (s *Store) ReleaseSignIn(ctx context.Context, address string, now time.Time) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	if err := record.ConsoleText("address", address); err != nil {
+		return fmt.Errorf("release sign-in: %w", err)
+	}
+	prefix := append(consoleAddress(address), u64(unixNanos(record.ConsoleTime(now)))...)
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		failures := bkt(tx, bucketConsoleFailures)
+		k, _ := failures.Cursor().Seek(prefix)
+		if k == nil || !bytes.HasPrefix(k, prefix) {
+			return nil
+		}
+		k = bytes.Clone(k)
+		if err := failures.Delete(k); err != nil {
+			return err
+		}
+		at := k[len(consoleAddress(address)):]
+		return bkt(tx, bucketConsoleFailureTimes).Delete(append(bytes.Clone(at), address...))
+	})
+	if err != nil {
+		return fmt.Errorf("release sign-in: %w", err)
+	}
+	return nil
+}
+
+// SignInFailures counts the attempts address has counted in
+// (now-window, now].
 func (s *Store) SignInFailures(ctx context.Context, address string, now time.Time, window time.Duration) (int, error) {
 	from, to, err := record.FailureWindow(address, now, window)
 	if err != nil {

@@ -31,6 +31,9 @@ func (s *Store) ListSessions(ctx context.Context, f core.SessionFilter) (core.Se
 	if err := ctxErr(ctx); err != nil {
 		return core.SessionList{}, err
 	}
+	if err := record.CheckFilter(f); err != nil {
+		return core.SessionList{}, err
+	}
 	p := newListing(f)
 	err := s.db.View(func(tx *bolt.Tx) error {
 		sessions := bkt(tx, bucketSessions)

@@ -96,7 +96,7 @@ func (s *Store) createWith(ctx context.Context, req core.NewSession, dests []cor
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	if err := record.ValidateKeys(req.Idempotency, req.Dedupe); err != nil {
+	if err := record.ValidateCreate(req); err != nil {
 		return nil, err
 	}
 	inputs, err := record.PrepareInputs(req.Inputs)

@@ -38,7 +38,8 @@ func runtimes(sb *sandbox.Docker) func(core.AgentRuntime) error {
 }
 
 // routes mounts every package's handlers: the API, the session page and
-// the console behind authentication, health and metrics in the open.
+// the console behind authentication, health and metrics in the open; a
+// path or query that holds text no store keeps is refused first.
 func routes(cfg *serveConfig, store backend.Store, hub *live.Hub, rt *runtime.Runtime, sr *schedules.Runner, m *metrics.Metrics, wh *webhooks.Service, gw *providers.Set, clients *models.Router, states *oauth.States, sb *sandbox.Docker, con *console.Handler, log *slog.Logger) http.Handler {
 	a := &api.Auth{AdminToken: cfg.adminToken, Sessions: store, Logger: log}
 	v1 := http.NewServeMux()
@@ -83,5 +84,7 @@ func routes(cfg *serveConfig, store backend.Store, hub *live.Hub, rt *runtime.Ru
 		web.WriteJSON(w, code, map[string]string{"status": status})
 	})
 	mux.Handle("GET /metrics", m.Handler())
-	return mux
+	// An id, key or filter no store could hold finds nothing: refused
+	// alike whichever store runs.
+	return web.CheckRequestText(log, mux)
 }

@@ -105,8 +105,8 @@ func (sc *toolScope) postMessage(ctx context.Context, req mcp.CallToolRequest) (
 	thread := sc.thread
 	if channel != sc.channel {
 		thread = ""
-		if len(in.Policy.Channels) > 0 && !in.Policy.Allows(channel, "") {
-			return mcp.NewToolResultError("channel " + channel + " is not among the channels this workspace's admin allowed"), nil
+		if err := in.CheckPostChannel(channel); err != nil {
+			return toolError(err), nil
 		}
 	}
 	if args := req.GetArguments(); args["thread_ts"] != nil {

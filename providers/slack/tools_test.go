@@ -95,8 +95,11 @@ func TestTools(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		if res := call("mcp_slack_post_message", map[string]string{"text": "hi", "channel": "C0SECRET"}); !res.IsError {
+		if res := call("mcp_slack_post_message", map[string]string{"text": "hi", "channel": "C0SECRET"}); !res.IsError || !strings.Contains(res.Output, "channel policy") {
 			t.Fatalf("posted outside the policy: %+v", res)
+		}
+		if n := len(r.fake.Channel("C0SECRET")); n != 0 {
+			t.Fatalf("%d messages in the channel outside the policy", n)
 		}
 	})
 	t.Run("no tools once uninstalled", func(t *testing.T) {

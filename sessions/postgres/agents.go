@@ -137,7 +137,7 @@ func getAgent(ctx context.Context, q querier, idOrName string, lock bool) (*core
 	}
 	var v []byte
 	err := q.QueryRow(ctx, sql, idOrName).Scan(&v)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if noRow(err) {
 		return nil, fmt.Errorf("agent %q: %w", idOrName, core.ErrNotFound)
 	}
 	if err != nil {
@@ -165,7 +165,7 @@ func (s *Store) GetAgentVersion(ctx context.Context, id string, version int) (*c
 	}
 	var v []byte
 	err := s.poolFor(ctx).QueryRow(ctx, `SELECT body FROM agent_versions WHERE agent_id = $1 AND version = $2`, id, version).Scan(&v)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if noRow(err) {
 		err = fmt.Errorf("agent %s version %d: %w", id, version, core.ErrNotFound)
 	}
 	if err != nil {

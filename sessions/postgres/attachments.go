@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -35,7 +34,7 @@ func (s *Store) GetAttachment(ctx context.Context, id string) ([]byte, error) {
 	}
 	var data []byte
 	err := s.poolFor(ctx).QueryRow(ctx, `SELECT data FROM attachments WHERE id = $1`, id).Scan(&data)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if noRow(err) {
 		return nil, fmt.Errorf("attachment %s: %w", id, core.ErrNotFound)
 	}
 	if err != nil {

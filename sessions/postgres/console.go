@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/sessions/record"
 )
@@ -13,8 +14,8 @@ import (
 var _ core.ConsoleStore = (*Store)(nil)
 
 // failureLockClass is the first key of the transaction-level advisory
-// locks that order the failed sign-ins of an address (the second is
-// lockKey of the address), so each count includes every failure committed
+// locks that order the sign-in attempts of an address (the second is
+// lockKey of the address), so each count includes every attempt committed
 // before it, whichever replica made it.
 const failureLockClass int32 = 0x53_57_43_46 // "SWCF"
 
@@ -72,34 +73,59 @@ func (s *Store) DeleteConsoleSession(ctx context.Context, id string) error {
 // failuresIn counts an address's failures made in (from, to].
 const failuresIn = `SELECT count(*) FROM console_sign_in_failures WHERE address = $1 AND at > $2 AND at <= $3`
 
-// RecordSignInFailure counts a failed sign-in from address at now and
-// returns how many address made in (now-window, now], this one included.
-// It inserts and counts under the address's lock (failureLockClass), so
-// two replicas recording failures of one address at once get two counts.
-func (s *Store) RecordSignInFailure(ctx context.Context, address string, now time.Time, window time.Duration) (int, error) {
+// failuresSince counts an address's failures made after from: another
+// replica's clock may be ahead of this one's, and its attempts count.
+const failuresSince = `SELECT count(*) FROM console_sign_in_failures WHERE address = $1 AND at > $2`
+
+// ReserveSignIn counts a sign-in attempt from address at now unless
+// address has limit counted since now-window. It counts and inserts
+// under the address's lock (failureLockClass), so attempts of one address
+// made at once on any replicas are counted one after the other. A read
+// first refuses an address already at limit without a write.
+func (s *Store) ReserveSignIn(ctx context.Context, address string, now time.Time, window time.Duration, limit int) (bool, error) {
 	if err := ctxErr(ctx); err != nil {
-		return 0, err
+		return false, err
 	}
 	from, to, err := record.FailureWindow(address, now, window)
 	if err != nil {
-		return 0, fmt.Errorf("record sign-in failure: %w", err)
+		return false, fmt.Errorf("reserve sign-in: %w", err)
 	}
 	var n int
+	if err := s.poolFor(ctx).QueryRow(ctx, failuresSince, address, from).Scan(&n); err != nil {
+		return false, fmt.Errorf("reserve sign-in: %w", err)
+	}
+	if n >= limit {
+		return false, nil
+	}
+	var ok bool
 	err = s.do(ctx, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
 		b.Queue(`SELECT pg_advisory_xact_lock($1, $2)`, failureLockClass, lockKey(address))
-		b.Queue(`INSERT INTO console_sign_in_failures (address, at) VALUES ($1, $2)`, address, to)
-		b.Queue(failuresIn, address, from, to).QueryRow(func(row pgx.Row) error { return row.Scan(&n) })
+		b.Queue(`INSERT INTO console_sign_in_failures (address, at)
+			SELECT $1, $3 WHERE (`+failuresSince+`) < $4`, address, from, to, limit).Exec(func(tag pgconn.CommandTag) error {
+			ok = tag.RowsAffected() == 1
+			return nil
+		})
 		return tx.SendBatch(ctx, b).Close()
 	})
 	if err != nil {
-		return 0, fmt.Errorf("record sign-in failure: %w", err)
+		return false, fmt.Errorf("reserve sign-in: %w", err)
 	}
-	return n, nil
+	return ok, nil
 }
 
-// SignInFailures counts the failed sign-ins address made in
-// (now-window, now] without recording one.
+// ReleaseSignIn uncounts one attempt counted for address at now.
+func (s *Store) ReleaseSignIn(ctx context.Context, address string, now time.Time) error {
+	if err := record.ConsoleText("address", address); err != nil {
+		return fmt.Errorf("release sign-in: %w", err)
+	}
+	return s.deleteOne(ctx, "release sign-in", nil, `DELETE FROM console_sign_in_failures WHERE id = (
+		SELECT id FROM console_sign_in_failures WHERE address = $1 AND at = $2 ORDER BY id DESC LIMIT 1)`,
+		address, record.ConsoleTime(now))
+}
+
+// SignInFailures counts the attempts address has counted in
+// (now-window, now].
 func (s *Store) SignInFailures(ctx context.Context, address string, now time.Time, window time.Duration) (int, error) {
 	if err := ctxErr(ctx); err != nil {
 		return 0, err

@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"errors"
-	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -45,9 +43,12 @@ func TestConsoleAcrossReplicas(t *testing.T) {
 
 	const addr = "198.51.100.20"
 	for i, s := range []*Store{a, b, a} {
-		if n, err := s.RecordSignInFailure(ctx, addr, now.Add(time.Duration(i)*time.Second), time.Minute); err != nil || n != i+1 {
-			t.Fatalf("failure %d = %d, %v; want %d", i+1, n, err, i+1)
+		if ok, err := s.ReserveSignIn(ctx, addr, now.Add(time.Duration(i)*time.Second), time.Minute, 3); err != nil || !ok {
+			t.Fatalf("attempt %d = %v, %v; want counted", i+1, ok, err)
 		}
+	}
+	if ok, err := b.ReserveSignIn(ctx, addr, now.Add(2*time.Second), time.Minute, 3); err != nil || ok {
+		t.Fatalf("an attempt past the limit on the other replica = %v, %v; want refused", ok, err)
 	}
 	if n, err := b.SignInFailures(ctx, addr, now.Add(2*time.Second), time.Minute); err != nil || n != 3 {
 		t.Fatalf("the other replica counts %d, %v; want 3", n, err)
@@ -63,30 +64,14 @@ func TestConsoleAcrossReplicas(t *testing.T) {
 	}
 }
 
-// TestConsoleFailuresRace: failures of one address recorded at once on
-// two replicas each get a count of their own: 1, 2, … n, none twice.
-func TestConsoleFailuresRace(t *testing.T) {
+// TestConsoleReserveRace: attempts of one address made at once on two
+// replicas are counted up to the limit, no further: the lockout holds
+// across replicas.
+func TestConsoleReserveRace(t *testing.T) {
 	stores := replicas(t)
 	now := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
-	const n = 24
-	counts := make([]int, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			counts[i], errs[i] = stores[i%2].RecordSignInFailure(t.Context(), "203.0.113.9", now, time.Minute)
-		})
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("failure %d: %v", i, err)
-		}
-	}
-	slices.Sort(counts)
-	for i, c := range counts {
-		if c != i+1 {
-			t.Fatalf("counts = %v, want 1…%d each once", counts, n)
-		}
+	const limit = 5
+	if n := storetest.ReserveInParallel(t, 60, func(i int) core.ConsoleStore { return stores[i%2] }, "203.0.113.9", now, limit); n != limit {
+		t.Fatalf("%d of 60 attempts on two replicas counted, want %d", n, limit)
 	}
 }

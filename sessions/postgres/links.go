@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -26,7 +25,7 @@ func keyRoutesTo(ctx context.Context, q querier, key string) (string, error) {
 	var id string
 	err := q.QueryRow(ctx, `SELECT id FROM sessions WHERE external_key = $1
 		UNION ALL SELECT session_id FROM session_links WHERE key = $1 LIMIT 1`, key).Scan(&id)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if noRow(err) {
 		return "", nil
 	}
 	return id, err

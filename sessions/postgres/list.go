@@ -17,6 +17,9 @@ import (
 // must allow any. A text filter reads first_text of at most MaxExamined
 // of the sessions the others select.
 func (s *Store) ListSessions(ctx context.Context, f core.SessionFilter) (core.SessionList, error) {
+	if err := record.CheckFilter(f); err != nil {
+		return core.SessionList{}, err
+	}
 	where := []string{"id > $1"}
 	args := []any{f.After}
 	add := func(column, value string) {

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/sessions/dump"
+	"github.com/switchboardhq/switchboard/sessions/record"
 )
 
 // unloaded are the tables Load neither fills nor requires empty: facts
@@ -143,9 +144,15 @@ func (l *loader) put(r dump.Record) error {
 		if r.Tenant != "" {
 			tenant = &r.Tenant
 		}
+		first := r.FirstText
+		if first != nil {
+			// A bbolt file of an earlier release kept U+0000 in it.
+			text := record.SearchText(*first)
+			first = &text
+		}
 		q(`INSERT INTO sessions (id, status, agent_id, external_key, last_seq, lease_holder, body, provider, tenant, first_text)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, r.ID, string(r.Status), r.AgentID, key, int64(r.LastSeq), r.TurnHolder, []byte(r.Body),
-			r.Provider, tenant, r.FirstText)
+			r.Provider, tenant, first)
 		l.counts[countKey{r.Status, countShard(r.ID)}]++
 		for _, key := range r.Links {
 			q(`INSERT INTO session_links (key, session_id) VALUES ($1, $2)`, key, r.ID)

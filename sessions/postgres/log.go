@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 
@@ -56,7 +55,7 @@ func (s *Store) nothingToTake(ctx context.Context, sessionID string, take bool) 
 	var pending bool
 	err := s.poolFor(ctx).QueryRow(ctx, `SELECT body, EXISTS (SELECT 1 FROM pending_inputs WHERE session_id = $1)
 		FROM sessions WHERE id = $1`, sessionID).Scan(&v, &pending)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if noRow(err) {
 		return false, fmt.Errorf("session %s: %w", sessionID, core.ErrNotFound)
 	}
 	if err != nil {

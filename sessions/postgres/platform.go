@@ -57,7 +57,7 @@ func bodyPage[T any](ctx context.Context, s *Store, what, query, after string, l
 func getBody[T any](ctx context.Context, q querier, what, key, query string, args ...any) (*T, error) {
 	var raw []byte
 	err := q.QueryRow(ctx, query, args...).Scan(&raw)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if noRow(err) {
 		return nil, fmt.Errorf("%s %q: %w", what, key, core.ErrNotFound)
 	}
 	if err != nil {

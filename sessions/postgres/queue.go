@@ -157,10 +157,13 @@ func (s *Store) sessionRows(ctx context.Context, sessionID, sql string, args ...
 		return nil, err
 	}
 	rows, err := s.poolFor(ctx).Query(ctx, sql, append([]any{sessionID}, args...)...)
-	if err != nil {
-		return nil, err
+	var out []core.Event
+	if err == nil {
+		out, err = collect(rows, decodeEvent)
 	}
-	out, err := collect(rows, decodeEvent)
+	if noRow(err) {
+		return nil, fmt.Errorf("session %s: %w", sessionID, core.ErrNotFound)
+	}
 	if err != nil || len(out) > 0 {
 		return out, err
 	}

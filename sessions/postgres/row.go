@@ -93,7 +93,7 @@ func writable(r *row, id string) (*row, error) {
 func loadSession(ctx context.Context, q querier, id string) (*core.Session, error) {
 	var v []byte
 	err := q.QueryRow(ctx, `SELECT body FROM sessions WHERE id = $1`, id).Scan(&v)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if noRow(err) {
 		return nil, fmt.Errorf("session %s: %w", id, core.ErrNotFound)
 	}
 	if err != nil {

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/sessions/record"
@@ -41,7 +40,7 @@ func (s *Store) createWith(ctx context.Context, req core.NewSession, dests []cor
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	if err := record.ValidateKeys(req.Idempotency, req.Dedupe); err != nil {
+	if err := record.ValidateCreate(req); err != nil {
 		return nil, err
 	}
 	inputs, err := record.PrepareInputs(req.Inputs)
@@ -211,7 +210,7 @@ func (s *Store) SessionByKey(ctx context.Context, key string) (*core.Session, er
 	var v []byte
 	err := s.poolFor(ctx).QueryRow(ctx, `SELECT body FROM sessions WHERE external_key = $1
 		OR id = (SELECT session_id FROM session_links WHERE key = $1)`, key).Scan(&v)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if noRow(err) {
 		err = fmt.Errorf("session for key %q: %w", key, core.ErrNotFound)
 	}
 	if err != nil {

@@ -245,6 +245,11 @@ func (s *Store) writeTx(ctx context.Context, sessionID string, body txBody) erro
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
+	if core.CheckText("session id", sessionID) != nil {
+		// No session has it, and PostgreSQL would fail the transaction
+		// at the first statement that names it.
+		return fmt.Errorf("session %q: %w", sessionID, core.ErrNotFound)
+	}
 	// The connection first, then the stripe: a write waiting for a busy
 	// pool then holds no stripe that a write for another session (a
 	// request's, on the foreground pool) would wait on.
@@ -349,6 +354,14 @@ func (s *Store) do(ctx context.Context, fn func(tx pgx.Tx) error) error {
 func retryable(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+}
+
+// noRow reports a look-up that found no row, or whose argument is text
+// PostgreSQL cannot hold (U+0000, invalid UTF-8: SQLSTATE 22021), which no
+// row can hold either: both are not found, as in the bbolt store.
+func noRow(err error) bool {
+	var pe *pgconn.PgError
+	return errors.Is(err, pgx.ErrNoRows) || errors.As(err, &pe) && pe.Code == "22021"
 }
 
 // isUnique reports a unique constraint violation (optionally of the named

@@ -77,14 +77,46 @@ func normalizeTimes(e *core.Event) {
 	}
 }
 
-// ValidateKeys refuses empty keys before any transaction.
+// ValidateKeys refuses empty keys, and keys a store cannot keep
+// (core.CheckText), before any transaction.
 func ValidateKeys(idem *core.Idempotency, dedupe []string) error {
-	if idem != nil && idem.Key == "" {
-		return fmt.Errorf("idempotency key is empty: %w", core.ErrInvalid)
+	if idem != nil {
+		if idem.Key == "" {
+			return fmt.Errorf("idempotency key is empty: %w", core.ErrInvalid)
+		}
+		if err := core.CheckText("idempotency key", idem.Key); err != nil {
+			return err
+		}
 	}
 	for _, d := range dedupe {
 		if d == "" {
 			return fmt.Errorf("dedupe key is empty: %w", core.ErrInvalid)
+		}
+		if err := core.CheckText("dedupe key", d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ValidateCreate refuses, before any transaction, a create whose keys or
+// indexed fields a store cannot keep; its inputs are free text and are
+// kept as given.
+func ValidateCreate(req core.NewSession) error {
+	if err := ValidateKeys(req.Idempotency, req.Dedupe); err != nil {
+		return err
+	}
+	fields := []struct{ name, v string }{
+		{"session id", req.Session.ID},
+		{"tenant", req.Session.Tenant},
+		{"external key", req.ExternalKey},
+	}
+	if o := req.Session.Origin; o != nil {
+		fields = append(fields, struct{ name, v string }{"origin provider", o.Provider})
+	}
+	for _, f := range fields {
+		if err := core.CheckText(f.name, f.v); err != nil {
+			return fmt.Errorf("create session: %w", err)
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package schedules
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -93,7 +94,9 @@ func Check(ctx context.Context, store Store, openers map[string]core.ThreadOpene
 }
 
 // checkPost checks where a new session is to be posted: an installation
-// of a provider that can post, and a channel.
+// of a provider that can post, and a channel its policy allows
+// (core.Installation.CheckPostChannel, which the runner checks again at
+// each fire).
 func checkPost(ctx context.Context, store Store, openers map[string]core.ThreadOpener, t core.ScheduleTarget) error {
 	p := t.Post
 	switch {
@@ -112,7 +115,13 @@ func checkPost(ctx context.Context, store Store, openers map[string]core.ThreadO
 	if errors.Is(err, core.ErrNotFound) || err == nil && in.Provider != p.Provider {
 		return web.Invalid("field \"target.post.installation\": no %s installation %q", p.Provider, p.Installation)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	if err := in.CheckPostChannel(p.Channel); err != nil {
+		return fmt.Errorf("field \"target.post.channel\": %w", err)
+	}
+	return nil
 }
 
 // checkTarget checks that the target exists and can take input.
@@ -203,15 +212,16 @@ func (h *Handler) pause(w http.ResponseWriter, r *http.Request) error {
 
 // resume makes a paused schedule due again from now: a cron schedule at
 // its next time (times missed while paused are skipped), a one-off at its
-// time (at once if that passed), unless it fired already.
+// time (at once if that passed). A one-off that fired already is a 409,
+// paused or not: it will not fire again.
 func (h *Handler) resume(w http.ResponseWriter, r *http.Request) error {
 	now := h.Clock.Now()
 	return h.change(w, r, func(sc *core.Schedule) error {
-		if !sc.Paused {
-			return nil
-		}
 		if sc.At != nil && sc.Fires > 0 {
 			return web.Errorf(http.StatusConflict, "conflict", "schedule %s was a one-off and fired at %s; create another", sc.ID, sc.LastFiredAt.Format(time.RFC3339))
+		}
+		if !sc.Paused {
+			return nil
 		}
 		next, err := First(sc, now)
 		if err != nil {

@@ -113,6 +113,25 @@ func TestHandler(t *testing.T) {
 	if code, body = do("POST", "/v1/schedules/"+sc.ID+"/resume", ""); code != 200 || !strings.Contains(body, `"next_at":"2026-03-31T00:30:00.000Z"`) {
 		t.Fatalf("resume: %d %s", code, body)
 	}
+	// The one-off fires at its time; resuming it then is a 409, paused or
+	// not, and changes nothing.
+	clock.set(time.Date(2026, 3, 28, 13, 0, 0, 0, time.UTC))
+	if err := schedules.NewRunner(s, clock, nil).FireDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []string{"resume", "pause", "resume"} {
+		code, body = do("POST", "/v1/schedules/"+once.ID+"/"+step, "")
+		want := 200
+		if step == "resume" {
+			want = 409
+		}
+		if code != want || want == 409 && !strings.Contains(body, "fired") {
+			t.Fatalf("%s a one-off that fired: %d %s, want %d", step, code, body, want)
+		}
+	}
+	if got, err := s.GetSchedule(ctx, once.ID); err != nil || got.Fires != 1 || got.NextAt != nil {
+		t.Fatalf("the fired one-off after the refused resumes: %+v, %v", got, err)
+	}
 	if code, body = do("DELETE", "/v1/schedules/"+sc.ID, ""); code != 204 {
 		t.Fatalf("delete: %d %s", code, body)
 	}
@@ -121,5 +140,40 @@ func TestHandler(t *testing.T) {
 	}
 	if code, _ = do("POST", "/v1/schedules/sch_nope/pause", ""); code != 404 {
 		t.Fatalf("pause an unknown schedule: %d", code)
+	}
+}
+
+// TestHandlerPostPolicy: a schedule that posts is refused at create with a
+// 400 naming the channel policy when its channel is outside the
+// installation's policy, and made when it is within.
+func TestHandlerPostPolicy(t *testing.T) {
+	s := openStore(t)
+	if _, err := s.CreateAgent(t.Context(), &core.Agent{Name: "standup", Model: "anthropic/x"}); err != nil {
+		t.Fatal(err)
+	}
+	in := slackInstallation(t, s)
+	mux := http.NewServeMux()
+	(&schedules.Handler{Store: s, Openers: map[string]core.ThreadOpener{"slack": &opener{}}, Clock: &handClock{now: t0}}).Register(mux)
+	srv := httptest.NewServer(asAdmin(mux))
+	t.Cleanup(srv.Close)
+	create := func(channel string) (int, string) {
+		t.Helper()
+		body := `{"cron":"0 9 * * *","target":{"agent":"standup","input":"standup","post":{"provider":"slack","installation":"` + in.ID + `","channel":"` + channel + `"}}}`
+		resp, err := http.Post(srv.URL+"/v1/schedules", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(raw)
+	}
+	if code, body := create("C0SECRET"); code != 400 || !strings.Contains(body, `field \"target.post.channel\"`) || !strings.Contains(body, "channel policy") {
+		t.Fatalf("a post outside the policy: %d %s, want a 400 naming the channel policy", code, body)
+	}
+	if list, _, _ := s.ListSchedules(t.Context(), core.ScheduleQuery{}); len(list) != 0 {
+		t.Fatalf("a refused create stored %d schedules", len(list))
+	}
+	if code, body := create("C0OPS"); code != 201 {
+		t.Fatalf("a post within the policy: %d %s", code, body)
 	}
 }

@@ -216,14 +216,25 @@ func (r *Runner) fire(ctx context.Context, sc *core.Schedule, now time.Time) err
 const openNote = "⏰ Scheduled: "
 
 // open posts the schedule's message where its new session will answer
-// (once per due time, however often it is asked) and gives start that
-// origin. stop says why the schedule cannot fire there at all; err is a
+// (once per due time, however often it is asked), in a channel the
+// installation's policy allows, and gives start that origin. stop says why the schedule cannot fire there at all; err is a
 // failure worth trying again.
 func (r *Runner) open(ctx context.Context, sc *core.Schedule, due time.Time, start *core.NewSession) (stop, err error) {
 	post := sc.Target.Post
 	opener := r.Openers[post.Provider]
 	if opener == nil {
 		return fmt.Errorf("no %s provider is configured to post in", post.Provider), nil
+	}
+	// The policy may have changed since the schedule was made.
+	in, err := r.Store.GetInstallation(ctx, post.Installation)
+	switch {
+	case errors.Is(err, core.ErrNotFound):
+		return fmt.Errorf("post in %s channel %s: %w", post.Provider, post.Channel, err), nil
+	case err != nil:
+		return nil, err
+	}
+	if err := in.CheckPostChannel(post.Channel); err != nil {
+		return fmt.Errorf("post in %s: %w", post.Provider, err), nil
 	}
 	origin, tenant, err := opener.OpenThread(ctx, post.Installation, post.Channel, openNote+sc.Target.Input, fmt.Sprintf("schedule:%s:%d", sc.ID, due.UnixNano()))
 	switch {

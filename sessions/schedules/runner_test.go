@@ -188,6 +188,65 @@ func (o *opener) OpenThread(_ context.Context, installationID, channel, text, ke
 	return core.Origin{Provider: "slack", Key: "slack:T1:" + channel + ":" + fmt.Sprint(len(o.keys)), Tenant: "T1"}, "slack:T1", nil
 }
 
+// slackInstallation saves a Slack installation whose policy allows
+// C0OPS and C0DEV only.
+func slackInstallation(t *testing.T, s *sessions.Store) *core.Installation {
+	t.Helper()
+	in, err := s.SaveInstallation(t.Context(), &core.Installation{Provider: "slack", ExternalID: "T1",
+		Policy: core.AccessPolicy{Channels: []string{"C0OPS", "C0DEV"}}}, []byte("sealed"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// TestRunnerPostPolicy: a posting schedule whose channel the
+// installation's policy no longer allows (it changed after the schedule
+// was made) posts nothing when due: it pauses, naming the policy; a
+// channel the policy allows posts.
+func TestRunnerPostPolicy(t *testing.T) {
+	s := openStore(t)
+	ctx := t.Context()
+	a, err := s.CreateAgent(ctx, &core.Agent{Name: "standup", Model: "anthropic/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := slackInstallation(t, s)
+	at := core.NewTime(t0)
+	schedule := func(channel string) *core.Schedule {
+		t.Helper()
+		sc, err := s.CreateSchedule(ctx, &core.Schedule{Cron: "0 9 * * *", NextAt: &at, CreatedBy: core.CreatedByAdmin,
+			Target: core.ScheduleTarget{Agent: a.ID, Input: "standup", Post: &core.SchedulePost{Provider: "slack", Installation: in.ID, Channel: channel}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sc
+	}
+	allowed, dropped := schedule("C0OPS"), schedule("C0DEV")
+	if _, err := s.UpdateInstallation(ctx, in.ID, func(in *core.Installation) error {
+		in.Policy.Channels = []string{"C0OPS"}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	o := &opener{}
+	r := schedules.NewRunner(s, &handClock{now: t0}, nil)
+	r.Openers = map[string]core.ThreadOpener{"slack": o}
+	if err := r.FireDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.GetSchedule(ctx, dropped.ID)
+	if !got.Paused || got.Fires != 0 || !strings.Contains(got.LastError, "channel policy") || !strings.Contains(got.LastError, "C0DEV") {
+		t.Fatalf("a schedule posting outside the policy %+v", got)
+	}
+	if got, _ := s.GetSchedule(ctx, allowed.ID); got.Fires != 1 {
+		t.Fatalf("a schedule posting within the policy %+v", got)
+	}
+	if len(o.keys) != 1 || !strings.HasPrefix(o.keys[0], "schedule:"+allowed.ID+":") {
+		t.Fatalf("posts %v, want the allowed schedule's only", o.keys)
+	}
+}
+
 // TestRunnerPosts: a schedule that posts opens its thread before it fires
 // and the new session takes it as its origin; a failure worth retrying
 // fires nothing and the next look tries again; a refusal pauses it.
@@ -200,8 +259,9 @@ func TestRunnerPosts(t *testing.T) {
 	}
 	clock := &handClock{now: t0}
 	at := core.NewTime(t0)
+	in := slackInstallation(t, s)
 	sc, err := s.CreateSchedule(ctx, &core.Schedule{Cron: "0 9 * * *", NextAt: &at, CreatedBy: core.CreatedByAdmin,
-		Target: core.ScheduleTarget{Agent: a.ID, Input: "standup", Post: &core.SchedulePost{Provider: "slack", Installation: "ins_1", Channel: "C0OPS"}}})
+		Target: core.ScheduleTarget{Agent: a.ID, Input: "standup", Post: &core.SchedulePost{Provider: "slack", Installation: in.ID, Channel: "C0OPS"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

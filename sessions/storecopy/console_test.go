@@ -22,7 +22,7 @@ func TestCopyLeavesConsole(t *testing.T) {
 	}
 	src := openBolt(t, clk)
 	must(t, src.CreateConsoleSession(ctx, signIn("from-source")))
-	_, err := src.RecordSignInFailure(ctx, "192.0.2.1", clk.t, time.Minute)
+	_, err := src.ReserveSignIn(ctx, "192.0.2.1", clk.t, time.Minute, 5)
 	must(t, err)
 	dst := openPostgres(t, pgtest.DSN(t), clk)
 	must(t, dst.CreateConsoleSession(ctx, signIn("on-target")))

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +29,8 @@ func RunConsole(t *testing.T, open func(t *testing.T) ConsoleStore) {
 		{"console/expiry", testConsoleExpiry},
 		{"console/failures_window", testConsoleFailuresWindow},
 		{"console/failures_per_address", testConsoleFailuresPerAddress},
+		{"console/reserve_limit", testConsoleReserveLimit},
+		{"console/reserve_race", testConsoleReserveRace},
 		{"console/sweep", testConsoleSweep},
 		{"console/store_sweep", testConsoleStoreSweep},
 		{"console/invalid", testConsoleInvalid},
@@ -62,6 +65,18 @@ func wantSignIn(t *testing.T, s core.ConsoleStore, id string, now time.Time, liv
 		t.Fatalf("get %s at %v: %v", id, now, err)
 	}
 	return got
+}
+
+// noLimit is a ReserveSignIn limit the tests of counting never reach.
+const noLimit = 1 << 20
+
+// attempt counts a sign-in attempt of address at at, under no limit.
+func attempt(t *testing.T, s core.ConsoleStore, address string, at time.Time) {
+	t.Helper()
+	ok, err := s.ReserveSignIn(t.Context(), address, at, time.Minute, noLimit)
+	if err != nil || !ok {
+		t.Fatalf("reserve %s at %v = %v, %v; want counted", address, at, ok, err)
+	}
 }
 
 // wantFailures checks address's failures in (now-window, now].
@@ -126,16 +141,14 @@ func testConsoleExpiry(t *testing.T, s ConsoleStore) {
 }
 
 func testConsoleFailuresWindow(t *testing.T, s ConsoleStore) {
-	ctx := t.Context()
 	const addr = "198.51.100.7"
 	wantFailures(t, s, addr, consoleT0, time.Minute, 0)
 	// Six failures ten seconds apart: the sixth is within a minute of
 	// the first and counts six.
 	for i := range 6 {
-		n, err := s.RecordSignInFailure(ctx, addr, consoleT0.Add(time.Duration(i)*10*time.Second), time.Minute)
-		if err != nil || n != i+1 {
-			t.Fatalf("failure %d = %d, %v; want %d", i+1, n, err, i+1)
-		}
+		at := consoleT0.Add(time.Duration(i) * 10 * time.Second)
+		attempt(t, s, addr, at)
+		wantFailures(t, s, addr, at, time.Minute, i+1)
 	}
 	at50 := consoleT0.Add(50 * time.Second)
 	wantFailures(t, s, addr, at50, time.Minute, 6) // counting records none
@@ -147,26 +160,18 @@ func testConsoleFailuresWindow(t *testing.T, s ConsoleStore) {
 	wantFailures(t, s, addr, consoleT0.Add(25*time.Second), time.Minute, 3)
 	wantFailures(t, s, addr, at50, 15*time.Second, 2)
 	// A failure after older ones left the window counts only the recent.
-	n, err := s.RecordSignInFailure(ctx, addr, consoleT0.Add(95*time.Second), time.Minute)
-	if err != nil || n != 3 { // at 40s, 50s, 95s
-		t.Fatalf("failure after the window moved = %d, %v; want 3", n, err)
-	}
+	attempt(t, s, addr, consoleT0.Add(95*time.Second))
+	wantFailures(t, s, addr, consoleT0.Add(95*time.Second), time.Minute, 3) // at 40s, 50s, 95s
 	wantFailures(t, s, addr, consoleT0.Add(95*time.Second), time.Hour, 7)
 	wantFailures(t, s, addr, consoleT0.Add(10*time.Minute), time.Minute, 0)
 }
 
 func testConsoleFailuresPerAddress(t *testing.T, s ConsoleStore) {
-	ctx := t.Context()
 	// "10.0.0.1" is a prefix of "10.0.0.10": neither counts the other's.
 	for i := range 3 {
-		if _, err := s.RecordSignInFailure(ctx, "10.0.0.1", consoleT0.Add(time.Duration(i)*time.Second), time.Minute); err != nil {
-			t.Fatal(err)
-		}
+		attempt(t, s, "10.0.0.1", consoleT0.Add(time.Duration(i)*time.Second))
 	}
-	n, err := s.RecordSignInFailure(ctx, "10.0.0.10", consoleT0.Add(5*time.Second), time.Minute)
-	if err != nil || n != 1 {
-		t.Fatalf("another address's first failure = %d, %v; want 1", n, err)
-	}
+	attempt(t, s, "10.0.0.10", consoleT0.Add(5*time.Second))
 	now := consoleT0.Add(5 * time.Second)
 	wantFailures(t, s, "10.0.0.1", now, time.Minute, 3)
 	wantFailures(t, s, "10.0.0.10", now, time.Minute, 1)
@@ -183,9 +188,7 @@ func testConsoleSweep(t *testing.T, s ConsoleStore) {
 		must(t, s.CreateConsoleSession(ctx, signIn(tc.id, tc.ttl)))
 	}
 	for _, at := range []time.Duration{0, 30 * time.Minute, time.Hour, 90 * time.Minute} {
-		if _, err := s.RecordSignInFailure(ctx, "203.0.113.5", consoleT0.Add(at), time.Minute); err != nil {
-			t.Fatal(err)
-		}
+		attempt(t, s, "203.0.113.5", consoleT0.Add(at))
 	}
 	wantSweep := func(before time.Time, want int) {
 		t.Helper()
@@ -218,9 +221,7 @@ func testConsoleStoreSweep(t *testing.T, s ConsoleStore) {
 	ctx := t.Context()
 	must(t, s.CreateConsoleSession(ctx, signIn("old", time.Minute)))
 	must(t, s.CreateConsoleSession(ctx, signIn("live", 48*time.Hour)))
-	if _, err := s.RecordSignInFailure(ctx, "192.0.2.9", consoleT0, time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	attempt(t, s, "192.0.2.9", consoleT0)
 	n, err := s.Sweep(ctx, consoleT0.Add(time.Hour))
 	if err != nil || n != 2 {
 		t.Fatalf("sweep = %d, %v; want 2 (a sign-in and a failure)", n, err)
@@ -233,9 +234,7 @@ func testConsoleStoreSweep(t *testing.T, s ConsoleStore) {
 func testConsoleInvalid(t *testing.T, s ConsoleStore) {
 	ctx := t.Context()
 	must(t, s.CreateConsoleSession(ctx, signIn("kept", time.Hour)))
-	if _, err := s.RecordSignInFailure(ctx, "192.0.2.1", consoleT0, time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	attempt(t, s, "192.0.2.1", consoleT0)
 	for _, tc := range []struct {
 		name string
 		edit func(*core.ConsoleSession)
@@ -268,7 +267,7 @@ func testConsoleInvalid(t *testing.T, s ConsoleStore) {
 		{"negative window", "192.0.2.1", -time.Minute},
 	} {
 		t.Run("failures/"+tc.name, func(t *testing.T) {
-			_, err := s.RecordSignInFailure(ctx, tc.address, consoleT0, tc.window)
+			_, err := s.ReserveSignIn(ctx, tc.address, consoleT0, tc.window, noLimit)
 			wantErr(t, err, core.ErrInvalid)
 			_, err = s.SignInFailures(ctx, tc.address, consoleT0, tc.window)
 			wantErr(t, err, core.ErrInvalid)
@@ -278,4 +277,91 @@ func testConsoleInvalid(t *testing.T, s ConsoleStore) {
 	wantSignIn(t, s, "kept", consoleT0, true)
 	wantSignIn(t, s, "new", consoleT0, false)
 	wantFailures(t, s, "192.0.2.1", consoleT0, time.Minute, 1)
+}
+
+// testConsoleReserveLimit: an address with limit attempts counted in the
+// window gets no more, and a refusal writes nothing; an attempt released
+// (it signed in) frees its place; the window moving on frees the others.
+func testConsoleReserveLimit(t *testing.T, s ConsoleStore) {
+	ctx := t.Context()
+	const addr, limit = "198.51.100.33", 5
+	reserve := func(at time.Time, want bool) {
+		t.Helper()
+		ok, err := s.ReserveSignIn(ctx, addr, at, time.Minute, limit)
+		if err != nil || ok != want {
+			t.Fatalf("reserve at %v = %v, %v; want %v", at, ok, err, want)
+		}
+	}
+	for i := range limit {
+		reserve(consoleT0.Add(time.Duration(i)*time.Second), true)
+	}
+	at := consoleT0.Add(10 * time.Second)
+	reserve(at, false)
+	reserve(at, false)
+	wantFailures(t, s, addr, at, time.Minute, limit)
+	// Another address is not limited by this one's.
+	attempt(t, s, "198.51.100.3", at)
+
+	// Releasing at an instant no attempt was counted uncounts nothing.
+	must(t, s.ReleaseSignIn(ctx, addr, at))
+	wantFailures(t, s, addr, at, time.Minute, limit)
+	must(t, s.ReleaseSignIn(ctx, addr, consoleT0.Add(2*time.Second)))
+	wantFailures(t, s, addr, at, time.Minute, limit-1)
+	reserve(at, true)
+	reserve(at, false)
+	// Two attempts of one instant: releasing one leaves the other.
+	must(t, s.ReleaseSignIn(ctx, addr, at))
+	wantFailures(t, s, addr, at, time.Minute, limit-1)
+	reserve(at, true)
+
+	// The first attempt, made at consoleT0, leaves the window a minute later.
+	reserve(consoleT0.Add(time.Minute-time.Millisecond), false)
+	reserve(consoleT0.Add(time.Minute), true)
+	wantErr(t, s.ReleaseSignIn(ctx, "", at), core.ErrInvalid)
+
+	// An attempt another clock stamped later than now counts too: a
+	// replica whose clock is behind cannot slip more through.
+	const skewed = "198.51.100.44"
+	if ok, err := s.ReserveSignIn(ctx, skewed, consoleT0.Add(time.Second), time.Minute, 1); err != nil || !ok {
+		t.Fatalf("first attempt = %v, %v", ok, err)
+	}
+	if ok, err := s.ReserveSignIn(ctx, skewed, consoleT0, time.Minute, 1); err != nil || ok {
+		t.Fatalf("an attempt from a clock a second behind = %v, %v; want refused", ok, err)
+	}
+}
+
+// testConsoleReserveRace: of 60 attempts of one address at once, exactly
+// the limit are counted, whatever their interleaving.
+func testConsoleReserveRace(t *testing.T, s ConsoleStore) {
+	const limit = 5
+	if n := ReserveInParallel(t, 60, func(int) core.ConsoleStore { return s }, "203.0.113.60", consoleT0, limit); n != limit {
+		t.Fatalf("%d of 60 parallel attempts counted, want %d", n, limit)
+	}
+	wantFailures(t, s, "203.0.113.60", consoleT0, time.Minute, limit)
+}
+
+// ReserveInParallel makes n sign-in attempts of address at now at once,
+// the i-th on store(i), with a one-minute window and limit, and returns
+// how many were counted.
+func ReserveInParallel(t *testing.T, n int, store func(i int) core.ConsoleStore, address string, now time.Time, limit int) int {
+	t.Helper()
+	oks := make([]bool, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			oks[i], errs[i] = store(i).ReserveSignIn(t.Context(), address, now, time.Minute, limit)
+		})
+	}
+	wg.Wait()
+	counted := 0
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("attempt %d: %v", i, errs[i])
+		}
+		if oks[i] {
+			counted++
+		}
+	}
+	return counted
 }

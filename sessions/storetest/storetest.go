@@ -38,6 +38,8 @@ func Run(t *testing.T, open func(t *testing.T) core.Store) {
 		{"sessions/list", testListSessions},
 		{"sessions/list_filters", testListFilters},
 		{"sessions/list_text_cap", testListTextCap},
+		{"text/messages_kept_as_sent", testMessageText},
+		{"text/keys_and_filters_refused", testKeyText},
 		{"queue/errors", testQueueErrors},
 		{"queue/order_and_status", testQueueOrder},
 		{"queue/idempotency_dedupe", testQueueKeys},

@@ -17,10 +17,11 @@ CREATE TABLE console_sessions (
 -- SweepConsole finds the expired sign-ins without reading the live ones.
 CREATE INDEX console_sessions_expires_at ON console_sessions (expires_at);
 
--- console_sign_in_failures: one row per failed sign-in. RecordSignInFailure
--- inserts and counts under a transaction-level advisory lock on the
--- address, so the counts of failures from one address, made on any
--- replica, are exact.
+-- console_sign_in_failures: one row per sign-in attempt counted before its
+-- token is checked (a row is deleted again when the attempt signs in).
+-- ReserveSignIn counts and inserts under a transaction-level advisory lock
+-- on the address, so attempts from one address, made on any replica at
+-- once, pass the limit no further.
 --   id       the row's number, for SweepConsole's batches.
 --   address  the client address the sign-in came from.
 --   at       when it failed.

@@ -1,0 +1,23 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// CheckText refuses, as ErrInvalid naming field, text that names or finds
+// a record (an id, a key, a tenant, a filter value) when a store could not
+// keep it as given: invalid UTF-8, or U+0000. PostgreSQL's text holds
+// neither, and the bbolt store ends index keys with 0x00, so both stores
+// refuse it alike. Free text (messages, metadata, tool input and output)
+// needs no check: both stores keep it byte for byte in JSON bodies.
+func CheckText(field, v string) error {
+	switch {
+	case !utf8.ValidString(v):
+		return fmt.Errorf("%s %q: not valid UTF-8: %w", field, v, ErrInvalid)
+	case strings.ContainsRune(v, 0):
+		return fmt.Errorf("%s %q: holds U+0000 (NUL), which no key or name may: %w", field, v, ErrInvalid)
+	}
+	return nil
+}

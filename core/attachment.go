@@ -26,10 +26,13 @@ const (
 const SandboxAttachments = SandboxWorkspace + "/attachments"
 
 // Attachment is a file or image on a triggering message, as the message
-// references it (user.message.attachments). The gateway downloaded it
-// with the platform's token, which never leaves the gateway, and stored
-// its bytes under ID; one it did not keep has no ID and says why in
-// Skipped.
+// references it (user.message.attachments). The message is stored with
+// where the platform keeps the file (Source) and nothing downloaded, so a
+// webhook is answered without waiting for a download: the attachment is
+// pending. The turn that first reads the message downloads it, with the
+// platform's token, which never leaves the gateway, stores its bytes
+// under ID and logs it as fetched (AttachmentsFetchedBody); one it did
+// not keep has no ID and says why in Skipped.
 type Attachment struct {
 	ID        string `json:"id,omitempty"`
 	Name      string `json:"name"`
@@ -39,6 +42,65 @@ type Attachment struct {
 	// Skipped says why the file was not kept ("over the 10 MiB limit",
 	// "the app may not read files"); the model is told.
 	Skipped string `json:"skipped,omitempty"`
+	// Source is where the platform keeps the file.
+	Source *AttachmentSource `json:"source,omitempty"`
+}
+
+// AttachmentSource is where a platform keeps an attachment's file.
+type AttachmentSource struct {
+	// Provider is the platform, Tenant its installation (a Slack team, a
+	// GitHub installation id, a Linear organization): whose token
+	// downloads the file.
+	Provider string `json:"provider"`
+	Tenant   string `json:"tenant"`
+	// FileID is the platform's id of the file, when it has one (Slack's
+	// F…).
+	FileID string `json:"file_id,omitempty"`
+	URL    string `json:"url"`
+}
+
+// Pending reports whether the attachment is still to be downloaded from
+// its source.
+func (a Attachment) Pending() bool { return a.ID == "" && a.Skipped == "" && a.Source != nil }
+
+// AttachmentFetcher downloads pending attachments and stores them.
+type AttachmentFetcher interface {
+	// FetchAttachments returns atts in order, each pending one stored
+	// (with its id) or skipped with why, the others as they were. An
+	// error (the store failed, ctx ended, the platform's token could not
+	// be had for now) records nothing: the call may be made again.
+	FetchAttachments(ctx context.Context, atts []Attachment) ([]Attachment, error)
+}
+
+// TypeAttachmentsFetched is the internal event a turn logs once it
+// fetched the pending attachments of a message (AttachmentsFetchedBody).
+const TypeAttachmentsFetched = "session.attachments_fetched"
+
+// AttachmentsFetchedBody is the body of session.attachments_fetched: the
+// attachments of the user.message of seq Seq (a fork of the log keeps
+// seqs, not event ids), in its order, after the turn that first read it
+// downloaded those that were pending. They stand for the message's own
+// from then on.
+type AttachmentsFetchedBody struct {
+	Seq         uint64       `json:"seq"`
+	Attachments []Attachment `json:"attachments"`
+}
+
+// FetchedAttachments maps the seqs of the user.messages of events whose
+// attachments were fetched to their attachments as fetched.
+func FetchedAttachments(events []Event) (map[uint64][]Attachment, error) {
+	out := map[uint64][]Attachment{}
+	for _, e := range events {
+		if e.Type != TypeAttachmentsFetched {
+			continue
+		}
+		var b AttachmentsFetchedBody
+		if err := e.Decode(&b); err != nil {
+			return nil, err
+		}
+		out[b.Seq] = b.Attachments
+	}
+	return out, nil
 }
 
 // SandboxPath is where the attachment is copied in the sandbox: its name,

@@ -85,6 +85,17 @@ type Revoker interface {
 	Revoke(ctx context.Context, in *core.Installation) error
 }
 
+// FileHost downloads the files its platform keeps for the messages that
+// triggered the agent: intake records them pending (attach.Fetcher.Record)
+// and the first turn that reads a message asks for them, through the Set
+// (core.AttachmentFetcher).
+type FileHost interface {
+	Provider
+	// FetchAttachments fetches the pending attachments of one tenant
+	// (core.AttachmentSource.Tenant), as attach.Fetcher.Fetch does.
+	FetchAttachments(ctx context.Context, tenant string, atts []core.Attachment) ([]core.Attachment, error)
+}
+
 // Starter has work that runs with the gateway (a single-workspace token
 // checked at start, background notices); Stop ends it.
 type Starter interface {

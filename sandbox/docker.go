@@ -161,7 +161,7 @@ func (d *Docker) Close(ctx context.Context) error {
 	}
 	wg.Wait()
 	// After the sandboxes: a command still running kept its proxy.
-	d.stopEgress(ctx)
+	d.stopEgress(ctx, true)
 	return d.cli.Close()
 }
 
@@ -177,7 +177,7 @@ func (d *Docker) Purge(ctx context.Context) error {
 		delete(d.boxes, id)
 	}
 	d.mu.Unlock()
-	d.stopEgress(ctx)
+	d.stopEgress(ctx, false) // Purge removes the chain after the sandboxes
 	return Purge(ctx, d.cli, d.cfg.Deployment)
 }
 

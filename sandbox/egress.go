@@ -88,24 +88,51 @@ func (d *Docker) startEgress(ctx context.Context, n netInfo) error {
 	d.egress = &egressState{proxy: p, url: "http://" + addr, fw: fw, caPEM: e.CA.CertPEM(), caFP: e.CA.Fingerprint()}
 	start := time.Now()
 	if err := d.checkEgress(ctx, n); err != nil {
-		d.stopEgress(ctx)
+		d.stopEgress(ctx, false)
 		return err
 	}
 	d.log.Info("egress proxy on", "addr", addr, "bridge", n.bridge, "check", time.Since(start).Round(time.Millisecond).String())
 	return nil
 }
 
-// stopEgress closes the proxy and seals the firewall, once.
-func (d *Docker) stopEgress(ctx context.Context) {
+// stopEgress closes the proxy and takes the firewall down, once. remove
+// (a clean stop, the sandboxes stopped) removes the chain and its jump
+// when no sandbox of the deployment runs any more; otherwise the chain is
+// emptied down to its DROP, so the sandboxes still running reach nothing.
+func (d *Docker) stopEgress(ctx context.Context, remove bool) {
 	if d.egress == nil {
 		return
 	}
 	d.egress.stop.Do(func() {
 		_ = d.egress.proxy.Close()
+		if remove {
+			running, err := d.runningContainers(ctx)
+			switch {
+			case err != nil:
+				d.log.Warn("the sandbox firewall stays, emptied down to its DROP: cannot tell whether sandboxes still run", "err", err)
+			case running > 0:
+				d.log.Warn("the sandbox firewall stays, emptied down to its DROP: sandboxes still run", "running", running)
+			default:
+				if err := removeFirewall(ctx, d.egress.fw.chain); err != nil {
+					d.log.Warn("remove the sandbox firewall", "err", err)
+				}
+				return
+			}
+		}
 		if err := d.egress.fw.seal(ctx); err != nil {
 			d.log.Warn("seal the sandbox firewall", "err", err)
 		}
 	})
+}
+
+// runningContainers counts the deployment's running containers.
+func (d *Docker) runningContainers(ctx context.Context) (int, error) {
+	f := client.Filters{}.Add("label", LabelDeployment+"="+d.cfg.Deployment).Add("status", "running")
+	cs, err := d.cli.ContainerList(ctx, client.ContainerListOptions{Filters: f})
+	if err != nil {
+		return 0, fmt.Errorf("list running sandboxes: %w", err)
+	}
+	return len(cs.Items), nil
 }
 
 // checkEgress runs a throwaway sandbox (the same image, user and

@@ -30,9 +30,11 @@ func firewallChain(deployment string) string {
 // addresses arrives through that bridge's INPUT path; Docker's own rules
 // only filter forwarded traffic. The chain, jumped to from INPUT for the
 // bridge alone, accepts TCP to the proxy and drops everything else (IPv6
-// included). It is installed before the proxy listens, emptied down to
-// its DROP at stop, and removed with the network: a gateway that dies
-// leaves sandboxes reaching nothing rather than everything.
+// included). It is installed before the proxy listens, reusing the chain
+// a gateway that died left behind. A clean stop, once no sandbox of the
+// deployment runs, removes it and its jump; a stop that leaves sandboxes
+// running empties it down to its DROP, and a gateway that dies leaves it
+// as it was: sandboxes reach nothing rather than everything.
 type firewall struct {
 	chain, bridge string
 	gateway       netip.Addr
@@ -78,7 +80,7 @@ func (f firewall) install(ctx context.Context) error {
 }
 
 // seal empties the chain down to its DROP: the gateway stops, the
-// sandboxes keep reaching nothing.
+// sandboxes still running keep reaching nothing.
 func (f firewall) seal(ctx context.Context) error {
 	return f.fill(ctx, "iptables", [][]string{{"-j", "DROP"}})
 }
@@ -95,13 +97,13 @@ func (f firewall) fill(ctx context.Context, bin string, rules [][]string) error 
 			return err
 		}
 	}
-	// Jumps left for another bridge (the network was made again) go.
-	deleteJumps(ctx, bin, f.chain, f.bridge)
-	jump := []string{"INPUT", "-i", f.bridge, "-j", f.chain}
-	if iptables(ctx, bin, append([]string{"-C"}, jump...)...) == nil {
+	// A chain left by a gateway that did not stop cleanly is reused:
+	// its jumps for another bridge (the network was made again) go, and
+	// so do copies of the bridge's, so exactly one jump stays.
+	if deleteJumps(ctx, bin, f.chain, f.bridge) {
 		return nil
 	}
-	return iptables(ctx, bin, append([]string{"-I", jump[0], "1"}, jump[1:]...)...)
+	return iptables(ctx, bin, "-I", "INPUT", "1", "-i", f.bridge, "-j", f.chain)
 }
 
 // removeFirewall deletes a deployment's chains and every jump to them;
@@ -126,23 +128,25 @@ func removeFirewall(ctx context.Context, chain string) error {
 	return errors.Join(errs...)
 }
 
-// deleteJumps deletes the INPUT rules that jump to chain, but for the
-// bridge keep (when given).
-func deleteJumps(ctx context.Context, bin, chain, keep string) {
+// deleteJumps deletes the INPUT rules that jump to chain but one for the
+// bridge keep (when given), and reports whether it kept one.
+func deleteJumps(ctx context.Context, bin, chain, keep string) (kept bool) {
 	rules, err := iptablesOutput(ctx, bin, "-S", "INPUT")
 	if err != nil {
-		return
+		return false
 	}
 	for line := range strings.Lines(rules) {
 		fields := strings.Fields(line)
 		if len(fields) < 3 || fields[0] != "-A" || fields[len(fields)-1] != chain || fields[len(fields)-2] != "-j" {
 			continue
 		}
-		if keep != "" && strings.Contains(line, " -i "+keep+" ") {
+		if keep != "" && !kept && strings.Join(fields[1:], " ") == "INPUT -i "+keep+" -j "+chain {
+			kept = true
 			continue
 		}
 		_ = iptables(ctx, bin, append([]string{"-D"}, fields[1:]...)...)
 	}
+	return kept
 }
 
 func noChain(err error) bool {

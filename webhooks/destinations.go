@@ -29,7 +29,8 @@ func knownType(t string) bool {
 	case core.TypeUserMessage, core.TypeUserInterrupt, core.TypeUserToolConfirmation, core.TypeUserCustomToolResult, core.TypeUserRetry,
 		core.TypeStatusChanged, core.TypeTurnStarted, core.TypeTurnCompleted, core.TypeAgentMessage,
 		core.TypeAgentToolUse, core.TypeAgentToolResult, core.TypeAgentCustomToolUse, core.TypeCompacted, core.TypeError,
-		core.TypeSandboxReset, core.TypeLinkAdded, core.TypeLinkRemoved, core.TypeAgentPlan, core.TypeRuntimeStarted, core.TypeAgentMessageDelta:
+		core.TypeSandboxReset, core.TypeLinkAdded, core.TypeLinkRemoved, core.TypeAgentPlan, core.TypeRuntimeStarted, core.TypeAgentMessageDelta,
+		core.TypeAttachmentsFetched:
 		return true
 	}
 	return false

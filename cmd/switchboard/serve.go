@@ -286,7 +286,9 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 	rc := cfg.runtime
 	rc.Store, rc.Commits, rc.Harness, rc.Model, rc.Logger = db, db, &harness.Default{Observer: m, Prices: cfg.prices, TextEvery: cfg.runtime.TextEvery}, model, log
 	rc.Failpoint = turnFailpoint(getenv)
-	rc.Attachments, rc.Images = &harness.Attachments{Store: db}, cfg.images.Accept
+	// Files of messages are downloaded by the first turn that reads them,
+	// through the provider they came from.
+	rc.Attachments, rc.Images = &harness.Attachments{Store: db, Fetcher: gw}, cfg.images.Accept
 	if sb != nil {
 		// Attached files the model reads with its tools go to its sandbox.
 		rc.Attachments.Sandbox = sb

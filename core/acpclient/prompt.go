@@ -57,6 +57,7 @@ func promptBlocks(a *core.Agent, events []core.Event, turnID, how, note string, 
 		return blocks
 	}
 	titles := map[string]string{}
+	fetched, _ := core.FetchedAttachments(events) // a body that does not decode leaves the message's own
 	for i, e := range events[:started] {
 		if e.Type == core.TypeAgentToolUse {
 			var b core.ToolUseBody
@@ -78,6 +79,9 @@ func promptBlocks(a *core.Agent, events []core.Event, turnID, how, note string, 
 				continue
 			}
 			text(b.Text)
+			if got, ok := fetched[e.Seq]; ok {
+				b.Attachments = got
+			}
 			for _, at := range b.Attachments {
 				blocks = append(blocks, attach(at)...)
 			}

@@ -59,11 +59,7 @@ func (t *turn) run(ctx context.Context, note string) (core.Reason, error) {
 	ap, how, err := t.h.connect(ctx, c)
 	if err != nil {
 		if ctx.Err() != nil {
-			// Stopped while the agent started: as a turn stopped later.
-			if r := harness.ReasonFor(ctx); r != "" {
-				return t.finish(wctx, r)
-			}
-			return "", nil
+			return t.stoppedBeforePrompt(ctx)
 		}
 		if ae := (*agentError)(nil); errors.As(err, &ae) {
 			return t.fail(wctx, err.Error())
@@ -75,6 +71,14 @@ func (t *turn) run(ctx context.Context, note string) (core.Reason, error) {
 	if err != nil {
 		return "", fmt.Errorf("read log: %w", err)
 	}
+	fetched, err := c.Attachments.Fetch(ctx, wctx, c, t.id, events)
+	if err != nil {
+		if ctx.Err() != nil {
+			return t.stoppedBeforePrompt(ctx)
+		}
+		return "", err // the store's or the platform's: the cycle is tried again
+	}
+	events = append(events, fetched...)
 	blocks := promptBlocks(c.Agent, events, t.id, how, note, func(a core.Attachment) []acp.ContentBlock { return t.attachment(wctx, a) })
 	t.rec = newRecorder(func(evs ...core.Event) error {
 		_, err := c.Log.Append(wctx, c.SessionID, core.AppendRequest{Epoch: c.Epoch, TurnID: t.id, Events: evs})
@@ -93,6 +97,15 @@ func (t *turn) run(ctx context.Context, note string) (core.Reason, error) {
 	release := ap.proc.Hold()
 	defer release()
 	return t.prompt(ctx, blocks, started)
+}
+
+// stoppedBeforePrompt ends a turn stopped before its prompt was sent (the
+// agent starting, the attachments downloading) as a turn stopped later.
+func (t *turn) stoppedBeforePrompt(ctx context.Context) (core.Reason, error) {
+	if r := harness.ReasonFor(ctx); r != "" {
+		return t.finish(context.WithoutCancel(ctx), r)
+	}
+	return "", nil
 }
 
 type promptResult struct {

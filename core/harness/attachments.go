@@ -19,13 +19,17 @@ const MaxImageBytes = 5 << 20
 
 // Attachments gives the model what the attachments of its messages hold:
 // images as image content (models that take them), text files inline,
-// the other files copied into the sandbox's workspace. Its zero value
-// tells the model only that files were attached.
+// the other files copied into the sandbox's workspace, downloading first
+// those still pending (fetch.go). Its zero value tells the model only
+// that files were attached.
 type Attachments struct {
 	Store AttachmentReader
 	// Sandbox receives the files the model reads there; nil when the
 	// gateway runs none.
 	Sandbox core.Sandbox
+	// Fetcher downloads the attachments messages hold pending (Fetch);
+	// nil leaves them pending.
+	Fetcher core.AttachmentFetcher
 }
 
 // AttachmentReader reads attachments' bytes (the store).

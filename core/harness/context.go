@@ -21,6 +21,9 @@ type Context struct {
 	// error it logged, for a user.retry's note.
 	lastEnd   core.Reason
 	lastError string
+	// fetched are the attachments of messages as a turn fetched them,
+	// by the message's seq (core.FetchedAttachments).
+	fetched map[uint64][]core.Attachment
 }
 
 // ending says how a turn that ended with r (and err, for an error) ended,
@@ -69,7 +72,11 @@ func Derive(system string, events []core.Event) (*Context, error) {
 	if err != nil {
 		return nil, err
 	}
-	mc := &Context{System: system}
+	fetched, err := core.FetchedAttachments(events)
+	if err != nil {
+		return nil, err
+	}
+	mc := &Context{System: system, fetched: fetched}
 	for i := len(events) - 1; i >= 0; i-- {
 		if events[i].Type == core.TypeCompacted {
 			var b core.CompactedBody
@@ -135,6 +142,9 @@ func (mc *Context) addEvent(e core.Event) error {
 			return nil // in the system prompt (withInstructions)
 		}
 		mc.add(core.RoleUser, core.Block{Type: core.BlockText, Text: b.Text})
+		if got, ok := mc.fetched[e.Seq]; ok {
+			b.Attachments = got
+		}
 		for i := range b.Attachments {
 			// Stands for the attachment until the turn reads it
 			// (Attachments.resolve); a note of it until then.

@@ -132,6 +132,14 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 		if over := t.overBudget(); over != nil {
 			return t.pause(wctx, over, t.active+time.Since(started))
 		}
+		fetched, err := c.Attachments.Fetch(tctx, wctx, c, t.id, events)
+		if err != nil {
+			if tctx.Err() != nil {
+				continue
+			}
+			return "", err
+		}
+		events = append(events, fetched...)
 		mc, err := Derive(c.Agent.System, events)
 		if err != nil {
 			return "", err

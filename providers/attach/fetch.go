@@ -1,9 +1,13 @@
-// Package attach downloads the files and images on the messages that
-// trigger the agent, for the providers: only from each platform's own
-// file hosts, through the private-address guard, with the platform's
-// token sent to those hosts only and never kept with the file, within a
-// size and a time limit. It stores what it got (core.AttachmentStore) and
-// says, for what it did not keep, why: the model is told.
+// Package attach records and downloads the files and images on the
+// messages that trigger the agent, for the providers. At intake a
+// provider records where the platform keeps each file (Record: no
+// download, so the webhook's answer waits for none); the first turn that
+// reads the message downloads them (Fetch, through the provider's
+// core.AttachmentFetcher): only from each platform's own file hosts,
+// through the private-address guard, with the platform's token sent to
+// those hosts only and never kept with the file, within a size and a
+// time limit. It stores what it got (core.AttachmentStore) and says, for
+// what it did not keep, why: the model is told.
 package attach
 
 import (
@@ -25,23 +29,32 @@ import (
 	"github.com/switchboardhq/switchboard/core/netguard"
 )
 
-// Remote is a file a platform holds for a message.
+// Remote is a file a platform holds for a message, as its event says.
 type Remote struct {
 	URL string
+	// ID is the platform's id of the file, when it has one.
+	ID string
 	// Name, MediaType and Size are what the platform says of it (empty or
 	// 0 when it says nothing): the name is then the URL's last segment,
 	// the type what the download answers.
 	Name      string
 	MediaType string
 	Size      int64
-	// Hosts are where it may be downloaded from, redirects included:
+	// Skipped, when set, keeps the file out for this reason, which the
+	// platform's side knows (the app may not read files).
+	Skipped string
+}
+
+// Access is how a platform serves the files of one of its tenants.
+type Access struct {
+	// Hosts are where a file may be downloaded from, redirects included:
 	// host or host:port.
 	Hosts []string
 	// Header goes with requests to AuthHosts only: the platform's token.
 	Header    http.Header
 	AuthHosts []string
-	// Skipped, when set, keeps the file out for this reason, which the
-	// platform's side knows (the app may not read files).
+	// Skipped, when set, keeps every file out for this reason (the
+	// platform's token cannot be had).
 	Skipped string
 }
 
@@ -83,22 +96,27 @@ func New(cfg Config, store core.AttachmentStore, log *slog.Logger) *Fetcher {
 // MaxBytes is the largest file kept.
 func (f *Fetcher) MaxBytes() int64 { return f.cfg.MaxBytes }
 
-// Fetch downloads files, within the time limit for all of them, and
-// stores each it got. Every file gets an attachment, in order: one not
-// kept has no id and says why. An error means the store failed: nothing
-// should be queued that points at what is not stored.
-func (f *Fetcher) Fetch(ctx context.Context, files []Remote) ([]core.Attachment, error) {
-	dctx, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
-	defer cancel()
+// Record is what a message stores of its files at intake, downloading
+// nothing: each an attachment pending download from its source (a copy
+// of source with the file's id and URL), or skipped for a reason known
+// without downloading (past the first MaxFiles, over the size limit the
+// platform says, the platform's own reason).
+//
+// A nil Fetcher (a gateway that downloads no attachments) records none.
+func (f *Fetcher) Record(source core.AttachmentSource, files []Remote) []core.Attachment {
+	if f == nil || len(files) == 0 {
+		return nil
+	}
 	out := make([]core.Attachment, 0, len(files))
 	for i, r := range files {
-		a := core.Attachment{Name: r.Name, MediaType: r.MediaType, Size: r.Size}
+		src := source
+		src.FileID, src.URL = r.ID, r.URL
+		a := core.Attachment{Name: r.Name, MediaType: r.MediaType, Size: r.Size, Source: &src}
 		if a.Name == "" {
 			if u, err := url.Parse(r.URL); err == nil {
 				a.Name = path.Base(u.Path)
 			}
 		}
-		var data []byte
 		switch {
 		case i >= MaxFiles:
 			a.Skipped = fmt.Sprintf("only the first %d files of a message are read", MaxFiles)
@@ -106,13 +124,42 @@ func (f *Fetcher) Fetch(ctx context.Context, files []Remote) ([]core.Attachment,
 			a.Skipped = r.Skipped
 		case r.Size > f.cfg.MaxBytes:
 			a.Skipped = f.overLimit(r.Size)
-		default:
-			got, mediaType, err := f.get(dctx, r)
+		}
+		a.Kind = core.AttachmentKind(a.MediaType, a.Name)
+		out = append(out, a)
+	}
+	return out
+}
+
+// Fetch downloads the pending attachments of a message (Record), within
+// the time limit for all of them, with access, and stores each it got.
+// It returns atts in order: a pending one stored (with its id) or skipped
+// with why, the others as they were. An error (the store failed, ctx
+// ended) means none of them should be taken as fetched. A nil Fetcher
+// (a gateway that downloads no attachments) skips them.
+func (f *Fetcher) Fetch(ctx context.Context, atts []core.Attachment, access Access) ([]core.Attachment, error) {
+	if f == nil {
+		return Skip(atts, "this gateway downloads no attachments"), nil
+	}
+	dctx, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
+	defer cancel()
+	out := make([]core.Attachment, 0, len(atts))
+	for _, a := range atts {
+		if !a.Pending() {
+			out = append(out, a)
+			continue
+		}
+		var data []byte
+		if a.Skipped = access.Skipped; a.Skipped == "" {
+			got, mediaType, err := f.get(dctx, a, access)
 			data = got
 			if mediaType != "" {
 				a.MediaType = mediaType
 			}
 			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err() // the turn ended, not the download
+				}
 				a.Skipped = f.why(dctx, err)
 				f.log.Info("attachment skipped", "name", a.Name, "why", a.Skipped, "err", err)
 			}
@@ -128,6 +175,17 @@ func (f *Fetcher) Fetch(ctx context.Context, files []Remote) ([]core.Attachment,
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// Skip returns atts with each pending one skipped for why.
+func Skip(atts []core.Attachment, why string) []core.Attachment {
+	out := slices.Clone(atts)
+	for i := range out {
+		if out[i].Pending() {
+			out[i].Skipped = why
+		}
+	}
+	return out
 }
 
 var (
@@ -169,12 +227,12 @@ func (f *Fetcher) why(ctx context.Context, err error) string {
 }
 
 // get downloads one file and says its media type.
-func (f *Fetcher) get(ctx context.Context, r Remote) ([]byte, string, error) {
-	u, err := url.Parse(r.URL)
+func (f *Fetcher) get(ctx context.Context, a core.Attachment, r Access) ([]byte, string, error) {
+	u, err := url.Parse(a.Source.URL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || !hostIn(u, r.Hosts) {
 		return nil, "", errHost
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.URL, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.Source.URL, nil)
 	if err != nil {
 		return nil, "", errHost
 	}
@@ -218,7 +276,7 @@ func (f *Fetcher) get(ctx context.Context, r Remote) ([]byte, string, error) {
 		return nil, "", errTooLarge
 	}
 	served, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	said := baseType(r.MediaType)
+	said := baseType(a.MediaType)
 	if served == "text/html" && said != "" && said != "text/html" {
 		return nil, "", errSignIn
 	}

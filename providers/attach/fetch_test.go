@@ -102,9 +102,27 @@ func newPlatform(t *testing.T) *platform {
 	return p
 }
 
-func (p *platform) remote(path string) Remote {
-	return Remote{URL: p.srv.URL + path, Hosts: []string{host(p.srv.URL), host(p.storage.URL)},
+func (p *platform) remote(path string) Remote { return Remote{URL: p.srv.URL + path} }
+
+// access is how the platform serves its files: from its host and the
+// storage host, the token to its own host only.
+func (p *platform) access() Access {
+	return Access{Hosts: []string{host(p.srv.URL), host(p.storage.URL)},
 		Header: http.Header{"Authorization": {token}}, AuthHosts: []string{host(p.srv.URL)}}
+}
+
+func (p *platform) requests() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.hits
+}
+
+// source is where the test's files come from.
+var source = core.AttachmentSource{Provider: "chat", Tenant: "T1"}
+
+// fetch records files and fetches them.
+func fetch(ctx context.Context, f *Fetcher, p *platform, files ...Remote) ([]core.Attachment, error) {
+	return f.Fetch(ctx, f.Record(source, files), p.access())
 }
 
 func host(raw string) string {
@@ -112,9 +130,10 @@ func host(raw string) string {
 	return u.Host
 }
 
-// TestFetch: each file is kept or skipped with a reason the model can
-// read, the token goes to the platform's host only, and nothing past the
-// size limit is read.
+// TestFetch: recording a message's files downloads nothing; fetching
+// them keeps or skips each with a reason the model can read, the token
+// goes to the platform's host only, nothing past the size limit is read,
+// and what was fetched is not fetched again.
 func TestFetch(t *testing.T) {
 	p := newPlatform(t)
 	store := &memStore{}
@@ -123,8 +142,7 @@ func TestFetch(t *testing.T) {
 		r.Name, r.MediaType, r.Size = name, mt, size
 		return r
 	}
-	outside := p.remote("/files/x.png")
-	outside.URL = "http://elsewhere.example/files/x.png"
+	outside := Remote{URL: "http://elsewhere.example/files/x.png"}
 	files := []Remote{
 		named(p.remote("/files/shot.png"), "shot.png", "image/png", int64(len(png))),
 		named(p.remote("/moved/shot2.png"), "shot2.png", "", 0),
@@ -137,7 +155,21 @@ func TestFetch(t *testing.T) {
 		named(p.remote("/notes"), "", "", 0),
 		{Name: "scope.png", Skipped: "the app may not read files"},
 	}
-	got, err := f.Fetch(t.Context(), files)
+	files[0].ID = "F01"
+	recorded := f.Record(source, files)
+	if n := p.requests(); n != 0 {
+		t.Fatalf("recording the files made %d requests", n)
+	}
+	for i, a := range recorded {
+		pending := i != 2 && i != len(files)-1 // over the limit the platform says; the platform's reason
+		if a.Pending() != pending || a.Source == nil || a.Source.URL != files[i].URL || a.Source.Tenant != "T1" {
+			t.Errorf("recorded file %d: %+v (source %+v), want pending %v", i, a, a.Source, pending)
+		}
+	}
+	if recorded[0].Source.FileID != "F01" {
+		t.Errorf("the platform's file id: %+v", recorded[0].Source)
+	}
+	got, err := f.Fetch(t.Context(), recorded, p.access())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,23 +212,40 @@ func TestFetch(t *testing.T) {
 	if _, asked := p.auth["/files/big.zip"]; asked {
 		t.Error("a file declared over the limit was downloaded")
 	}
+	hits := p.hits
+	p.mu.Unlock()
+	again, err := f.Fetch(t.Context(), got, p.access())
+	p.mu.Lock()
+	if err != nil || p.hits != hits || len(again) != len(got) || again[0].ID != got[0].ID {
+		t.Errorf("fetching the fetched again: %d requests more, %v", p.hits-hits, err)
+	}
 }
 
 // TestFetchLimits: the time limit ends a download that does not come,
-// with a note; a private address is refused unless allowed; only the
-// first MaxFiles are read; a store that fails fails the fetch.
+// with a note; a turn that ends meanwhile fails the fetch instead; a
+// private address is refused unless allowed; only the first MaxFiles are
+// read; a store that fails fails the fetch; so does a platform without a
+// token, with a note.
 func TestFetchLimits(t *testing.T) {
 	p := newPlatform(t)
 	t.Run("time limit", func(t *testing.T) {
 		f := New(Config{MaxBytes: 1024, Timeout: 50 * time.Millisecond, AllowPrivate: true}, &memStore{}, nil)
-		got, err := f.Fetch(t.Context(), []Remote{p.remote("/slow")})
+		got, err := fetch(t.Context(), f, p, p.remote("/slow"))
 		if err != nil || len(got) != 1 || !strings.Contains(got[0].Skipped, "took longer than 50ms") {
 			t.Fatalf("%+v, %v", got, err)
 		}
 	})
+	t.Run("the turn ends", func(t *testing.T) {
+		f := New(Config{MaxBytes: 1024, Timeout: time.Minute, AllowPrivate: true}, &memStore{}, nil)
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		defer cancel()
+		if got, err := fetch(ctx, f, p, p.remote("/slow")); err == nil {
+			t.Fatalf("%+v: an ended turn is no error", got)
+		}
+	})
 	t.Run("private address", func(t *testing.T) {
 		f := New(Config{MaxBytes: 1024, Timeout: time.Minute}, &memStore{}, nil)
-		got, err := f.Fetch(t.Context(), []Remote{p.remote("/files/a.png")})
+		got, err := fetch(t.Context(), f, p, p.remote("/files/a.png"))
 		if err != nil || len(got) != 1 || !strings.Contains(got[0].Skipped, "private network") {
 			t.Fatalf("%+v, %v", got, err)
 		}
@@ -207,15 +256,25 @@ func TestFetchLimits(t *testing.T) {
 		for range MaxFiles + 2 {
 			files = append(files, p.remote("/files/a.png"))
 		}
-		got, err := f.Fetch(t.Context(), files)
+		got, err := fetch(t.Context(), f, p, files...)
 		if err != nil || len(got) != MaxFiles+2 || got[MaxFiles-1].ID == "" || !strings.Contains(got[MaxFiles].Skipped, "only the first 10 files") {
 			t.Fatalf("%+v, %v", got, err)
 		}
 	})
 	t.Run("the store fails", func(t *testing.T) {
 		f := New(Config{MaxBytes: 1024, Timeout: time.Minute, AllowPrivate: true}, &memStore{fail: true}, nil)
-		if _, err := f.Fetch(t.Context(), []Remote{p.remote("/files/a.png")}); err == nil {
+		if _, err := fetch(t.Context(), f, p, p.remote("/files/a.png")); err == nil {
 			t.Fatal("a failed store is no error")
+		}
+	})
+	t.Run("no token", func(t *testing.T) {
+		f := New(Config{MaxBytes: 1024, Timeout: time.Minute, AllowPrivate: true}, &memStore{}, nil)
+		before := p.requests()
+		access := p.access()
+		access.Skipped = "the app is no longer installed"
+		got, err := f.Fetch(t.Context(), f.Record(source, []Remote{p.remote("/files/a.png")}), access)
+		if err != nil || len(got) != 1 || got[0].Skipped != access.Skipped || p.requests() != before {
+			t.Fatalf("%+v, %v", got, err)
 		}
 	})
 }

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/switchboardhq/switchboard/core"
 )
 
 // Image is an image a Markdown text shows: its address and the name to
@@ -57,6 +59,20 @@ func MarkdownImages(text string) []Image {
 		out = append(out, Image{URL: h.url, Name: imageName(h.url, h.alt)})
 	}
 	return out
+}
+
+// RecordImages records the images of a Markdown text (MarkdownImages) as
+// Record does files.
+func (f *Fetcher) RecordImages(source core.AttachmentSource, text string) []core.Attachment {
+	images := MarkdownImages(text)
+	if len(images) == 0 {
+		return nil
+	}
+	remotes := make([]Remote, 0, len(images))
+	for _, im := range images {
+		remotes = append(remotes, Remote{URL: im.URL, Name: im.Name})
+	}
+	return f.Record(source, remotes)
 }
 
 // imageName is the alt text when it names a file (GitHub writes the

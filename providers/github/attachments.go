@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/providers/attach"
@@ -18,23 +19,27 @@ func (p *Provider) imageHosts() (hosts, auth []string) {
 	return []string{u.Host, "private-user-images.githubusercontent.com", "user-images.githubusercontent.com"}, []string{u.Host}
 }
 
-// attachments downloads the images a comment (or review) shows.
-func (p *Provider) attachments(ctx context.Context, installation int64, text string) ([]core.Attachment, error) {
-	images := attach.MarkdownImages(text)
-	if len(images) == 0 || p.cfg.Attachments == nil {
-		return nil, nil
-	}
+// attachments records the images a comment (or review) shows with it,
+// pending download (FetchAttachments): the delivery's answer waits for
+// none.
+func (p *Provider) attachments(installation int64, text string) []core.Attachment {
+	return p.cfg.Attachments.RecordImages(core.AttachmentSource{Provider: Name, Tenant: strconv.FormatInt(installation, 10)}, text)
+}
+
+// FetchAttachments downloads an installation's pending images with its
+// token.
+func (p *Provider) FetchAttachments(ctx context.Context, tenant string, atts []core.Attachment) ([]core.Attachment, error) {
 	hosts, auth := p.imageHosts()
-	skipped := ""
+	access := attach.Access{Hosts: hosts, AuthHosts: auth}
+	installation, err := strconv.ParseInt(tenant, 10, 64)
+	if err != nil {
+		return attach.Skip(atts, "it came from no GitHub installation the gateway knows"), nil
+	}
 	tok, err := p.installationToken(ctx, installation)
 	if err != nil {
 		p.log.Warn("no installation token for a comment's images", "installation", installation, "err", err)
-		skipped = "the gateway could not get a token of the GitHub installation to download it"
+		access.Skipped = "the gateway could not get a token of the GitHub installation to download it"
 	}
-	remotes := make([]attach.Remote, 0, len(images))
-	for _, im := range images {
-		remotes = append(remotes, attach.Remote{URL: im.URL, Name: im.Name, Hosts: hosts, AuthHosts: auth,
-			Header: http.Header{"Authorization": {"token " + tok}}, Skipped: skipped})
-	}
-	return p.cfg.Attachments.Fetch(ctx, remotes)
+	access.Header = http.Header{"Authorization": {"token " + tok}}
+	return p.cfg.Attachments.Fetch(ctx, atts, access)
 }

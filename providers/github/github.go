@@ -145,6 +145,7 @@ var (
 	_ providers.ToolServer       = (*Provider)(nil)
 	_ providers.Revoker          = (*Provider)(nil)
 	_ providers.RepositorySource = (*Provider)(nil)
+	_ providers.FileHost         = (*Provider)(nil)
 )
 
 // New returns the provider.

@@ -140,10 +140,7 @@ func dedupeKeys(d decision, delivery string) []string {
 // input and its dedupe keys in one durable transaction.
 func (p *Provider) store(ctx context.Context, d decision, delivery string) error {
 	r := d.ref
-	atts, err := p.attachments(ctx, d.installation, d.text)
-	if err != nil {
-		return err
-	}
+	atts := p.attachments(d.installation, d.text)
 	body, err := json.Marshal(inputBody{Text: d.text, GitHub: &r, Attachments: atts})
 	if err != nil {
 		return err

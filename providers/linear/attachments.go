@@ -2,7 +2,6 @@ package linear
 
 import (
 	"context"
-	"net/http"
 	"net/url"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -20,22 +19,18 @@ func (p *Provider) uploadHosts() []string {
 	return hosts
 }
 
-// attachments downloads the images a prompt shows, with the
+// attachments records the images a prompt shows with it, pending
+// download (FetchAttachments): the webhook's answer waits for none.
+func (p *Provider) attachments(in *core.Installation, text string) []core.Attachment {
+	return p.cfg.Attachments.RecordImages(core.AttachmentSource{Provider: Name, Tenant: in.ExternalID}, text)
+}
+
+// FetchAttachments downloads an organization's pending images with the
 // installation's token, which goes to Linear's upload hosts only.
-func (p *Provider) attachments(ctx context.Context, in *core.Installation, text string) ([]core.Attachment, error) {
-	images := attach.MarkdownImages(text)
-	if len(images) == 0 || p.cfg.Attachments == nil {
-		return nil, nil
-	}
-	ts, err := p.tokens.Get(ctx, in)
+func (p *Provider) FetchAttachments(ctx context.Context, tenant string, atts []core.Attachment) ([]core.Attachment, error) {
+	access, err := attach.TokenAccess(ctx, p.installation, p.tokens, tenant, "Linear app", p.uploadHosts())
 	if err != nil {
-		return nil, err
+		return nil, err // the turn is tried again
 	}
-	hosts := p.uploadHosts()
-	remotes := make([]attach.Remote, 0, len(images))
-	for _, im := range images {
-		remotes = append(remotes, attach.Remote{URL: im.URL, Name: im.Name, Hosts: hosts, AuthHosts: hosts,
-			Header: http.Header{"Authorization": {"Bearer " + ts.AccessToken}}})
-	}
-	return p.cfg.Attachments.Fetch(ctx, remotes)
+	return p.cfg.Attachments.Fetch(ctx, atts, access)
 }

@@ -170,10 +170,7 @@ func (p *Provider) agentSessionEvent(ctx context.Context, pl *Payload, dedupe []
 			return nil
 		}
 	}
-	atts, err := p.attachments(ctx, in, text)
-	if err != nil {
-		return err
-	}
+	atts := p.attachments(in, text)
 	body := inputBody{Text: text, Linear: ref, Attachments: atts}
 	if ref.Waiting {
 		body.Kind = core.MessageKindAside

@@ -154,6 +154,7 @@ var (
 	_ providers.ToolServer    = (*Provider)(nil)
 	_ providers.Revoker       = (*Provider)(nil)
 	_ providers.Starter       = (*Provider)(nil)
+	_ providers.FileHost      = (*Provider)(nil)
 )
 
 // New returns the provider.

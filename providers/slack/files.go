@@ -3,7 +3,6 @@ package slack
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"net/url"
 	"slices"
 
@@ -47,21 +46,17 @@ func (p *Provider) fileHosts() []string {
 	return hosts
 }
 
-// attachments downloads a message's files with the bot token, which goes
-// to Slack's file hosts only and is kept nowhere with them.
-func (p *Provider) attachments(ctx context.Context, in *core.Installation, files []File) ([]core.Attachment, error) {
-	if len(files) == 0 || p.cfg.Attachments == nil {
-		return nil, nil
+// attachments records a message's files with the message, pending
+// download (FetchAttachments): the event's answer waits for none, and a
+// retry Slack sends is refused by its dedupe keys before anything is
+// fetched.
+func (p *Provider) attachments(in *core.Installation, files []File) []core.Attachment {
+	if len(files) == 0 {
+		return nil
 	}
-	ts, err := p.tokens.Get(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	hosts := p.fileHosts()
 	remotes := make([]attach.Remote, 0, len(files))
 	for _, f := range files {
-		r := attach.Remote{URL: f.URLPrivateDownload, Name: f.Name, MediaType: f.Mimetype, Size: f.Size,
-			Hosts: hosts, AuthHosts: hosts, Header: http.Header{"Authorization": {"Bearer " + ts.AccessToken}}}
+		r := attach.Remote{ID: f.ID, URL: f.URLPrivateDownload, Name: f.Name, MediaType: f.Mimetype, Size: f.Size}
 		if r.URL == "" {
 			r.URL = f.URLPrivate
 		}
@@ -82,5 +77,16 @@ func (p *Provider) attachments(ctx context.Context, in *core.Installation, files
 		}
 		remotes = append(remotes, r)
 	}
-	return p.cfg.Attachments.Fetch(ctx, remotes)
+	return p.cfg.Attachments.Record(core.AttachmentSource{Provider: Name, Tenant: in.ExternalID}, remotes)
+}
+
+// FetchAttachments downloads a workspace's pending attachments with its
+// bot token, which goes to Slack's file hosts only and is kept nowhere
+// with them.
+func (p *Provider) FetchAttachments(ctx context.Context, tenant string, atts []core.Attachment) ([]core.Attachment, error) {
+	access, err := attach.TokenAccess(ctx, p.installation, p.tokens, tenant, "Slack app", p.fileHosts())
+	if err != nil {
+		return nil, err // the turn is tried again
+	}
+	return p.cfg.Attachments.Fetch(ctx, atts, access)
 }

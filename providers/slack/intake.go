@@ -107,9 +107,7 @@ func (p *Provider) handleCallback(ctx context.Context, env *Envelope, log *slog.
 	}
 	var atts []core.Attachment
 	if d.act != actInterrupt {
-		if atts, err = p.attachments(ctx, in, env.Files); err != nil {
-			return err // a 500: Slack retries
-		}
+		atts = p.attachments(in, env.Files)
 	}
 	input, err := d.input(atts)
 	if err != nil {

@@ -144,6 +144,7 @@ var (
 	_ providers.ContextPrimer = (*Provider)(nil)
 	_ providers.Revoker       = (*Provider)(nil)
 	_ providers.Starter       = (*Provider)(nil)
+	_ providers.FileHost      = (*Provider)(nil)
 )
 
 // New returns the provider.

@@ -9,12 +9,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/web"
 )
 
 // Failed sign-ins are limited per client address: the sixth within a
@@ -76,15 +76,11 @@ func random32() []byte {
 }
 
 // clientAddress is the address failed sign-ins are counted by: the
-// connection's peer. Behind a reverse proxy that is the proxy, so every
-// client shares its limit; the gateway trusts no forwarding header.
-func clientAddress(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
+// connection's peer, or, behind a reverse proxy named in
+// SWITCHBOARD_TRUSTED_PROXIES, the client it forwarded for
+// (web.Client). A proxy not named there counts as the client, so every
+// client behind it shares its limit.
+func clientAddress(r *http.Request) string { return web.Client(r) }
 
 // current returns the request's sign-in, nil when it has none that is
 // valid: no cookie, one the store does not know or that expired, or one

@@ -29,6 +29,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/settings"
+	"github.com/switchboardhq/switchboard/core/web"
 )
 
 // Options are the HTTP server's settings.
@@ -37,6 +38,7 @@ func Options() []settings.Option {
 		{Env: "SWITCHBOARD_READ_TIMEOUT_SECONDS", Flag: "read-timeout-seconds", Default: "30", Usage: "longest reading a request's headers and body may take, in all"},
 		{Env: "SWITCHBOARD_HEADER_TIMEOUT_SECONDS", Flag: "header-timeout-seconds", Default: "10", Usage: "longest reading a request's headers may take, from the connection's first moment (a silent connection is closed after it)"},
 		{Env: "SWITCHBOARD_IDLE_TIMEOUT_SECONDS", Flag: "idle-timeout-seconds", Default: "120", Usage: "close a keep-alive connection idle this long"},
+		{Env: "SWITCHBOARD_TRUSTED_PROXIES", Flag: "trusted-proxies", Usage: "addresses and prefixes of the reverse proxies in front of the gateway, comma-separated: only from them is X-Forwarded-For believed for the client's address (failed sign-ins are counted by it)"},
 		{Env: "SWITCHBOARD_MAX_CONNECTIONS", Flag: "max-connections", Default: strconv.Itoa(DefaultMaxConnections), Usage: "open HTTP connections at most; past it a connection not in a handler (one that never sent a whole request first, then the longest idle) is closed for the new one, and only when all are at work do more wait to be accepted"},
 	}
 }
@@ -55,6 +57,9 @@ type Config struct {
 	IdleTimeout time.Duration
 	// MaxConnections caps the connections open at once.
 	MaxConnections int
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client (web.Client).
+	TrustedProxies web.TrustedProxies
 }
 
 // Load checks the values of Options.
@@ -72,6 +77,9 @@ func Load(v settings.Values) (Config, error) {
 	}
 	if c.MaxConnections, err = v.Int("SWITCHBOARD_MAX_CONNECTIONS", 1); err != nil {
 		return c, err
+	}
+	if c.TrustedProxies, err = web.ParseTrustedProxies(v["SWITCHBOARD_TRUSTED_PROXIES"]); err != nil {
+		return c, fmt.Errorf("SWITCHBOARD_TRUSTED_PROXIES: %w", err)
 	}
 	return c, nil
 }
@@ -166,6 +174,7 @@ func (s *Server) track(next http.Handler) http.Handler {
 		if s.lim != nil {
 			defer s.lim.serving(r.Context())()
 		}
+		r = r.WithContext(web.WithClient(r.Context(), s.cfg.TrustedProxies.ClientOf(r)))
 		if r.Body == nil || r.Body == http.NoBody {
 			next.ServeHTTP(w, r)
 			return

@@ -39,6 +39,8 @@ type config struct {
 	keep        bool
 	stacks      bool
 	dir         string
+	replicas    int
+	postgres    string
 }
 
 func main() {
@@ -63,11 +65,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	fs.StringVar(&cfg.dir, "dir", "", "working directory: data dir and serve.log (default: a temporary one)")
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the working directory")
 	fs.BoolVar(&cfg.stacks, "stacks", false, "at the end, SIGQUIT serve so that serve.log holds every goroutine's stack")
+	fs.IntVar(&cfg.replicas, "replicas", 1, "replicas of serve on one PostgreSQL store (-postgres); traffic goes to either, and kills take either")
+	fs.StringVar(&cfg.postgres, "postgres", "", "the PostgreSQL DSN the replicas share (an empty schema: the soak checks every session in it)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if cfg.killMin <= 0 || cfg.killMax < cfg.killMin || cfg.rate <= 0 || cfg.duration <= 0 {
 		fmt.Fprintln(stderr, "soak: want -duration > 0, -rate > 0 and 0 < -kill-min ≤ -kill-max")
+		return 2
+	}
+	if cfg.replicas < 1 || (cfg.replicas > 1 && cfg.postgres == "") {
+		fmt.Fprintln(stderr, "soak: want -replicas ≥ 1, and -postgres with more than one")
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -94,24 +102,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 			if !ok {
 				panic(r)
 			}
-			fmt.Fprintf(stderr, "soak: %s (serve's log: %s/serve.log)\n", f, cfg.dir)
+			fmt.Fprintf(stderr, "soak: %s (serve's logs in %s)\n", f, cfg.dir)
 			code = 1
 		}
 	}()
 	fmt.Fprintf(stdout, "soak: seed %d, %v, working directory %s\n", cfg.seed, cfg.duration, cfg.dir)
 	w, err := newWorld(cfg, tb, cfg.dir)
 	if err != nil {
-		fmt.Fprintf(stderr, "soak: %v (serve's log: %s/serve.log)\n", err, cfg.dir)
+		fmt.Fprintf(stderr, "soak: %v (serve's logs in %s)\n", err, cfg.dir)
 		return 1
 	}
 	f, err := w.soak(log)
 	if err != nil {
-		fmt.Fprintf(stderr, "soak: %v (serve's log: %s/serve.log)\n", err, cfg.dir)
+		fmt.Fprintf(stderr, "soak: %v (serve's logs in %s)\n", err, cfg.dir)
 		return 1
 	}
 	report(stdout, f)
 	if len(f.Violations) > 0 {
-		fmt.Fprintf(stdout, "soak: FAILED, %d violations (seed %d; serve's log: %s/serve.log)\n", len(f.Violations), cfg.seed, cfg.dir)
+		fmt.Fprintf(stdout, "soak: FAILED, %d violations (seed %d; serve's logs in %s)\n", len(f.Violations), cfg.seed, cfg.dir)
 		return 1
 	}
 	fmt.Fprintln(stdout, "soak: ok")
@@ -146,10 +154,10 @@ func (w *world) soak(log *slog.Logger) (*figures, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		w.gw.kill()
+		var replica int
+		replica, restartErr = w.gw.killOne()
 		kills++
-		log.Info("soak: killed serve", "kills", kills, "inputs", l.count())
-		restartErr = w.gw.start()
+		log.Info("soak: killed serve", "replica", replica+1, "kills", kills, "inputs", l.count())
 	}
 	cancel()
 	wg.Wait()
@@ -173,7 +181,7 @@ func (w *world) soak(log *slog.Logger) (*figures, error) {
 			break
 		}
 	}
-	f.Kills, f.Starts = kills, w.gw.starts
+	f.Kills, f.Starts = kills, w.gw.starts()
 	f.GoroutinesStart = goroutinesStart
 
 	// One idle timeout later nothing may be left behind.
@@ -189,7 +197,7 @@ func (w *world) soak(log *slog.Logger) (*figures, error) {
 		}
 	}
 	if w.cfg.stacks {
-		w.gw.quit()
+		w.gw.quitAll()
 	}
 	if f.GoroutinesEnd > goroutinesStart+20 {
 		f.violate("go_goroutines %d at rest, %d at the start", f.GoroutinesEnd, goroutinesStart)
@@ -216,13 +224,20 @@ func (w *world) soak(log *slog.Logger) (*figures, error) {
 	return f, nil
 }
 
-// goroutines is go_goroutines of the running gateway with no connection
-// held open on either side.
+// goroutines is go_goroutines of the running replicas, summed, with no
+// connection held open on either side.
 func (w *world) goroutines() (int, error) {
 	w.closeConns()
 	time.Sleep(200 * time.Millisecond)
-	n, err := w.metric("go_goroutines")
-	return int(n), err
+	total := 0.0
+	for _, u := range w.gw.URLs() {
+		n, err := w.metricAt(u, "go_goroutines")
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return int(total), nil
 }
 
 func report(out io.Writer, f *figures) {

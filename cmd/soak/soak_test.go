@@ -11,6 +11,7 @@ import (
 	"github.com/switchboardhq/switchboard/fixtures/fakegithub"
 	"github.com/switchboardhq/switchboard/fixtures/fakelinear"
 	"github.com/switchboardhq/switchboard/fixtures/fakeslack"
+	"github.com/switchboardhq/switchboard/sessions/postgres/pgtest"
 )
 
 // TestSoakShort runs the chaos soak for a minute, SIGKILLs included. It is
@@ -21,6 +22,26 @@ func TestSoakShort(t *testing.T) {
 	}
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), []string{"-duration", "60s", "-seed", "15", "-dir", t.TempDir()}, &out, &errOut)
+	t.Logf("soak:\n%s", out.String())
+	if code != 0 {
+		t.Fatalf("soak exited %d:\n%s\n%s", code, out.String(), tail(errOut.String(), 4000))
+	}
+	if !strings.Contains(out.String(), "lost                  0\n") || !strings.Contains(out.String(), "doubled               0\n") {
+		t.Fatalf("soak figures:\n%s", out.String())
+	}
+}
+
+// TestSoakReplicasShort runs the chaos soak for a minute on two replicas
+// sharing a PostgreSQL store: traffic goes to either, steering crosses
+// them, and either is SIGKILLed. -short leaves it out; scripts/soak
+// -replicas 2 runs the long one.
+func TestSoakReplicasShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the one-minute chaos soak on two replicas is left out under -short")
+	}
+	dsn := pgtest.DSN(t)
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"-duration", "60s", "-seed", "16", "-dir", t.TempDir(), "-replicas", "2", "-postgres", dsn}, &out, &errOut)
 	t.Logf("soak:\n%s", out.String())
 	if code != 0 {
 		t.Fatalf("soak exited %d:\n%s\n%s", code, out.String(), tail(errOut.String(), 4000))

@@ -40,7 +40,7 @@ const (
 type world struct {
 	cfg    config
 	tb     *fixtureTB
-	gw     *gateway
+	gw     *cluster
 	model  *modelserver.Server
 	modelH *httptest.Server
 	slack  *fakeslack.Server
@@ -118,16 +118,39 @@ func newWorld(cfg config, tb *fixtureTB, dir string) (*world, error) {
 		"LINEAR_WEBHOOK_SECRET":                   w.linear.WebhookSecret,
 		"LINEAR_API_URL":                          w.linear.URL(),
 	}
-	if err := os.MkdirAll(env["SWITCHBOARD_DATA_DIR"], 0o700); err != nil {
-		return nil, err
+	if cfg.replicas > 1 {
+		// The replicas share the store, its master key and the admin
+		// token; each has its data directory and its name.
+		env["SWITCHBOARD_STORE"] = cfg.postgres
+		env["SWITCHBOARD_MASTER_KEY"] = "soak-master-key-0123456789abcdef0123"
 	}
-	w.gw = &gateway{bin: bin, dataDir: env["SWITCHBOARD_DATA_DIR"], logPath: filepath.Join(dir, "serve.log")}
-	for k, v := range env {
-		w.gw.env = append(w.gw.env, k+"="+v)
+	var gws []*gateway
+	for i := range cfg.replicas {
+		g := &gateway{bin: bin, dataDir: env["SWITCHBOARD_DATA_DIR"], logPath: filepath.Join(dir, "serve.log")}
+		if cfg.replicas > 1 {
+			g.dataDir = filepath.Join(dir, fmt.Sprintf("data-%d", i+1))
+			g.logPath = filepath.Join(dir, fmt.Sprintf("serve-%d.log", i+1))
+		}
+		if err := os.MkdirAll(g.dataDir, 0o700); err != nil {
+			return nil, err
+		}
+		for k, v := range env {
+			if k == "SWITCHBOARD_DATA_DIR" {
+				v = g.dataDir
+			}
+			g.env = append(g.env, k+"="+v)
+		}
+		if cfg.replicas > 1 {
+			g.env = append(g.env, fmt.Sprintf("SWITCHBOARD_REPLICA_ID=soak-%d", i+1))
+		}
+		gws = append(gws, g)
 	}
-	tb.Cleanup(w.gw.kill)
-	if err := w.gw.start(); err != nil {
-		return nil, err
+	w.gw = newCluster(gws, cfg.seed)
+	tb.Cleanup(w.gw.killAll)
+	for _, g := range gws {
+		if err := g.start(); err != nil {
+			return nil, err
+		}
 	}
 	if err := w.installLinear(); err != nil {
 		return nil, fmt.Errorf("install linear: %w", err)
@@ -193,12 +216,17 @@ func (w *world) installLinear() error {
 	return nil
 }
 
-// call sends an API request to the running gateway with the admin token.
+// call sends an API request to a running replica with the admin token.
 func (w *world) call(method, path string, body any, hdr ...string) (int, []byte, error) {
 	url := w.gw.URL()
 	if url == "" {
 		return 0, nil, errors.New("the gateway is down, between a kill and its restart")
 	}
+	return w.callAt(url, method, path, body, hdr...)
+}
+
+// callAt sends an API request to the replica at url.
+func (w *world) callAt(url, method, path string, body any, hdr ...string) (int, []byte, error) {
 	var r io.Reader
 	if body != nil {
 		raw, err := json.Marshal(body)
@@ -242,9 +270,10 @@ func (w *world) closeConns() {
 	w.rc.srv.CloseClientConnections()
 }
 
-// metric reads one unlabelled sample from /metrics.
-func (w *world) metric(name string) (float64, error) {
-	_, raw, err := w.call("GET", "/metrics", nil)
+// metricAt reads one unlabelled sample from the /metrics of the replica
+// at url.
+func (w *world) metricAt(url, name string) (float64, error) {
+	_, raw, err := w.callAt(url, "GET", "/metrics", nil)
 	if err != nil {
 		return 0, err
 	}

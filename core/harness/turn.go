@@ -163,15 +163,7 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 			return "", err
 		}
 		req := core.ModelRequest{Model: c.Agent.Model, System: mc.System, Messages: msgs, Tools: c.Tools.Defs()}
-		var deltas *textDeltas
-		if t.h.TextEvery > 0 {
-			deltas = newTextDeltas(wctx, c, t.id, t.h.TextEvery)
-			req.OnText = deltas.add
-		}
-		resp, err := t.h.generate(tctx, c, req)
-		if deltas != nil {
-			deltas.close()
-		}
+		resp, err := t.respond(tctx, wctx, req)
 		if err != nil {
 			if tctx.Err() != nil {
 				continue
@@ -231,6 +223,18 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 			return t.finish(wctx, yield)
 		}
 	}
+}
+
+// respond calls the model, logging its text as it streams when the
+// harness asks for that. The deltas stop when the call ends, however it
+// ends (a panic in the model's client included).
+func (t *turn) respond(tctx, wctx context.Context, req core.ModelRequest) (*core.ModelResponse, error) {
+	if t.h.TextEvery > 0 {
+		deltas := newTextDeltas(wctx, t.c, t.id, t.h.TextEvery)
+		req.OnText = deltas.add
+		defer deltas.close()
+	}
+	return t.h.generate(tctx, t.c, req)
 }
 
 // noteStale logs the taken answers that answer no open call; Derive

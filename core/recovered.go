@@ -2,6 +2,7 @@ package core
 
 import (
 	"log/slog"
+	"os"
 	"runtime/debug"
 )
 
@@ -13,8 +14,7 @@ import (
 // failed attempt, …). It must be deferred directly: recover stops a panic
 // only there.
 //
-// The store's committer never defers it: a store that panicked mid-commit
-// cannot be trusted, and the process stops.
+// A store's commit defers Crash instead: a panic there stops the process.
 func Recover(log *slog.Logger, err *error, args ...any) {
 	v := recover()
 	if v == nil {
@@ -24,4 +24,19 @@ func Recover(log *slog.Logger, err *error, args ...any) {
 	if err != nil {
 		*err = ErrPanicked
 	}
+}
+
+// Crash, deferred by a store's commit, stops the process on a panic
+// there even when the caller recovers panics (Recover): a commit that
+// panicked may have left the store half written or its commit stream
+// unpublished, and the store cannot be trusted after that. It logs the
+// panic with its stack and exits with status 2, as an unrecovered panic
+// does; a supervisor restarts the process, which recovers from the log.
+func Crash(log *slog.Logger, args ...any) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	log.Error("panic in the store's commit; stopping the process", append(args, "panic", v, "stack", string(debug.Stack()))...)
+	os.Exit(2)
 }

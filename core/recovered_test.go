@@ -3,11 +3,14 @@ package core_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/fixtures/panictest"
 )
 
 // TestRecover: a panic in work that defers Recover is logged once with
@@ -64,5 +67,28 @@ func TestRecoverWithoutError(t *testing.T) {
 	<-done
 	if !strings.Contains(buf.String(), "panic=alone") {
 		t.Fatalf("log:\n%s", buf.String())
+	}
+}
+
+// TestCrashStopsTheProcess: a panic in a store's commit stops the process
+// with status 2, its stack logged, even under a caller that recovers
+// panics.
+func TestCrashStopsTheProcess(t *testing.T) {
+	if os.Getenv(panictest.ChildEnv) != "" {
+		log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+		func() {
+			defer core.Recover(log, nil)
+			func() {
+				defer core.Crash(log, "session_id", "ses_1")
+				panic("commit bug")
+			}()
+		}()
+		fmt.Fprintln(os.Stderr, "the process went on after the commit panicked")
+		os.Exit(0)
+	}
+	out, status := panictest.Child(t, "TestCrashStopsTheProcess")
+	if status != 2 || !strings.Contains(out, "panic in the store's commit") || !strings.Contains(out, `panic="commit bug"`) ||
+		!strings.Contains(out, "goroutine ") || strings.Contains(out, "msg=panic ") {
+		t.Fatalf("the child ended with status %d, want 2 with the commit's panic logged:\n%s", status, out)
 	}
 }

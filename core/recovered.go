@@ -20,6 +20,9 @@ func Recover(log *slog.Logger, err *error, args ...any) {
 	if v == nil {
 		return
 	}
+	if log == nil {
+		log = slog.Default() // a panic is never dropped unlogged
+	}
 	log.Error("panic", append(args, "panic", v, "stack", string(debug.Stack()))...)
 	if err != nil {
 		*err = ErrPanicked

@@ -21,12 +21,8 @@ type Background struct {
 
 // Go runs fn in the background with its own bounded context.
 func (b *Background) Go(fn func(ctx context.Context)) {
-	log := b.Logger
-	if log == nil {
-		log = slog.Default()
-	}
 	b.wg.Go(func() {
-		defer core.Recover(log, nil)
+		defer core.Recover(b.Logger, nil)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		fn(ctx)

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/fixtures/modelserver"
 )
@@ -31,8 +32,10 @@ func TestToolPanicEndsOnlyItsTurn(t *testing.T) {
 	other := srv.createSession("take your time")
 	waitRequests(t, ms, 1)
 
+	start := time.Now()
 	id := srv.createSession("call the tool that panics")
 	st, evs := srv.waitFor(id, "the panicked turn", func(st sessionState, _ []event) bool { return st.Status == "failed" })
+	t.Logf("the panicked turn ended %s after its session was created", time.Since(start).Round(time.Millisecond))
 	if st.StopReason == nil || *st.StopReason != "error" {
 		t.Fatalf("the panicked session: %+v", st)
 	}

@@ -21,6 +21,9 @@ var (
 	ErrLeaseLost = errors.New("session lease lost to another runtime")
 	// ErrModelNotConfigured: a session needs a model that has no client or key.
 	ErrModelNotConfigured = errors.New("model not configured")
+	// ErrPanicked: the work panicked (Recover). Its text is all a client
+	// is told; the panic's value and stack are in the gateway's log.
+	ErrPanicked = errors.New("internal error")
 )
 
 // ErrUnauthorized: no valid credentials, or a client token on an admin route.

@@ -20,6 +20,10 @@ const maxGroup = 1000
 // It is also where the commit stream starts: once a commit is durable, the
 // changes its writes report are published, in commit order, before any of
 // the writers is answered.
+//
+// It runs on a goroutine of its own and recovers no panic: one there stops
+// the process, whatever its writers recover, since a store whose commit
+// panicked cannot be trusted.
 type committer struct {
 	db      *bolt.DB
 	health  *writehealth.Health

@@ -152,14 +152,10 @@ func (s *Service) attempt(ctx context.Context, d *core.Delivery) (core.AttemptRe
 	if ctx.Err() != nil {
 		return core.AttemptResult{}, false
 	}
-	t, err := s.target(ctx, d.DestinationID)
-	if errors.Is(err, core.ErrNotFound) {
-		return core.AttemptResult{}, false // deleted: its queue went with it
-	}
 	now := time.Now()
-	var a core.Attempt
-	if err == nil {
-		a, err = s.send(ctx, t, d, now)
+	a, gone, err := s.try(ctx, d, now)
+	if gone {
+		return core.AttemptResult{}, false // deleted: its queue went with it
 	}
 	if ctx.Err() != nil {
 		return core.AttemptResult{}, false
@@ -173,6 +169,20 @@ func (s *Service) attempt(ctx context.Context, d *core.Delivery) (core.AttemptRe
 		r.RetryAt = s.retryAt(d, failuresSince(d)+1, now)
 	}
 	return r, true
+}
+
+// try sends the delivery to its destination once; gone reports that the
+// destination was deleted. A panic in it is this attempt's failure, as
+// any error is: logged once with its stack, recorded as "internal error"
+// and tried again after its backoff.
+func (s *Service) try(ctx context.Context, d *core.Delivery, now time.Time) (a core.Attempt, gone bool, err error) {
+	defer core.Recover(s.log, &err, "delivery_id", d.ID, "destination_id", d.DestinationID, "session_id", d.SessionID)
+	t, err := s.target(ctx, d.DestinationID)
+	if err != nil {
+		return a, errors.Is(err, core.ErrNotFound), err
+	}
+	a, err = s.send(ctx, t, d, now)
+	return a, false, err
 }
 
 // failuresSince counts the failed attempts since the horizon started (a

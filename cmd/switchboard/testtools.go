@@ -17,9 +17,25 @@ import (
 
 // testTools adds test_block, a tool that blocks until its turn ends and
 // appends each call's id to $SWITCHBOARD_TEST_TOOL_LOG, so crash tests can
-// see whether a call was run again. Only test builds have it.
+// see whether a call was run again; and, when $SWITCHBOARD_TEST_PANIC_TOOL
+// names one, a tool of that name that panics when called, so a test sees
+// a panic end its turn and nothing else. Only test builds have them.
 func testTools(getenv func(string) string) []core.Tool {
-	return []core.Tool{blockTool{path: getenv("SWITCHBOARD_TEST_TOOL_LOG")}}
+	tools := []core.Tool{blockTool{path: getenv("SWITCHBOARD_TEST_TOOL_LOG")}}
+	if name := getenv("SWITCHBOARD_TEST_PANIC_TOOL"); name != "" {
+		tools = append(tools, panicTool{name: name})
+	}
+	return tools
+}
+
+type panicTool struct{ name string }
+
+func (p panicTool) Def() core.ToolDef {
+	return core.ToolDef{Name: p.name, Description: "panics", InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)}
+}
+
+func (p panicTool) Call(context.Context, core.ToolCall) (core.ToolResult, error) {
+	panic("test tool " + p.name + " panics as asked")
 }
 
 type blockTool struct{ path string }

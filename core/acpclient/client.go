@@ -3,6 +3,7 @@ package acpclient
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path"
 	"strconv"
 	"strings"
@@ -36,7 +37,9 @@ func (c *client) current() (*turn, bool) {
 	return c.turn, c.replaying
 }
 
-func (c *client) SessionUpdate(ctx context.Context, n acp.SessionNotification) error {
+func (c *client) SessionUpdate(ctx context.Context, n acp.SessionNotification) (err error) {
+	defer c.recovered(&err)
+	defer core.Recover(c.h.logger(), &err, "session_id", c.session)
 	t, replaying := c.current()
 	if replaying || t == nil {
 		return nil
@@ -45,7 +48,9 @@ func (c *client) SessionUpdate(ctx context.Context, n acp.SessionNotification) e
 	return nil
 }
 
-func (c *client) RequestPermission(ctx context.Context, req acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+func (c *client) RequestPermission(ctx context.Context, req acp.RequestPermissionRequest) (_ acp.RequestPermissionResponse, err error) {
+	defer c.recovered(&err)
+	defer core.Recover(c.h.logger(), &err, "session_id", c.session)
 	t, _ := c.current()
 	if t == nil {
 		// Nothing runs that a person could answer for.
@@ -70,7 +75,9 @@ mkdir -p -- "$(dirname -- "$p")" && cat > "$p"`
 // maxFileBytes bounds a file read or written for the agent.
 const maxFileBytes = 8 << 20
 
-func (c *client) ReadTextFile(ctx context.Context, req acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
+func (c *client) ReadTextFile(ctx context.Context, req acp.ReadTextFileRequest) (_ acp.ReadTextFileResponse, err error) {
+	defer c.recovered(&err)
+	defer core.Recover(c.h.logger(), &err, "session_id", c.session)
 	line, limit := 1, 1<<30
 	if req.Line != nil && *req.Line > 0 {
 		line = *req.Line
@@ -90,7 +97,9 @@ func (c *client) ReadTextFile(ctx context.Context, req acp.ReadTextFileRequest) 
 	return acp.ReadTextFileResponse{Content: string(res.Stdout)}, nil
 }
 
-func (c *client) WriteTextFile(ctx context.Context, req acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
+func (c *client) WriteTextFile(ctx context.Context, req acp.WriteTextFileRequest) (_ acp.WriteTextFileResponse, err error) {
+	defer c.recovered(&err)
+	defer core.Recover(c.h.logger(), &err, "session_id", c.session)
 	if len(req.Content) > maxFileBytes {
 		return acp.WriteTextFileResponse{}, acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("content of %d bytes is over the %d-byte limit", len(req.Content), maxFileBytes)})
 	}
@@ -116,8 +125,11 @@ type terminal struct {
 	read      chan struct{} // closed once the output is read to its end
 }
 
-func (t *terminal) collect() {
+// collect reads the terminal's output to its end; a panic here ends the
+// output there (logged once with its stack), not the gateway.
+func (t *terminal) collect(log *slog.Logger) {
 	defer close(t.read)
+	defer core.Recover(log, nil)
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := t.proc.Stdout().Read(buf)
@@ -154,7 +166,9 @@ func (t *terminal) exitStatus() *acp.TerminalExitStatus {
 	}
 }
 
-func (c *client) CreateTerminal(ctx context.Context, req acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error) {
+func (c *client) CreateTerminal(ctx context.Context, req acp.CreateTerminalRequest) (_ acp.CreateTerminalResponse, err error) {
+	defer c.recovered(&err)
+	defer core.Recover(c.h.logger(), &err, "session_id", c.session)
 	dir := core.SandboxWorkspace
 	if req.Cwd != nil && *req.Cwd != "" {
 		dir = path.Clean(*req.Cwd)
@@ -177,7 +191,7 @@ func (c *client) CreateTerminal(ctx context.Context, req acp.CreateTerminalReque
 	}
 	_ = proc.Stdin().Close()
 	t := &terminal{proc: proc, limit: limit, read: make(chan struct{})}
-	go t.collect()
+	go t.collect(c.h.logger().With("session_id", c.session))
 	c.mu.Lock()
 	c.nextTerm++
 	id := "term_" + strconv.Itoa(c.nextTerm)
@@ -206,7 +220,9 @@ func (c *client) terminalOutput(id string) string {
 	return out
 }
 
-func (c *client) TerminalOutput(ctx context.Context, req acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error) {
+func (c *client) TerminalOutput(ctx context.Context, req acp.TerminalOutputRequest) (_ acp.TerminalOutputResponse, err error) {
+	defer c.recovered(&err)
+	defer core.Recover(c.h.logger(), &err, "session_id", c.session)
 	t, err := c.terminal(req.TerminalId)
 	if err != nil {
 		return acp.TerminalOutputResponse{}, err
@@ -216,7 +232,9 @@ func (c *client) TerminalOutput(ctx context.Context, req acp.TerminalOutputReque
 	return acp.TerminalOutputResponse{Output: out, Truncated: truncated, ExitStatus: st}, nil
 }
 
-func (c *client) WaitForTerminalExit(ctx context.Context, req acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error) {
+func (c *client) WaitForTerminalExit(ctx context.Context, req acp.WaitForTerminalExitRequest) (_ acp.WaitForTerminalExitResponse, err error) {
+	defer c.recovered(&err)
+	defer core.Recover(c.h.logger(), &err, "session_id", c.session)
 	t, err := c.terminal(req.TerminalId)
 	if err != nil {
 		return acp.WaitForTerminalExitResponse{}, err
@@ -230,7 +248,9 @@ func (c *client) WaitForTerminalExit(ctx context.Context, req acp.WaitForTermina
 	return acp.WaitForTerminalExitResponse{ExitCode: st.ExitCode}, nil
 }
 
-func (c *client) KillTerminal(ctx context.Context, req acp.KillTerminalRequest) (acp.KillTerminalResponse, error) {
+func (c *client) KillTerminal(ctx context.Context, req acp.KillTerminalRequest) (_ acp.KillTerminalResponse, err error) {
+	defer c.recovered(&err)
+	defer core.Recover(c.h.logger(), &err, "session_id", c.session)
 	t, err := c.terminal(req.TerminalId)
 	if err != nil {
 		return acp.KillTerminalResponse{}, err
@@ -241,7 +261,9 @@ func (c *client) KillTerminal(ctx context.Context, req acp.KillTerminalRequest) 
 	return acp.KillTerminalResponse{}, nil
 }
 
-func (c *client) ReleaseTerminal(ctx context.Context, req acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error) {
+func (c *client) ReleaseTerminal(ctx context.Context, req acp.ReleaseTerminalRequest) (_ acp.ReleaseTerminalResponse, err error) {
+	defer c.recovered(&err)
+	defer core.Recover(c.h.logger(), &err, "session_id", c.session)
 	t, err := c.terminal(req.TerminalId)
 	if err != nil {
 		return acp.ReleaseTerminalResponse{}, err

@@ -11,6 +11,11 @@
 // confirmations (parked with a deadline while the turn waits), files and
 // terminals act on the sandbox inside the workspace only.
 //
+// A panic in the gateway's side of a turn (a request of the agent's, a
+// platform tool it calls, the prompt's call) is recovered where it
+// happens and ends that turn with a retryable internal error; the
+// agent's process goes with it.
+//
 // The log stays the one truth. The process lives while its sandbox is
 // warm, across turns, and is ended at hibernation, archive, shutdown,
 // lease loss, or when it outlives a cancel's grace period. A turn that

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +32,9 @@ type fakeSandbox struct {
 	home   string
 	// client makes the agent's HTTP calls (the egress proxy's stand-in).
 	client *http.Client
+	// execPanics: Exec of a command the fake does not run panics, as a
+	// sandbox with a bug would, instead of failing.
+	execPanics bool
 
 	mu     sync.Mutex
 	procs  []*fakeProcess
@@ -41,6 +46,9 @@ type fakeSandbox struct {
 // as attachments are put in a sandbox.
 func (f *fakeSandbox) Exec(_ context.Context, _ string, req core.ExecRequest) (*core.ExecResult, error) {
 	if !req.Shell || len(req.Cmd) != 2 || !strings.Contains(req.Cmd[0], "cat >") {
+		if f.execPanics {
+			panic("sandbox bug")
+		}
 		return nil, errors.New("the fake sandbox runs no command")
 	}
 	f.mu.Lock()
@@ -178,6 +186,23 @@ func newEnv(t *testing.T, script acpagent.Script, mod ...func(*core.AgentRuntime
 	t.Cleanup(func() { h.Close(context.Background()) })
 	return &env{t: t, store: st, sb: sb, h: h, agent: a, session: res.Session.ID, inputs: make(chan struct{}, 1),
 		limits: core.Limits{MaxSteps: 50, TurnSeconds: 600, MaxTokens: 1e6}}
+}
+
+// serveMCP offers the agent the session's platform tools in reg, through
+// a stand-in of the egress proxy that names the session.
+func (e *env) serveMCP(reg *toolset.Registry) {
+	e.t.Helper()
+	e.tools = reg
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Host != "mcp.switchboard.internal" {
+			http.Error(w, "not the gateway's host: "+r.URL.Host, http.StatusForbidden)
+			return
+		}
+		e.h.MCP().ServeHTTP(w, r.WithContext(core.WithSandboxSession(r.Context(), e.session)))
+	}))
+	e.t.Cleanup(proxy.Close)
+	pu, _ := url.Parse(proxy.URL)
+	e.sb.client = &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}
 }
 
 func (e *env) cycle() *harness.Cycle {

@@ -91,7 +91,9 @@ func (h *Harness) newMCP(sessionID string, defs []core.ToolDef) http.Handler {
 }
 
 // callTool runs a session's tool for its agent, in the running turn.
-func (h *Harness) callTool(ctx context.Context, sessionID, name string, args any) (*mcp.CallToolResult, error) {
+func (h *Harness) callTool(ctx context.Context, sessionID, name string, args any) (res *mcp.CallToolResult, err error) {
+	defer h.recoveredTool(sessionID, &res, &err)
+	defer core.Recover(h.logger(), &err, "session_id", sessionID, "tool", name)
 	t := h.running(sessionID)
 	if t == nil {
 		return mcp.NewToolResultError("no turn of this session is running: tools are called during a prompt"), nil
@@ -107,14 +109,14 @@ func (h *Harness) callTool(ctx context.Context, sessionID, name string, args any
 	if policy == core.PolicyAsk && !t.askPerson(ctx, name, input) {
 		return mcp.NewToolResultError("a person denied this call (or the wait for an answer ended)"), nil
 	}
-	res, err := tool.Call(ctx, core.ToolCall{SessionID: sessionID, TurnID: t.id, ID: core.NewID("tu"), Name: name, Input: input})
+	out, err := tool.Call(ctx, core.ToolCall{SessionID: sessionID, TurnID: t.id, ID: core.NewID("tu"), Name: name, Input: input})
 	if err != nil {
 		return mcp.NewToolResultError("error: " + err.Error()), nil
 	}
-	if res.IsError {
-		return mcp.NewToolResultError(res.Output), nil
+	if out.IsError {
+		return mcp.NewToolResultError(out.Output), nil
 	}
-	return mcp.NewToolResultText(res.Output), nil
+	return mcp.NewToolResultText(out.Output), nil
 }
 
 // askPerson waits in the turn for a person to allow a call of a tool

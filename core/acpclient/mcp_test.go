@@ -3,9 +3,6 @@ package acpclient_test
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -57,18 +54,7 @@ func TestPlatformToolsOverMCP(t *testing.T) {
 	if err := reg.Add(merge, core.PolicyAsk); err != nil {
 		t.Fatal(err)
 	}
-	e.tools = reg
-	// The proxy's stand-in: every request is the session's sandbox's.
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Host != "mcp.switchboard.internal" {
-			http.Error(w, "not the gateway's host: "+r.URL.Host, http.StatusForbidden)
-			return
-		}
-		e.h.MCP().ServeHTTP(w, r.WithContext(core.WithSandboxSession(r.Context(), e.session)))
-	}))
-	defer proxy.Close()
-	pu, _ := url.Parse(proxy.URL)
-	e.sb.client = &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}
+	e.serveMCP(reg)
 
 	e.say("post, then merge")
 	wait := e.start(context.Background())

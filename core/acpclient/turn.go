@@ -23,9 +23,11 @@ type turn struct {
 	ap  *agentProc
 	rec *recorder
 	// parks receives the permission requests that wait for a person;
-	// limits the limits the metered usage reached.
-	parks  chan *parked
-	limits chan limitHit
+	// limits the limits the metered usage reached; panicked a panic in the
+	// turn's work on another goroutine (fault).
+	parks    chan *parked
+	limits   chan limitHit
+	panicked chan struct{}
 	// before and beforeCost are the session's totals over its finished
 	// turns, which its budgets count with this one's.
 	before     core.Usage
@@ -85,7 +87,7 @@ func (t *turn) run(ctx context.Context, note string) (core.Reason, error) {
 		return err
 	}, c.MaxToolOutput)
 	t.rec.terminalOutput, t.rec.deltaEvery = ap.client.terminalOutput, t.h.TextEvery
-	t.parks, t.limits = make(chan *parked), make(chan limitHit, 1)
+	t.parks, t.limits, t.panicked = make(chan *parked), make(chan limitHit, 1), make(chan struct{}, 1)
 	ap.client.mu.Lock()
 	ap.client.turn = t
 	ap.client.mu.Unlock()
@@ -124,8 +126,10 @@ func (t *turn) prompt(ctx context.Context, blocks []acp.ContentBlock, started ti
 	defer cancelPrompt()
 	done := make(chan promptResult, 1)
 	go func() {
-		resp, err := ap.conn.Prompt(pctx, acp.PromptRequest{SessionId: ap.acpSession, Prompt: blocks})
-		done <- promptResult{resp, err}
+		var r promptResult
+		defer func() { done <- r }()
+		defer core.Recover(c.Logger, &r.err, "session_id", c.SessionID, "turn_id", t.id)
+		r.resp, r.err = ap.conn.Prompt(pctx, acp.PromptRequest{SessionId: ap.acpSession, Prompt: blocks})
 	}()
 	deadline := time.NewTimer(time.Duration(c.Limits.TurnSeconds)*time.Second - time.Since(started))
 	defer deadline.Stop()
@@ -217,7 +221,7 @@ func (t *turn) prompt(ctx context.Context, blocks []acp.ContentBlock, started ti
 			msg := fmt.Sprintf("the ACP agent %q did not end its turn within %s of the cancel; its process was killed", ap.cmd[0], t.h.CancelGrace)
 			t.h.end(wctx, c.SessionID)
 			t.rec.end("the agent was stopped", core.LevelUser)
-			if err := t.logError(wctx, msg); err != nil {
+			if err := t.logError(wctx, core.ErrorBody{Message: msg}); err != nil {
 				return "", err
 			}
 			return end()
@@ -241,6 +245,11 @@ func (t *turn) prompt(ctx context.Context, blocks []acp.ContentBlock, started ti
 			case <-time.After(exitWait):
 				return t.broke(wctx, done, "broke the protocol")
 			}
+		case <-t.panicked:
+			if active != nil {
+				active.reply <- acp.NewRequestPermissionOutcomeCancelled()
+			}
+			return t.failPanicked(wctx)
 		case p := <-parks:
 			active = p
 			if _, err := c.Log.Append(wctx, c.SessionID, core.AppendRequest{Epoch: c.Epoch, TurnID: t.id, Events: []core.Event{
@@ -444,6 +453,9 @@ func (t *turn) usageOf(r promptResult) {
 // answered ends the turn with the agent's answer to a prompt nobody
 // stopped.
 func (t *turn) answered(ctx context.Context, r promptResult) (core.Reason, error) {
+	if t.faulted() || errors.Is(r.err, core.ErrPanicked) {
+		return t.failPanicked(ctx)
+	}
 	if r.err != nil {
 		t.rec.end("the prompt failed", core.LevelUser)
 		if err := t.rec.failed(); err != nil {
@@ -501,9 +513,9 @@ func (t *turn) broke(ctx context.Context, done chan promptResult, what string) (
 }
 
 // logError logs a user-level session.error of the turn.
-func (t *turn) logError(ctx context.Context, msg string) error {
-	t.c.Logger.Warn("ACP turn failed", "session_id", t.c.SessionID, "turn_id", t.id, "err", msg)
-	ev := core.NewEvent(core.TypeError, core.LevelUser, core.ActorSystem, core.ErrorBody{Message: msg})
+func (t *turn) logError(ctx context.Context, b core.ErrorBody) error {
+	t.c.Logger.Warn("ACP turn failed", "session_id", t.c.SessionID, "turn_id", t.id, "err", b.Message)
+	ev := core.NewEvent(core.TypeError, core.LevelUser, core.ActorSystem, b)
 	if _, err := t.c.Log.Append(ctx, t.c.SessionID, core.AppendRequest{Epoch: t.c.Epoch, TurnID: t.id, Events: []core.Event{ev}}); err != nil {
 		return fmt.Errorf("log error: %w", err)
 	}
@@ -512,7 +524,7 @@ func (t *turn) logError(ctx context.Context, msg string) error {
 
 // fail logs msg and ends the turn with reason error.
 func (t *turn) fail(ctx context.Context, msg string) (core.Reason, error) {
-	if err := t.logError(ctx, msg); err != nil {
+	if err := t.logError(ctx, core.ErrorBody{Message: msg}); err != nil {
 		return "", err
 	}
 	return t.finish(ctx, core.ReasonError)

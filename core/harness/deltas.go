@@ -53,8 +53,11 @@ func (d *textDeltas) add(s string) {
 	}
 }
 
+// run flushes until close. A panic here ends the deltas only, as a
+// failed append does: the response's agent.message still holds its text.
 func (d *textDeltas) run() {
 	defer close(d.done)
+	defer core.Recover(d.c.Logger, nil, "session_id", d.c.SessionID, "turn_id", d.turn)
 	t := time.NewTicker(d.every)
 	defer t.Stop()
 	for {

@@ -167,6 +167,9 @@ func (t *turn) resolve(ctx, wctx context.Context, events []core.Event) (waiting 
 			return nil, changed, true, err
 		}
 		changed = true
+		if t.panicked {
+			return nil, changed, true, nil
+		}
 	}
 	return waiting, changed, true, nil
 }

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -36,6 +37,9 @@ type turn struct {
 	reopened bool
 	// copied are the attachments put in the sandbox this turn, and where.
 	copied map[string]string
+	// panicked: a tool call of the turn panicked; the turn ends with an
+	// internal error once the call's result is logged.
+	panicked bool
 }
 
 // resume carries on from the turn's last pause, if it paused: the steps,
@@ -116,6 +120,8 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 		switch {
 		case err != nil:
 			return "", err
+		case t.panicked:
+			return t.failPanicked(wctx)
 		case !ok:
 			return t.stopped(wctx, tctx)
 		case len(waiting) > 0:
@@ -165,15 +171,7 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 			return "", err
 		}
 		req := core.ModelRequest{Model: c.Agent.Model, System: mc.System, Messages: msgs, Tools: c.Tools.Defs()}
-		var deltas *textDeltas
-		if t.h.TextEvery > 0 {
-			deltas = newTextDeltas(wctx, c, t.id, t.h.TextEvery)
-			req.OnText = deltas.add
-		}
-		resp, err := t.h.generate(tctx, c, req)
-		if deltas != nil {
-			deltas.close()
-		}
+		resp, err := t.respond(tctx, wctx, req)
 		if err != nil {
 			if tctx.Err() != nil {
 				continue
@@ -219,6 +217,9 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 			if err := t.logResult(wctx, call.ID, res); err != nil {
 				return "", err
 			}
+			if t.panicked {
+				return t.failPanicked(wctx)
+			}
 			if res.Yield != "" {
 				yield = res.Yield
 			}
@@ -230,6 +231,18 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 			return t.finish(wctx, yield)
 		}
 	}
+}
+
+// respond calls the model, logging its text as it streams when the
+// harness asks for that. The deltas stop when the call ends, however it
+// ends (a panic in the model's client included).
+func (t *turn) respond(tctx, wctx context.Context, req core.ModelRequest) (*core.ModelResponse, error) {
+	if t.h.TextEvery > 0 {
+		deltas := newTextDeltas(wctx, t.c, t.id, t.h.TextEvery)
+		req.OnText = deltas.add
+		defer deltas.close()
+	}
+	return t.h.generate(tctx, t.c, req)
 }
 
 // noteStale logs the taken answers that answer no open call; Derive
@@ -296,30 +309,47 @@ func (t *turn) finish(ctx context.Context, r core.Reason, waiting ...string) (co
 }
 
 // callTool runs one call; ok is false when the turn's context ended first.
-// A tool that ignores its context is abandoned, not waited for.
+// A tool that ignores its context is abandoned, not waited for. A tool
+// that panics gets notFinishedOutput as its result and sets t.panicked:
+// the caller logs the result, then ends the turn (failPanicked).
 func (t *turn) callTool(ctx context.Context, call core.ToolCall) (core.ToolResult, bool) {
 	tool, _, found := t.c.Tools.Get(call.Name)
 	if !found {
 		return core.ToolResult{Output: fmt.Sprintf("unknown tool %q", call.Name), IsError: true}, true
 	}
 	call.SessionID, call.TurnID = t.c.SessionID, t.id
-	done := make(chan core.ToolResult, 1)
+	type called struct {
+		res      core.ToolResult
+		panicked bool
+	}
+	done := make(chan called, 1)
 	go func() {
-		res, err := tool.Call(ctx, call)
-		if err != nil {
+		res, err := t.runTool(ctx, tool, call)
+		switch {
+		case errors.Is(err, core.ErrPanicked):
+			done <- called{core.ToolResult{Output: notFinishedOutput, IsError: true}, true}
+			return
+		case err != nil:
 			res = core.ToolResult{Output: "error: " + err.Error(), IsError: true}
 		}
-		done <- res
+		done <- called{res: res}
 	}()
 	select {
-	case res := <-done:
+	case c := <-done:
 		if ctx.Err() != nil {
-			return res, false
+			return c.res, false
 		}
-		return res, true
+		t.panicked = c.panicked
+		return c.res, true
 	case <-ctx.Done():
 		return core.ToolResult{}, false
 	}
+}
+
+// runTool calls the tool; a panic in it is this turn's alone.
+func (t *turn) runTool(ctx context.Context, tool core.Tool, call core.ToolCall) (res core.ToolResult, err error) {
+	defer core.Recover(t.c.Logger, &err, "session_id", t.c.SessionID, "turn_id", t.id, "tool", call.Name, "tool_use_id", call.ID)
+	return tool.Call(ctx, call)
 }
 
 // yieldedTool finds a turn whose last step was a yielding tool (ask) that

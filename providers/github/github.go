@@ -194,8 +194,10 @@ func New(cfg Config) (*Provider, error) {
 		return nil, fmt.Errorf("github: private key: %w", err)
 	}
 	apps.BaseURL = strings.TrimSuffix(cfg.APIURL, "/")
-	return &Provider{cfg: cfg, log: cfg.Logger.With("provider", Name), apps: apps,
-		clients: map[int64]installationClient{}, perms: map[string]permEntry{}}, nil
+	p := &Provider{cfg: cfg, log: cfg.Logger.With("provider", Name), apps: apps,
+		clients: map[int64]installationClient{}, perms: map[string]permEntry{}}
+	p.bg.Logger = p.log
+	return p, nil
 }
 
 // checkKey refuses a private key that is not an RSA PEM key, so a wrong

@@ -198,6 +198,7 @@ func New(cfg Config) (*Provider, error) {
 		cfg.Now = time.Now
 	}
 	p := &Provider{cfg: cfg, log: cfg.Logger.With("provider", Name), acked: map[string]bool{}}
+	p.bg.Logger = p.log
 	p.tokens = &oauth.Tokens{Store: cfg.Installations, Sealer: cfg.Sealer, Refresh: p.refresh, Margin: cfg.RefreshMargin, Now: cfg.Now}
 	p.budgets = newBudgets(float64(cfg.RequestsPerHour)/3600, cfg.Burst, cfg.Now)
 	p.newAPI = p.graphqlAPI

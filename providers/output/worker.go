@@ -42,19 +42,13 @@ func (s *Sink) follow(ctx context.Context, id string, e *entry, c core.Claim) (r
 		inputs := e.inputs
 		e.inputs = false
 		e.mu.Unlock()
-		sess, err := s.cfg.Store.GetSession(ctx, id)
+		sess, err := s.pass(ctx, id, e, c, inputs)
 		if errors.Is(err, core.ErrNotFound) {
 			log.Warn("session gone; nothing to render")
 			if s.retire(ctx, id, e, true) {
 				s.drop(id, e)
 			}
 			return true
-		}
-		if err == nil && inputs {
-			s.received(ctx, sess)
-		}
-		if err == nil {
-			err = s.drain(ctx, sess, c, &e.targets)
 		}
 		if ctx.Err() != nil || lost(ctx, err) {
 			return false
@@ -89,9 +83,28 @@ func (s *Sink) follow(ctx context.Context, id string, e *entry, c core.Claim) (r
 	}
 }
 
-// closed tells a Closer renderer that the session is archived; a failure
-// is logged, not retried (the platform only shows it open).
+// pass acknowledges the queued inputs (when inputs is set) and renders
+// what the log holds past the saved position. A panic in it (a
+// renderer's, most likely) is a failed pass, retried with backoff as any
+// failure: logged once with its stack, it delays this session's output
+// and no other's. The next pass starts from the saved position.
+func (s *Sink) pass(ctx context.Context, id string, e *entry, c core.Claim, inputs bool) (sess *core.Session, err error) {
+	defer core.Recover(s.log, &err, "session_id", id)
+	sess, err = s.cfg.Store.GetSession(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if inputs {
+		s.received(ctx, sess)
+	}
+	return sess, s.drain(ctx, sess, c, &e.targets)
+}
+
+// closed tells a Closer renderer that the session is archived; a failure,
+// a panic included, is logged, not retried (the platform only shows it
+// open).
 func (s *Sink) closed(ctx context.Context, sess *core.Session) {
+	defer core.Recover(s.log, nil, "session_id", sess.ID)
 	c, ok := s.cfg.Renderer.(Closer)
 	if !ok {
 		return

@@ -183,6 +183,7 @@ func New(cfg Config) (*Provider, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	p := &Provider{cfg: cfg, log: cfg.Logger.With("provider", Name), reacted: map[string]bool{}}
+	p.bg.Logger = p.log
 	p.tokens = &oauth.Tokens{Store: cfg.Installations, Sealer: cfg.Sealer, Refresh: p.refresh, Margin: cfg.RefreshMargin}
 	return p, nil
 }

@@ -55,13 +55,14 @@ func (p *Proxy) serveTLS(w http.ResponseWriter, host string, h http.Handler) {
 		MinVersion:     tls.VersionTLS12,
 	})
 	srv := &http.Server{
-		Handler:           h,
+		Handler:           p.recovering(h),
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(p.log.Handler(), slog.LevelDebug),
 	}
 	go func() {
 		defer p.untrack(conn)
+		defer core.Recover(p.log, nil, "host", host)
 		_ = srv.Serve(newOneConnListener(tlsConn))
 	}()
 }

@@ -140,7 +140,7 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	p.rec = newRecorder(cfg.Record, p.log)
 	p.srv = &http.Server{
-		Handler:           p,
+		Handler:           p.recovering(p),
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(p.log.Handler(), slog.LevelDebug),

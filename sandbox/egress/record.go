@@ -89,10 +89,17 @@ func (r *recorder) add(session string, b core.EgressBody) {
 func (r *recorder) run() {
 	defer close(r.done)
 	for it := range r.ch {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		r.record(ctx, it.session, it.body)
-		cancel()
+		r.recordOne(it)
 	}
+}
+
+// recordOne records one decision. A panic in it loses that record only:
+// logged once with its stack, the recorder goes on with the others.
+func (r *recorder) recordOne(it recordItem) {
+	defer core.Recover(r.log, nil, "session_id", it.session, "host", it.body.Host)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r.record(ctx, it.session, it.body)
 }
 
 // close records what is queued, then stops.

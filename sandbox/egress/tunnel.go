@@ -99,23 +99,30 @@ func (p *Proxy) untrack(c net.Conn) {
 	c.Close()
 }
 
-// pipe copies both ways until both directions end.
+// pipe copies both ways until both directions end. A panic breaks this
+// tunnel only.
 func (p *Proxy) pipe(a, b net.Conn) {
 	defer p.untrack(a)
 	defer p.untrack(b)
+	defer core.Recover(p.log, nil, "remote_addr", a.RemoteAddr().String())
 	done := make(chan struct{}, 2)
 	cp := func(dst, src net.Conn) {
+		// A broken direction (a panic too) breaks the tunnel.
+		broken := true
+		defer func() {
+			if broken {
+				a.Close()
+				b.Close()
+			}
+			done <- struct{}{}
+		}()
+		defer core.Recover(p.log, nil, "remote_addr", a.RemoteAddr().String())
 		_, err := io.Copy(dst, src)
-		cw, ok := dst.(interface{ CloseWrite() error })
-		if err != nil || !ok {
-			// A broken direction breaks the tunnel.
-			a.Close()
-			b.Close()
-		} else {
+		if cw, ok := dst.(interface{ CloseWrite() error }); ok && err == nil {
 			// Half-close, so the other side sees the end of this direction.
 			_ = cw.CloseWrite()
+			broken = false
 		}
-		done <- struct{}{}
 	}
 	go cp(a, b)
 	go cp(b, a)

@@ -240,8 +240,12 @@ func (s *Store) write(ctx context.Context, sessionID string, fn writeFunc) error
 	return s.writeTx(ctx, sessionID, txBody{run: func(tx pgx.Tx, _ *pgx.Batch) ([]core.Change, error) { return fn(tx) }})
 }
 
-// writeTx is write for a body laid out in round trips.
+// writeTx is write for a body laid out in round trips. It runs on the
+// caller's goroutine, which may recover panics (a session's turn does): a
+// panic here stops the process all the same (core.Crash), since the
+// store's commit cannot be trusted after one.
 func (s *Store) writeTx(ctx context.Context, sessionID string, body txBody) error {
+	defer core.Crash(s.log, "session_id", sessionID)
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}

@@ -392,7 +392,7 @@ func (r *Runtime) worker(ctx context.Context) {
 				continue
 			}
 		}
-		r.runSession(ctx, id, a)
+		r.runGuarded(ctx, id, a)
 		// Another wake may be waiting for a worker that is asleep.
 		select {
 		case r.signal <- struct{}{}:
@@ -449,7 +449,7 @@ func (r *Runtime) runSession(ctx context.Context, id string, a *activeTurn) {
 			arrived = err == nil
 		}
 		if err == nil {
-			err = r.cycle(cctx, id, h.lease.Epoch, a.inputs)
+			err = r.guardedCycle(cctx, id, h.lease.Epoch, a.inputs)
 		}
 		cancel(nil)
 		if errors.Is(err, core.ErrLeaseLost) || context.Cause(lctx) == core.ErrLeaseLost {
@@ -609,8 +609,13 @@ func (r *Runtime) cycle(ctx context.Context, id string, epoch uint64, inputs <-c
 		// Its queued inputs wait for the raise, which wakes it again.
 		return r.cfg.Store.ClearWake(ctx, id, epoch)
 	}
-	// Anything still pending re-runs through the again flag or the wake
-	// entry that QueueInputs wrote; with nothing pending the wake is spent.
+	return r.settle(ctx, id, epoch)
+}
+
+// settle ends a cycle that ran: anything still pending re-runs through
+// the again flag or the wake entry that QueueInputs wrote; with nothing
+// pending the wake is spent.
+func (r *Runtime) settle(ctx context.Context, id string, epoch uint64) error {
 	pending, err := r.cfg.Store.Pending(ctx, id)
 	if err != nil {
 		return err

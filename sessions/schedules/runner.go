@@ -155,7 +155,7 @@ func (r *Runner) FireDue(ctx context.Context) error {
 			return err
 		}
 		for _, sc := range due {
-			if err := r.fire(ctx, sc, now); err != nil {
+			if err := r.fireGuarded(ctx, sc, now); err != nil {
 				return fmt.Errorf("schedule %s: %w", sc.ID, err)
 			}
 		}
@@ -163,6 +163,24 @@ func (r *Runner) FireDue(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// fireGuarded fires sc. A panic in it (a provider's opener, most likely)
+// is a failed firing: logged once with its stack, it pauses the schedule
+// with last_error "internal error", as a schedule that cannot fire is
+// paused, so that it neither holds up the other due schedules nor fires
+// again before someone resumes it.
+func (r *Runner) fireGuarded(ctx context.Context, sc *core.Schedule, now time.Time) error {
+	err := r.recoveredFire(ctx, sc, now)
+	if errors.Is(err, core.ErrPanicked) {
+		return r.stop(ctx, sc, err)
+	}
+	return err
+}
+
+func (r *Runner) recoveredFire(ctx context.Context, sc *core.Schedule, now time.Time) (err error) {
+	defer core.Recover(r.Logger, &err, "schedule_id", sc.ID)
+	return r.fire(ctx, sc, now)
 }
 
 func (r *Runner) fire(ctx context.Context, sc *core.Schedule, now time.Time) error {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"math/rand/v2"
-	"strings"
 	"sync"
 )
 
@@ -73,13 +72,4 @@ func (c *cluster) quitAll() {
 	for _, g := range c.gws {
 		g.quit()
 	}
-}
-
-// logs names the replicas' log files.
-func (c *cluster) logs() string {
-	var paths []string
-	for _, g := range c.gws {
-		paths = append(paths, g.logPath)
-	}
-	return strings.Join(paths, ", ")
 }

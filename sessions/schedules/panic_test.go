@@ -28,8 +28,9 @@ func TestPanicFailsItsFiringOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := core.NewTime(t0)
+	in := slackInstallation(t, s) // the channel policy is checked before the post
 	posts, err := s.CreateSchedule(ctx, &core.Schedule{Cron: "0 9 * * *", NextAt: &at, CreatedBy: core.CreatedByAdmin,
-		Target: core.ScheduleTarget{Agent: a.ID, Input: "standup", Post: &core.SchedulePost{Provider: "slack", Installation: "ins_1", Channel: "C0OPS"}}})
+		Target: core.ScheduleTarget{Agent: a.ID, Input: "standup", Post: &core.SchedulePost{Provider: "slack", Installation: in.ID, Channel: "C0OPS"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,15 +32,20 @@ func (m *memLog) deltas(t *testing.T) []core.MessageDeltaBody {
 	return out
 }
 
-// waitDeltas waits until n deltas are logged.
+// waitDeltas waits until n deltas are logged, woken by each append.
 func waitDeltas(t *testing.T, l *memLog, n int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for len(l.deltas(t)) < n {
-		if time.Now().After(deadline) {
+	timeout := time.After(30 * time.Second)
+	for {
+		appended := l.next()
+		if len(l.deltas(t)) >= n {
+			return
+		}
+		select {
+		case <-appended:
+		case <-timeout:
 			t.Fatalf("%d deltas logged, want %d", len(l.deltas(t)), n)
 		}
-		time.Sleep(time.Millisecond)
 	}
 }
 

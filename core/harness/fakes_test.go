@@ -14,6 +14,7 @@ type memLog struct {
 	sess    core.Session
 	events  []core.Event
 	pending []core.Event
+	changed chan struct{} // closed at the next append (next)
 }
 
 func newMemLog() *memLog {
@@ -84,7 +85,21 @@ func (m *memLog) Append(_ context.Context, _ string, req core.AppendRequest) ([]
 	return out, nil
 }
 
+// next returns a channel closed at the next append.
+func (m *memLog) next() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.changed == nil {
+		m.changed = make(chan struct{})
+	}
+	return m.changed
+}
+
 func (m *memLog) add(e core.Event) core.Event {
+	if m.changed != nil {
+		close(m.changed)
+		m.changed = nil
+	}
 	if e.ID == "" {
 		e.ID = core.NewID(core.PrefixEvent)
 	}

@@ -10,7 +10,7 @@ import (
 
 // Runtime kinds: what drives an agent's turns.
 const (
-	// RuntimeBuiltin is switchboard's own loop (core/harness), the default.
+	// RuntimeBuiltin is switchboard's own loop (sessions/engine/harness), the default.
 	RuntimeBuiltin = "builtin"
 	// RuntimeACP is an Agent Client Protocol agent run as a process in the
 	// session's sandbox and driven over its stdin and stdout.

@@ -196,7 +196,7 @@ type WakeQueue interface {
 	OpenTurns(ctx context.Context) (map[string]string, error)
 }
 
-// Store is everything sessions/ persists for the runtime and the API.
+// Store is everything the session store (sessions/store) persists for the runtime and the API.
 type Store interface {
 	AgentStore
 	SessionStore

@@ -11,7 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/mcpbridge"
-	"github.com/switchboardhq/switchboard/sessions"
+	"github.com/switchboardhq/switchboard/sessions/store/bolt"
 )
 
 // codeHost is a RepositoryHost that holds any repository of the account
@@ -52,8 +52,8 @@ func (codeHost) GrantedGit(g Grant) ([]string, string) {
 }
 
 // installStore is a store, and what saves an installation in it.
-func installStore(t *testing.T) (*sessions.Store, func(*core.Installation) *core.Installation) {
-	st, err := sessions.Open(filepath.Join(t.TempDir(), "switchboard.db"), sessions.Options{})
+func installStore(t *testing.T) (*bolt.Store, func(*core.Installation) *core.Installation) {
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "switchboard.db"), bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,12 +9,12 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/fixtures/fakeruntime"
 	"github.com/switchboardhq/switchboard/providers"
-	"github.com/switchboardhq/switchboard/sessions"
+	"github.com/switchboardhq/switchboard/sessions/store/bolt"
 )
 
-func openStore(t *testing.T) *sessions.Store {
+func openStore(t *testing.T) *bolt.Store {
 	t.Helper()
-	s, err := sessions.Open(filepath.Join(t.TempDir(), "switchboard.db"), sessions.Options{})
+	s, err := bolt.Open(filepath.Join(t.TempDir(), "switchboard.db"), bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func message(text string) core.Event {
 	return core.NewInput(core.TypeUserMessage, []byte(`{"text":"`+text+`"}`))
 }
 
-func pendingTexts(t *testing.T, s *sessions.Store, id string) []string {
+func pendingTexts(t *testing.T, s *bolt.Store, id string) []string {
 	t.Helper()
 	pending, err := s.Pending(t.Context(), id)
 	if err != nil {

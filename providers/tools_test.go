@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/core/harness"
 	"github.com/switchboardhq/switchboard/providers"
+	"github.com/switchboardhq/switchboard/sessions/engine/harness"
 )
 
 // notePrimer gives every session one instruction, and counts its calls.

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/sessions"
+	"github.com/switchboardhq/switchboard/sessions/store/bolt"
 )
 
 // Benchmark shape: one loopback receiver, 32 sessions, 16 senders.
@@ -49,7 +49,7 @@ func BenchmarkDelivery(b *testing.B) {
 }
 
 func benchOutbox(b *testing.B) {
-	st, err := sessions.Open(filepath.Join(b.TempDir(), "bench.db"), sessions.Options{})
+	st, err := bolt.Open(filepath.Join(b.TempDir(), "bench.db"), bolt.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,7 +7,7 @@
 //     with a level threshold, a type filter and a sealed secret; the
 //     /v1/destinations, /v1/sessions/{id}/destinations and /v1/deliveries
 //     handlers (Handler);
-//   - the dispatcher (Service): the durable delivery queue lives in sessions/,
+//   - the dispatcher (Service): the durable delivery queue lives in the session store (sessions/store),
 //     filled by Append in the transaction that logs the events; the
 //     dispatcher drains it with a bounded pool, one in-order stream per
 //     destination and session, each claimed by one replica at a time

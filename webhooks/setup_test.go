@@ -17,7 +17,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/sessions"
+	"github.com/switchboardhq/switchboard/sessions/store/bolt"
 )
 
 // fakeSealer "seals" by prefixing the aad, so a value opened under
@@ -39,7 +39,7 @@ func (fakeSealer) Open(s, aad []byte) ([]byte, error) {
 // env is a store, a running service and its API.
 type env struct {
 	t     *testing.T
-	store *sessions.Store
+	store *bolt.Store
 	svc   *Service
 	api   *httptest.Server
 }
@@ -51,7 +51,7 @@ func fastConfig() Config {
 
 func newEnv(t *testing.T, cfg Config) *env {
 	t.Helper()
-	st, err := sessions.Open(filepath.Join(t.TempDir(), "switchboard.db"), sessions.Options{})
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "switchboard.db"), bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

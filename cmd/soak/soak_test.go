@@ -11,7 +11,7 @@ import (
 	"github.com/switchboardhq/switchboard/fixtures/fakegithub"
 	"github.com/switchboardhq/switchboard/fixtures/fakelinear"
 	"github.com/switchboardhq/switchboard/fixtures/fakeslack"
-	"github.com/switchboardhq/switchboard/sessions/postgres/pgtest"
+	"github.com/switchboardhq/switchboard/sessions/store/postgres/pgtest"
 )
 
 // TestSoakShort runs the chaos soak for a minute, SIGKILLs included. It is

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net"
 
-	"github.com/switchboardhq/switchboard/core/acpclient"
 	"github.com/switchboardhq/switchboard/core/command"
 	"github.com/switchboardhq/switchboard/core/httpserver"
 	"github.com/switchboardhq/switchboard/core/mcpbridge"
@@ -18,10 +17,11 @@ import (
 	"github.com/switchboardhq/switchboard/providers/linear"
 	"github.com/switchboardhq/switchboard/providers/slack"
 	"github.com/switchboardhq/switchboard/sandbox"
-	"github.com/switchboardhq/switchboard/sessions/backend"
-	"github.com/switchboardhq/switchboard/sessions/cli"
-	"github.com/switchboardhq/switchboard/sessions/runtime"
+	"github.com/switchboardhq/switchboard/sessions/engine/acpclient"
+	"github.com/switchboardhq/switchboard/sessions/engine/runtime"
 	"github.com/switchboardhq/switchboard/sessions/skills"
+	"github.com/switchboardhq/switchboard/sessions/store/backend"
+	"github.com/switchboardhq/switchboard/sessions/surfaces/cli"
 	"github.com/switchboardhq/switchboard/webhooks"
 )
 

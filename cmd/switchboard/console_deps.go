@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 
-	"github.com/switchboardhq/switchboard/console"
 	"github.com/switchboardhq/switchboard/providers"
 	"github.com/switchboardhq/switchboard/sandbox"
+	"github.com/switchboardhq/switchboard/sessions/surfaces/console"
 )
 
 // consolePlatforms are the platforms the gateway serves, each with

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboardhq/switchboard/sessions/postgres/pgtest"
+	"github.com/switchboardhq/switchboard/sessions/store/postgres/pgtest"
 )
 
 // binPath is the switchboard binary built once for the package's tests,

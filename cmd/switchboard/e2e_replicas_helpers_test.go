@@ -10,7 +10,7 @@ import (
 	"github.com/switchboardhq/switchboard/fixtures/fakegithub"
 	"github.com/switchboardhq/switchboard/fixtures/fakeslack"
 	"github.com/switchboardhq/switchboard/fixtures/modelserver"
-	"github.com/switchboardhq/switchboard/sessions/postgres/pgtest"
+	"github.com/switchboardhq/switchboard/sessions/store/postgres/pgtest"
 )
 
 // replicaLeaseSeconds is the replicas' SWITCHBOARD_LEASE_SECONDS: short,

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/fixtures/modelserver"
-	"github.com/switchboardhq/switchboard/sessions/postgres/pgtest"
+	"github.com/switchboardhq/switchboard/sessions/store/postgres/pgtest"
 )
 
 // TestReplicasScript runs scripts/two-replicas, the set-up docs/postgres.md

@@ -8,7 +8,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/fixtures/fakeslack"
 	"github.com/switchboardhq/switchboard/fixtures/modelserver"
-	"github.com/switchboardhq/switchboard/sessions/postgres/pgtest"
+	"github.com/switchboardhq/switchboard/sessions/store/postgres/pgtest"
 )
 
 // TestSlackSocketMode is acceptance 2 of Socket Mode: with an app-level

@@ -11,8 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/oauth"
-	"github.com/switchboardhq/switchboard/sessions/postgres"
-	"github.com/switchboardhq/switchboard/sessions/postgres/pgtest"
+	"github.com/switchboardhq/switchboard/sessions/store/postgres"
+	"github.com/switchboardhq/switchboard/sessions/store/postgres/pgtest"
 )
 
 // The master keys of the store tests: the database is first used with

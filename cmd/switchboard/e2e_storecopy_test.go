@@ -12,7 +12,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/fixtures/mcpservers"
 	"github.com/switchboardhq/switchboard/fixtures/modelserver"
-	"github.com/switchboardhq/switchboard/sessions/postgres/pgtest"
+	"github.com/switchboardhq/switchboard/sessions/store/postgres/pgtest"
 )
 
 // storeCopy runs switchboard store copy with args and env over the

@@ -7,8 +7,8 @@ import (
 	"github.com/switchboardhq/switchboard/core/command"
 	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/playground"
-	"github.com/switchboardhq/switchboard/sessions/cli"
-	"github.com/switchboardhq/switchboard/sessions/storecopy"
+	"github.com/switchboardhq/switchboard/sessions/store/storecopy"
+	"github.com/switchboardhq/switchboard/sessions/surfaces/cli"
 )
 
 // commands is every subcommand, in the order the help lists them.

@@ -13,11 +13,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/switchboardhq/switchboard/console"
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/core/acpclient"
 	"github.com/switchboardhq/switchboard/core/command"
-	"github.com/switchboardhq/switchboard/core/harness"
 	"github.com/switchboardhq/switchboard/core/httpserver"
 	"github.com/switchboardhq/switchboard/core/mcpbridge"
 	"github.com/switchboardhq/switchboard/core/models"
@@ -28,14 +25,17 @@ import (
 	"github.com/switchboardhq/switchboard/providers/attach"
 	"github.com/switchboardhq/switchboard/sandbox"
 	"github.com/switchboardhq/switchboard/sandbox/checkout"
-	"github.com/switchboardhq/switchboard/sessions"
-	"github.com/switchboardhq/switchboard/sessions/backend"
-	"github.com/switchboardhq/switchboard/sessions/live"
+	"github.com/switchboardhq/switchboard/sessions/engine/acpclient"
+	"github.com/switchboardhq/switchboard/sessions/engine/harness"
+	"github.com/switchboardhq/switchboard/sessions/engine/runtime"
 	"github.com/switchboardhq/switchboard/sessions/memory"
-	"github.com/switchboardhq/switchboard/sessions/metrics"
-	"github.com/switchboardhq/switchboard/sessions/runtime"
 	"github.com/switchboardhq/switchboard/sessions/schedules"
 	"github.com/switchboardhq/switchboard/sessions/skills"
+	"github.com/switchboardhq/switchboard/sessions/store/backend"
+	"github.com/switchboardhq/switchboard/sessions/store/bolt"
+	"github.com/switchboardhq/switchboard/sessions/surfaces/console"
+	"github.com/switchboardhq/switchboard/sessions/surfaces/live"
+	"github.com/switchboardhq/switchboard/sessions/surfaces/metrics"
 	"github.com/switchboardhq/switchboard/sessions/vaults"
 	"github.com/switchboardhq/switchboard/webhooks"
 )
@@ -191,7 +191,7 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 	defer db.Close()
 	clients := models.FromEnv(getenv, log)
 	model := core.Model(clients)
-	if err := sessions.EnsureDefaultAgent(ctx, db, cfg.model, sessions.DefaultSystem, log); err != nil {
+	if err := bolt.EnsureDefaultAgent(ctx, db, cfg.model, bolt.DefaultSystem, log); err != nil {
 		return err
 	}
 	if a, err := db.GetAgent(ctx, "default"); err == nil {
@@ -200,7 +200,7 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 			return fmt.Errorf("the agent named default: %w", err)
 		}
 	}
-	if err := sessions.WarnStoredAgents(ctx, db, log); err != nil {
+	if err := bolt.WarnStoredAgents(ctx, db, log); err != nil {
 		return err
 	}
 	states, err := oauth.NewStates(cfg.masterKey, db)

@@ -1,5 +1,5 @@
 // Package command declares the subcommands of the switchboard binary. The
-// package that owns a subcommand returns it as a Command (sessions/cli
+// package that owns a subcommand returns it as a Command (sessions/surfaces/cli
 // its agent and session commands, for instance), and the binary
 // dispatches over an explicit list of them, so nothing registers itself
 // and the list reads in one place.

@@ -22,7 +22,7 @@ import (
 	"github.com/switchboardhq/switchboard/fixtures/fakegithub"
 	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/providers"
-	"github.com/switchboardhq/switchboard/sessions"
+	"github.com/switchboardhq/switchboard/sessions/store/bolt"
 )
 
 const installTestSecret = "install-test-webhook-secret"
@@ -32,7 +32,7 @@ const installTestSecret = "install-test-webhook-secret"
 type installRig struct {
 	t     *testing.T
 	p     *Provider
-	store *sessions.Store
+	store *bolt.Store
 	fake  *fakegithub.Server
 	srv   *httptest.Server
 	flow  *oauth.Flow
@@ -42,7 +42,7 @@ var rigDelivery atomic.Int64
 
 func newInstallRig(t *testing.T, key []byte) *installRig {
 	t.Helper()
-	store, err := sessions.Open(filepath.Join(t.TempDir(), "switchboard.db"), sessions.Options{})
+	store, err := bolt.Open(filepath.Join(t.TempDir(), "switchboard.db"), bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/mcpbridge"
 	"github.com/switchboardhq/switchboard/fixtures/fakegithub"
-	"github.com/switchboardhq/switchboard/sessions"
+	"github.com/switchboardhq/switchboard/sessions/store/bolt"
 )
 
 const (
@@ -24,7 +24,7 @@ const (
 // with a pull request (#7), an issue (#8) and CI runs on the PR's head.
 type toolsWorld struct {
 	p      *Provider
-	store  *sessions.Store
+	store  *bolt.Store
 	fake   *fakegithub.Server
 	review int64 // a review comment on #7
 	job    int64 // a failed GitHub Actions job on the head
@@ -34,7 +34,7 @@ type toolsWorld struct {
 func newToolsWorld(t *testing.T) *toolsWorld {
 	t.Helper()
 	fake := fakegithub.Start(t)
-	store, err := sessions.Open(filepath.Join(t.TempDir(), "switchboard.db"), sessions.Options{})
+	store, err := bolt.Open(filepath.Join(t.TempDir(), "switchboard.db"), bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

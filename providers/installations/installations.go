@@ -4,7 +4,7 @@
 // trigger it, and delete it, which revokes its tokens at the platform and
 // forgets them. Tokens never appear in an answer.
 //
-// It lives under providers/ rather than sessions/ because deleting an
+// It lives under providers/ rather than under sessions/ because deleting an
 // installation is a provider's act (each revokes its own tokens), and it
 // reaches the providers only through the providers.Revoker capability.
 package installations

@@ -13,7 +13,7 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/providers"
 	"github.com/switchboardhq/switchboard/providers/installations"
-	"github.com/switchboardhq/switchboard/sessions"
+	"github.com/switchboardhq/switchboard/sessions/store/bolt"
 )
 
 // revoker is a hand-written providers.Revoker.
@@ -31,9 +31,9 @@ func (r *revoker) Revoke(_ context.Context, in *core.Installation) error {
 
 var _ providers.Revoker = (*revoker)(nil)
 
-func setup(t *testing.T) (*sessions.Store, *revoker, func(method, path, body string, admin bool) (int, string)) {
+func setup(t *testing.T) (*bolt.Store, *revoker, func(method, path, body string, admin bool) (int, string)) {
 	t.Helper()
-	store, err := sessions.Open(filepath.Join(t.TempDir(), "switchboard.db"), sessions.Options{})
+	store, err := bolt.Open(filepath.Join(t.TempDir(), "switchboard.db"), bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

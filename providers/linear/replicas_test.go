@@ -14,9 +14,9 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/fixtures/fakelinear"
 	"github.com/switchboardhq/switchboard/oauth"
-	"github.com/switchboardhq/switchboard/sessions"
-	"github.com/switchboardhq/switchboard/sessions/postgres"
-	"github.com/switchboardhq/switchboard/sessions/postgres/pgtest"
+	"github.com/switchboardhq/switchboard/sessions/store/bolt"
+	"github.com/switchboardhq/switchboard/sessions/store/postgres"
+	"github.com/switchboardhq/switchboard/sessions/store/postgres/pgtest"
 )
 
 // replicaStore is what a replica of the gateway keeps its state in.
@@ -50,7 +50,7 @@ func TestReplicasSpendARefreshTokenOnce(t *testing.T) {
 			return out
 		}},
 		{"bbolt, one process", func(t *testing.T) [2]replicaStore {
-			s, err := sessions.Open(filepath.Join(t.TempDir(), "switchboard.db"), sessions.Options{})
+			s, err := bolt.Open(filepath.Join(t.TempDir(), "switchboard.db"), bolt.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

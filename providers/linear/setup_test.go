@@ -20,7 +20,7 @@ import (
 	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/providers"
 	"github.com/switchboardhq/switchboard/providers/output"
-	"github.com/switchboardhq/switchboard/sessions"
+	"github.com/switchboardhq/switchboard/sessions/store/bolt"
 	"github.com/switchboardhq/switchboard/webhooks"
 )
 
@@ -179,7 +179,7 @@ func (f *fakePlatform) shown() []string {
 type rig struct {
 	t     *testing.T
 	p     *Provider
-	store *sessions.Store
+	store *bolt.Store
 	fake  *fakePlatform
 	rt    *fakeruntime.Runtime
 	srv   *httptest.Server
@@ -193,8 +193,8 @@ type rig struct {
 func newRig(t *testing.T) *rig {
 	t.Helper()
 	skew := &atomic.Int64{}
-	store, err := sessions.Open(filepath.Join(t.TempDir(), "switchboard.db"),
-		sessions.Options{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+	store, err := bolt.Open(filepath.Join(t.TempDir(), "switchboard.db"),
+		bolt.Options{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
 	if err != nil {
 		t.Fatal(err)
 	}

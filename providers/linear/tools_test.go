@@ -11,7 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/oauth"
-	"github.com/switchboardhq/switchboard/sessions"
+	"github.com/switchboardhq/switchboard/sessions/store/bolt"
 )
 
 // TestToolCallsShareTheBudget: the model's mcp_linear_* calls take the
@@ -31,7 +31,7 @@ func TestToolCallsShareTheBudget(t *testing.T) {
 		w.Write([]byte(`{"data":{"teams":{"nodes":[]}}}`))
 	}))
 	t.Cleanup(linear.Close)
-	store, err := sessions.Open(filepath.Join(t.TempDir(), "switchboard.db"), sessions.Options{})
+	store, err := bolt.Open(filepath.Join(t.TempDir(), "switchboard.db"), bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

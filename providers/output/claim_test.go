@@ -13,8 +13,8 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/providers/output"
-	"github.com/switchboardhq/switchboard/sessions/postgres"
-	"github.com/switchboardhq/switchboard/sessions/postgres/pgtest"
+	"github.com/switchboardhq/switchboard/sessions/store/postgres"
+	"github.com/switchboardhq/switchboard/sessions/store/postgres/pgtest"
 )
 
 // storeClock is a store's clock that a test moves forward, so claims

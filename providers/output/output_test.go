@@ -12,7 +12,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/providers/output"
-	"github.com/switchboardhq/switchboard/sessions"
+	"github.com/switchboardhq/switchboard/sessions/store/bolt"
 )
 
 // recorder is a hand-written Renderer that records what it rendered.
@@ -64,15 +64,15 @@ func (r *recorder) got() []string {
 	return slices.Clone(r.rendered)
 }
 
-func openStore(t *testing.T, dir string) *sessions.Store {
+func openStore(t *testing.T, dir string) *bolt.Store {
 	t.Helper()
 	return openStoreAt(t, dir, nil)
 }
 
 // openStoreAt opens a store whose clock is now: claims expire by it.
-func openStoreAt(t *testing.T, dir string, now func() time.Time) *sessions.Store {
+func openStoreAt(t *testing.T, dir string, now func() time.Time) *bolt.Store {
 	t.Helper()
-	s, err := sessions.Open(filepath.Join(dir, "switchboard.db"), sessions.Options{Now: now})
+	s, err := bolt.Open(filepath.Join(dir, "switchboard.db"), bolt.Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func (c *closer) Closed(_ context.Context, s *core.Session) error {
 }
 
 // startSink starts a sink named test over st.
-func startSink(t *testing.T, st *sessions.Store, r output.Renderer) *output.Sink {
+func startSink(t *testing.T, st *bolt.Store, r output.Renderer) *output.Sink {
 	t.Helper()
 	sink := output.New(output.Config{Name: "test", Store: st, Renderer: r, RetryMin: time.Millisecond})
 	if err := sink.Start(t.Context()); err != nil {

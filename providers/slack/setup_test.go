@@ -15,7 +15,7 @@ import (
 	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/providers"
 	"github.com/switchboardhq/switchboard/providers/output"
-	"github.com/switchboardhq/switchboard/sessions"
+	"github.com/switchboardhq/switchboard/sessions/store/bolt"
 )
 
 const testSecret = "test-signing-secret"
@@ -25,7 +25,7 @@ const testSecret = "test-signing-secret"
 type rig struct {
 	t     *testing.T
 	p     *Provider
-	store *sessions.Store
+	store *bolt.Store
 	fake  *fakeslack.Server
 	team  fakeslack.Team
 	rt    *fakeruntime.Runtime
@@ -46,8 +46,8 @@ func newRig(t *testing.T, team fakeslack.Team, withAgent bool) *rig {
 func newRigWith(t *testing.T, team fakeslack.Team, withAgent bool, adjust func(*Config)) *rig {
 	t.Helper()
 	skew := &atomic.Int64{}
-	store, err := sessions.Open(filepath.Join(t.TempDir(), "switchboard.db"),
-		sessions.Options{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+	store, err := bolt.Open(filepath.Join(t.TempDir(), "switchboard.db"),
+		bolt.Options{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
 	if err != nil {
 		t.Fatal(err)
 	}

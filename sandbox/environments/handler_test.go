@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/sessions"
+	"github.com/switchboardhq/switchboard/sessions/store/bolt"
 )
 
 type images map[string]bool
@@ -24,9 +24,9 @@ func (i images) CheckImage(_ context.Context, ref string) error {
 	return nil
 }
 
-func setup(t *testing.T) (*http.ServeMux, *sessions.Store, string) {
+func setup(t *testing.T) (*http.ServeMux, *bolt.Store, string) {
 	t.Helper()
-	store, err := sessions.Open(filepath.Join(t.TempDir(), "db"), sessions.Options{})
+	store, err := bolt.Open(filepath.Join(t.TempDir(), "db"), bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

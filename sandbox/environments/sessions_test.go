@@ -6,13 +6,13 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/sessions"
+	"github.com/switchboardhq/switchboard/sessions/store/bolt"
 )
 
 // openStore is a bbolt store with the environment "py".
-func openStore(t *testing.T) *sessions.Store {
+func openStore(t *testing.T) *bolt.Store {
 	t.Helper()
-	store, err := sessions.Open(filepath.Join(t.TempDir(), "db"), sessions.Options{})
+	store, err := bolt.Open(filepath.Join(t.TempDir(), "db"), bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

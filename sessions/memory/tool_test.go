@@ -10,8 +10,8 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/fixtures/fakememory"
 	"github.com/switchboardhq/switchboard/providers"
-	"github.com/switchboardhq/switchboard/sessions"
 	"github.com/switchboardhq/switchboard/sessions/memory"
+	"github.com/switchboardhq/switchboard/sessions/store/bolt"
 )
 
 var _ providers.SessionTools = (*memory.SessionTools)(nil)
@@ -22,7 +22,7 @@ var _ providers.SessionTools = (*memory.SessionTools)(nil)
 func eachBackend(t *testing.T, fn func(t *testing.T, stores core.MemoryStores)) {
 	t.Run("fake", func(t *testing.T) { fn(t, &fakememory.Stores{}) })
 	t.Run("bbolt", func(t *testing.T) {
-		s, err := sessions.Open(filepath.Join(t.TempDir(), "switchboard.db"), sessions.Options{})
+		s, err := bolt.Open(filepath.Join(t.TempDir(), "switchboard.db"), bolt.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/crontab"
 	"github.com/switchboardhq/switchboard/core/web"
-	"github.com/switchboardhq/switchboard/sessions/record"
+	"github.com/switchboardhq/switchboard/sessions/store/record"
 )
 
 // Handler serves /v1/schedules. Every endpoint is admin-only.

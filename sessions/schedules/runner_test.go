@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/sessions"
 	"github.com/switchboardhq/switchboard/sessions/schedules"
+	"github.com/switchboardhq/switchboard/sessions/store/bolt"
 )
 
 // handClock is moved by the test; its timers never fire by themselves.
@@ -35,9 +35,9 @@ func (c *handClock) set(t time.Time) {
 
 func (c *handClock) Timer(time.Duration) (<-chan time.Time, func()) { return nil, func() {} }
 
-func openStore(t *testing.T) *sessions.Store {
+func openStore(t *testing.T) *bolt.Store {
 	t.Helper()
-	s, err := sessions.Open(filepath.Join(t.TempDir(), "db"), sessions.Options{})
+	s, err := bolt.Open(filepath.Join(t.TempDir(), "db"), bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func openStore(t *testing.T) *sessions.Store {
 
 var t0 = time.Date(2030, 6, 1, 9, 0, 0, 0, time.UTC)
 
-func pendingTexts(t *testing.T, s *sessions.Store, id string) []string {
+func pendingTexts(t *testing.T, s *bolt.Store, id string) []string {
 	t.Helper()
 	p, err := s.Pending(t.Context(), id)
 	if err != nil {
@@ -190,7 +190,7 @@ func (o *opener) OpenThread(_ context.Context, installationID, channel, text, ke
 
 // slackInstallation saves a Slack installation whose policy allows
 // C0OPS and C0DEV only.
-func slackInstallation(t *testing.T, s *sessions.Store) *core.Installation {
+func slackInstallation(t *testing.T, s *bolt.Store) *core.Installation {
 	t.Helper()
 	in, err := s.SaveInstallation(t.Context(), &core.Installation{Provider: "slack", ExternalID: "T1",
 		Policy: core.AccessPolicy{Channels: []string{"C0OPS", "C0DEV"}}}, []byte("sealed"), nil)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/oauth"
-	"github.com/switchboardhq/switchboard/sessions"
+	"github.com/switchboardhq/switchboard/sessions/store/bolt"
 )
 
 // syncBuffer collects log output written from several goroutines.
@@ -43,7 +43,7 @@ func (b *syncBuffer) String() string {
 // every answer, the log and the database file.
 type env struct {
 	t      *testing.T
-	store  *sessions.Store
+	store  *bolt.Store
 	path   string
 	sealer *oauth.Sealer
 	logs   *syncBuffer
@@ -60,7 +60,7 @@ func newEnv(t *testing.T) *env {
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	path := filepath.Join(t.TempDir(), "switchboard.db")
-	store, err := sessions.Open(path, sessions.Options{Logger: log})
+	store, err := bolt.Open(path, bolt.Options{Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

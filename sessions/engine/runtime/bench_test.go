@@ -1,0 +1,306 @@
+package runtime_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/models/anthropic"
+	"github.com/switchboardhq/switchboard/fixtures/latency"
+	"github.com/switchboardhq/switchboard/fixtures/modelserver"
+	"github.com/switchboardhq/switchboard/sessions/engine/runtime"
+	"github.com/switchboardhq/switchboard/sessions/store/bolt"
+)
+
+// wakeSlots is how many sessions the wake benchmark cycles through. A few
+// let the tail of one turn (its answer and turn.completed commits) overlap
+// the next wake, as on a live gateway.
+const wakeSlots = 16
+
+// wakesPerSession bounds how often one session is woken before a fresh one
+// takes its slot. The harness reads a session's whole log at every step,
+// so a session reused for every iteration would make the figure depend on
+// b.N; retiring sessions keeps each log within wakesPerSession turns of
+// the history the sub-benchmark names.
+const wakesPerSession = 8
+
+// arrival is a request seen by the model server, named by the marker the
+// benchmark put in the text it sent.
+type arrival struct {
+	marker string
+	at     time.Time
+}
+
+// lastUserText is the text of the last user message of a request: for a
+// turn, the input that woke it.
+func lastUserText(msgs []core.Message) string {
+	if len(msgs) == 0 {
+		return ""
+	}
+	m := msgs[len(msgs)-1]
+	if m.Role != core.RoleUser {
+		return ""
+	}
+	for _, b := range m.Content {
+		if b.Type == core.BlockText {
+			return b.Text
+		}
+	}
+	return ""
+}
+
+// enteredHeader carries the time a request reached the server's handler,
+// before the fixture reads and parses the body: the fixture's parse into
+// the neutral form (about 0.5 ms at p50 for a 15 kB context on this
+// machine) is its cost, not the gateway's, and Request.At comes after it.
+const enteredHeader = "X-Bench-Entered"
+
+// startModelServer serves a scripted Anthropic server that answers every
+// request with a short text and reports each arrival, stamped on entry to
+// its handler. The stamp is wall-clock nanoseconds, so latencies against
+// it are wall-clock differences.
+func startModelServer() (*modelserver.Server, *httptest.Server, <-chan arrival) {
+	srv := modelserver.New()
+	srv.Default = func(modelserver.Request) modelserver.Step { return modelserver.Step{Text: "ok"} }
+	// Buffered beyond what one iteration can produce, so a stray request
+	// (a retry) never blocks the server.
+	arrivals := make(chan arrival, 64)
+	srv.OnRequest = func(req modelserver.Request) {
+		at := req.At
+		if ns, err := strconv.ParseInt(req.Header.Get(enteredHeader), 10, 64); err == nil {
+			at = time.Unix(0, ns)
+		}
+		arrivals <- arrival{marker: lastUserText(req.Messages), at: at}
+	}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Set(enteredHeader, strconv.FormatInt(time.Now().UnixNano(), 10))
+		srv.ServeHTTP(w, r)
+	}))
+	return srv, hs, arrivals
+}
+
+// BenchmarkWakeLatency measures, with fsync on, the time from an input's
+// commit (QueueInputs returned) to the model request arriving at the
+// scripted Anthropic server through the real client, and beside it the
+// time a bare HTTP POST from here takes to arrive at the same server, so
+// the figure can be read against this machine's loopback HTTP cost.
+//
+// One wake is in flight at a time: the benchmark waits for its request
+// before the next, so the figure is the latency of an unloaded gateway,
+// not queueing behind busy workers. The sub-benchmarks differ in how many
+// completed turns the woken sessions already have in their logs.
+func BenchmarkWakeLatency(b *testing.B) {
+	for _, history := range []int{0, 100} {
+		b.Run(fmt.Sprintf("history=%d", history), func(b *testing.B) { benchWake(b, history) })
+	}
+}
+
+func benchWake(b *testing.B, history int) {
+	ctx := b.Context()
+	st, err := bolt.Open(filepath.Join(b.TempDir(), "wake.db"), bolt.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+
+	srv, hs, arrivals := startModelServer()
+	defer hs.Close()
+	defer srv.Close()
+
+	agent, err := st.CreateAgent(ctx, &core.Agent{Name: "bench", Model: "anthropic/bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The first wake of each slot is a warm-up, outside the figures.
+	wakes := wakeSlots + b.N
+	generations := (wakes-1)/wakeSlots/wakesPerSession + 1
+	ids := seedSessions(b, st, agent, generations*wakeSlots, history)
+
+	model := anthropic.New(anthropic.Config{
+		APIKey:     "bench",
+		BaseURL:    modelserver.AnthropicBaseURL(hs.URL),
+		MaxRetries: 1,
+		RetryDelay: time.Millisecond,
+	})
+	rt := runtime.New(runtime.Config{Store: st, Commits: st, Model: model, Workers: 8})
+	if err := rt.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = rt.Stop(context.Background()) }()
+
+	// wake n queues a marked message on the session of its slot once that
+	// session has gone idle (its commit wakes it) and returns the
+	// commit-to-arrival latency. Slot s serves wakes s, s+wakeSlots, …; every
+	// wakesPerSession rounds it moves on to a fresh session.
+	wake := func(n int) time.Duration {
+		slot, round := n%wakeSlots, n/wakeSlots
+		id := ids[(round/wakesPerSession)*wakeSlots+slot]
+		marker := fmt.Sprintf("wake %d", n)
+		waitIdle(b, st, id)
+		body, _ := json.Marshal(core.MessageBody{Text: marker})
+		if _, err := st.QueueInputs(ctx, id, core.QueueRequest{Inputs: []core.Event{core.NewInput(core.TypeUserMessage, body)}}); err != nil {
+			b.Fatal(err)
+		}
+		// The commit stream wakes the session, as in production.
+		committed := time.Now()
+		return awaitArrival(b, arrivals, marker).Sub(committed)
+	}
+
+	// Warm up: opens the client's connection before the first measured
+	// wake.
+	for n := range wakeSlots {
+		wake(n)
+	}
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for n := wakeSlots; n < wakes; n++ {
+		lat = append(lat, wake(n))
+	}
+	b.StopTimer()
+	p50, p99 := latency.Percentiles(lat)
+	b.ReportMetric(latency.Millis(p50), "p50-ms")
+	b.ReportMetric(latency.Millis(p99), "p99-ms")
+
+	base := make([]time.Duration, 0, len(lat))
+	client := &http.Client{}
+	for i := range max(len(lat), 100) {
+		base = append(base, barePost(b, client, hs.URL, arrivals, fmt.Sprintf("base %d", i)))
+	}
+	p50, p99 = latency.Percentiles(base)
+	b.ReportMetric(latency.Millis(p50), "baseline-p50-ms")
+	b.ReportMetric(latency.Millis(p99), "baseline-p99-ms")
+}
+
+// seedSessions creates n idle sessions of agent whose logs already hold
+// history completed turns, each shaped as the harness logs a one-step turn
+// (input, running, turn.started, answer, turn.completed, idle). A session's
+// history is one append, so seeding costs one commit per session and
+// concurrent seeders share fsyncs.
+func seedSessions(b *testing.B, st *bolt.Store, agent *core.Agent, n, history int) []string {
+	b.Helper()
+	ctx := b.Context()
+	ids := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i := range ids {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			res, err := st.CreateSession(ctx, core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: agent.ID, Version: agent.Version}}})
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			ids[i] = res.Session.ID
+			if history == 0 {
+				return
+			}
+			evs := make([]core.Event, 0, 6*history)
+			for t := range history {
+				turn := core.NewID(core.PrefixTurn)
+				body, _ := json.Marshal(core.MessageBody{Text: fmt.Sprintf("earlier message %d", t)})
+				input := core.NewInput(core.TypeUserMessage, body)
+				input.ProcessedAt = input.CreatedAt.Ptr()
+				for _, e := range []core.Event{
+					input,
+					core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusRunning}),
+					core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
+					core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: "ok"}),
+					core.NewEvent(core.TypeTurnCompleted, core.LevelInternal, core.ActorSystem, core.TurnCompletedBody{YieldReason: core.ReasonCompleted}),
+					core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusIdle, StopReason: core.ReasonCompleted}),
+				} {
+					e.TurnID = turn
+					evs = append(evs, e)
+				}
+			}
+			_, errs[i] = st.Append(ctx, ids[i], core.AppendRequest{Holder: "seed", Events: evs})
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	return ids
+}
+
+// waitIdle polls until the session's last turn is over and its inputs
+// taken; the store is the only observable.
+func waitIdle(b *testing.B, st *bolt.Store, id string) {
+	b.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s, err := st.GetSession(b.Context(), id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if s.Status == core.StatusIdle && s.TurnID == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("session %s still %s after 10s", id, s.Status)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// awaitArrival returns when the request carrying marker reached the server.
+func awaitArrival(b *testing.B, arrivals <-chan arrival, marker string) time.Time {
+	b.Helper()
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	for {
+		select {
+		case a := <-arrivals:
+			if a.marker == marker {
+				return a.at
+			}
+		case <-timeout.C:
+			b.Fatalf("no model request for %q within 10s", marker)
+		}
+	}
+}
+
+// barePost sends the smallest Messages request the server accepts and
+// returns the time from just before the send to its arrival, over a
+// kept-alive connection as the SDK's would be.
+func barePost(b *testing.B, client *http.Client, url string, arrivals <-chan arrival, marker string) time.Duration {
+	b.Helper()
+	body, _ := json.Marshal(map[string]any{
+		"model":      "bench",
+		"max_tokens": 16,
+		"messages":   []map[string]string{{"role": "user", "content": marker}},
+	})
+	req, err := http.NewRequestWithContext(b.Context(), http.MethodPost, strings.TrimSuffix(url, "/")+"/v1/messages", bytes.NewReader(body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("content-type", "application/json")
+	req.Header.Set("anthropic-version", "2023-06-01")
+	req.Header.Set("x-api-key", "bench")
+	sent := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Drained so the connection is reused for the next send.
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("baseline post: %s", resp.Status)
+	}
+	return awaitArrival(b, arrivals, marker).Sub(sent)
+}

@@ -1,0 +1,137 @@
+package bolt
+
+import (
+	"sync"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/store/writehealth"
+	"go.etcd.io/bbolt"
+)
+
+// maxGroup bounds how many writes share one commit.
+const maxGroup = 1000
+
+// committer groups concurrent write transactions into one bbolt commit and
+// one fsync without waiting on a timer (bbolt's Batch waits up to its
+// MaxBatchDelay, which a lone write would pay in full): a write that finds
+// no commit in flight starts one at once, and writes arriving while it
+// syncs share the next.
+//
+// It is also where the commit stream starts: once a commit is durable, the
+// changes its writes report are published, in commit order, before any of
+// the writers is answered.
+//
+// It runs on a goroutine of its own and recovers no panic: one there stops
+// the process, whatever its writers recover, since a store whose commit
+// panicked cannot be trusted.
+type committer struct {
+	db      *bbolt.DB
+	health  *writehealth.Health
+	commits *core.Commits
+	mu      sync.Mutex
+	queue   []*commitCall
+	busy    bool
+}
+
+// writeFunc is a write transaction's body; it reports what it changed.
+type writeFunc func(*bbolt.Tx) ([]core.Change, error)
+
+type commitCall struct {
+	fn      writeFunc
+	changes []core.Change
+	err     chan error
+}
+
+// do runs fn in a write transaction shared with concurrent callers and
+// returns once that transaction is durable. fn may run twice (see commit),
+// so it must derive everything from the transaction's state.
+func (c *committer) do(fn func(*bbolt.Tx) error) error {
+	return c.write(func(tx *bbolt.Tx) ([]core.Change, error) { return nil, fn(tx) })
+}
+
+// write is do for a write that changes sessions: it returns once the
+// transaction is durable and the changes fn reported are published.
+func (c *committer) write(fn writeFunc) error {
+	call := &commitCall{fn: fn, err: make(chan error, 1)}
+	c.mu.Lock()
+	c.queue = append(c.queue, call)
+	lead := !c.busy
+	c.busy = true
+	c.mu.Unlock()
+	if lead {
+		go c.run()
+	}
+	return <-call.err
+}
+
+// run commits queued calls until the queue is empty.
+func (c *committer) run() {
+	for {
+		c.mu.Lock()
+		n := min(len(c.queue), maxGroup)
+		if n == 0 {
+			c.busy = false
+			c.mu.Unlock()
+			return
+		}
+		calls := c.queue[:n:n]
+		c.queue = c.queue[n:]
+		c.mu.Unlock()
+		c.commit(calls)
+	}
+}
+
+// commit runs calls in one transaction. When one fails, the transaction
+// rolls back for all of them, so each is run again alone and only the
+// failing one reports an error.
+func (c *committer) commit(calls []*commitCall) {
+	err := c.update(func(tx *bbolt.Tx) error {
+		for _, call := range calls {
+			ch, err := call.fn(tx)
+			if err != nil {
+				return err
+			}
+			call.changes = ch
+		}
+		return nil
+	})
+	if err == nil || len(calls) == 1 {
+		for _, call := range calls {
+			if err == nil {
+				c.commits.Publish(call.changes...)
+			}
+			call.err <- err
+		}
+		return
+	}
+	for _, call := range calls {
+		err := c.update(func(tx *bbolt.Tx) error {
+			ch, err := call.fn(tx)
+			call.changes = ch
+			return err
+		})
+		if err == nil {
+			c.commits.Publish(call.changes...)
+		}
+		call.err <- err
+	}
+}
+
+// update runs fn in a write transaction and tells the store's health
+// whether the commit itself failed: an error fn returns is a refused
+// write (not found, conflict), not a store that cannot write.
+func (c *committer) update(fn func(*bbolt.Tx) error) error {
+	var refused bool
+	err := c.db.Update(func(tx *bbolt.Tx) error {
+		err := fn(tx)
+		refused = err != nil
+		return err
+	})
+	switch {
+	case err == nil:
+		c.health.Succeeded()
+	case !refused:
+		c.health.Failed(err)
+	}
+	return err
+}

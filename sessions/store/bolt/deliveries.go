@@ -1,0 +1,137 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/switchboardhq/switchboard/sessions/store/record"
+
+	"github.com/switchboardhq/switchboard/core"
+	"go.etcd.io/bbolt"
+)
+
+// GetDelivery returns a delivery with its attempts.
+func (s *Store) GetDelivery(ctx context.Context, id string) (*core.Delivery, error) {
+	return viewOne(ctx, s, "get delivery", func(tx *bbolt.Tx) (*core.Delivery, error) { return loadDelivery(tx, id) })
+}
+
+// ListDeliveries pages through deliveries in id order. A destination or
+// session filter reads that index; the state filter scans from the cursor,
+// which a page bounds.
+func (s *Store) ListDeliveries(ctx context.Context, q core.DeliveryQuery) ([]*core.Delivery, bool, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, false, err
+	}
+	limit := record.ClampLimit(q.Limit)
+	var out []*core.Delivery
+	var more bool
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		var ids func(yield func(string) bool)
+		switch {
+		case q.DestinationID != "":
+			ids = indexIDs(bkt(tx, bucketDeliveriesByDest), q.DestinationID, q.After)
+		case q.SessionID != "":
+			ids = indexIDs(bkt(tx, bucketDeliveriesBySess), q.SessionID, q.After)
+		default:
+			ids = allIDs(bkt(tx, bucketDeliveries))
+		}
+		var err error
+		out, more, err = idPage(tx, ids, q.After, limit, loadDelivery, func(d *core.Delivery) bool {
+			return (q.SessionID == "" || d.SessionID == q.SessionID) && (q.State == "" || d.State == q.State)
+		})
+		return err
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("list deliveries: %w", err)
+	}
+	return out, more, nil
+}
+
+// indexIDs yields the delivery ids under owner in an owner ‖ delivery id
+// index, from the cursor on.
+func indexIDs(b *bbolt.Bucket, owner, after string) func(yield func(string) bool) {
+	return func(yield func(string) bool) {
+		prefix := []byte(owner)
+		c := b.Cursor()
+		for k, _ := c.Seek(append(bytes.Clone(prefix), after...)); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			if len(k) != len(prefix)+idLen {
+				continue // an owner id that extends this one
+			}
+			if !yield(string(k[len(prefix):])) {
+				return
+			}
+		}
+	}
+}
+
+// Redeliver puts a delivered or dead delivery back in its stream at its
+// seq, pending and due at once (behind any earlier delivery of the stream
+// still pending, so the stream stays in order).
+func (s *Store) Redeliver(ctx context.Context, id string) (*core.Delivery, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	var out *core.Delivery
+	err := s.commit.do(func(tx *bbolt.Tx) error {
+		d, err := loadDelivery(tx, id)
+		if err != nil {
+			return err
+		}
+		if d.State == core.DeliveryPending {
+			return fmt.Errorf("delivery %s is pending already: %w", id, core.ErrConflict)
+		}
+		dest, err := loadDestination(tx, d.DestinationID)
+		if err != nil {
+			return fmt.Errorf("delivery %s: its destination %s was deleted: %w", id, d.DestinationID, core.ErrConflict)
+		}
+		now := s.clock()
+		d.State, d.FirstAttemptAt, d.NextAttemptAt, d.DeliveredAt, d.UpdatedAt = core.DeliveryPending, nil, now.Ptr(), nil, now
+		if err := saveDelivery(tx, d); err != nil {
+			return err
+		}
+		if err := bkt(tx, bucketOutbox).Put(queueKey(d.Stream(), d.Seq), []byte(d.ID)); err != nil {
+			return err
+		}
+		if _, err := s.reschedule(tx, d.Stream(), dest); err != nil {
+			return err
+		}
+		out = d
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("redeliver: %w", err)
+	}
+	return out, nil
+}
+
+// DeliveryEvent reads the logged event a delivery carries and its
+// session's metadata, in one read transaction.
+func (s *Store) DeliveryEvent(ctx context.Context, d *core.Delivery) (core.Event, map[string]string, error) {
+	if err := ctxErr(ctx); err != nil {
+		return core.Event{}, nil, err
+	}
+	var e core.Event
+	var meta map[string]string
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		sess, err := loadSession(tx, d.SessionID)
+		if err != nil {
+			return err
+		}
+		meta = sess.Metadata
+		log := bkt(tx, bucketLogs).Bucket([]byte(d.SessionID))
+		var v []byte
+		if log != nil {
+			v = log.Get(u64(d.Seq))
+		}
+		if v == nil {
+			return fmt.Errorf("event %d of session %s: %w", d.Seq, d.SessionID, core.ErrNotFound)
+		}
+		return json.Unmarshal(v, &e)
+	})
+	if err != nil {
+		return core.Event{}, nil, fmt.Errorf("delivery event of %s: %w", d.ID, err)
+	}
+	return e, meta, nil
+}

@@ -1,0 +1,371 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/switchboardhq/switchboard/sessions/store/record"
+
+	"github.com/switchboardhq/switchboard/core"
+	"go.etcd.io/bbolt"
+)
+
+var (
+	_ core.DestinationStore = (*Store)(nil)
+	_ core.DeliveryQueue    = (*Store)(nil)
+)
+
+// Webhook bucket names; doc.go describes what each holds.
+const (
+	bucketDestinations       = "destinations"
+	bucketDestinationSecrets = "destination_secrets"
+	bucketDestinationFilters = "destination_filters"
+	bucketOutbox             = "outbox"
+	bucketOutboxDue          = "outbox_due"
+	bucketOutboxStreams      = "outbox_streams"
+	bucketDeliveries         = "deliveries"
+	bucketDeliveriesByDest   = "deliveries_by_destination"
+	bucketDeliveriesBySess   = "deliveries_by_session"
+)
+
+// idLen is the length of a destination or delivery id ("dst_" or "dlv_"
+// and 26 base32 digits). Keys put these fixed-length ids next to session
+// ids, whose length the store does not fix, so a key splits at them.
+const idLen = 30
+
+// Scope bytes of destination_filters keys.
+const (
+	scopeGlobal  byte = 'g'
+	scopeSession byte = 's'
+)
+
+// storedFilter is a destination_filters value: what Append checks an
+// event against, and whether to schedule the delivery.
+type storedFilter struct {
+	core.EventFilter
+	Paused bool `json:"paused,omitempty"`
+}
+
+func filterKey(d *core.Destination) []byte {
+	if d.SessionID == "" {
+		return append([]byte{scopeGlobal}, d.ID...)
+	}
+	k := append([]byte{scopeSession}, d.SessionID...)
+	return append(k, d.ID...)
+}
+
+func putFilter(tx *bbolt.Tx, d *core.Destination) error {
+	v, err := core.EncodeJSON(storedFilter{EventFilter: d.Filter(), Paused: d.Status == core.DestinationPaused})
+	if err != nil {
+		return fmt.Errorf("encode filter of %s: %w", d.ID, err)
+	}
+	return bkt(tx, bucketDestinationFilters).Put(filterKey(d), v)
+}
+
+func loadDestination(tx *bbolt.Tx, id string) (*core.Destination, error) {
+	v := bkt(tx, bucketDestinations).Get([]byte(id))
+	if v == nil {
+		return nil, fmt.Errorf("destination %s: %w", id, core.ErrNotFound)
+	}
+	var d core.Destination
+	if err := json.Unmarshal(v, &d); err != nil {
+		return nil, fmt.Errorf("decode destination %s: %w", id, err)
+	}
+	return &d, nil
+}
+
+func saveDestination(tx *bbolt.Tx, d *core.Destination) error {
+	v, err := core.EncodeJSON(d)
+	if err != nil {
+		return fmt.Errorf("encode destination %s: %w", d.ID, err)
+	}
+	return bkt(tx, bucketDestinations).Put([]byte(d.ID), v)
+}
+
+// insertDestination writes a new destination, its secret and its filter.
+func (s *Store) insertDestination(tx *bbolt.Tx, nd core.NewDestination, now core.Time) (*core.Destination, error) {
+	d := nd.Destination
+	if d.SessionID != "" {
+		if _, err := loadWritable(tx, d.SessionID); err != nil {
+			return nil, err
+		}
+	}
+	if bkt(tx, bucketDestinations).Get([]byte(d.ID)) != nil {
+		return nil, fmt.Errorf("destination %s already exists: %w", d.ID, core.ErrConflict)
+	}
+	if d.Level == "" {
+		d.Level = core.LevelInternal
+	}
+	if d.Types == nil {
+		d.Types = []string{}
+	}
+	d.Status = core.DestinationActive
+	d.FailingSince, d.PausedAt = nil, nil
+	// A caller's creation time is kept: the session API shows the
+	// destinations in its answer before they are committed.
+	if d.CreatedAt.IsZero() {
+		d.CreatedAt = now
+	}
+	d.UpdatedAt = d.CreatedAt
+	if err := saveDestination(tx, &d); err != nil {
+		return nil, err
+	}
+	if len(nd.SealedSecret) > 0 {
+		if err := bkt(tx, bucketDestinationSecrets).Put([]byte(d.ID), nd.SealedSecret); err != nil {
+			return nil, err
+		}
+	}
+	return &d, putFilter(tx, &d)
+}
+
+// CreateDestination saves a destination with its sealed secret.
+func (s *Store) CreateDestination(ctx context.Context, nd core.NewDestination) (*core.Destination, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	if err := record.CheckDestination(&nd.Destination); err != nil {
+		return nil, fmt.Errorf("create destination: %w", err)
+	}
+	var out *core.Destination
+	err := s.commit.do(func(tx *bbolt.Tx) error {
+		d, err := s.insertDestination(tx, nd, s.clock())
+		out = d
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create destination: %w", err)
+	}
+	s.log.Debug("destination created", "destination_id", out.ID, "session_id", out.SessionID)
+	return out, nil
+}
+
+// GetDestination returns a destination.
+func (s *Store) GetDestination(ctx context.Context, id string) (*core.Destination, error) {
+	return viewOne(ctx, s, "get destination", func(tx *bbolt.Tx) (*core.Destination, error) { return loadDestination(tx, id) })
+}
+
+// DestinationSecret returns a destination's sealed secret (nil: none).
+func (s *Store) DestinationSecret(ctx context.Context, id string) ([]byte, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	var out []byte
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		if bkt(tx, bucketDestinations).Get([]byte(id)) == nil {
+			return fmt.Errorf("destination %s: %w", id, core.ErrNotFound)
+		}
+		out = bytes.Clone(bkt(tx, bucketDestinationSecrets).Get([]byte(id)))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("destination secret: %w", err)
+	}
+	return out, nil
+}
+
+// ListDestinations pages through destinations in id order. A session or
+// global query reads only that scope of destination_filters.
+func (s *Store) ListDestinations(ctx context.Context, q core.DestinationQuery) ([]*core.Destination, bool, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, false, err
+	}
+	limit := record.ClampLimit(q.Limit)
+	var out []*core.Destination
+	var more bool
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		var ids func(yield func(string) bool)
+		switch {
+		case q.SessionID != "":
+			ids = scopeIDs(tx, append([]byte{scopeSession}, q.SessionID...))
+		case q.Global || q.AgentID != "":
+			ids = scopeIDs(tx, []byte{scopeGlobal})
+		default:
+			ids = allIDs(bkt(tx, bucketDestinations))
+		}
+		var err error
+		out, more, err = idPage(tx, ids, q.After, limit, loadDestination, func(d *core.Destination) bool {
+			return q.AgentID == "" || d.AgentID == q.AgentID
+		})
+		return err
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("list destinations: %w", err)
+	}
+	return out, more, nil
+}
+
+// idPage reads records by the ids yields, in order, from after the
+// cursor, keeping those keep accepts, up to limit; more when one is left.
+func idPage[T any](tx *bbolt.Tx, ids func(yield func(string) bool), after string, limit int,
+	load func(*bbolt.Tx, string) (T, error), keep func(T) bool) (out []T, more bool, err error) {
+	out = []T{}
+	for id := range ids {
+		if id <= after {
+			continue
+		}
+		rec, err := load(tx, id)
+		if err != nil {
+			return nil, false, err
+		}
+		if !keep(rec) {
+			continue
+		}
+		if len(out) == limit {
+			return out, true, nil
+		}
+		out = append(out, rec)
+	}
+	return out, false, nil
+}
+
+// scopeIDs yields the destination ids of one scope of destination_filters
+// in id order.
+func scopeIDs(tx *bbolt.Tx, prefix []byte) func(yield func(string) bool) {
+	return func(yield func(string) bool) {
+		c := bkt(tx, bucketDestinationFilters).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			if len(k) != len(prefix)+idLen {
+				continue // a longer session id that shares the prefix
+			}
+			if !yield(string(k[len(prefix):])) {
+				return
+			}
+		}
+	}
+}
+
+func allIDs(b *bbolt.Bucket) func(yield func(string) bool) {
+	return func(yield func(string) bool) {
+		c := b.Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if !yield(string(k)) {
+				return
+			}
+		}
+	}
+}
+
+// DeleteDestination deletes a destination, its secret and filter, and its
+// queue; the deliveries still pending end dead. Delivery records stay.
+func (s *Store) DeleteDestination(ctx context.Context, id string) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	err := s.commit.do(func(tx *bbolt.Tx) error {
+		d, err := loadDestination(tx, id)
+		if err != nil {
+			return err
+		}
+		if err := unscheduleDestination(tx, id); err != nil {
+			return err
+		}
+		// The claims go with the streams: an attempt in flight is not
+		// recorded (ErrLeaseLost).
+		for st := range destinationStreams(tx, id) {
+			if err := bkt(tx, bucketDeliveryClaims).Delete(streamKey(st)); err != nil {
+				return err
+			}
+		}
+		now := s.clock()
+		ob := bkt(tx, bucketOutbox)
+		var keys [][]byte
+		c := ob.Cursor()
+		for k, v := c.Seek([]byte(id)); k != nil && bytes.HasPrefix(k, []byte(id)); k, v = c.Next() {
+			keys = append(keys, bytes.Clone(k))
+			dl, err := loadDelivery(tx, string(v))
+			if err != nil {
+				return err
+			}
+			dl.State, dl.NextAttemptAt, dl.UpdatedAt = core.DeliveryDead, nil, now
+			if err := saveDelivery(tx, dl); err != nil {
+				return err
+			}
+		}
+		for _, k := range keys {
+			if err := ob.Delete(k); err != nil {
+				return err
+			}
+		}
+		if err := bkt(tx, bucketDestinationFilters).Delete(filterKey(d)); err != nil {
+			return err
+		}
+		if err := bkt(tx, bucketDestinationSecrets).Delete([]byte(id)); err != nil {
+			return err
+		}
+		return bkt(tx, bucketDestinations).Delete([]byte(id))
+	})
+	if err != nil {
+		return fmt.Errorf("delete destination: %w", err)
+	}
+	s.log.Debug("destination deleted", "destination_id", id)
+	return nil
+}
+
+// ResumeDestination makes a paused destination active, forgets its run of
+// failures, and schedules each of its streams from its first pending
+// delivery.
+func (s *Store) ResumeDestination(ctx context.Context, id string) (*core.Destination, error) {
+	return s.setDestinationStatus(ctx, id, core.DestinationActive, func(tx *bbolt.Tx, d *core.Destination) error {
+		d.Status, d.PausedAt, d.FailingSince, d.UpdatedAt = core.DestinationActive, nil, nil, s.clock()
+		if err := saveDestination(tx, d); err != nil {
+			return err
+		}
+		if err := putFilter(tx, d); err != nil {
+			return err
+		}
+		for st := range destinationStreams(tx, id) {
+			if _, err := s.reschedule(tx, st, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// PauseDestination pauses an active destination; a paused one is
+// returned as it is.
+func (s *Store) PauseDestination(ctx context.Context, id string) (*core.Destination, error) {
+	return s.setDestinationStatus(ctx, id, core.DestinationPaused, func(tx *bbolt.Tx, d *core.Destination) error {
+		if err := pauseDestination(tx, d, s.clock()); err != nil {
+			return err
+		}
+		return saveDestination(tx, d)
+	})
+}
+
+// setDestinationStatus brings the destination with id to status st with
+// change, which runs only when the destination has another status, and
+// returns the destination as it then is.
+func (s *Store) setDestinationStatus(ctx context.Context, id string, st core.DestinationStatus, change func(*bbolt.Tx, *core.Destination) error) (*core.Destination, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	var out *core.Destination
+	err := s.commit.do(func(tx *bbolt.Tx) error {
+		d, err := loadDestination(tx, id)
+		if err != nil {
+			return err
+		}
+		out = d
+		if d.Status == st {
+			return nil
+		}
+		return change(tx, d)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("set destination status to %s: %w", st, err)
+	}
+	return out, nil
+}
+
+// pauseDestination stops attempts: the destination's streams leave the
+// due index (their deliveries stay queued) until it is resumed.
+func pauseDestination(tx *bbolt.Tx, d *core.Destination, now core.Time) error {
+	d.Status, d.PausedAt, d.UpdatedAt = core.DestinationPaused, now.Ptr(), now
+	if err := putFilter(tx, d); err != nil {
+		return err
+	}
+	return unscheduleDestination(tx, d.ID)
+}

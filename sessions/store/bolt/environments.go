@@ -1,0 +1,118 @@
+package bolt
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/switchboardhq/switchboard/core"
+	"go.etcd.io/bbolt"
+)
+
+var _ core.EnvironmentStore = (*Store)(nil)
+
+// Environment bucket names; doc.go describes what each holds.
+const (
+	bucketEnvironments     = "environments"
+	bucketEnvironmentNames = "environment_names"
+)
+
+var environments = named[core.Environment]{
+	kind: "environment", records: bucketEnvironments, names: bucketEnvironmentNames,
+	id: func(e *core.Environment) string { return e.ID }, name: func(e *core.Environment) string { return e.Name },
+}
+
+// CreateEnvironment saves a new environment under a unique name.
+func (s *Store) CreateEnvironment(ctx context.Context, in *core.Environment) (*core.Environment, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	e := *in
+	if e.ID == "" {
+		e.ID = core.NewID(core.PrefixEnvironment)
+	}
+	if !core.HasPrefix(e.ID, core.PrefixEnvironment) {
+		return nil, fmt.Errorf("create environment: id %q is not an environment id: %w", e.ID, core.ErrInvalid)
+	}
+	e.CreatedAt = s.clock()
+	e.UpdatedAt = e.CreatedAt
+	if err := e.Validate(); err != nil {
+		return nil, err
+	}
+	var out *core.Environment
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		var err error
+		out, err = environments.create(tx, &e)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create environment: %w", err)
+	}
+	s.log.Debug("environment created", "environment_id", out.ID)
+	return out, nil
+}
+
+// GetEnvironment returns the environment with this id or name.
+func (s *Store) GetEnvironment(ctx context.Context, idOrName string) (*core.Environment, error) {
+	return viewOne(ctx, s, "get environment", func(tx *bbolt.Tx) (*core.Environment, error) { return environments.get(tx, idOrName) })
+}
+
+// ListEnvironments pages through environments in id order (creation
+// order, to the millisecond).
+func (s *Store) ListEnvironments(ctx context.Context, after string, limit int) ([]*core.Environment, bool, error) {
+	list, more, err := listPage(ctx, s, bucketEnvironments, after, limit, environments.decode)
+	if err != nil {
+		return nil, false, fmt.Errorf("list environments: %w", err)
+	}
+	return list, more, nil
+}
+
+// UpdateEnvironment applies update inside the write transaction, so no
+// other write slips in between the read and the write.
+func (s *Store) UpdateEnvironment(ctx context.Context, idOrName string, update func(*core.Environment) error) (*core.Environment, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	var out *core.Environment
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		cur, err := environments.get(tx, idOrName)
+		if err != nil {
+			return err
+		}
+		next, err := environments.get(tx, cur.ID) // a copy update may change freely
+		if err != nil {
+			return err
+		}
+		if err := update(next); err != nil {
+			return fmt.Errorf("environment %s: %w", cur.ID, err)
+		}
+		next.ID, next.CreatedAt, next.UpdatedAt = cur.ID, cur.CreatedAt, s.clock()
+		if err := next.Validate(); err != nil {
+			return err
+		}
+		out, err = environments.update(tx, cur, next)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("update environment %s: %w", idOrName, err)
+	}
+	return out, nil
+}
+
+// DeleteEnvironment deletes the environment and frees its name. Sessions
+// that name it fail their next sandbox start with a tool error saying so.
+func (s *Store) DeleteEnvironment(ctx context.Context, idOrName string) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		e, err := environments.get(tx, idOrName)
+		if err != nil {
+			return err
+		}
+		return environments.delete(tx, e)
+	})
+	if err != nil {
+		return fmt.Errorf("delete environment: %w", err)
+	}
+	return nil
+}

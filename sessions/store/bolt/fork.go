@@ -1,0 +1,87 @@
+package bolt
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/store/record"
+	"go.etcd.io/bbolt"
+)
+
+// ForkSession makes a new session with another's log up to a turn's end
+// (record.Forked), in one transaction.
+func (s *Store) ForkSession(ctx context.Context, f core.Fork) (*core.Session, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	if f.Session.ID == "" {
+		f.Session.ID = core.NewID(core.PrefixSession)
+	}
+	var out *core.Session
+	err := s.commit.write(func(tx *bbolt.Tx) ([]core.Change, error) {
+		src, err := loadSession(tx, f.From)
+		if err != nil {
+			return nil, err
+		}
+		events, err := readLog(tx, f.From)
+		if err != nil {
+			return nil, err
+		}
+		seq, err := record.ForkPoint(f.From, events, f.AtSeq)
+		if err != nil {
+			return nil, err
+		}
+		forked, copied, err := record.Forked(src, f, events, seq, s.clock())
+		if err != nil {
+			return nil, err
+		}
+		final := forked.Status
+		forked.Status = core.StatusIdle
+		if _, err := s.insertSession(tx, core.NewSession{Session: *forked}, forked.ID, forked.CreatedAt); err != nil {
+			return nil, err
+		}
+		log := bkt(tx, bucketLogs).Bucket([]byte(forked.ID))
+		log.FillPercent = 1
+		for _, e := range copied {
+			v, err := core.EncodeJSON(&e)
+			if err != nil {
+				return nil, fmt.Errorf("encode event %s: %w", e.ID, err)
+			}
+			if err := log.Put(u64(e.Seq), v); err != nil {
+				return nil, err
+			}
+		}
+		if err := keepFirstText(tx, forked.ID, copied); err != nil {
+			return nil, err
+		}
+		if err := s.setStatus(tx, forked, final); err != nil {
+			return nil, err
+		}
+		out = forked
+		return []core.Change{changeOf(forked, "", core.Change{})}, saveSession(tx, forked)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fork session: %w", err)
+	}
+	return out, nil
+}
+
+// readLog reads a session's whole log.
+func readLog(tx *bbolt.Tx, id string) ([]core.Event, error) {
+	var out []core.Event
+	log := bkt(tx, bucketLogs).Bucket([]byte(id))
+	if log == nil {
+		return nil, nil
+	}
+	err := log.ForEach(func(k, v []byte) error {
+		var e core.Event
+		if err := json.Unmarshal(v, &e); err != nil {
+			return fmt.Errorf("decode event of %s: %w", id, err)
+		}
+		out = append(out, e)
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,198 @@
+package bolt
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"go.etcd.io/bbolt"
+)
+
+// Lease bucket names; doc.go describes what each holds.
+const (
+	bucketRunLeases = "run_leases"
+	bucketReplicas  = "replicas"
+)
+
+// runLease is a session's lease record. It outlives the lease: Epoch only
+// grows, and Last keeps the holder that ran the session last (affinity).
+type runLease struct {
+	Holder string `json:"holder,omitempty"` // "" when released
+	// Boot names the Open that granted the lease: the data directory's
+	// file lock admits one process at a time, so a lease or heartbeat of
+	// an earlier Open belongs to a process that is gone.
+	Boot    string `json:"boot,omitempty"`
+	Epoch   uint64 `json:"epoch"`
+	Expires int64  `json:"expires_ms,omitempty"` // store clock, unix ms
+	Last    string `json:"last,omitempty"`
+}
+
+// replica is a holder's heartbeat.
+type replica struct {
+	Boot     string `json:"boot,omitempty"`
+	Expires  int64  `json:"expires_ms"`
+	Draining bool   `json:"draining,omitempty"`
+}
+
+func loadRunLease(tx *bbolt.Tx, sessionID string) (runLease, error) {
+	var l runLease
+	v := bkt(tx, bucketRunLeases).Get([]byte(sessionID))
+	if v == nil {
+		return l, nil
+	}
+	if err := json.Unmarshal(v, &l); err != nil {
+		return l, fmt.Errorf("lease of %s: %w", sessionID, err)
+	}
+	return l, nil
+}
+
+func putJSON(tx *bbolt.Tx, bucket, key string, v any) error {
+	b, err := core.EncodeJSON(v)
+	if err != nil {
+		return err
+	}
+	return bkt(tx, bucket).Put([]byte(key), b)
+}
+
+// checkEpoch refuses a fenced write whose lease the session has moved on
+// from.
+func checkEpoch(tx *bbolt.Tx, sessionID string, epoch uint64) error {
+	if epoch == 0 {
+		return nil
+	}
+	l, err := loadRunLease(tx, sessionID)
+	if err != nil {
+		return err
+	}
+	if l.Epoch != epoch {
+		return fmt.Errorf("session %s at lease epoch %d, write of epoch %d: %w", sessionID, l.Epoch, epoch, core.ErrLeaseLost)
+	}
+	return nil
+}
+
+// TakeLease grants holder the session's lease; see core.LeaseStore.
+func (s *Store) TakeLease(ctx context.Context, sessionID, holder string, ttl time.Duration) (core.Lease, bool, error) {
+	if holder == "" || ttl <= 0 {
+		return core.Lease{}, false, fmt.Errorf("take lease: holder %q, ttl %v: %w", holder, ttl, core.ErrInvalid)
+	}
+	if err := ctxErr(ctx); err != nil {
+		return core.Lease{}, false, err
+	}
+	var out core.Lease
+	var ok bool
+	err := s.commit.do(func(tx *bbolt.Tx) error {
+		ok = false
+		if _, err := loadSession(tx, sessionID); err != nil {
+			return err
+		}
+		l, err := loadRunLease(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		now := s.now().UnixMilli()
+		if l.Holder != "" && l.Holder != holder && l.Boot == s.boot && now < l.Expires {
+			return nil
+		}
+		if l.Holder == "" && l.Last != "" && l.Last != holder {
+			if r, alive := s.loadReplica(tx, l.Last, now); alive && !r.Draining {
+				return nil
+			}
+		}
+		prev := l.Last
+		l.Epoch++
+		l.Holder, l.Last, l.Boot, l.Expires = holder, holder, s.boot, now+ttl.Milliseconds()
+		out, ok = core.Lease{SessionID: sessionID, Holder: holder, Epoch: l.Epoch, Previous: prev}, true
+		return putJSON(tx, bucketRunLeases, sessionID, l)
+	})
+	if err != nil {
+		return core.Lease{}, false, fmt.Errorf("take lease: %w", err)
+	}
+	return out, ok, nil
+}
+
+func (s *Store) loadReplica(tx *bbolt.Tx, holder string, now int64) (replica, bool) {
+	var r replica
+	v := bkt(tx, bucketReplicas).Get([]byte(holder))
+	if v == nil || json.Unmarshal(v, &r) != nil {
+		return r, false
+	}
+	return r, r.Boot == s.boot && now < r.Expires
+}
+
+// RenewLease extends a live lease; see core.LeaseStore.
+func (s *Store) RenewLease(ctx context.Context, lease core.Lease, ttl time.Duration) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	err := s.commit.do(func(tx *bbolt.Tx) error {
+		l, err := loadRunLease(tx, lease.SessionID)
+		if err != nil {
+			return err
+		}
+		if l.Epoch != lease.Epoch || l.Holder != lease.Holder {
+			return core.ErrLeaseLost
+		}
+		l.Expires = s.now().UnixMilli() + ttl.Milliseconds()
+		return putJSON(tx, bucketRunLeases, lease.SessionID, l)
+	})
+	if err != nil {
+		return fmt.Errorf("renew lease of %s: %w", lease.SessionID, err)
+	}
+	return nil
+}
+
+// ReleaseLease ends a lease now; see core.LeaseStore.
+func (s *Store) ReleaseLease(ctx context.Context, lease core.Lease) error {
+	err := s.commit.do(func(tx *bbolt.Tx) error {
+		l, err := loadRunLease(tx, lease.SessionID)
+		if err != nil {
+			return err
+		}
+		if l.Epoch != lease.Epoch || l.Holder != lease.Holder {
+			return nil
+		}
+		l.Holder, l.Expires = "", 0
+		return putJSON(tx, bucketRunLeases, lease.SessionID, l)
+	})
+	if err != nil {
+		return fmt.Errorf("release lease of %s: %w", lease.SessionID, err)
+	}
+	return nil
+}
+
+// Heartbeat records that holder is alive; see core.LeaseStore.
+func (s *Store) Heartbeat(ctx context.Context, holder string, ttl time.Duration, draining bool) error {
+	if holder == "" {
+		return fmt.Errorf("heartbeat: no holder: %w", core.ErrInvalid)
+	}
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	err := s.commit.do(func(tx *bbolt.Tx) error {
+		return putJSON(tx, bucketReplicas, holder, replica{Boot: s.boot, Expires: s.now().UnixMilli() + ttl.Milliseconds(), Draining: draining})
+	})
+	if err != nil {
+		return fmt.Errorf("heartbeat: %w", err)
+	}
+	return nil
+}
+
+// LastHolder is the holder of the session's latest grant; see
+// core.LeaseStore.
+func (s *Store) LastHolder(ctx context.Context, sessionID string) (string, error) {
+	if err := ctxErr(ctx); err != nil {
+		return "", err
+	}
+	var last string
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		l, err := loadRunLease(tx, sessionID)
+		last = l.Last
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("last holder: %w", err)
+	}
+	return last, nil
+}

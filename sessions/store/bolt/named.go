@@ -1,0 +1,96 @@
+package bolt
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/switchboardhq/switchboard/core"
+	"go.etcd.io/bbolt"
+)
+
+// named keeps records of one kind by id in one bucket, with their unique
+// names indexed in another: environments, memory stores. Names may not
+// look like ids, so resolving an id first and a name second never
+// collides.
+type named[T any] struct {
+	kind           string // "environment", in errors
+	records, names string // the buckets
+	id, name       func(*T) string
+}
+
+func (n named[T]) decode(v []byte) (*T, error) {
+	var out T
+	if err := json.Unmarshal(v, &out); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", n.kind, err)
+	}
+	return &out, nil
+}
+
+// get resolves an id first and a name second.
+func (n named[T]) get(tx *bbolt.Tx, idOrName string) (*T, error) {
+	recs := bkt(tx, n.records)
+	v := recs.Get([]byte(idOrName))
+	if v == nil {
+		if id := bkt(tx, n.names).Get([]byte(idOrName)); id != nil {
+			v = recs.Get(id)
+		}
+	}
+	if v == nil {
+		return nil, fmt.Errorf("%s %q: %w", n.kind, idOrName, core.ErrNotFound)
+	}
+	return n.decode(v)
+}
+
+// put writes r and returns it as decoded from the stored bytes, so that
+// the caller sees exactly what a later read will.
+func (n named[T]) put(tx *bbolt.Tx, r *T) (*T, error) {
+	v, err := core.EncodeJSON(r)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s %s: %w", n.kind, n.id(r), err)
+	}
+	if err := bkt(tx, n.records).Put([]byte(n.id(r)), v); err != nil {
+		return nil, err
+	}
+	return n.decode(v)
+}
+
+// create writes a new record under a name not taken.
+func (n named[T]) create(tx *bbolt.Tx, r *T) (*T, error) {
+	if bkt(tx, n.records).Get([]byte(n.id(r))) != nil {
+		return nil, fmt.Errorf("%s %s already exists: %w", n.kind, n.id(r), core.ErrConflict)
+	}
+	names := bkt(tx, n.names)
+	if names.Get([]byte(n.name(r))) != nil {
+		return nil, fmt.Errorf("%s name %q is taken: %w", n.kind, n.name(r), core.ErrConflict)
+	}
+	if err := names.Put([]byte(n.name(r)), []byte(n.id(r))); err != nil {
+		return nil, err
+	}
+	return n.put(tx, r)
+}
+
+// update writes next over cur, moving the name entry when it changed.
+func (n named[T]) update(tx *bbolt.Tx, cur, next *T) (*T, error) {
+	if n.name(next) != n.name(cur) {
+		names := bkt(tx, n.names)
+		if owner := names.Get([]byte(n.name(next))); owner != nil && !bytes.Equal(owner, []byte(n.id(cur))) {
+			return nil, fmt.Errorf("%s name %q is taken: %w", n.kind, n.name(next), core.ErrConflict)
+		}
+		if err := names.Delete([]byte(n.name(cur))); err != nil {
+			return nil, err
+		}
+		if err := names.Put([]byte(n.name(next)), []byte(n.id(cur))); err != nil {
+			return nil, err
+		}
+	}
+	return n.put(tx, next)
+}
+
+// delete deletes the record and frees its name.
+func (n named[T]) delete(tx *bbolt.Tx, r *T) error {
+	if err := bkt(tx, n.names).Delete([]byte(n.name(r))); err != nil {
+		return err
+	}
+	return bkt(tx, n.records).Delete([]byte(n.id(r)))
+}

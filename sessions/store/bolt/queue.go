@@ -1,0 +1,182 @@
+package bolt
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/switchboardhq/switchboard/sessions/store/record"
+
+	"github.com/switchboardhq/switchboard/core"
+	"go.etcd.io/bbolt"
+)
+
+// queue stores inputs in the session's pending area in order, marks the
+// session queued unless a turn is running, and schedules a wake now. It
+// works on a copy of inputs so a re-run batch starts from the same state.
+func (s *Store) queue(tx *bbolt.Tx, sess *core.Session, inputs []core.Event, now core.Time) ([]core.Event, error) {
+	pending, err := bkt(tx, bucketPending).CreateBucketIfNotExists([]byte(sess.ID))
+	if err != nil {
+		return nil, fmt.Errorf("pending area of %s: %w", sess.ID, err)
+	}
+	out := make([]core.Event, len(inputs))
+	for i, e := range inputs {
+		e.SessionID = sess.ID
+		if e.QueuedAt == nil {
+			e.QueuedAt = now.Ptr()
+		}
+		if e.CreatedAt.IsZero() {
+			e.CreatedAt = now
+		}
+		v, err := core.EncodeJSON(&e)
+		if err != nil {
+			return nil, fmt.Errorf("encode input %s: %w", e.ID, err)
+		}
+		pos, err := pending.NextSequence()
+		if err != nil {
+			return nil, err
+		}
+		if err := pending.Put(u64(pos), v); err != nil {
+			return nil, err
+		}
+		out[i] = e
+	}
+	if err := keepFirstText(tx, sess.ID, out); err != nil {
+		return nil, err
+	}
+	// A turn paused by a budget stays awaiting its raise: the inputs
+	// wait for the turn it resumes.
+	if sess.Status != core.StatusRunning && !sess.BudgetPaused() {
+		if err := s.setStatus(tx, sess, core.StatusQueued); err != nil {
+			return nil, err
+		}
+	}
+	sess.UpdatedAt = now
+	if err := saveSession(tx, sess); err != nil {
+		return nil, err
+	}
+	if err := scheduleWake(tx, sess.ID, now.Time); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// QueueInputs durably queues inputs on an existing session.
+func (s *Store) QueueInputs(ctx context.Context, sessionID string, req core.QueueRequest) (*core.QueueResult, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	if len(req.Inputs) == 0 {
+		// Nothing to queue would still mark the session queued and wake it.
+		return nil, fmt.Errorf("queue inputs: no inputs: %w", core.ErrInvalid)
+	}
+	if err := record.ValidateKeys(req.Idempotency, req.Dedupe); err != nil {
+		return nil, err
+	}
+	inputs, err := record.PrepareInputs(req.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	// A read transaction answers replays, duplicates and refusals without
+	// an fsync and without failing a shared batch.
+	var res *core.QueueResult
+	err = s.db.View(func(tx *bbolt.Tx) error {
+		var err error
+		res, _, err = s.queueInputs(tx, sessionID, req, nil, false)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queue inputs: %w", err)
+	}
+	if res != nil {
+		return res, nil
+	}
+	err = s.commit.write(func(tx *bbolt.Tx) ([]core.Change, error) {
+		res = nil // bbolt may run this more than once
+		r, ch, err := s.queueInputs(tx, sessionID, req, inputs, true)
+		res = r
+		return ch, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queue inputs: %w", err)
+	}
+	return res, nil
+}
+
+// queueInputs returns a result only when the request is a replay or a
+// duplicate, or, with write set, once the inputs are queued.
+func (s *Store) queueInputs(tx *bbolt.Tx, sessionID string, req core.QueueRequest, inputs []core.Event, write bool) (*core.QueueResult, []core.Change, error) {
+	replay, dup, err := checkKeys(tx, req.Idempotency, req.Dedupe)
+	if err != nil {
+		return nil, nil, err
+	}
+	if replay != nil || dup {
+		sess, _ := loadSession(tx, sessionID) // informative only
+		return &core.QueueResult{Session: sess, Duplicate: dup, Replay: replay}, nil, nil
+	}
+	sess, err := loadWritable(tx, sessionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if req.AnswersPending {
+		if err := record.AnswersPending(sess, req.Inputs); err != nil {
+			return nil, nil, err
+		}
+	}
+	if !write {
+		return nil, nil, nil
+	}
+	before := sess.Status
+	now := s.clock()
+	queued, err := s.queue(tx, sess, inputs, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := recordKeys(tx, req.Idempotency, req.Dedupe, now.Time); err != nil {
+		return nil, nil, err
+	}
+	return &core.QueueResult{Session: sess, Inputs: queued}, []core.Change{changeOf(sess, before, core.Change{Queued: queued})}, nil
+}
+
+// changeOf completes what a write did to sess for the commit stream; before
+// is the session's status when the write began ("" for a new session).
+func changeOf(sess *core.Session, before core.Status, c core.Change) core.Change {
+	c.SessionID = sess.ID
+	if sess.Origin != nil {
+		c.Provider = sess.Origin.Provider
+	}
+	c.Sinks = core.SinkProviders(sess)
+	if sess.Status != before {
+		c.Status = sess.Status
+	}
+	return c
+}
+
+// Pending returns the queued inputs not yet in the log, in queue order.
+func (s *Store) Pending(ctx context.Context, sessionID string) ([]core.Event, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	out := []core.Event{}
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		if _, err := loadSession(tx, sessionID); err != nil {
+			return err
+		}
+		pending := bkt(tx, bucketPending).Bucket([]byte(sessionID))
+		if pending == nil {
+			return nil
+		}
+		return pending.ForEach(func(_, v []byte) error {
+			var e core.Event
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("decode pending input: %w", err)
+			}
+			out = append(out, e)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pending inputs: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,141 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/switchboardhq/switchboard/sessions/store/record"
+
+	"github.com/switchboardhq/switchboard/core"
+	"go.etcd.io/bbolt"
+)
+
+var _ core.SinkStore = (*Store)(nil)
+
+// Sink bucket names; doc.go describes what each holds.
+const (
+	bucketSinkPositions = "sink_positions"
+	bucketSinkActive    = "sink_active"
+)
+
+// sinkKey is sink ‖ 0x00 ‖ session id; sink names never contain 0x00, so
+// a prefix scan on sink ‖ 0x00 lists one sink's sessions.
+func sinkKey(sink, sessionID string) []byte {
+	k := make([]byte, 0, len(sink)+1+len(sessionID))
+	return append(append(append(k, sink...), 0), sessionID...)
+}
+
+// SinkPosition returns a sink's position in a session's log; zero when
+// none was saved.
+func (s *Store) SinkPosition(ctx context.Context, sink, sessionID string) (core.SinkPosition, error) {
+	var p core.SinkPosition
+	if err := ctxErr(ctx); err != nil {
+		return p, err
+	}
+	if err := record.ValidSink(sink, sessionID); err != nil {
+		return p, err
+	}
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		v := bkt(tx, bucketSinkPositions).Get(sinkKey(sink, sessionID))
+		if v == nil {
+			return nil
+		}
+		return json.Unmarshal(v, &p)
+	})
+	if err != nil {
+		return core.SinkPosition{}, fmt.Errorf("sink position: %w", err)
+	}
+	return p, nil
+}
+
+// SaveSinkPosition stores a sink's position for the holder of claim c
+// (fsync'd before it returns).
+func (s *Store) SaveSinkPosition(ctx context.Context, sink, sessionID string, c core.Claim, p core.SinkPosition) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	if err := record.ValidSink(sink, sessionID); err != nil {
+		return err
+	}
+	if len(p.State) > 0 {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, p.State); err != nil {
+			return fmt.Errorf("sink state is not json: %v: %w", err, core.ErrInvalid)
+		}
+		p.State = buf.Bytes()
+	}
+	v, err := core.EncodeJSON(p)
+	if err != nil {
+		return fmt.Errorf("encode sink position: %w", err)
+	}
+	k := sinkKey(sink, sessionID)
+	err = s.commit.do(func(tx *bbolt.Tx) error {
+		if err := checkSinkClaim(tx, k, c); err != nil {
+			return err
+		}
+		return bkt(tx, bucketSinkPositions).Put(k, v)
+	})
+	if err != nil {
+		return fmt.Errorf("save sink position: %w", err)
+	}
+	return nil
+}
+
+// ReleaseSink unmarks a session the sink has rendered up to rendered,
+// unless something was logged after it.
+func (s *Store) ReleaseSink(ctx context.Context, sink, sessionID string, rendered uint64) (bool, error) {
+	if err := ctxErr(ctx); err != nil {
+		return false, err
+	}
+	if err := record.ValidSink(sink, sessionID); err != nil {
+		return false, err
+	}
+	released := false
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		released = false
+		b := bkt(tx, bucketSinkActive)
+		k := sinkKey(sink, sessionID)
+		if b.Get(k) == nil {
+			released = true
+			return nil
+		}
+		sess, err := loadSession(tx, sessionID)
+		switch {
+		case errors.Is(err, core.ErrNotFound):
+		case err != nil:
+			return err
+		case sess.LastSeq > rendered:
+			return nil
+		}
+		released = true
+		return b.Delete(k)
+	})
+	if err != nil {
+		return false, fmt.Errorf("release sink: %w", err)
+	}
+	return released, nil
+}
+
+// ActiveSinkSessions lists the sessions a sink is marked active on, in id
+// order.
+func (s *Store) ActiveSinkSessions(ctx context.Context, sink string) ([]string, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	out := []string{}
+	prefix := sinkKey(sink, "")
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		c := bkt(tx, bucketSinkActive).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			out = append(out, string(k[len(prefix):]))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("active sink sessions: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,14 @@
+package bolt
+
+import (
+	"testing"
+
+	"github.com/switchboardhq/switchboard/sessions/store/storetest"
+)
+
+func TestSkillStoreConformance(t *testing.T) {
+	storetest.RunSkills(t, func(t *testing.T) storetest.SkillStore {
+		s, _ := openTemp(t, Options{})
+		return s
+	})
+}

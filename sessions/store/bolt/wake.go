@@ -1,0 +1,184 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"go.etcd.io/bbolt"
+)
+
+// wakeKey orders the wake queue by due time, then session id.
+func wakeKey(sessionID string, at time.Time) []byte {
+	return append(u64(unixNanos(at)), sessionID...)
+}
+
+func wakeTime(k []byte) time.Time {
+	return time.Unix(0, int64(binary.BigEndian.Uint64(k[:8]))).UTC()
+}
+
+// scheduleWake keeps the earlier of the session's current wake and at; the
+// per-session index makes that a point lookup instead of a queue scan.
+func scheduleWake(tx *bbolt.Tx, sessionID string, at time.Time) error {
+	return putWake(tx, sessionID, at, false)
+}
+
+// putWake writes the session's wake at at; unless move is set, an earlier
+// wake already there stays.
+func putWake(tx *bbolt.Tx, sessionID string, at time.Time, move bool) error {
+	index := bkt(tx, bucketWakeIndex)
+	wakes := bkt(tx, bucketWakes)
+	k := wakeKey(sessionID, at)
+	if old := index.Get([]byte(sessionID)); old != nil {
+		if bytes.Equal(old, k) || (!move && bytes.Compare(old, k) < 0) {
+			return nil
+		}
+		if err := wakes.Delete(old); err != nil {
+			return err
+		}
+	}
+	if err := wakes.Put(k, nil); err != nil {
+		return err
+	}
+	return index.Put([]byte(sessionID), k)
+}
+
+func clearWake(tx *bbolt.Tx, sessionID string) error {
+	index := bkt(tx, bucketWakeIndex)
+	old := index.Get([]byte(sessionID))
+	if old == nil {
+		return nil
+	}
+	if err := bkt(tx, bucketWakes).Delete(old); err != nil {
+		return err
+	}
+	return index.Delete([]byte(sessionID))
+}
+
+// ScheduleWake asks for a visit at or after at; an earlier request wins.
+// Archived sessions are never visited, so they refuse.
+func (s *Store) ScheduleWake(ctx context.Context, sessionID string, at time.Time) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	err := s.commit.do(func(tx *bbolt.Tx) error {
+		if _, err := loadWritable(tx, sessionID); err != nil {
+			return err
+		}
+		return scheduleWake(tx, sessionID, at)
+	})
+	if err != nil {
+		return fmt.Errorf("schedule wake: %w", err)
+	}
+	return nil
+}
+
+// MoveWake replaces the session's wake with at, later or earlier.
+func (s *Store) MoveWake(ctx context.Context, sessionID string, at time.Time, epoch uint64) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	err := s.commit.do(func(tx *bbolt.Tx) error {
+		if _, err := loadWritable(tx, sessionID); err != nil {
+			return err
+		}
+		if err := checkEpoch(tx, sessionID, epoch); err != nil {
+			return err
+		}
+		return putWake(tx, sessionID, at, true)
+	})
+	if err != nil {
+		return fmt.Errorf("move wake: %w", err)
+	}
+	return nil
+}
+
+// DueWakes returns, earliest first, up to limit (0: all) sessions whose
+// wake is due at now. It leaves them scheduled; the runtime clears a wake
+// once it has visited.
+func (s *Store) DueWakes(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	due := unixNanos(now)
+	out := []string{}
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		c := bkt(tx, bucketWakes).Cursor()
+		for k, _ := c.First(); len(k) > 8; k, _ = c.Next() {
+			if binary.BigEndian.Uint64(k[:8]) > due || (limit > 0 && len(out) == limit) {
+				return nil
+			}
+			out = append(out, string(k[8:]))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("due wakes: %w", err)
+	}
+	return out, nil
+}
+
+// NextWake returns the earliest scheduled wake.
+func (s *Store) NextWake(ctx context.Context) (time.Time, bool, error) {
+	if err := ctxErr(ctx); err != nil {
+		return time.Time{}, false, err
+	}
+	var at time.Time
+	ok := false
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		k, _ := bkt(tx, bucketWakes).Cursor().First()
+		if len(k) > 8 {
+			at, ok = wakeTime(k), true
+		}
+		return nil
+	})
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("next wake: %w", err)
+	}
+	return at, ok, nil
+}
+
+// ClearWake removes the session's wake, if any.
+func (s *Store) ClearWake(ctx context.Context, sessionID string, epoch uint64) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	// Clearing nothing must not cost an fsync.
+	scheduled := false
+	if err := s.db.View(func(tx *bbolt.Tx) error {
+		scheduled = bkt(tx, bucketWakeIndex).Get([]byte(sessionID)) != nil
+		return nil
+	}); err != nil || !scheduled {
+		return err
+	}
+	if err := s.commit.do(func(tx *bbolt.Tx) error {
+		if err := checkEpoch(tx, sessionID, epoch); err != nil {
+			return err
+		}
+		return clearWake(tx, sessionID)
+	}); err != nil {
+		return fmt.Errorf("clear wake: %w", err)
+	}
+	return nil
+}
+
+// OpenTurns returns the leases: sessions with a turn started and not
+// completed, and who started it.
+func (s *Store) OpenTurns(ctx context.Context) (map[string]string, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		return bkt(tx, bucketLeases).ForEach(func(k, v []byte) error {
+			out[string(k)] = string(v)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open turns: %w", err)
+	}
+	return out, nil
+}

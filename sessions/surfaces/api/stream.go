@@ -1,0 +1,116 @@
+package api
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/httpserver"
+	"github.com/switchboardhq/switchboard/sessions/surfaces/live"
+)
+
+// subscriberBuffer is how many events a slow stream may fall behind before
+// it catches up from the store instead.
+const subscriberBuffer = 256
+
+// stream serves the session's events as SSE: the history after a seq,
+// then live events, with heartbeats, until the client leaves.
+//
+// A stream outlives the server's read deadline, which it lifts, and ends
+// with a last comment when the server shuts down.
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, id string, after uint64, level core.Level) error {
+	rc := http.NewResponseController(w)
+	// The request is read; the heartbeats find a client that left.
+	_ = rc.SetReadDeadline(time.Time{})
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	drain := httpserver.Draining(r.Context())
+	if drain != nil {
+		go func() {
+			select {
+			case <-drain:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	f := live.Follow(h.Hub, h.Store, id, after, subscriberBuffer)
+	defer f.Close()
+	if h.OnSSE != nil {
+		h.OnSSE(1)
+		defer h.OnSSE(-1)
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/event-stream")
+	hdr.Set("Cache-Control", "no-cache")
+	hdr.Set("Connection", "keep-alive")
+	hdr.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, 16<<10)
+	// Tell EventSource how soon to come back after a drop.
+	fmt.Fprint(bw, "retry: 1000\n\n")
+	// When the server stops, the client hears it before the end.
+	defer func() {
+		select {
+		case <-drain:
+			fmt.Fprint(bw, ": server shutting down\n\n")
+			if bw.Flush() == nil {
+				_ = rc.Flush()
+			}
+		default:
+		}
+	}()
+	for {
+		evs, err := f.Backlog(ctx)
+		if err != nil {
+			return nil // the status line is sent; the client will reconnect
+		}
+		if err := writeEvents(bw, evs, level); err != nil {
+			return nil
+		}
+		if len(evs) == 0 {
+			break
+		}
+	}
+	if bw.Flush() != nil || rc.Flush() != nil {
+		return nil
+	}
+	tick := time.NewTicker(h.Heartbeat)
+	defer tick.Stop()
+	for {
+		evs, err := f.Next(ctx, tick.C)
+		if err != nil {
+			return nil
+		}
+		if evs == nil {
+			fmt.Fprint(bw, ": heartbeat\n\n")
+		} else if err := writeEvents(bw, evs, level); err != nil {
+			return nil
+		}
+		if bw.Flush() != nil || rc.Flush() != nil {
+			return nil
+		}
+	}
+}
+
+func writeEvents(bw *bufio.Writer, frames []live.Frame, level core.Level) error {
+	for _, f := range frames {
+		if !level.Shows(f.Event.Level) {
+			continue
+		}
+		bw.WriteString("id: ")
+		bw.WriteString(strconv.FormatUint(f.Event.Seq, 10))
+		bw.WriteString("\nevent: ")
+		bw.WriteString(f.Event.Type)
+		bw.WriteString("\ndata: ")
+		bw.Write(f.JSON)
+		if _, err := bw.WriteString("\n\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,221 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/command"
+	"github.com/switchboardhq/switchboard/sessions/surfaces/client"
+)
+
+// Schedule is the schedule command: inputs sent at cron times or once.
+func Schedule(d Defaults) command.Command {
+	return command.Command{Name: "schedule", Usage: "schedule create|list|get|pause|resume|delete [flags]",
+		Summary: "send a session input, or start a session, at cron times or once (see schedule -h)", Run: runner(d, scheduleCommand)}
+}
+
+// scheduleUsage lists the schedule subcommands, for help and usage errors.
+var scheduleUsage = []string{
+	"create (--cron EXPR [--time-zone TZ] | --at TIME | --in DURATION) (--session ID | --agent A [--tenant T | --installation ID --channel C] [--metadata k=v ...]) --input TEXT",
+	"list [--session ID] [--after ID] [--limit N]",
+	"get ID",
+	"pause ID",
+	"resume ID",
+	"delete ID",
+}
+
+func scheduleCommand(ctx context.Context, env cliIO, args []string) error {
+	sub := ""
+	if len(args) > 0 {
+		sub, args = args[0], args[1:]
+	}
+	switch sub {
+	case "create":
+		return scheduleCreate(ctx, env, args)
+	case "list":
+		return scheduleList(ctx, env, args)
+	case "get":
+		return scheduleChange(ctx, env, args, "get", scheduleUsage[2], (*client.Client).GetSchedule)
+	case "pause":
+		return scheduleChange(ctx, env, args, "pause", scheduleUsage[3], (*client.Client).PauseSchedule)
+	case "resume":
+		return scheduleChange(ctx, env, args, "resume", scheduleUsage[4], (*client.Client).ResumeSchedule)
+	case "delete":
+		c := newSubcommand(env, "schedule delete", scheduleUsage[5])
+		pos, cl, err := c.start(args, 1)
+		if err != nil {
+			return err
+		}
+		if err := cl.DeleteSchedule(ctx, pos[0]); err != nil {
+			return err
+		}
+		return c.write("deleted " + pos[0] + "\n")
+	}
+	return groupHelp(env, "schedule", sub, scheduleUsage)
+}
+
+func scheduleCreate(ctx context.Context, env cliIO, args []string) error {
+	c := newSubcommand(env, "schedule create", scheduleUsage[0])
+	var p client.ScheduleParams
+	var at, in, input string
+	meta := kvFlag{}
+	c.fs.StringVar(&p.Cron, "cron", "", "cron expression: minute hour day-of-month month day-of-week, or @daily…")
+	c.fs.StringVar(&p.TimeZone, "time-zone", "", "IANA time zone of the cron expression (default UTC), e.g. Europe/Berlin")
+	c.fs.StringVar(&at, "at", "", "a one-off at this RFC 3339 time")
+	c.fs.StringVar(&in, "in", "", "a one-off after this duration from now, e.g. 1h30m")
+	c.fs.StringVar(&p.Target.SessionID, "session", "", "send the input to this session")
+	c.fs.StringVar(&p.Target.Agent, "agent", "", "start a new session of this agent (id or name) at each time")
+	c.fs.StringVar(&p.Target.Tenant, "tenant", "", "the new sessions' tenant (with --agent)")
+	c.fs.Var(meta, "metadata", "key=value metadata of the new sessions (with --agent; repeatable)")
+	c.fs.StringVar(&input, "input", "", "the message to send ('-' reads stdin)")
+	var installation, channel string
+	c.fs.StringVar(&installation, "installation", "", "with --agent and --channel: the Slack installation (its id) to post in")
+	c.fs.StringVar(&channel, "channel", "", "with --agent: post the message in this Slack channel; the new session answers in its thread")
+	if _, err := c.parse(args, 0); err != nil {
+		return err
+	}
+	switch {
+	case at != "" && in != "":
+		return &usageError{cmd: c, msg: "schedule create: give --at or --in, not both"}
+	case at != "":
+		t, err := time.Parse(time.RFC3339, at)
+		if err != nil {
+			return &usageError{cmd: c, msg: fmt.Sprintf("schedule create: --at %q is not an RFC 3339 time (e.g. 2030-05-06T09:00:00+02:00)", at)}
+		}
+		ct := core.NewTime(t)
+		p.At = &ct
+	case in != "":
+		d, err := time.ParseDuration(in)
+		if err != nil || d <= 0 {
+			return &usageError{cmd: c, msg: fmt.Sprintf("schedule create: --in %q is not a positive duration (e.g. 45m, 2h)", in)}
+		}
+		ct := core.NewTime(time.Now().Add(d))
+		p.At = &ct
+	}
+	text, err := c.readText(input)
+	if err != nil {
+		return err
+	}
+	p.Target.Input = text
+	if len(meta) > 0 {
+		p.Target.Metadata = meta
+	}
+	if channel != "" || installation != "" {
+		p.Target.Post = &core.SchedulePost{Provider: "slack", Installation: installation, Channel: channel}
+	}
+	cl, err := c.client()
+	if err != nil {
+		return err
+	}
+	sc, err := cl.CreateSchedule(ctx, p)
+	if err != nil {
+		return err
+	}
+	return c.showSchedule(sc)
+}
+
+func scheduleList(ctx context.Context, env cliIO, args []string) error {
+	c := newSubcommand(env, "schedule list", scheduleUsage[1])
+	var lp client.ListParams
+	var session string
+	c.fs.StringVar(&session, "session", "", "only the schedules that target this session or that its agent made")
+	c.fs.StringVar(&lp.After, "after", "", "list schedules after this id")
+	c.fs.IntVar(&lp.Limit, "limit", 0, "at most this many (default 100, at most 1000)")
+	_, cl, err := c.start(args, 0)
+	if err != nil {
+		return err
+	}
+	page, err := cl.ListSchedules(ctx, session, lp)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(page, false)
+	}
+	rows := [][]string{{"ID", "WHEN", "TARGET", "STATE", "NEXT", "LAST", "FIRES"}}
+	for _, s := range page.Data {
+		rows = append(rows, []string{s.ID, scheduleWhen(&s), scheduleTarget(&s), scheduleState(&s), dash(showTimePtr(s.NextAt)), dash(showTimePtr(s.LastFiredAt)), fmt.Sprint(s.Fires)})
+	}
+	if err := c.table(rows); err != nil {
+		return err
+	}
+	if page.HasMore && len(page.Data) > 0 {
+		fmt.Fprintf(c.env.stderr, "more: --after %s\n", page.Data[len(page.Data)-1].ID)
+	}
+	return nil
+}
+
+// scheduleChange runs a subcommand about one schedule and shows it as it
+// then is.
+func scheduleChange(ctx context.Context, env cliIO, args []string, name, usage string,
+	change func(*client.Client, context.Context, string) (*core.Schedule, error)) error {
+	c := newSubcommand(env, "schedule "+name, usage)
+	pos, cl, err := c.start(args, 1)
+	if err != nil {
+		return err
+	}
+	sc, err := change(cl, ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	return c.showSchedule(sc)
+}
+
+func (c *subcommand) showSchedule(s *core.Schedule) error {
+	if c.json {
+		return c.printJSON(s, false)
+	}
+	return c.keyValues([][2]string{
+		{"id", s.ID},
+		{"when", scheduleWhen(s)},
+		{"target", scheduleTarget(s)},
+		{"input", clip(s.Target.Input)},
+		{"state", scheduleState(s)},
+		{"next_at", showTimePtr(s.NextAt)},
+		{"last_fired_at", showTimePtr(s.LastFiredAt)},
+		{"last_session", s.LastSessionID},
+		{"fires", fmt.Sprint(s.Fires)},
+		{"last_error", s.LastError},
+		{"created_by", s.CreatedBy},
+	})
+}
+
+func scheduleWhen(s *core.Schedule) string {
+	if s.Cron == "" {
+		return "once at " + showTimePtr(s.At)
+	}
+	zone := s.TimeZone
+	if zone == "" {
+		zone = "UTC"
+	}
+	return s.Cron + " (" + zone + ")"
+}
+
+func scheduleTarget(s *core.Schedule) string {
+	if s.Target.SessionID != "" {
+		return "session " + s.Target.SessionID
+	}
+	if p := s.Target.Post; p != nil {
+		return "new session of " + s.Target.Agent + " in " + p.Provider + " channel " + p.Channel
+	}
+	return "new session of " + s.Target.Agent
+}
+
+func scheduleState(s *core.Schedule) string {
+	switch {
+	case s.Paused:
+		return "paused"
+	case s.NextAt == nil:
+		return "done"
+	}
+	return "active"
+}
+
+func showTimePtr(t *core.Time) string {
+	if t == nil {
+		return ""
+	}
+	return showTime(*t)
+}

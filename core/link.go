@@ -40,22 +40,19 @@ const (
 	LinkedByAgent = "agent"
 )
 
-// linkKeys are the shapes of the origin keys a link may hold.
-var linkKeys = map[string]*regexp.Regexp{
-	"github": regexp.MustCompile(`^github:[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}#[1-9][0-9]{0,9}$`),
-	"slack":  regexp.MustCompile(`^slack:[A-Z0-9]{2,20}:[A-Z0-9]{2,20}:[0-9]{1,12}\.[0-9]{1,8}$`),
-	"linear": regexp.MustCompile(`^linear:[0-9A-Za-z-]{1,64}:[0-9A-Za-z-]{1,64}$`),
-}
+// keyShape is the shape of every origin key: the provider's name, a
+// colon, and the platform's own address of the thread, at most 512 bytes
+// of printable text without spaces. Each platform's grammar is stricter;
+// the platforms know it (providers.Platform), the store only this.
+var keyShape = regexp.MustCompile(`^[a-z][a-z0-9]{0,31}:[\x21-\x7e]{1,512}$`)
 
-// KeyProvider checks an origin key's shape and says whose it is:
-// github:<owner>/<repo>#<n>, slack:<team>:<channel>:<thread ts>,
-// linear:<organization>:<agent session>.
+// KeyProvider checks that key has the shape of an origin key and says
+// whose it is: the part before the first colon.
 func KeyProvider(key string) (string, error) {
-	provider, _, _ := strings.Cut(key, ":")
-	re, ok := linkKeys[provider]
-	if !ok || !re.MatchString(key) {
-		return "", fmt.Errorf("key %q: want github:<owner>/<repo>#<number>, slack:<team>:<channel>:<thread ts> or linear:<organization>:<agent session>: %w", key, ErrInvalid)
+	if !keyShape.MatchString(key) {
+		return "", fmt.Errorf("key %q: want <provider>:<the platform's address of the thread>: %w", key, ErrInvalid)
 	}
+	provider, _, _ := strings.Cut(key, ":")
 	return provider, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strings"
 )
 
 // Status is a session's state (docs/api.md, "Statuses and stop reasons").
@@ -254,26 +253,6 @@ func (s *Session) LimitsOver(def Limits) Limits {
 func (s *Session) MemoryTenant() string {
 	if s.Tenant == "" {
 		return DefaultTenant
-	}
-	return s.Tenant
-}
-
-// InstallationLabel names the installation the session runs under, as a
-// metrics label of bounded cardinality: "slack:<team>", "linear:<org>",
-// "github:<owner>" (an App is installed on an account, not per
-// repository), and "api" for sessions created over the API, whatever
-// tenant they were given.
-func (s *Session) InstallationLabel() string {
-	switch s.Provider() {
-	case ProviderAPI:
-		return ProviderAPI
-	case "github":
-		if owner, _, ok := strings.Cut(s.Tenant, "/"); ok {
-			return owner
-		}
-	}
-	if s.Tenant == "" {
-		return s.Provider()
 	}
 	return s.Tenant
 }

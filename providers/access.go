@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/switchboardhq/switchboard/core"
@@ -77,9 +78,20 @@ func (s *Set) accessHost(ctx context.Context, ra *core.RepositoryAccess) (*core.
 	}
 	host, ok := s.origin(in.Provider).(RepositoryHost)
 	if !ok {
-		return nil, nil, fmt.Errorf("repository_access.installation: %s is a %s installation, not one of a code host (github): %w", in.ID, in.Provider, core.ErrInvalid)
+		return nil, nil, fmt.Errorf("repository_access.installation: %s is a %s installation, not one of a code host (%s): %w", in.ID, in.Provider, strings.Join(s.codeHosts(), ", "), core.ErrInvalid)
 	}
 	return in, host, nil
+}
+
+// codeHosts are the names of the providers that host repositories.
+func (s *Set) codeHosts() []string {
+	var out []string
+	for _, p := range s.list {
+		if _, ok := p.(RepositoryHost); ok {
+			out = append(out, p.Name())
+		}
+	}
+	return out
 }
 
 // RepositoryGrant is the repository access the session holds through

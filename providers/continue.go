@@ -26,7 +26,7 @@ func (r *Router) continueAt(ctx context.Context, t Trigger, log *slog.Logger) (R
 	}
 	key, err := r.Links.KeyOfURL(ctx, t.ContinueURL)
 	if errors.Is(err, core.ErrInvalid) {
-		return refuse("I can only continue a GitHub issue or pull request, or a Slack thread, that I work in: %s is not one.", t.ContinueURL)
+		return refuse("I can only continue %s that I work in: %s is not one.", r.Links.Threads(), t.ContinueURL)
 	}
 	if err != nil {
 		return Routed{}, err

@@ -23,6 +23,8 @@ func (r resolver) KeyOfURL(_ context.Context, raw string) (string, error) {
 	return "", core.ErrInvalid
 }
 
+func (r resolver) Threads() string { return "a thread of the fake" }
+
 func (r resolver) InstallationOfKey(_ context.Context, key string) (*core.Installation, error) {
 	for prefix, in := range r.installs {
 		if strings.HasPrefix(key, prefix) {

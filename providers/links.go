@@ -38,6 +38,9 @@ func (s *Set) InstallationOfKey(ctx context.Context, key string) (*core.Installa
 // customers. A session created over the API belongs to no installation;
 // the admin who links it decides.
 func (s *Set) CheckLink(ctx context.Context, sess *core.Session, key string) error {
+	if _, err := s.platforms.CheckKey(key); err != nil {
+		return err
+	}
 	to, err := s.InstallationOfKey(ctx, key)
 	if err != nil {
 		return err
@@ -96,5 +99,17 @@ func (s *Set) KeyOfURL(ctx context.Context, raw string) (string, error) {
 			return key, nil
 		}
 	}
-	return "", fmt.Errorf("%s is not a GitHub issue or pull request, or a Slack thread, that this gateway serves: %w", raw, core.ErrInvalid)
+	return "", fmt.Errorf("%s is not %s that this gateway serves: %w", raw, s.Threads(), core.ErrInvalid)
+}
+
+// Threads says what the addresses KeyOfURL reads name: "a GitHub issue or
+// pull request, or a Slack thread".
+func (s *Set) Threads() string {
+	var names []string
+	for _, p := range s.list {
+		if _, ok := p.(URLKeyer); ok {
+			names = append(names, p.Name())
+		}
+	}
+	return s.platforms.Threads(names)
 }

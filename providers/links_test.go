@@ -3,6 +3,7 @@ package providers
 import (
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -34,7 +35,11 @@ func TestCheckLink(t *testing.T) {
 	slackT2 := &core.Installation{ID: "ins_s2", Provider: "slack", ExternalID: "T2", Name: "globex"}
 	linear := &core.Installation{ID: "ins_l1", Provider: "linear", ExternalID: "org1"}
 	gh := &core.Installation{ID: "ins_g1", Provider: "github", ExternalID: "99", Name: "acme"}
-	s := &Set{list: []Provider{
+	// Grammars loose enough for the cases: each platform's own is tested
+	// in its package.
+	loose := Platforms{{Name: "slack", Key: regexp.MustCompile(`^slack:.+$`)}, {Name: "linear", Key: regexp.MustCompile(`^linear:.+$`)},
+		{Name: "github", Key: regexp.MustCompile(`^github:.+#[0-9]+$`), KeyForm: "github:<owner>/<repo>#<n>"}}
+	s := &Set{platforms: loose, list: []Provider{
 		keyedProvider{named("slack"), map[string]*core.Installation{"T1": slackT1, "T2": slackT2}},
 		keyedProvider{named("linear"), map[string]*core.Installation{"org1": linear}},
 		keyedProvider{named("github"), map[string]*core.Installation{"acme": gh}},

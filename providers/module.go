@@ -14,8 +14,9 @@ import (
 // settings it declares and how to build it from them. cmd/switchboard
 // lists the modules it ships; nothing registers itself.
 type Module struct {
-	Name    string
-	Options []settings.Option
+	// Platform is what the rest of the gateway knows of the platform.
+	Platform Platform
+	Options  []settings.Option
 	// Load validates the module's settings (an error names the variable)
 	// and returns how to build the provider, or nil when the platform is
 	// off.
@@ -44,9 +45,11 @@ type Store interface {
 
 // Deps is what the gateway hands every provider it builds.
 type Deps struct {
-	Store  Store
-	Router *Router
-	Sealer core.Sealer
+	// Platforms are every platform the gateway ships, served or not.
+	Platforms Platforms
+	Store     Store
+	Router    *Router
+	Sealer    core.Sealer
 	// States sign the state of install flows (and of the GitHub App's
 	// manifest flow).
 	States     *oauth.States

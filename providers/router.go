@@ -116,6 +116,8 @@ type Router struct {
 // LinkResolver is what a continue command needs of the providers.
 type LinkResolver interface {
 	KeyOfURL(ctx context.Context, raw string) (string, error)
+	// Threads says what the addresses KeyOfURL reads name.
+	Threads() string
 	InstallationOfKey(ctx context.Context, key string) (*core.Installation, error)
 }
 

@@ -41,16 +41,17 @@ func Load(modules []Module, v settings.Values, env LoadEnv) ([]Build, error) {
 // output sink of each that renders output. It wires each capability a
 // provider has (see provider.go).
 type Set struct {
-	list  []Provider
-	sinks []*output.Sink
-	store Store
-	log   *slog.Logger
+	platforms Platforms
+	list      []Provider
+	sinks     []*output.Sink
+	store     Store
+	log       *slog.Logger
 }
 
 // NewSet builds the providers. failpoint gives a provider's output sink
 // its crash-test failpoint (nil outside test builds).
 func NewSet(builds []Build, d Deps, failpoint func(provider string) func(point string)) (*Set, error) {
-	s := &Set{store: d.Store, log: d.Logger}
+	s := &Set{platforms: d.Platforms, store: d.Store, log: d.Logger}
 	for _, build := range builds {
 		p, err := build(d)
 		if err != nil {

@@ -63,10 +63,12 @@ func allServeOptions() []settings.Option {
 	return opts
 }
 
-// settingPrefixes are the prefixes of the variables serve reads; one of
-// them that is no setting is most likely a typo. GitHub's own are only
-// the App's: CI runners set many GITHUB_* of their own.
-var settingPrefixes = []string{"SWITCHBOARD_", "SLACK_", "LINEAR_", "GITHUB_APP_", "GITHUB_WEBHOOK_"}
+// settingPrefixes are the prefixes of the variables serve reads, its own
+// and the platforms'; one of them that is no setting is most likely a
+// typo.
+func settingPrefixes() []string {
+	return append([]string{"SWITCHBOARD_"}, providers.PlatformsOf(modules()).SettingPrefixes()...)
+}
 
 // warnUnknown warns, once each, of the variables that look like settings
 // and are none, naming the closest one. The CLI's own variables and the
@@ -75,7 +77,7 @@ func warnUnknown(env command.Env, log *slog.Logger) {
 	if env.Environ == nil {
 		return
 	}
-	for _, u := range settings.UnknownVariables(env.Environ(), settingPrefixes, allServeOptions(), cli.Variables(), []string{"SWITCHBOARD_TEST_"}) {
+	for _, u := range settings.UnknownVariables(env.Environ(), settingPrefixes(), allServeOptions(), cli.Variables(), []string{"SWITCHBOARD_TEST_"}) {
 		log.Warn(fmt.Sprintf("unknown variable %s is ignored; did you mean %s?", u.Name, u.Closest))
 	}
 }

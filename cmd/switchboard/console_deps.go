@@ -3,19 +3,35 @@ package main
 import (
 	"context"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/providers"
 	"github.com/switchboardhq/switchboard/sandbox"
 	"github.com/switchboardhq/switchboard/sessions/surfaces/console"
 )
 
-// consolePlatforms are the platforms the gateway serves, each with
-// whether its install flow is mounted (Set.Register mounts a flow for
-// every provider with an Installer).
-func consolePlatforms(gw *providers.Set) []console.Platform {
+// consolePlatforms are the platforms the gateway ships, as the console
+// shows them: each with whether it is served and whether its install flow
+// is mounted (Set.Register mounts a flow for every provider with an
+// Installer).
+func consolePlatforms(platforms providers.Platforms, gw *providers.Set) []console.Platform {
 	var out []console.Platform
-	for _, p := range gw.List() {
-		i, ok := p.(providers.InstallFlow)
-		out = append(out, console.Platform{Name: p.Name(), Install: ok && i.Installer() != nil})
+	for _, p := range platforms {
+		c := console.Platform{Name: p.Name, Label: p.Label, Thread: p.Thread, Setup: p.Setup, NoInstall: p.NoInstall,
+			SetupFlow: p.SetupFlow, SetupFlowText: p.SetupFlowText, Docs: p.Docs, KeyURL: p.KeyURL}
+		if p.Health != nil {
+			health := p.Health
+			c.Health = func(in *core.Installation) (string, bool, bool) {
+				h, ok := health(in)
+				return h.Text, h.OK, ok
+			}
+		}
+		for _, served := range gw.List() {
+			if served.Name() == p.Name {
+				i, ok := served.(providers.InstallFlow)
+				c.Served, c.Install = true, ok && i.Installer() != nil
+			}
+		}
+		out = append(out, c)
 	}
 	return out
 }

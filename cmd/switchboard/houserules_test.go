@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/switchboardhq/switchboard/providers"
 )
 
 // The house rules, as tests: every package says what it owns; core/
@@ -27,8 +29,15 @@ type pkg struct {
 	code    bool     // it has non-test files
 }
 
-// platforms are the provider packages that may not import each other.
-var platforms = []string{module + "/providers/slack", module + "/providers/github", module + "/providers/linear"}
+// platformPackages are the provider packages that may not import each
+// other: one per module.
+func platformPackages() []string {
+	var out []string
+	for _, name := range providers.PlatformsOf(modules()).Names() {
+		out = append(out, module+"/providers/"+name)
+	}
+	return out
+}
 
 // under reports whether path is dir or inside it.
 func under(path, dir string) bool { return path == dir || strings.HasPrefix(path, dir+"/") }
@@ -50,6 +59,7 @@ func houseRuleViolations(pkgs []pkg) []string {
 			case under(p.path, module+"/core") && !under(imp, module+"/core"):
 				out = append(out, fmt.Sprintf("%s imports %s: core/ imports nothing of ours outside core/", p.path, imp))
 			}
+			platforms := platformPackages()
 			for _, a := range platforms {
 				for _, b := range platforms {
 					if a != b && under(p.path, a) && under(imp, b) {

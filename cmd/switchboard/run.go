@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/switchboardhq/switchboard/providers"
 
 	"github.com/switchboardhq/switchboard/core/command"
 	"github.com/switchboardhq/switchboard/oauth"
@@ -37,7 +38,7 @@ func commands() []command.Command {
 
 // usage is the top-level help.
 func usage(cmds []command.Command) string {
-	return "switchboard — a self-hosted gateway for AI agents in Slack, GitHub and Linear\n\nusage:\n" +
+	return "switchboard — a self-hosted gateway for AI agents in " + providers.PlatformsOf(modules()).Labels() + "\n\nusage:\n" +
 		command.Help("switchboard", cmds) + `
 The agent, session, skill and memory commands reach the server at --url, $SWITCHBOARD_URL or
 http://` + defaultAddr + ` with --token, $SWITCHBOARD_TOKEN or the token file

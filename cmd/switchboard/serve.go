@@ -54,7 +54,7 @@ type serveConfig struct {
 	webhooks                    webhooks.Config
 	store                       backend.Config
 	http                        httpserver.Config
-	platforms                   []providers.Build
+	builds                      []providers.Build
 	skills                      skills.Config
 	prices                      *pricing.Table
 	images                      models.Images
@@ -168,7 +168,7 @@ func loadServeConfig(args []string, env command.Env, stderr io.Writer) (*serveCo
 	if c.sealer, err = oauth.NewSealer(c.masterKey); err != nil {
 		return nil, fmt.Errorf("SWITCHBOARD_MASTER_KEY: %w", err)
 	}
-	if c.platforms, err = providers.Load(modules(), s, providers.LoadEnv{DataDir: c.dataDir, Sealer: c.sealer}); err != nil {
+	if c.builds, err = providers.Load(modules(), s, providers.LoadEnv{DataDir: c.dataDir, Sealer: c.sealer}); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -219,8 +219,9 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 	// platform output and the dispatcher's on delivery streams.
 	holder := cfg.runtime.Holder
 	router := &providers.Router{Store: db, Logger: log.With("component", "router")}
-	gw, err := providers.NewSet(cfg.platforms, providers.Deps{
-		Store: db, Router: router, Sealer: cfg.sealer, States: states,
+	platforms := providers.PlatformsOf(modules())
+	gw, err := providers.NewSet(cfg.builds, providers.Deps{
+		Platforms: platforms, Store: db, Router: router, Sealer: cfg.sealer, States: states,
 		PublicURL: cfg.publicURL, AdminToken: cfg.adminToken, DataDir: cfg.dataDir, MaxBody: cfg.maxBody, Logger: log,
 		Holder: holder, ClaimTTL: cfg.runtime.LeaseTTL, Attachments: attach.New(cfg.attachments, db, log.With("component", "attachments")),
 	}, func(provider string) func(string) { return failpoint(getenv, provider) })
@@ -286,6 +287,7 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 	rc := cfg.runtime
 	rc.Store, rc.Commits, rc.Harness, rc.Model, rc.Logger = db, db, &harness.Default{Observer: m, Prices: cfg.prices, TextEvery: cfg.runtime.TextEvery}, model, log
 	rc.Failpoint = turnFailpoint(getenv)
+	rc.MetricsLabel = platforms.MetricsLabel
 	// Files of messages are downloaded by the first turn that reads them,
 	// through the provider they came from.
 	rc.Attachments, rc.Images = &harness.Attachments{Store: db, Fetcher: gw}, cfg.images.Accept
@@ -321,7 +323,7 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 	}
 	rt := runtime.New(rc)
 	con, err := console.New(db, console.Config{AdminToken: cfg.adminToken, PublicURL: cfg.publicURL, Logger: log, Heartbeat: cfg.heartbeat, MaxUpload: cfg.skills.MaxBytes,
-		Platforms: consolePlatforms(gw), Containers: consoleContainers(sb)})
+		Platforms: consolePlatforms(platforms, gw), Containers: consoleContainers(sb)})
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,7 @@ import (
 // directory, and the provider built from them. Without an App the module
 // still serves the manifest flow that creates one.
 func Module() providers.Module {
-	return providers.Module{Name: Name, Options: options(), Load: load}
+	return providers.Module{Platform: descriptor(), Options: options(), Load: load}
 }
 
 func options() []settings.Option {

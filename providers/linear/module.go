@@ -12,7 +12,7 @@ import (
 // Module is the Linear agent as the gateway's configuration sees it: the
 // LINEAR_* settings and the provider built from them.
 func Module() providers.Module {
-	return providers.Module{Name: Name, Options: options(), Load: load}
+	return providers.Module{Platform: descriptor(), Options: options(), Load: load}
 }
 
 func options() []settings.Option {

@@ -14,7 +14,7 @@ import (
 // Module is Slack as the gateway's configuration sees it: the SLACK_*
 // settings, checked at start, and the provider built from them.
 func Module() providers.Module {
-	return providers.Module{Name: Name, Options: options(), Load: load}
+	return providers.Module{Platform: descriptor(), Options: options(), Load: load}
 }
 
 func options() []settings.Option {

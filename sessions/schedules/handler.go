@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -93,6 +95,14 @@ func Check(ctx context.Context, store Store, openers map[string]core.ThreadOpene
 	return sc, nil
 }
 
+// postable says which providers a schedule may post in.
+func postable(openers map[string]core.ThreadOpener) string {
+	if len(openers) == 0 {
+		return "no platform that posts is configured"
+	}
+	return "want " + strings.Join(slices.Sorted(maps.Keys(openers)), " or ") + ", with its app configured"
+}
+
 // checkPost checks where a new session is to be posted: an installation
 // of a provider that can post, and a channel its policy allows
 // (core.Installation.CheckPostChannel, which the runner checks again at
@@ -107,7 +117,7 @@ func checkPost(ctx context.Context, store Store, openers map[string]core.ThreadO
 	case t.Tenant != "":
 		return web.Invalid("field \"target.tenant\": a posted session's tenant is its workspace's; leave it out")
 	case openers[p.Provider] == nil:
-		return web.Invalid("field \"target.post.provider\": %q cannot be posted in (want slack, with its app configured)", p.Provider)
+		return web.Invalid("field \"target.post.provider\": %q cannot be posted in (%s)", p.Provider, postable(openers))
 	case strings.TrimSpace(p.Channel) == "":
 		return web.Invalid("field \"target.post.channel\" is required: the channel's id, e.g. C0123ABCD")
 	}

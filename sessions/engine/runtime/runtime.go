@@ -61,6 +61,10 @@ type Config struct {
 	// LogCacheEvents bounds the decoded log events kept in memory across
 	// cycles (default 200,000; negative disables the cache).
 	LogCacheEvents int
+	// MetricsLabel names the installation a session runs under, as
+	// the turn's metrics label (its platform knows how); nil labels it by
+	// its tenant, "api" for a session without an origin.
+	MetricsLabel func(s *core.Session) string
 	// Failpoint is handed to the harness (crash tests; nil outside test
 	// builds).
 	Failpoint func(point string)
@@ -578,7 +582,7 @@ func (r *Runtime) cycle(ctx context.Context, id string, epoch uint64, inputs <-c
 		Model:           r.cfg.Model,
 		Tools:           tools,
 		Limits:          s.LimitsOver(agent.Limits.Or(r.cfg.Limits)),
-		Installation:    s.InstallationLabel(),
+		Installation:    r.metricsLabel(s),
 		Attachments:     r.cfg.Attachments,
 		CompactFraction: r.cfg.CompactFraction,
 		Logger:          r.log,
@@ -627,4 +631,17 @@ func (r *Runtime) settle(ctx context.Context, id string, epoch uint64) error {
 		return nil
 	}
 	return r.cfg.Store.ClearWake(ctx, id, epoch)
+}
+
+// metricsLabel is the metrics label of the installation s runs under.
+func (r *Runtime) metricsLabel(s *core.Session) string {
+	switch {
+	case r.cfg.MetricsLabel != nil:
+		return r.cfg.MetricsLabel(s)
+	case s.Provider() == core.ProviderAPI:
+		return core.ProviderAPI
+	case s.Tenant == "":
+		return s.Provider()
+	}
+	return s.Tenant
 }

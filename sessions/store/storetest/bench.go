@@ -20,7 +20,7 @@ var ListFilters = []struct {
 	{"none", core.SessionFilter{}},
 	{"status", core.SessionFilter{Status: core.StatusIdle}},
 	{"agent", core.SessionFilter{AgentID: "agt_3"}},
-	{"provider", core.SessionFilter{Provider: "github"}},
+	{"provider", core.SessionFilter{Provider: "forge"}},
 	{"tenant", core.SessionFilter{Tenant: "tenant:3"}},
 	{"text", core.SessionFilter{Text: "deploy the release"}},
 }
@@ -53,7 +53,7 @@ func BenchList(b *testing.B, s core.Store) {
 // "Deploy the Release", so a text page reads about 2,000.
 func SeedList(b testing.TB, s core.Store) {
 	ctx := b.Context()
-	providers := []string{"slack", "github", "linear", ""}
+	providers := []string{"chat", "forge", "tracker", ""}
 	var wg sync.WaitGroup
 	errs := make(chan error, 1)
 	const writers = 32

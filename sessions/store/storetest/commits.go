@@ -37,8 +37,8 @@ func testCommitsOrder(t *testing.T, s core.Store) {
 	sub := s.Subscribe("test", 64)
 	defer sub.Close()
 	res, err := s.CreateSession(ctx, core.NewSession{
-		Session:     core.Session{Agent: core.AgentRef{ID: "agt_test", Version: 1}, Origin: &core.Origin{Provider: "slack", Key: "slack:T:C:1"}},
-		ExternalKey: "slack:T:C:1",
+		Session:     core.Session{Agent: core.AgentRef{ID: "agt_test", Version: 1}, Origin: &core.Origin{Provider: "chat", Key: "chat:T:C:1"}},
+		ExternalKey: "chat:T:C:1",
 		Inputs:      []core.Event{message("one")},
 		Dedupe:      []string{"d1"},
 	})
@@ -46,7 +46,7 @@ func testCommitsOrder(t *testing.T, s core.Store) {
 	id := res.Session.ID
 	ch := nextChange(t, sub)
 	// A store's own writes are not remote (metrics counts them).
-	if ch.SessionID != id || ch.Provider != "slack" || ch.Status != core.StatusQueued || len(ch.Events) != 0 || ch.Remote ||
+	if ch.SessionID != id || ch.Provider != "chat" || ch.Status != core.StatusQueued || len(ch.Events) != 0 || ch.Remote ||
 		!slices.Equal(texts(t, ch.Queued), []string{"one"}) || ch.Queued[0].ID != res.Inputs[0].ID {
 		t.Fatalf("create change %+v", ch)
 	}
@@ -111,9 +111,9 @@ func testCommitsLag(t *testing.T, s core.Store) {
 
 func testCreateOnlyExisting(t *testing.T, s core.Store) {
 	ctx := t.Context()
-	key := "slack:T:C:9"
+	key := "chat:T:C:9"
 	steer := core.NewSession{
-		Session:      core.Session{Agent: core.AgentRef{ID: "agt_test", Version: 1}, Origin: &core.Origin{Provider: "slack"}},
+		Session:      core.Session{Agent: core.AgentRef{ID: "agt_test", Version: 1}, Origin: &core.Origin{Provider: "chat"}},
 		ExternalKey:  key,
 		Inputs:       []core.Event{message("reply")},
 		Dedupe:       []string{"steer-1"},

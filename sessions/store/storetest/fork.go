@@ -14,8 +14,8 @@ import (
 func testFork(t *testing.T, s core.Store) {
 	ctx := t.Context()
 	res, err := s.CreateSession(ctx, core.NewSession{
-		Session:     core.Session{Agent: core.AgentRef{ID: "agt_test", Version: 3}, Origin: &core.Origin{Provider: "slack", Key: "slack:T:C:fork"}, Tenant: "slack:T", Metadata: map[string]string{"k": "v"}},
-		ExternalKey: "slack:T:C:fork", Inputs: []core.Event{message("first question")},
+		Session:     core.Session{Agent: core.AgentRef{ID: "agt_test", Version: 3}, Origin: &core.Origin{Provider: "chat", Key: "chat:T:C:fork"}, Tenant: "chat:T", Metadata: map[string]string{"k": "v"}},
+		ExternalKey: "chat:T:C:fork", Inputs: []core.Event{message("first question")},
 	})
 	must(t, err)
 	src := res.Session
@@ -54,7 +54,7 @@ func testFork(t *testing.T, s core.Store) {
 			must(t, err)
 			got := getSession(t, s, f.ID)
 			sameJSON(t, "returned fork", f, got)
-			if got.ID == src.ID || got.Agent != src.Agent || got.Origin != nil || got.Tenant != "slack:T" || got.Metadata["k"] != "v" ||
+			if got.ID == src.ID || got.Agent != src.Agent || got.Origin != nil || got.Tenant != "chat:T" || got.Metadata["k"] != "v" ||
 				got.ClientTokenHash != "hash-of-fork" || got.ForkedFrom == nil || *got.ForkedFrom != (core.ForkRef{Session: src.ID, Seq: tt.seq}) ||
 				got.LastSeq != tt.seq || got.Status != tt.status || got.TurnID != "" || got.Usage != (core.Usage{}) || got.CostUSD != nil ||
 				got.Result == nil || got.Result.Text != tt.result {
@@ -78,7 +78,7 @@ func testFork(t *testing.T, s core.Store) {
 			if out[0].Seq != tt.seq+1 {
 				t.Fatalf("an append to the fork got seq %d", out[0].Seq)
 			}
-			if byKey, err := s.SessionByKey(ctx, "slack:T:C:fork"); err != nil || byKey.ID != src.ID {
+			if byKey, err := s.SessionByKey(ctx, "chat:T:C:fork"); err != nil || byKey.ID != src.ID {
 				t.Fatalf("the origin key moved: %v %v", byKey, err)
 			}
 		})

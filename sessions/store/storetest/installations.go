@@ -41,7 +41,7 @@ func RunInstallations(t *testing.T, open func(t *testing.T) InstallationStore) {
 func testInstallationSave(t *testing.T, s InstallationStore) {
 	ctx := t.Context()
 	exp := core.NewTime(time.Now().Add(time.Hour)).Ptr()
-	a, err := s.SaveInstallation(ctx, &core.Installation{Provider: "slack", ExternalID: "T1", Name: "one", Scopes: []string{"chat:write"}}, []byte("sealed-1"), exp)
+	a, err := s.SaveInstallation(ctx, &core.Installation{Provider: "chat", ExternalID: "T1", Name: "one", Scopes: []string{"chat:write"}}, []byte("sealed-1"), exp)
 	must(t, err)
 	if !core.HasPrefix(a.ID, core.PrefixInstallation) || !a.HasToken || a.TokenExpiresAt == nil || a.CreatedAt.IsZero() {
 		t.Fatalf("created %+v", a)
@@ -54,7 +54,7 @@ func testInstallationSave(t *testing.T, s InstallationStore) {
 	must(t, err)
 	// A reinstall keeps the id, the binding and the policy; without
 	// tokens it keeps the old ones.
-	b, err := s.SaveInstallation(ctx, &core.Installation{Provider: "slack", ExternalID: "T1", Name: "renamed"}, nil, nil)
+	b, err := s.SaveInstallation(ctx, &core.Installation{Provider: "chat", ExternalID: "T1", Name: "renamed"}, nil, nil)
 	must(t, err)
 	if b.ID != a.ID || b.Name != "renamed" || b.Agent != "agt_x" || len(b.Policy.Users) != 1 || !b.HasToken || !b.CreatedAt.Equal(a.CreatedAt.Time) {
 		t.Fatalf("reinstall %+v, first %+v", b, a)
@@ -64,14 +64,14 @@ func testInstallationSave(t *testing.T, s InstallationStore) {
 	if string(tok) != "sealed-1" {
 		t.Fatalf("tokens %q", tok)
 	}
-	found, err := s.FindInstallation(ctx, "slack", "T1")
+	found, err := s.FindInstallation(ctx, "chat", "T1")
 	must(t, err)
 	if found.ID != a.ID {
 		t.Fatalf("found %s, want %s", found.ID, a.ID)
 	}
-	_, err = s.FindInstallation(ctx, "github", "T1")
+	_, err = s.FindInstallation(ctx, "forge", "T1")
 	wantErr(t, err, core.ErrNotFound)
-	other, err := s.SaveInstallation(ctx, &core.Installation{Provider: "slack", ExternalID: "T2"}, nil, nil)
+	other, err := s.SaveInstallation(ctx, &core.Installation{Provider: "chat", ExternalID: "T2"}, nil, nil)
 	must(t, err)
 	if other.ID == a.ID || other.HasToken {
 		t.Fatalf("second tenant %+v", other)
@@ -82,7 +82,7 @@ func testInstallationSave(t *testing.T, s InstallationStore) {
 
 func testInstallationInvalid(t *testing.T, s InstallationStore) {
 	ctx := t.Context()
-	for _, in := range []core.Installation{{ExternalID: "T1"}, {Provider: "slack"}, {Provider: "sl\x00ack", ExternalID: "T"}} {
+	for _, in := range []core.Installation{{ExternalID: "T1"}, {Provider: "chat"}, {Provider: "sl\x00ack", ExternalID: "T"}} {
 		_, err := s.SaveInstallation(ctx, &in, nil, nil)
 		wantErr(t, err, core.ErrInvalid)
 	}
@@ -95,15 +95,15 @@ func testInstallationInvalid(t *testing.T, s InstallationStore) {
 
 func testInstallationUpdate(t *testing.T, s InstallationStore) {
 	ctx := t.Context()
-	a, err := s.SaveInstallation(ctx, &core.Installation{Provider: "slack", ExternalID: "T1"}, []byte("x"), nil)
+	a, err := s.SaveInstallation(ctx, &core.Installation{Provider: "chat", ExternalID: "T1"}, []byte("x"), nil)
 	must(t, err)
 	b, err := s.UpdateInstallation(ctx, a.ID, func(in *core.Installation) error {
-		in.ID, in.Provider, in.ExternalID, in.HasToken = "ins_other", "github", "T9", false
+		in.ID, in.Provider, in.ExternalID, in.HasToken = "ins_other", "forge", "T9", false
 		in.Policy.Channels = []string{"C1"}
 		return nil
 	})
 	must(t, err)
-	if b.ID != a.ID || b.Provider != "slack" || b.ExternalID != "T1" || !b.HasToken || len(b.Policy.Channels) != 1 {
+	if b.ID != a.ID || b.Provider != "chat" || b.ExternalID != "T1" || !b.HasToken || len(b.Policy.Channels) != 1 {
 		t.Fatalf("updated %+v", b)
 	}
 	got, err := s.GetInstallation(ctx, a.ID)
@@ -115,7 +115,7 @@ func testInstallationUpdate(t *testing.T, s InstallationStore) {
 
 func testInstallationTokens(t *testing.T, s InstallationStore) {
 	ctx := t.Context()
-	a, err := s.SaveInstallation(ctx, &core.Installation{Provider: "slack", ExternalID: "T1"}, []byte("old"), nil)
+	a, err := s.SaveInstallation(ctx, &core.Installation{Provider: "chat", ExternalID: "T1"}, []byte("old"), nil)
 	must(t, err)
 	exp := core.NewTime(time.Now().Add(12 * time.Hour)).Ptr()
 	must(t, s.PutInstallationTokens(ctx, a.ID, []byte("new"), exp))
@@ -140,18 +140,18 @@ func testInstallationTokens(t *testing.T, s InstallationStore) {
 func testInstallationList(t *testing.T, s InstallationStore) {
 	ctx := t.Context()
 	var ids []string
-	for _, p := range []string{"slack", "github", "slack", "slack"} {
+	for _, p := range []string{"chat", "forge", "chat", "chat"} {
 		in, err := s.SaveInstallation(ctx, &core.Installation{Provider: p, ExternalID: core.NewID("x")}, nil, nil)
 		must(t, err)
 		ids = append(ids, in.ID)
 		nextMillisecond() // ids sort by millisecond
 	}
-	page, more, err := s.ListInstallations(ctx, core.InstallationQuery{Provider: "slack", Limit: 2})
+	page, more, err := s.ListInstallations(ctx, core.InstallationQuery{Provider: "chat", Limit: 2})
 	must(t, err)
 	if len(page) != 2 || !more || page[0].ID != ids[0] || page[1].ID != ids[2] {
 		t.Fatalf("first page %v more=%v", page, more)
 	}
-	page, more, err = s.ListInstallations(ctx, core.InstallationQuery{Provider: "slack", After: page[1].ID, Limit: 2})
+	page, more, err = s.ListInstallations(ctx, core.InstallationQuery{Provider: "chat", After: page[1].ID, Limit: 2})
 	must(t, err)
 	if len(page) != 1 || more || page[0].ID != ids[3] {
 		t.Fatalf("second page %v more=%v", page, more)
@@ -165,16 +165,16 @@ func testInstallationList(t *testing.T, s InstallationStore) {
 
 func testInstallationDelete(t *testing.T, s InstallationStore) {
 	ctx := t.Context()
-	a, err := s.SaveInstallation(ctx, &core.Installation{Provider: "slack", ExternalID: "T1"}, []byte("x"), nil)
+	a, err := s.SaveInstallation(ctx, &core.Installation{Provider: "chat", ExternalID: "T1"}, []byte("x"), nil)
 	must(t, err)
 	must(t, s.DeleteInstallation(ctx, a.ID))
 	_, err = s.GetInstallation(ctx, a.ID)
 	wantErr(t, err, core.ErrNotFound)
-	_, err = s.FindInstallation(ctx, "slack", "T1")
+	_, err = s.FindInstallation(ctx, "chat", "T1")
 	wantErr(t, err, core.ErrNotFound)
 	_, err = s.InstallationTokens(ctx, a.ID)
 	wantErr(t, err, core.ErrNotFound)
-	b, err := s.SaveInstallation(ctx, &core.Installation{Provider: "slack", ExternalID: "T1"}, nil, nil)
+	b, err := s.SaveInstallation(ctx, &core.Installation{Provider: "chat", ExternalID: "T1"}, nil, nil)
 	must(t, err)
 	if b.ID == a.ID || b.HasToken {
 		t.Fatalf("reinstall after delete %+v", b)

@@ -22,9 +22,9 @@ func platformSession(t *testing.T, s core.Store, key string, inputs ...core.Even
 // holds a key no other session has; bad keys are refused.
 func testLinks(t *testing.T, s core.Store) {
 	ctx := t.Context()
-	const linear, pr, other = "linear:org1:as-1", "github:acme/app#7", "github:acme/app#8"
-	sess := platformSession(t, s, linear)
-	const prURL = "https://github.com/acme/app/pull/7"
+	const tracker, pr, other = "tracker:org1:as-1", "forge:acme/app#7", "forge:acme/app#8"
+	sess := platformSession(t, s, tracker)
+	const prURL = "https://forge.example/acme/app/pull/7"
 	added, err := s.AddLink(ctx, sess.ID, core.LinkBody{Key: pr, By: core.LinkedByAgent, URL: prURL})
 	must(t, err)
 	if len(added.Links) != 1 || added.Links[0].Key != pr || added.Links[0].AddedBy != "agent" || added.Links[0].AddedAt.IsZero() || added.LastSeq != 1 {
@@ -55,7 +55,7 @@ func testLinks(t *testing.T, s core.Store) {
 	}
 	// A trigger on the linked key steers the session.
 	res, err := s.CreateSession(ctx, core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: "agt_test", Version: 1},
-		Origin: &core.Origin{Provider: "github", Key: pr}}, ExternalKey: pr, Inputs: []core.Event{message("fix the nit")}})
+		Origin: &core.Origin{Provider: "forge", Key: pr}}, ExternalKey: pr, Inputs: []core.Event{message("fix the nit")}})
 	must(t, err)
 	if res.Created || res.Session.ID != sess.ID {
 		t.Fatalf("a trigger on the link %+v", res)
@@ -70,16 +70,18 @@ func testLinks(t *testing.T, s core.Store) {
 	_, err = s.AddLink(ctx, b2.ID, core.LinkBody{Key: pr, By: "admin"})
 	wantErr(t, err, core.ErrConflict)
 	// Its own origin routes to it already: nothing changes.
-	own, err := s.AddLink(ctx, sess.ID, core.LinkBody{Key: linear, By: "admin"})
+	own, err := s.AddLink(ctx, sess.ID, core.LinkBody{Key: tracker, By: "admin"})
 	must(t, err)
 	if len(own.Links) != 1 || own.LastSeq != 1 {
 		t.Fatalf("linking the origin's own key %+v", own)
 	}
-	for _, bad := range []string{"", "github:acme", "slack:T1", "jira:X-1", "github:acme/app#0"} {
+	// The store knows the shape of every key; each platform's grammar is
+	// its own (providers.Platform.Key), checked before a link reaches it.
+	for _, bad := range []string{"", "forge", ":acme/app#7", "forge:", "Forge:acme/app#7", "forge:acme app#7", "forge:acme/app#7\n"} {
 		_, err = s.AddLink(ctx, sess.ID, core.LinkBody{Key: bad, By: "admin"})
 		wantErr(t, err, core.ErrInvalid)
 	}
-	_, err = s.AddLink(ctx, "ses_missing", core.LinkBody{Key: "github:acme/app#9", By: "admin"})
+	_, err = s.AddLink(ctx, "ses_missing", core.LinkBody{Key: "forge:acme/app#9", By: "admin"})
 	wantErr(t, err, core.ErrNotFound)
 
 	removed, err := s.RemoveLink(ctx, sess.ID, pr, "admin")
@@ -103,7 +105,7 @@ func testLinks(t *testing.T, s core.Store) {
 	}
 	_, err = s.Archive(ctx, sess.ID)
 	must(t, err)
-	_, err = s.AddLink(ctx, sess.ID, core.LinkBody{Key: "github:acme/app#10", By: "admin"})
+	_, err = s.AddLink(ctx, sess.ID, core.LinkBody{Key: "forge:acme/app#10", By: "admin"})
 	wantErr(t, err, core.ErrArchived)
 }
 
@@ -112,8 +114,8 @@ func testLinks(t *testing.T, s core.Store) {
 func testLinkRace(t *testing.T, s core.Store) {
 	ctx := t.Context()
 	for i := range 10 {
-		key := "github:acme/race#" + string(rune('1'+i))
-		sess := platformSession(t, s, "linear:org1:race-"+string(rune('a'+i)))
+		key := "forge:acme/race#" + string(rune('1'+i))
+		sess := platformSession(t, s, "tracker:org1:race-"+string(rune('a'+i)))
 		var wg sync.WaitGroup
 		var linkErr error
 		var created *core.CreateResult
@@ -121,7 +123,7 @@ func testLinkRace(t *testing.T, s core.Store) {
 		wg.Go(func() {
 			var err error
 			created, err = s.CreateSession(ctx, core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: "agt_test", Version: 1},
-				Origin: &core.Origin{Provider: "github", Key: key}}, ExternalKey: key, Inputs: []core.Event{message("hi")}})
+				Origin: &core.Origin{Provider: "forge", Key: key}}, ExternalKey: key, Inputs: []core.Event{message("hi")}})
 			if err != nil {
 				t.Error(err)
 			}

@@ -40,43 +40,43 @@ func createFixtures(t *testing.T, s core.Store, fixtures []listFixture) {
 func testListFilters(t *testing.T, s core.Store) {
 	in := func(e ...core.Event) []core.Event { return e }
 	createFixtures(t, s, []listFixture{
-		{id: "ses_f00", provider: "slack", tenant: "slack:T1", agent: "agt_a", batches: [][]core.Event{in(message("Deploy the API"))}},
-		{id: "ses_f01", provider: "slack", tenant: "slack:T2", agent: "agt_b"},
-		{id: "ses_f02", provider: "github", tenant: "github:o/r", agent: "agt_a", batches: [][]core.Event{in(message("fix the BUG"), message("deploy it too"))}},
+		{id: "ses_f00", provider: "chat", tenant: "chat:T1", agent: "agt_a", batches: [][]core.Event{in(message("Deploy the API"))}},
+		{id: "ses_f01", provider: "chat", tenant: "chat:T2", agent: "agt_b"},
+		{id: "ses_f02", provider: "forge", tenant: "forge:o/r", agent: "agt_a", batches: [][]core.Event{in(message("fix the BUG"), message("deploy it too"))}},
 		{id: "ses_f03", tenant: "customer:acme", agent: "agt_a"},
 		// Only its second message speaks of deploying.
-		{id: "ses_f04", provider: "linear", tenant: "linear:org", agent: "agt_b", batches: [][]core.Event{in(message("hello")), in(message("deploy later"))}},
+		{id: "ses_f04", provider: "tracker", tenant: "tracker:org", agent: "agt_b", batches: [][]core.Event{in(message("hello")), in(message("deploy later"))}},
 		// Its first user message comes after an interrupt.
-		{id: "ses_f05", provider: "slack", tenant: "slack:T1", agent: "agt_b", batches: [][]core.Event{in(interrupt()), in(message("DEPLOY now")), in(message("bug"))}},
+		{id: "ses_f05", provider: "chat", tenant: "chat:T1", agent: "agt_b", batches: [][]core.Event{in(interrupt()), in(message("DEPLOY now")), in(message("bug"))}},
 		{id: "ses_f06", agent: "agt_a"},
 		// The text past the bytes a store keeps is not searched.
-		{id: "ses_f07", provider: "github", tenant: "github:o/r", agent: "agt_b", batches: [][]core.Event{in(message("head " + strings.Repeat("x", core.MaxFirstText) + " tail"))}},
+		{id: "ses_f07", provider: "forge", tenant: "forge:o/r", agent: "agt_b", batches: [][]core.Event{in(message("head " + strings.Repeat("x", core.MaxFirstText) + " tail"))}},
 	})
 	tests := []struct {
 		name string
 		f    core.SessionFilter
 		want []string
 	}{
-		{"provider", core.SessionFilter{Provider: "slack"}, []string{"ses_f00", "ses_f01", "ses_f05"}},
+		{"provider", core.SessionFilter{Provider: "chat"}, []string{"ses_f00", "ses_f01", "ses_f05"}},
 		{"provider api: no origin", core.SessionFilter{Provider: core.ProviderAPI}, []string{"ses_f03", "ses_f06"}},
 		{"provider unknown", core.SessionFilter{Provider: "jira"}, nil},
-		{"tenant", core.SessionFilter{Tenant: "slack:T1"}, []string{"ses_f00", "ses_f05"}},
-		{"tenant and status", core.SessionFilter{Tenant: "slack:T2", Status: core.StatusIdle}, []string{"ses_f01"}},
-		{"tenant and other status", core.SessionFilter{Tenant: "slack:T2", Status: core.StatusQueued}, nil},
-		{"provider and agent", core.SessionFilter{Provider: "slack", AgentID: "agt_b"}, []string{"ses_f01", "ses_f05"}},
-		{"provider, tenant and agent", core.SessionFilter{Provider: "slack", Tenant: "slack:T1", AgentID: "agt_a"}, []string{"ses_f00"}},
-		{"provider and tenant of another", core.SessionFilter{Provider: "github", Tenant: "slack:T1"}, nil},
-		{"provider and origin key", core.SessionFilter{Provider: "linear", OriginKey: "linear:ses_f04"}, []string{"ses_f04"}},
-		{"other provider and origin key", core.SessionFilter{Provider: "slack", OriginKey: "linear:ses_f04"}, nil},
+		{"tenant", core.SessionFilter{Tenant: "chat:T1"}, []string{"ses_f00", "ses_f05"}},
+		{"tenant and status", core.SessionFilter{Tenant: "chat:T2", Status: core.StatusIdle}, []string{"ses_f01"}},
+		{"tenant and other status", core.SessionFilter{Tenant: "chat:T2", Status: core.StatusQueued}, nil},
+		{"provider and agent", core.SessionFilter{Provider: "chat", AgentID: "agt_b"}, []string{"ses_f01", "ses_f05"}},
+		{"provider, tenant and agent", core.SessionFilter{Provider: "chat", Tenant: "chat:T1", AgentID: "agt_a"}, []string{"ses_f00"}},
+		{"provider and tenant of another", core.SessionFilter{Provider: "forge", Tenant: "chat:T1"}, nil},
+		{"provider and origin key", core.SessionFilter{Provider: "tracker", OriginKey: "tracker:ses_f04"}, []string{"ses_f04"}},
+		{"other provider and origin key", core.SessionFilter{Provider: "chat", OriginKey: "tracker:ses_f04"}, nil},
 		{"text", core.SessionFilter{Text: "deploy"}, []string{"ses_f00", "ses_f05"}},
 		{"text ignores case", core.SessionFilter{Text: "DePlOy ThE"}, []string{"ses_f00"}},
 		{"text of the first message only", core.SessionFilter{Text: "bug"}, []string{"ses_f02"}},
 		{"text of a second message", core.SessionFilter{Text: "later"}, nil},
 		{"text within the kept bytes", core.SessionFilter{Text: "head xx"}, []string{"ses_f07"}},
 		{"text past the kept bytes", core.SessionFilter{Text: "tail"}, nil},
-		{"text, provider and status", core.SessionFilter{Text: "deploy", Provider: "slack", Status: core.StatusQueued}, []string{"ses_f00", "ses_f05"}},
+		{"text, provider and status", core.SessionFilter{Text: "deploy", Provider: "chat", Status: core.StatusQueued}, []string{"ses_f00", "ses_f05"}},
 		{"text and agent", core.SessionFilter{Text: "deploy", AgentID: "agt_b"}, []string{"ses_f05"}},
-		{"text and tenant", core.SessionFilter{Text: "deploy", Tenant: "slack:T2"}, nil},
+		{"text and tenant", core.SessionFilter{Text: "deploy", Tenant: "chat:T2"}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -197,48 +197,48 @@ func testMemoryStoresUpdate(t *testing.T, s MemoryStore) {
 func testMemoryWriteRead(t *testing.T, s MemoryStore) {
 	ctx := t.Context()
 	m := newMemoryStore(t, s, "notes", core.MemoryLimits{})
-	first := change(t, s, core.MemoryChange{Store: "notes", Partition: "slack:T1", Op: core.MemoryOpWrite, Path: "b/plan.md",
+	first := change(t, s, core.MemoryChange{Store: "notes", Partition: "chat:T1", Op: core.MemoryOpWrite, Path: "b/plan.md",
 		Content: "draft", SessionID: "ses_1", TurnID: "turn_1"})
 	if len(first) != 1 || first[0].Store != m.ID || first[0].Version != 1 || first[0].Size != 5 || first[0].Content != "draft" || first[0].CreatedAt.IsZero() {
 		t.Fatalf("first write = %+v", first)
 	}
-	change(t, s, core.MemoryChange{Store: m.ID, Partition: "slack:T1", Op: core.MemoryOpWrite, Path: "b/plan.md", Content: "final ✓", SessionID: "ses_2"})
-	change(t, s, write(m.ID, "slack:T1", "a.md", ""))
+	change(t, s, core.MemoryChange{Store: m.ID, Partition: "chat:T1", Op: core.MemoryOpWrite, Path: "b/plan.md", Content: "final ✓", SessionID: "ses_2"})
+	change(t, s, write(m.ID, "chat:T1", "a.md", ""))
 
-	latest, err := s.MemoryFile(ctx, m.ID, "slack:T1", "b/plan.md", 0)
+	latest, err := s.MemoryFile(ctx, m.ID, "chat:T1", "b/plan.md", 0)
 	must(t, err)
 	if latest.Version != 2 || latest.Content != "final ✓" || latest.Size != len("final ✓") || latest.Op != core.MemoryOpWrite || latest.SessionID != "ses_2" {
 		t.Fatalf("latest = %+v", latest)
 	}
-	v1, err := s.MemoryFile(ctx, "notes", "slack:T1", "b/plan.md", 1)
+	v1, err := s.MemoryFile(ctx, "notes", "chat:T1", "b/plan.md", 1)
 	must(t, err)
 	if v1.Content != "draft" || v1.TurnID != "turn_1" {
 		t.Fatalf("version 1 = %+v", v1)
 	}
-	_, err = s.MemoryFile(ctx, m.ID, "slack:T1", "b/plan.md", 3)
+	_, err = s.MemoryFile(ctx, m.ID, "chat:T1", "b/plan.md", 3)
 	wantErr(t, err, core.ErrNotFound)
-	_, err = s.MemoryFile(ctx, m.ID, "slack:T1", "none.md", 0)
+	_, err = s.MemoryFile(ctx, m.ID, "chat:T1", "none.md", 0)
 	wantErr(t, err, core.ErrNotFound)
 
-	files, err := s.MemoryFiles(ctx, m.ID, "slack:T1", false)
+	files, err := s.MemoryFiles(ctx, m.ID, "chat:T1", false)
 	must(t, err)
 	wantText(t, "files", versionsOf(files), "a.md@1:write b/plan.md@2:write")
 	if files[1].Content != "" || files[1].Size != len("final ✓") {
 		t.Fatalf("a listing without content = %+v", files[1])
 	}
-	files, err = s.MemoryFiles(ctx, m.ID, "slack:T1", true)
+	files, err = s.MemoryFiles(ctx, m.ID, "chat:T1", true)
 	must(t, err)
 	if files[1].Content != "final ✓" {
 		t.Fatalf("a listing with content = %+v", files[1])
 	}
-	h, err := s.MemoryHistory(ctx, m.ID, "slack:T1", "b/plan.md")
+	h, err := s.MemoryHistory(ctx, m.ID, "chat:T1", "b/plan.md")
 	must(t, err)
 	if versionsOf(h) != "b/plan.md@2:write b/plan.md@1:write" || h[0].SessionID != "ses_2" || h[1].SessionID != "ses_1" || h[0].Content != "" {
 		t.Fatalf("history = %+v", h)
 	}
-	_, err = s.MemoryHistory(ctx, m.ID, "slack:T1", "none.md")
+	_, err = s.MemoryHistory(ctx, m.ID, "chat:T1", "none.md")
 	wantErr(t, err, core.ErrNotFound)
-	_, err = s.MemoryFiles(ctx, "missing", "slack:T1", false)
+	_, err = s.MemoryFiles(ctx, "missing", "chat:T1", false)
 	wantErr(t, err, core.ErrNotFound)
 }
 
@@ -246,32 +246,32 @@ func testMemoryPartitions(t *testing.T, s MemoryStore) {
 	ctx := t.Context()
 	m := newMemoryStore(t, s, "notes", core.MemoryLimits{})
 	other := newMemoryStore(t, s, "other", core.MemoryLimits{})
-	change(t, s, write(m.ID, "slack:T1", "a.md", "one"))
-	change(t, s, write(m.ID, "slack:T1", "b.md", "one"))
+	change(t, s, write(m.ID, "chat:T1", "a.md", "one"))
+	change(t, s, write(m.ID, "chat:T1", "b.md", "one"))
 	change(t, s, write(m.ID, core.SharedPartition, "a.md", "shared"))
-	change(t, s, write(other.ID, "slack:T2", "a.md", "elsewhere"))
+	change(t, s, write(other.ID, "chat:T2", "a.md", "elsewhere"))
 
-	files, err := s.MemoryFiles(ctx, m.ID, "slack:T2", false)
+	files, err := s.MemoryFiles(ctx, m.ID, "chat:T2", false)
 	must(t, err)
 	if len(files) != 0 {
-		t.Fatalf("slack:T2 sees %s", versionsOf(files))
+		t.Fatalf("chat:T2 sees %s", versionsOf(files))
 	}
-	_, err = s.MemoryFile(ctx, m.ID, "slack:T2", "a.md", 0)
+	_, err = s.MemoryFile(ctx, m.ID, "chat:T2", "a.md", 0)
 	wantErr(t, err, core.ErrNotFound)
 	// The same path in another partition starts its own versions.
-	out := change(t, s, write(m.ID, "slack:T2", "a.md", "two"))
+	out := change(t, s, write(m.ID, "chat:T2", "a.md", "two"))
 	if out[0].Version != 1 {
-		t.Fatalf("a.md in slack:T2 = %+v", out[0])
+		t.Fatalf("a.md in chat:T2 = %+v", out[0])
 	}
-	got, err := s.MemoryFile(ctx, m.ID, "slack:T1", "a.md", 0)
+	got, err := s.MemoryFile(ctx, m.ID, "chat:T1", "a.md", 0)
 	must(t, err)
-	wantText(t, "slack:T1's a.md", got.Content, "one")
+	wantText(t, "chat:T1's a.md", got.Content, "one")
 	parts, err := s.MemoryPartitions(ctx, m.ID)
 	must(t, err)
-	wantText(t, "partitions", strings.Join(parts, " "), "* slack:T1 slack:T2")
+	wantText(t, "partitions", strings.Join(parts, " "), "* chat:T1 chat:T2")
 	parts, err = s.MemoryPartitions(ctx, other.ID)
 	must(t, err)
-	wantText(t, "other's partitions", strings.Join(parts, " "), "slack:T2")
+	wantText(t, "other's partitions", strings.Join(parts, " "), "chat:T2")
 	_, err = s.MemoryPartitions(ctx, "missing")
 	wantErr(t, err, core.ErrNotFound)
 }

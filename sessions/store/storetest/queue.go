@@ -110,9 +110,9 @@ func testQueueKeys(t *testing.T, s core.Store) {
 		t.Fatalf("pending = %v", got)
 	}
 	// Keys are shared with CreateSession: a delivery seen there is seen here.
-	_, err = s.CreateSession(ctx, core.NewSession{Dedupe: []string{"slack:Ev9"}})
+	_, err = s.CreateSession(ctx, core.NewSession{Dedupe: []string{"chat:Ev9"}})
 	must(t, err)
-	res, err = s.QueueInputs(ctx, sess.ID, core.QueueRequest{Inputs: []core.Event{message("e")}, Dedupe: []string{"slack:Ev9"}})
+	res, err = s.QueueInputs(ctx, sess.ID, core.QueueRequest{Inputs: []core.Event{message("e")}, Dedupe: []string{"chat:Ev9"}})
 	must(t, err)
 	if !res.Duplicate {
 		t.Fatalf("cross-method duplicate not detected: %+v", res)

@@ -19,7 +19,7 @@ import (
 func testRefreshOneAtATime(t *testing.T, s InstallationStore) {
 	const waiting = 4
 	ctx := t.Context()
-	in, err := s.SaveInstallation(ctx, &core.Installation{Provider: "linear", ExternalID: "org1"}, []byte("tok-1"), nil)
+	in, err := s.SaveInstallation(ctx, &core.Installation{Provider: "tracker", ExternalID: "org1"}, []byte("tok-1"), nil)
 	must(t, err)
 	exp := core.NewTime(time.Now().Add(time.Hour)).Ptr()
 
@@ -137,7 +137,7 @@ func testRefreshOutcomes(t *testing.T, s InstallationStore) {
 			if tc.tokens != nil {
 				exp = oldExp
 			}
-			in, err := s.SaveInstallation(ctx, &core.Installation{Provider: "slack", ExternalID: "T" + string(rune('a'+i))}, tc.tokens, exp)
+			in, err := s.SaveInstallation(ctx, &core.Installation{Provider: "chat", ExternalID: "T" + string(rune('a'+i))}, tc.tokens, exp)
 			must(t, err)
 			id := in.ID
 			if tc.missing {

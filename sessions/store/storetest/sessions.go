@@ -89,11 +89,11 @@ func testCreateInvalidInput(t *testing.T, s core.Store) {
 
 func testCreateExternalKey(t *testing.T, s core.Store) {
 	ctx := t.Context()
-	origin := &core.Origin{Provider: "slack", Key: "ignored", Tenant: "T1"}
-	first, err := s.CreateSession(ctx, core.NewSession{Session: core.Session{Origin: origin, Tenant: "slack:T1"}, ExternalKey: "slack:T1:C1:1.0"})
+	origin := &core.Origin{Provider: "chat", Key: "ignored", Tenant: "T1"}
+	first, err := s.CreateSession(ctx, core.NewSession{Session: core.Session{Origin: origin, Tenant: "chat:T1"}, ExternalKey: "chat:T1:C1:1.0"})
 	must(t, err)
 	if !first.Created || first.Session.Status != core.StatusIdle || first.Session.Origin == nil ||
-		first.Session.Origin.Key != "slack:T1:C1:1.0" || first.Session.Origin.Tenant != "T1" || first.Session.Tenant != "slack:T1" {
+		first.Session.Origin.Key != "chat:T1:C1:1.0" || first.Session.Origin.Tenant != "T1" || first.Session.Tenant != "chat:T1" {
 		t.Fatalf("first = %+v origin %+v", first, first.Session.Origin)
 	}
 	if origin.Key != "ignored" {
@@ -101,15 +101,15 @@ func testCreateExternalKey(t *testing.T, s core.Store) {
 	}
 	// A later trigger's tenant never changes the session's: it is fixed
 	// at creation.
-	second, err := s.CreateSession(ctx, core.NewSession{Session: core.Session{Origin: origin, Tenant: "slack:T9"}, ExternalKey: "slack:T1:C1:1.0", Inputs: []core.Event{message("hi")}})
+	second, err := s.CreateSession(ctx, core.NewSession{Session: core.Session{Origin: origin, Tenant: "chat:T9"}, ExternalKey: "chat:T1:C1:1.0", Inputs: []core.Event{message("hi")}})
 	must(t, err)
-	if second.Created || second.Session.ID != first.Session.ID || second.Session.Status != core.StatusQueued || len(second.Inputs) != 1 || second.Session.Tenant != "slack:T1" {
+	if second.Created || second.Session.ID != first.Session.ID || second.Session.Status != core.StatusQueued || len(second.Inputs) != 1 || second.Session.Tenant != "chat:T1" {
 		t.Fatalf("second = %+v", second)
 	}
-	byKey, err := s.SessionByKey(ctx, "slack:T1:C1:1.0")
+	byKey, err := s.SessionByKey(ctx, "chat:T1:C1:1.0")
 	must(t, err)
 	sameJSON(t, "by key", byKey, second.Session)
-	_, err = s.SessionByKey(ctx, "slack:nope")
+	_, err = s.SessionByKey(ctx, "chat:nope")
 	wantErr(t, err, core.ErrNotFound)
 	checkCounts(t, s)
 }
@@ -161,9 +161,9 @@ func testCreateIdempotency(t *testing.T, s core.Store) {
 
 func testCreateDedupe(t *testing.T, s core.Store) {
 	ctx := t.Context()
-	first, err := s.CreateSession(ctx, core.NewSession{ExternalKey: "k", Dedupe: []string{"slack:Ev1"}, Inputs: []core.Event{message("a")}})
+	first, err := s.CreateSession(ctx, core.NewSession{ExternalKey: "k", Dedupe: []string{"chat:Ev1"}, Inputs: []core.Event{message("a")}})
 	must(t, err)
-	dup, err := s.CreateSession(ctx, core.NewSession{ExternalKey: "k", Dedupe: []string{"slack:msg:C1:1.0", "slack:Ev1"}, Inputs: []core.Event{message("b")}})
+	dup, err := s.CreateSession(ctx, core.NewSession{ExternalKey: "k", Dedupe: []string{"chat:msg:C1:1.0", "chat:Ev1"}, Inputs: []core.Event{message("b")}})
 	must(t, err)
 	if !dup.Duplicate || dup.Created || len(dup.Inputs) != 0 {
 		t.Fatalf("duplicate = %+v", dup)
@@ -174,7 +174,7 @@ func testCreateDedupe(t *testing.T, s core.Store) {
 		t.Fatalf("pending = %v", got)
 	}
 	// Nothing of the duplicate was written, not even its other key.
-	third, err := s.CreateSession(ctx, core.NewSession{ExternalKey: "k", Dedupe: []string{"slack:msg:C1:1.0"}, Inputs: []core.Event{message("c")}})
+	third, err := s.CreateSession(ctx, core.NewSession{ExternalKey: "k", Dedupe: []string{"chat:msg:C1:1.0"}, Inputs: []core.Event{message("c")}})
 	must(t, err)
 	if third.Duplicate || third.Session.ID != first.Session.ID {
 		t.Fatalf("third = %+v", third)
@@ -200,8 +200,8 @@ func testCreateClaimRace(t *testing.T, s core.Store) {
 	for i := range n {
 		wg.Go(func() {
 			results[i], errs[i] = s.CreateSession(t.Context(), core.NewSession{
-				Session:     core.Session{Origin: &core.Origin{Provider: "slack"}},
-				ExternalKey: "slack:T1:C1:race",
+				Session:     core.Session{Origin: &core.Origin{Provider: "chat"}},
+				ExternalKey: "chat:T1:C1:race",
 				Dedupe:      []string{fmt.Sprintf("ev%d", i)},
 				Inputs:      []core.Event{message(fmt.Sprintf("m%d", i))},
 			})
@@ -254,7 +254,7 @@ func testListSessions(t *testing.T, s core.Store) {
 			req.Inputs = []core.Event{message("q")}
 		}
 		if i == 3 {
-			req.ExternalKey = "linear:issue:1"
+			req.ExternalKey = "tracker:issue:1"
 		}
 		res, err := s.CreateSession(ctx, req)
 		must(t, err)
@@ -293,14 +293,14 @@ func testListSessions(t *testing.T, s core.Store) {
 	if n := count(core.SessionFilter{AgentID: "agt_a"}); n != 2 {
 		t.Fatalf("agent filter listed %d", n)
 	}
-	byKey := allSessions(t, s, core.SessionFilter{OriginKey: "linear:issue:1"})
+	byKey := allSessions(t, s, core.SessionFilter{OriginKey: "tracker:issue:1"})
 	if len(byKey) != 1 || byKey[0].ID != made[3].ID {
 		t.Fatalf("origin key filter = %v", byKey)
 	}
-	if n := count(core.SessionFilter{OriginKey: "linear:issue:1", AgentID: "agt_a"}); n != 0 {
+	if n := count(core.SessionFilter{OriginKey: "tracker:issue:1", AgentID: "agt_a"}); n != 0 {
 		t.Fatalf("origin key + other agent listed %d", n)
 	}
-	if n := count(core.SessionFilter{OriginKey: "linear:none"}); n != 0 {
+	if n := count(core.SessionFilter{OriginKey: "tracker:none"}); n != 0 {
 		t.Fatalf("unknown origin key listed %d", n)
 	}
 }

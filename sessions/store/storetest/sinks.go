@@ -35,24 +35,24 @@ func RunSinks(t *testing.T, open func(t *testing.T) SinkStore) {
 
 func testSinkPosition(t *testing.T, s SinkStore) {
 	ctx := t.Context()
-	p, err := s.SinkPosition(ctx, "slack", "ses_1")
+	p, err := s.SinkPosition(ctx, "chat", "ses_1")
 	must(t, err)
 	if p.Seq != 0 || len(p.State) != 0 {
 		t.Fatalf("fresh position %+v", p)
 	}
-	must(t, s.SaveSinkPosition(ctx, "slack", "ses_1", core.Claim{}, core.SinkPosition{Seq: 7, State: []byte(`{ "status_ts": "1.2" }`)}))
-	must(t, s.SaveSinkPosition(ctx, "github", "ses_1", core.Claim{}, core.SinkPosition{Seq: 3}))
-	p, err = s.SinkPosition(ctx, "slack", "ses_1")
+	must(t, s.SaveSinkPosition(ctx, "chat", "ses_1", core.Claim{}, core.SinkPosition{Seq: 7, State: []byte(`{ "status_ts": "1.2" }`)}))
+	must(t, s.SaveSinkPosition(ctx, "forge", "ses_1", core.Claim{}, core.SinkPosition{Seq: 3}))
+	p, err = s.SinkPosition(ctx, "chat", "ses_1")
 	must(t, err)
 	if p.Seq != 7 || string(p.State) != `{"status_ts":"1.2"}` {
 		t.Fatalf("position %+v (%s)", p, p.State)
 	}
-	p, err = s.SinkPosition(ctx, "github", "ses_1")
+	p, err = s.SinkPosition(ctx, "forge", "ses_1")
 	must(t, err)
 	if p.Seq != 3 || len(p.State) != 0 {
 		t.Fatalf("other sink's position %+v", p)
 	}
-	wantErr(t, s.SaveSinkPosition(ctx, "slack", "ses_1", core.Claim{}, core.SinkPosition{State: []byte("{")}), core.ErrInvalid)
+	wantErr(t, s.SaveSinkPosition(ctx, "chat", "ses_1", core.Claim{}, core.SinkPosition{State: []byte("{")}), core.ErrInvalid)
 }
 
 // originSession creates a session started on provider under key.
@@ -77,47 +77,47 @@ func testSinkActive(t *testing.T, s SinkStore) {
 			t.Fatalf("active sessions of %s: %v, want %v", sink, got, want)
 		}
 	}
-	a := originSession(t, s, "slack", "slack:T1:C1:1")
-	b := originSession(t, s, "slack", "slack:T1:C1:2")
-	g := originSession(t, s, "github", "github:o/r#1")
+	a := originSession(t, s, "chat", "chat:T1:C1:1")
+	b := originSession(t, s, "chat", "chat:T1:C1:2")
+	g := originSession(t, s, "forge", "forge:o/r#1")
 	api := newSession(t, s)
-	active("slack")
+	active("chat")
 	for _, sess := range []*core.Session{a, b, g, api} {
 		appendEvents(t, s, sess.ID, core.AppendRequest{TurnID: "turn_1", Holder: "h", Events: []core.Event{turnStarted()}})
 	}
 	// The turn.started that opens a turn marks the session for its
 	// origin's sink; a session without an origin has none.
-	active("slack", a.ID, b.ID)
-	active("github", g.ID)
-	active("linear")
+	active("chat", a.ID, b.ID)
+	active("forge", g.ID)
+	active("tracker")
 
 	last := appendEvents(t, s, a.ID, core.AppendRequest{TurnID: "turn_1", Events: []core.Event{agentMessage("hi"), turnCompleted(core.ReasonCompleted, core.Usage{})}})
 	end := last[len(last)-1].Seq
-	released, err := s.ReleaseSink(ctx, "slack", a.ID, end-1)
+	released, err := s.ReleaseSink(ctx, "chat", a.ID, end-1)
 	must(t, err)
 	if released {
 		t.Fatal("released a session whose last event was not rendered")
 	}
-	active("slack", a.ID, b.ID)
-	released, err = s.ReleaseSink(ctx, "slack", a.ID, end)
+	active("chat", a.ID, b.ID)
+	released, err = s.ReleaseSink(ctx, "chat", a.ID, end)
 	must(t, err)
 	if !released {
 		t.Fatal("not released after rendering the whole log")
 	}
-	active("slack", b.ID)
+	active("chat", b.ID)
 
 	// A new turn marks it again, so a release that saw the old end fails.
 	appendEvents(t, s, a.ID, core.AppendRequest{TurnID: "turn_2", Holder: "h", Events: []core.Event{turnStarted()}})
-	if released, err = s.ReleaseSink(ctx, "slack", a.ID, end); err != nil || released {
+	if released, err = s.ReleaseSink(ctx, "chat", a.ID, end); err != nil || released {
 		t.Fatalf("release across a new turn: %v, %v", released, err)
 	}
-	active("slack", a.ID, b.ID)
+	active("chat", a.ID, b.ID)
 
 	// Releasing an unmarked session, or one of another sink, is a no-op.
-	if released, err = s.ReleaseSink(ctx, "slack", g.ID, 0); err != nil || !released {
+	if released, err = s.ReleaseSink(ctx, "chat", g.ID, 0); err != nil || !released {
 		t.Fatalf("release of an unmarked session: %v, %v", released, err)
 	}
-	active("github", g.ID)
+	active("forge", g.ID)
 }
 
 func testSinkInvalid(t *testing.T, s SinkStore) {
@@ -125,6 +125,6 @@ func testSinkInvalid(t *testing.T, s SinkStore) {
 	_, err := s.SinkPosition(ctx, "", "ses_1")
 	wantErr(t, err, core.ErrInvalid)
 	wantErr(t, s.SaveSinkPosition(ctx, "a\x00b", "ses_1", core.Claim{}, core.SinkPosition{}), core.ErrInvalid)
-	_, err = s.ReleaseSink(ctx, "slack", "", 1)
+	_, err = s.ReleaseSink(ctx, "chat", "", 1)
 	wantErr(t, err, core.ErrInvalid)
 }

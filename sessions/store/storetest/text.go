@@ -73,9 +73,9 @@ func testKeyText(t *testing.T, s core.Store) {
 		{"tenant with nul", "tenant", func(r *core.NewSession) { r.Session.Tenant = "acme\x00" }},
 		{"tenant not utf8", "tenant", func(r *core.NewSession) { r.Session.Tenant = "acme\xff" }},
 		{"external key", "external key", func(r *core.NewSession) {
-			r.Session.Origin, r.ExternalKey = &core.Origin{Provider: "slack"}, "slack:T1:C\x001:1.2"
+			r.Session.Origin, r.ExternalKey = &core.Origin{Provider: "chat"}, "chat:T1:C\x001:1.2"
 		}},
-		{"dedupe key", "dedupe key", func(r *core.NewSession) { r.Dedupe = []string{"slack:event:Ev\x00"} }},
+		{"dedupe key", "dedupe key", func(r *core.NewSession) { r.Dedupe = []string{"chat:event:Ev\x00"} }},
 		{"idempotency key", "idempotency key", func(r *core.NewSession) { r.Idempotency = &core.Idempotency{Key: "api:sessions:\xfe", Hash: "h"} }},
 	}
 	for _, tc := range creates {
@@ -106,7 +106,7 @@ func testKeyText(t *testing.T, s core.Store) {
 		t.Run("lookup/"+strings.ToValidUTF8(strings.ReplaceAll(id, "\x00", "nul"), "invalid"), func(t *testing.T) {
 			_, err := s.GetSession(ctx, id)
 			wantErr(t, err, core.ErrNotFound)
-			_, err = s.SessionByKey(ctx, "slack:T1:C1:"+id)
+			_, err = s.SessionByKey(ctx, "chat:T1:C1:"+id)
 			wantErr(t, err, core.ErrNotFound)
 			_, err = s.Events(ctx, id, 0, 0)
 			wantErr(t, err, core.ErrNotFound)
@@ -141,8 +141,8 @@ func testKeyText(t *testing.T, s core.Store) {
 		{"text not utf8", core.SessionFilter{Text: "ship\xff"}, "filter text", nil},
 		{"tenant with nul", core.SessionFilter{Tenant: "acme\x00"}, "filter tenant", nil},
 		{"agent with nul", core.SessionFilter{AgentID: "agt_\x00"}, "filter agent", nil},
-		{"origin key with nul", core.SessionFilter{OriginKey: "slack:\x00"}, "filter origin_key", nil},
-		{"provider with nul", core.SessionFilter{Provider: "slack\x00"}, "filter provider", nil},
+		{"origin key with nul", core.SessionFilter{OriginKey: "chat:\x00"}, "filter origin_key", nil},
+		{"provider with nul", core.SessionFilter{Provider: "chat\x00"}, "filter provider", nil},
 		{"after with nul", core.SessionFilter{After: "ses_\x00"}, "filter after", nil},
 	}
 	for _, tc := range filters {

@@ -55,13 +55,13 @@ func putCredential(t *testing.T, s core.VaultStore, c *core.Credential, sealed s
 
 func testVaultCreate(t *testing.T, s core.VaultStore) {
 	ctx := t.Context()
-	in := &core.Vault{Name: "github", Description: "repo access", Metadata: map[string]string{"team": "a"}}
+	in := &core.Vault{Name: "forge", Description: "repo access", Metadata: map[string]string{"team": "a"}}
 	v, err := s.CreateVault(ctx, in)
 	must(t, err)
 	if !core.HasPrefix(v.ID, core.PrefixVault) || v.CreatedAt.IsZero() || !v.UpdatedAt.Equal(v.CreatedAt.Time) {
 		t.Fatalf("created vault = %+v", v)
 	}
-	if v.Name != "github" || v.Description != "repo access" || v.Metadata["team"] != "a" {
+	if v.Name != "forge" || v.Description != "repo access" || v.Metadata["team"] != "a" {
 		t.Fatalf("created vault lost fields: %+v", v)
 	}
 	if in.ID != "" || !in.CreatedAt.IsZero() {
@@ -177,8 +177,8 @@ func testCredentialPut(t *testing.T, s core.VaultStore) {
 	v := newVault(t, s, "v")
 	exp := core.Now().Ptr()
 	in := &core.Credential{
-		ID: core.NewID(core.PrefixCredential), VaultID: v.ID, Name: "linear", Kind: core.CredentialOAuth,
-		Hosts: []string{"api.linear.app", "*.linear.app"}, TokenURL: "https://api.linear.app/oauth/token",
+		ID: core.NewID(core.PrefixCredential), VaultID: v.ID, Name: "tracker", Kind: core.CredentialOAuth,
+		Hosts: []string{"api.tracker.example", "*.tracker.example"}, TokenURL: "https://api.tracker.example/oauth/token",
 		ClientID: "cid", Scopes: []string{"read", "write"}, ExpiresAt: exp,
 	}
 	c := putCredential(t, s, in, "\x01sealed-bytes")

@@ -197,7 +197,7 @@ func testArchive(t *testing.T, s core.Store) {
 func testSweep(t *testing.T, s core.Store) {
 	ctx := t.Context()
 	_, err := s.CreateSession(ctx, core.NewSession{
-		Dedupe:      []string{"slack:Ev1", "slack:msg:C1:1.0"},
+		Dedupe:      []string{"chat:Ev1", "chat:msg:C1:1.0"},
 		Idempotency: &core.Idempotency{Key: "api:sessions:k", Hash: "h", Answer: []byte("a")},
 	})
 	must(t, err)
@@ -206,7 +206,7 @@ func testSweep(t *testing.T, s core.Store) {
 	if n != 0 {
 		t.Fatalf("swept %d fresh keys", n)
 	}
-	dup, err := s.CreateSession(ctx, core.NewSession{Dedupe: []string{"slack:Ev1"}})
+	dup, err := s.CreateSession(ctx, core.NewSession{Dedupe: []string{"chat:Ev1"}})
 	must(t, err)
 	if !dup.Duplicate {
 		t.Fatal("key lost before its time")
@@ -216,7 +216,7 @@ func testSweep(t *testing.T, s core.Store) {
 	if n != 3 {
 		t.Fatalf("swept %d keys, want 3", n)
 	}
-	again, err := s.CreateSession(ctx, core.NewSession{Dedupe: []string{"slack:Ev1"}, Idempotency: &core.Idempotency{Key: "api:sessions:k", Hash: "other"}})
+	again, err := s.CreateSession(ctx, core.NewSession{Dedupe: []string{"chat:Ev1"}, Idempotency: &core.Idempotency{Key: "api:sessions:k", Hash: "other"}})
 	must(t, err)
 	if again.Duplicate || again.Replay != nil || !again.Created {
 		t.Fatalf("swept keys still seen: %+v", again)

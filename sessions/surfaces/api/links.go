@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -25,7 +26,7 @@ func (h *Handler) addLink(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if b.Key == "" {
-		return web.Invalid("field \"key\" is required: an origin key such as github:<owner>/<repo>#<number>")
+		return web.Invalid("field \"key\" is required: an origin key, <provider>:<the platform's address of the thread>")
 	}
 	if _, err := core.KeyProvider(b.Key); err != nil {
 		return fmt.Errorf("field \"key\": %w", err)
@@ -37,7 +38,9 @@ func (h *Handler) addLink(w http.ResponseWriter, r *http.Request) error {
 	if h.Links == nil {
 		return web.Invalid("field \"key\": no platform is configured here to link to")
 	}
-	if err := h.Links.CheckLink(r.Context(), s, b.Key); err != nil {
+	if err := h.Links.CheckLink(r.Context(), s, b.Key); errors.Is(err, core.ErrInvalid) {
+		return fmt.Errorf("field \"key\": %w", err)
+	} else if err != nil {
 		return err
 	}
 	if s, err = h.Store.AddLink(background(r), s.ID, core.LinkBody{Key: b.Key, By: core.LinkedByAdmin}); err != nil {

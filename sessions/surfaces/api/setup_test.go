@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -210,6 +211,9 @@ func appendInternal() core.AppendRequest {
 type forbidAcme struct{}
 
 func (forbidAcme) CheckLink(_ context.Context, _ *core.Session, key string) error {
+	if !regexp.MustCompile(`^github:[a-z]+/[a-z]+#[1-9][0-9]*$`).MatchString(key) {
+		return fmt.Errorf("key %q: want github:<owner>/<repo>#<number>: %w", key, core.ErrInvalid)
+	}
 	if strings.HasPrefix(key, "github:acme/") {
 		return fmt.Errorf("key %q belongs to another customer's installation: %w", key, core.ErrForbidden)
 	}

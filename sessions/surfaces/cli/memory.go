@@ -105,7 +105,7 @@ func memoryCreate(ctx context.Context, env cliIO, args []string) error {
 
 // tenantFlag registers --tenant.
 func (c *subcommand) tenantFlag() *string {
-	return c.fs.String("tenant", "", "the tenant whose files to read (required unless the store is shared), e.g. slack:T0123 or api")
+	return c.fs.String("tenant", "", "the tenant whose files to read (required unless the store is shared): <provider>:<workspace, organization or repository>, or api")
 }
 
 func memoryLs(ctx context.Context, env cliIO, args []string) error {

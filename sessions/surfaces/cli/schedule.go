@@ -71,8 +71,8 @@ func scheduleCreate(ctx context.Context, env cliIO, args []string) error {
 	c.fs.Var(meta, "metadata", "key=value metadata of the new sessions (with --agent; repeatable)")
 	c.fs.StringVar(&input, "input", "", "the message to send ('-' reads stdin)")
 	var installation, channel string
-	c.fs.StringVar(&installation, "installation", "", "with --agent and --channel: the Slack installation (its id) to post in")
-	c.fs.StringVar(&channel, "channel", "", "with --agent: post the message in this Slack channel; the new session answers in its thread")
+	c.fs.StringVar(&installation, "installation", "", "with --agent and --channel: the installation (its id) to post in")
+	c.fs.StringVar(&channel, "channel", "", "with --agent and --installation: post the message in this channel of the installation's workspace; the new session answers in its thread")
 	if _, err := c.parse(args, 0); err != nil {
 		return err
 	}
@@ -102,12 +102,20 @@ func scheduleCreate(ctx context.Context, env cliIO, args []string) error {
 	if len(meta) > 0 {
 		p.Target.Metadata = meta
 	}
-	if channel != "" || installation != "" {
-		p.Target.Post = &core.SchedulePost{Provider: "slack", Installation: installation, Channel: channel}
-	}
 	cl, err := c.client()
 	if err != nil {
 		return err
+	}
+	if channel != "" || installation != "" {
+		if installation == "" {
+			return fmt.Errorf("--channel needs --installation: the installation to post in")
+		}
+		// The installation says which platform it is on.
+		in, err := cl.GetInstallation(ctx, installation)
+		if err != nil {
+			return fmt.Errorf("--installation %s: %w", installation, err)
+		}
+		p.Target.Post = &core.SchedulePost{Provider: in.Provider, Installation: installation, Channel: channel}
 	}
 	sc, err := cl.CreateSchedule(ctx, p)
 	if err != nil {

@@ -123,9 +123,9 @@ func sessionList(ctx context.Context, env cliIO, args []string) error {
 	var f client.SessionFilter
 	c.fs.StringVar(&f.Status, "status", "", "only this status: queued, running, awaiting_input, idle, failed or archived")
 	c.fs.StringVar(&f.Agent, "agent", "", "only sessions of this agent id")
-	c.fs.StringVar(&f.OriginKey, "origin-key", "", "only the session of this origin key (e.g. slack:T1:C1:1700000000.000100)")
-	c.fs.StringVar(&f.Provider, "provider", "", "only sessions of this provider: slack, github, linear or api")
-	c.fs.StringVar(&f.Tenant, "tenant", "", "only sessions of this tenant (e.g. slack:T0123, github:owner/repo)")
+	c.fs.StringVar(&f.OriginKey, "origin-key", "", "only the session of this origin key, <provider>:<the platform's address of the thread>")
+	c.fs.StringVar(&f.Provider, "provider", "", "only sessions of this provider: a platform's name, or api for sessions created over the API")
+	c.fs.StringVar(&f.Tenant, "tenant", "", "only sessions of this tenant, <provider>:<workspace, organization or repository>")
 	c.fs.StringVar(&f.Text, "text", "", "only sessions whose first message holds this text, ignoring case")
 	c.fs.StringVar(&f.After, "after", "", "list sessions after this id")
 	c.fs.IntVar(&f.Limit, "limit", 0, "at most this many (default 100, at most 1000)")

@@ -49,7 +49,7 @@ func benchPages(b *testing.B, s backend.Store) {
 	v1 := http.NewServeMux()
 	(&api.Handler{Store: s}).Register(v1)
 	apiHandler := auth.Wrap(v1)
-	con, err := console.New(s, console.Config{AdminToken: token})
+	con, err := console.New(s, console.Config{AdminToken: token, Platforms: shipped(nil)})
 	if err != nil {
 		b.Fatal(err)
 	}

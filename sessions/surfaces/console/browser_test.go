@@ -23,7 +23,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	store.counts = map[core.Status]int{core.StatusRunning: 1, core.StatusIdle: 1}
 	store.hours = []core.HourStats{{Hour: time.Now().UTC().Truncate(time.Hour), Turns: 4, Failed: 1, InputTokens: 900, OutputTokens: 80}}
 	store.list = core.SessionList{Sessions: []*core.Session{session(1, core.StatusRunning), session(2, core.StatusIdle)}}
-	h, err := console.New(store, console.Config{AdminToken: token})
+	h, err := console.New(store, console.Config{AdminToken: token, Platforms: shipped(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

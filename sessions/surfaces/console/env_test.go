@@ -52,7 +52,7 @@ func newEnv(t *testing.T, publicURL string) *env {
 // handler is a console with admin token tok over e's store and clock.
 func (e *env) handler(tok, publicURL string) *http.ServeMux {
 	e.t.Helper()
-	h, err := console.New(e.store, console.Config{AdminToken: tok, PublicURL: publicURL, Now: e.clock.Now, Heartbeat: time.Millisecond})
+	h, err := console.New(e.store, console.Config{AdminToken: tok, PublicURL: publicURL, Now: e.clock.Now, Heartbeat: time.Millisecond, Platforms: shipped(nil)})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func csrfOf(t *testing.T, body string) string {
 
 func newConsole(t *testing.T, publicURL string) (*console.Handler, error) {
 	t.Helper()
-	return console.New(newFakeStore(), console.Config{AdminToken: token, PublicURL: publicURL})
+	return console.New(newFakeStore(), console.Config{AdminToken: token, PublicURL: publicURL, Platforms: shipped(nil)})
 }
 
 // apiError answers as the API refuses: {"error":{"type","message"}}.

@@ -13,47 +13,44 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/surfaces/client"
 )
 
-// Platform is a platform the gateway is configured for.
+// Platform is a platform the gateway ships, as its provider describes
+// it: the console names no platform of its own.
 type Platform struct {
-	// Name is the provider's: "slack", "github" or "linear".
-	Name string
-	// Install says its install flow is served at /oauth/<name>/install.
-	Install bool
-}
-
-// platformHelp is what the installations page says of a platform.
-type platformHelp struct {
-	Name, Label string
+	// Name is the provider's, Label how people write it, Thread what one
+	// of its origin keys names ("Slack thread").
+	Name, Label, Thread string
+	// Served says the gateway is configured for the platform, and
+	// Install that its install flow is served at /oauth/<name>/install.
+	Served, Install bool
 	// Setup is what to set for the platform to be served at all, and
 	// NoInstall what to do when it is served without an install flow.
 	Setup, NoInstall string
-	Docs             string
-}
-
-// platforms are the platforms the page offers, in its order.
-var platforms = []platformHelp{
-	{Name: "slack", Label: "Slack", Docs: "docs/slack.md",
-		Setup:     "Slack is off. Create the Slack app from providers/slack/manifest.yaml, then set SLACK_SIGNING_SECRET with SLACK_CLIENT_ID and SLACK_CLIENT_SECRET (any number of workspaces) and restart the gateway.",
-		NoInstall: "Slack serves one workspace with SLACK_BOT_TOKEN, so there is nothing to install. To serve several, set SLACK_CLIENT_ID and SLACK_CLIENT_SECRET instead and restart the gateway."},
-	{Name: "github", Label: "GitHub", Docs: "docs/github.md",
-		Setup:     "GitHub is off. Set GITHUB_APP_ID, GITHUB_APP_PRIVATE_KEY_FILE, GITHUB_WEBHOOK_SECRET and GITHUB_APP_SLUG and restart the gateway.",
-		NoInstall: "The gateway has no GitHub App yet. Create one from its manifest (the flow asks for the admin token), or set GITHUB_APP_ID, GITHUB_APP_PRIVATE_KEY_FILE, GITHUB_WEBHOOK_SECRET and GITHUB_APP_SLUG; then restart the gateway."},
-	{Name: "linear", Label: "Linear", Docs: "docs/linear.md",
-		Setup: "Linear is off. Create an OAuth app in Linear, set LINEAR_CLIENT_ID, LINEAR_CLIENT_SECRET and LINEAR_WEBHOOK_SECRET and restart the gateway."},
+	// SetupFlow is the path, under the gateway's root, of a flow that
+	// creates the platform's app when it is served without one, and
+	// SetupFlowText its link's text.
+	SetupFlow, SetupFlowText string
+	// Docs is the platform's page of the documentation.
+	Docs string
+	// KeyURL is the address of what an origin key names ("" when it
+	// cannot be built; nil when no key can).
+	KeyURL func(key string) string
+	// Health reads an installation's state from its metadata; ok false
+	// when the installation stands by its tokens.
+	Health func(in *core.Installation) (text string, healthy, ok bool)
 }
 
 // installOffer is one platform's entry on the page: an install link, or
 // what to set instead.
 type installOffer struct {
-	platformHelp
+	Platform
 	// Href is the install flow's address relative to the page, "" when
 	// there is none.
 	Href string
 	// Note says why there is no link.
 	Note string
-	// Manifest is the address of GitHub's App manifest flow, set when
-	// the gateway has no GitHub App yet.
-	Manifest string
+	// SetupHref is the address of the flow that creates the platform's
+	// app, set when the gateway is served without one.
+	SetupHref string
 }
 
 // installRow is one installation as the pages show it.
@@ -74,17 +71,13 @@ type health struct {
 	Expires *time.Time
 }
 
-// healthOf reads an installation's state. GitHub's tokens are made from
-// the App key and never stored: its status is in its metadata instead.
-func healthOf(in *core.Installation, now time.Time) health {
-	if in.Provider == "github" {
-		switch in.Metadata["status"] {
-		case "suspended":
-			return health{Text: "Suspended on GitHub: its events are ignored until it is unsuspended."}
-		case "deleted":
-			return health{Text: "Uninstalled on GitHub: install it again to serve it."}
+// healthOf reads an installation's state: what its platform keeps in its
+// metadata, else its tokens.
+func (h *Handler) healthOf(in *core.Installation, now time.Time) health {
+	if p, ok := h.platform(in.Provider); ok && p.Health != nil {
+		if text, healthy, ok := p.Health(in); ok {
+			return health{OK: healthy, Text: text}
 		}
-		return health{OK: true, Text: "Active"}
 	}
 	if !in.HasToken {
 		return health{Text: "No token: the app was uninstalled or its tokens revoked. Install it again."}
@@ -99,11 +92,19 @@ func healthOf(in *core.Installation, now time.Time) health {
 	return health{OK: true, Text: "Token valid"}
 }
 
-func labelOf(provider string) string {
-	for _, p := range platforms {
-		if p.Name == provider {
-			return p.Label
-		}
+// platform is the platform named provider.
+func (h *Handler) platform(provider string) (Platform, bool) {
+	i := slices.IndexFunc(h.cfg.Platforms, func(p Platform) bool { return p.Name == provider })
+	if i < 0 {
+		return Platform{}, false
+	}
+	return h.cfg.Platforms[i], true
+}
+
+// labelOf is how people write the platform's name.
+func (h *Handler) labelOf(provider string) string {
+	if p, ok := h.platform(provider); ok && p.Label != "" {
+		return p.Label
 	}
 	return provider
 }
@@ -160,7 +161,7 @@ func (h *Handler) rowsOf(list []core.Installation, agents []core.Agent) []instal
 		if name == "" {
 			name = in.Agent // an agent deleted since, or not yet listed
 		}
-		rows = append(rows, installRow{Installation: in, Label: labelOf(in.Provider), AgentName: name, Health: healthOf(in, now)})
+		rows = append(rows, installRow{Installation: in, Label: h.labelOf(in.Provider), AgentName: name, Health: h.healthOf(in, now)})
 	}
 	return rows
 }
@@ -181,16 +182,15 @@ func (h *Handler) registerInstallations(mux *http.ServeMux) {
 // flows are served at the gateway's root, beside /console/.
 func (h *Handler) offers(r *http.Request) []installOffer {
 	var out []installOffer
-	for _, p := range platforms {
-		o := installOffer{platformHelp: p, Note: p.Setup}
-		i := slices.IndexFunc(h.cfg.Platforms, func(c Platform) bool { return c.Name == p.Name })
+	for _, p := range h.cfg.Platforms {
+		o := installOffer{Platform: p, Note: p.Setup}
 		switch {
-		case i >= 0 && h.cfg.Platforms[i].Install:
+		case p.Served && p.Install:
 			o.Href, o.Note = relative(r, "../oauth/"+p.Name+"/install"), ""
-		case i >= 0:
+		case p.Served:
 			o.Note = p.NoInstall
-			if p.Name == "github" {
-				o.Manifest = relative(r, "../oauth/github/manifest")
+			if p.SetupFlow != "" {
+				o.SetupHref = relative(r, "../"+p.SetupFlow)
 			}
 		}
 		out = append(out, o)

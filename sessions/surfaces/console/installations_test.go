@@ -158,7 +158,7 @@ func (f fakeContainers) Containers(context.Context) ([]console.Container, error)
 func installEnv(t *testing.T, mod func(*console.Config)) (*env, *fakeInstallations) {
 	t.Helper()
 	e := newEnv(t, "")
-	cfg := console.Config{AdminToken: token, Now: e.clock.Now, Heartbeat: time.Millisecond}
+	cfg := console.Config{AdminToken: token, Now: e.clock.Now, Heartbeat: time.Millisecond, Platforms: shipped(nil)}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -200,10 +200,10 @@ func TestInstallationsPage(t *testing.T) {
 	}{
 		{
 			name:      "slack installs, github has no app, linear is off",
-			platforms: []console.Platform{{Name: "slack", Install: true}, {Name: "github"}},
+			platforms: shipped(map[string]bool{"slack": true, "github": false}),
 			want: []string{
 				`<a class="button" id="install-slack" href="../oauth/slack/install">Install Slack</a>`,
-				`id="setup-github"`, `<a id="github-manifest" href="../oauth/github/manifest">`,
+				`id="setup-github"`, `<a id="setup-flow-github" href="../oauth/github/manifest">Create the GitHub App</a>`,
 				`id="setup-linear"`, "LINEAR_CLIENT_ID",
 				`<tr data-installation="ins_1">`, `<td>triage</td>`, "channels <code>C1</code>",
 				`<span class="health" data-ok="true">Token valid</span>`, `(expires <time datetime="2030-05-06T10:00:00Z">`,
@@ -215,15 +215,16 @@ func TestInstallationsPage(t *testing.T) {
 		},
 		{
 			name:      "every platform installs, nothing installed yet",
-			platforms: []console.Platform{{Name: "slack", Install: true}, {Name: "github", Install: true}, {Name: "linear", Install: true}},
+			platforms: shipped(map[string]bool{"slack": true, "github": true, "linear": true}),
 			empty:     true,
 			want:      []string{`id="install-slack"`, `href="../oauth/github/install"`, `href="../oauth/linear/install"`, `id="no-installations"`},
 			wantNot:   []string{`id="setup-`, `<table id="installations">`},
 		},
 		{
-			name:    "slack with a bot token only",
-			want:    []string{`id="setup-slack"`, "Slack is off", "GitHub is off"},
-			wantNot: []string{`class="button"`},
+			name:      "slack with a bot token only",
+			platforms: shipped(nil),
+			want:      []string{`id="setup-slack"`, "Slack is off", "GitHub is off"},
+			wantNot:   []string{`class="button"`},
 		},
 	}
 	for _, tt := range tests {
@@ -241,7 +242,7 @@ func TestInstallationsPage(t *testing.T) {
 		})
 	}
 	t.Run("slack without an install flow", func(t *testing.T) {
-		e, _ := installEnv(t, func(c *console.Config) { c.Platforms = []console.Platform{{Name: "slack"}} })
+		e, _ := installEnv(t, func(c *console.Config) { c.Platforms = shipped(map[string]bool{"slack": false}) })
 		c, _ := e.signIn()
 		body := e.do(req{method: "GET", path: "/console/installations", cookie: c}).Body.String()
 		contains(t, body, []string{`id="setup-slack"`, "one workspace with SLACK_BOT_TOKEN"}, []string{`id="install-slack"`})

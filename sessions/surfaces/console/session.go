@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/sessions/surfaces/client"
@@ -116,7 +115,7 @@ func (h *Handler) loadSession(ctx context.Context, id string) (*sessionView, err
 		return nil, err
 	}
 	v := &sessionView{
-		Session: sv, Origin: originOf(sv.Origin),
+		Session: sv, Origin: h.originOf(sv.Origin),
 		Running:  sv.Status == core.StatusRunning || sv.Status == core.StatusQueued,
 		Archived: sv.Status == core.StatusArchived,
 	}
@@ -201,53 +200,24 @@ func indentJSON(raw json.RawMessage) string {
 
 // originOf is the origin's label and, when one can be made, the address
 // of its thread, pull request or issue: the URL the platform gave, else
-// one built from the origin key.
-func originOf(o *core.Origin) originLink {
+// one its platform builds from the origin key.
+func (h *Handler) originOf(o *core.Origin) originLink {
 	if o == nil {
 		return originLink{Label: "API"}
 	}
-	l := originLink{Key: o.Key}
-	switch o.Provider {
-	case "slack":
-		l.Label = "Slack thread"
-	case "github":
-		l.Label = "GitHub issue or pull request"
-	case "linear":
-		l.Label = "Linear issue"
-	default:
-		l.Label = o.Provider
+	l := originLink{Key: o.Key, Label: o.Provider}
+	p, known := h.platform(o.Provider)
+	if known && p.Thread != "" {
+		l.Label = p.Thread
 	}
 	if u, err := url.Parse(o.URL); err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" {
 		l.URL = o.URL
 		return l
 	}
-	l.URL = keyURL(o.Provider, o.Key)
-	return l
-}
-
-// keyURL builds an address from an origin key, "" when the key does not
-// hold enough: github:<owner>/<repo>#<n> (GitHub sends an issue's address
-// on to its pull request), slack:<team>:<channel>:<thread ts>. A Linear
-// key names an agent session, not the issue.
-func keyURL(provider, key string) string {
-	switch provider {
-	case "github":
-		rest, ok := strings.CutPrefix(key, "github:")
-		repo, num, found := strings.Cut(rest, "#")
-		if !ok || !found || strings.Count(repo, "/") != 1 || num == "" || strings.Trim(num, "0123456789") != "" {
-			return ""
-		}
-		owner, name, _ := strings.Cut(repo, "/")
-		return "https://github.com/" + url.PathEscape(owner) + "/" + url.PathEscape(name) + "/issues/" + num
-	case "slack":
-		parts := strings.Split(key, ":")
-		if len(parts) != 4 || parts[0] != "slack" || parts[1] == "" || parts[2] == "" || parts[3] == "" {
-			return ""
-		}
-		team, channel, ts := url.PathEscape(parts[1]), url.PathEscape(parts[2]), url.PathEscape(parts[3])
-		return "https://app.slack.com/client/" + team + "/" + channel + "/thread/" + channel + "-" + ts
+	if known && p.KeyURL != nil {
+		l.URL = p.KeyURL(o.Key)
 	}
-	return ""
+	return l
 }
 
 // sessionScripts are the session page's scripts, in the order they run

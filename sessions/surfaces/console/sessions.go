@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
 )
@@ -12,16 +13,22 @@ import (
 // pageSize is how many sessions one page of the list shows.
 const pageSize = 100
 
-// providers are the origins the provider filter offers ("api": sessions
-// started over the API).
-var providers = []string{"api", "slack", "github", "linear"}
+// providers are the origins the provider filter offers: "api" (sessions
+// started over the API) and the platforms'.
+func (h *Handler) providers() []string {
+	out := []string{core.ProviderAPI}
+	for _, p := range h.cfg.Platforms {
+		out = append(out, p.Name)
+	}
+	return out
+}
 
 // sessionFilter is the sessions page's form, as the address carries it.
 type sessionFilter struct {
 	Status, Provider, Agent, Tenant, Q, After string
 }
 
-func readFilter(q url.Values) (sessionFilter, error) {
+func readFilter(q url.Values, providers []string) (sessionFilter, error) {
 	f := sessionFilter{
 		Status: q.Get("status"), Provider: q.Get("provider"), Agent: q.Get("agent"),
 		Tenant: q.Get("tenant"), Q: q.Get("q"), After: q.Get("after"),
@@ -30,7 +37,7 @@ func readFilter(q url.Values) (sessionFilter, error) {
 		return f, fmt.Errorf("status %q: want one of the statuses offered", f.Status)
 	}
 	if f.Provider != "" && !slices.Contains(providers, f.Provider) {
-		return f, fmt.Errorf("provider %q: want api, slack, github or linear", f.Provider)
+		return f, fmt.Errorf("provider %q: want one of %s", f.Provider, strings.Join(providers, ", "))
 	}
 	for name, v := range map[string]string{"agent": f.Agent, "tenant": f.Tenant, "text": f.Q, "after": f.After} {
 		if len(v) > 500 {
@@ -65,8 +72,8 @@ type sessionsPage struct {
 }
 
 func (h *Handler) sessions(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {
-	f, err := readFilter(r.URL.Query())
-	p := sessionsPage{Filter: f, Statuses: statuses, Providers: providers}
+	f, err := readFilter(r.URL.Query(), h.providers())
+	p := sessionsPage{Filter: f, Statuses: statuses, Providers: h.providers()}
 	l := layout{Title: "Sessions", Nav: "sessions", CSRF: s.CSRF, Page: &p}
 	if err != nil {
 		p.Error = err.Error()

@@ -133,9 +133,17 @@ func AddCost(a, b *float64) *float64 {
 
 // Origin says where a session came from (null for API sessions).
 type Origin struct {
+	// Provider is the platform the session came from: the name of its
+	// provider (providers.Platform.Name), never a model's vendor.
 	Provider string `json:"provider"`
-	Key      string `json:"key"` // e.g. slack:T1:C1:1700000000.000100
-	Tenant   string `json:"tenant,omitempty"`
+	// Key is the origin key, <provider>:<the platform's address of the
+	// thread>, that routes to the session.
+	Key string `json:"key"`
+	// TenantID is the platform's own id of the workspace, organization or
+	// repository the session came from ("T0123"); the session's Tenant
+	// qualifies it with the provider ("<provider>:T0123"). The API names
+	// it origin.tenant.
+	TenantID string `json:"tenant,omitempty"`
 	URL      string `json:"url,omitempty"`
 }
 

@@ -15,7 +15,7 @@ import (
 // what is written here steers it: only when both places are of one
 // installation or tenant group, and the person may trigger the agent
 // there too. Every refusal says why.
-func (r *Router) continueAt(ctx context.Context, t Trigger, log *slog.Logger) (Routed, error) {
+func (r *Intake) continueAt(ctx context.Context, t Trigger, log *slog.Logger) (Routed, error) {
 	refuse := func(format string, args ...any) (Routed, error) {
 		note := fmt.Sprintf(format, args...)
 		log.Info("continue refused", "url", t.ContinueURL, "actor", t.Actor, "why", note)

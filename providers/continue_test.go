@@ -47,7 +47,7 @@ func TestRouteContinue(t *testing.T) {
 	if _, err := s.CreateAgent(ctx, &core.Agent{Name: "default", Model: "anthropic/x"}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.CreateSession(ctx, core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: "agt_x", Version: 1}, Origin: &core.Origin{Provider: "github", Key: pr, Tenant: "99"}}, ExternalKey: pr})
+	res, err := s.CreateSession(ctx, core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: "agt_x", Version: 1}, Origin: &core.Origin{Provider: "github", Key: pr, TenantID: "99"}}, ExternalKey: pr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestRouteContinue(t *testing.T) {
 	}
 	links := resolver{keys: map[string]string{"https://github.com/acme/app/pull/7": pr, "https://github.com/acme/app/pull/8": "github:acme/app#8"},
 		installs: map[string]*core.Installation{"github:": ghIn, "slack:": slackIn}}
-	r := &providers.Router{Store: s, Links: links}
+	r := &providers.Intake{Store: s, Links: links}
 	route := func(key, url string) providers.Routed {
 		t.Helper()
 		got, err := r.Route(ctx, providers.Trigger{Installation: slackIn, Origin: core.Origin{Provider: "slack", Key: key}, Input: message("continue " + url), ContinueURL: url, Actor: "U1"})

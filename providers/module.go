@@ -48,7 +48,7 @@ type Deps struct {
 	// Platforms are every platform the gateway ships, served or not.
 	Platforms Platforms
 	Store     Store
-	Router    *Router
+	Intake    *Intake
 	Sealer    core.Sealer
 	// States sign the state of install flows (and of the GitHub App's
 	// manifest flow).

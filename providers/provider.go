@@ -9,8 +9,8 @@
 // settings, and how to build it); cmd/switchboard lists the modules, and a
 // Set built from them wires each capability it finds: no init()
 // registration. A provider keeps verifying, decoding, its trigger rules
-// and rendering; what it decides goes to the Router, the one intake path
-// (router.go). Shared machinery lives beside them: the output sink that
+// and rendering; what it decides goes to the Intake, the one intake path
+// (intake.go). Shared machinery lives beside them: the output sink that
 // renders a session's log onto a platform from a recorded position, with
 // the exactly-once post protocol (providers/output), and the
 // /v1/installations handlers (providers/installations); inbound webhook

@@ -218,10 +218,10 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 	// runtime's leases on sessions, the output sinks' claims on their
 	// platform output and the dispatcher's on delivery streams.
 	holder := cfg.runtime.Holder
-	router := &providers.Router{Store: db, Logger: log.With("component", "router")}
+	intake := &providers.Intake{Store: db, Logger: log.With("component", "intake")}
 	platforms := providers.PlatformsOf(modules())
 	gw, err := providers.NewSet(cfg.builds, providers.Deps{
-		Platforms: platforms, Store: db, Router: router, Sealer: cfg.sealer, States: states,
+		Platforms: platforms, Store: db, Intake: intake, Sealer: cfg.sealer, States: states,
 		PublicURL: cfg.publicURL, AdminToken: cfg.adminToken, DataDir: cfg.dataDir, MaxBody: cfg.maxBody, Logger: log,
 		Holder: holder, ClaimTTL: cfg.runtime.LeaseTTL, Attachments: attach.New(cfg.attachments, db, log.With("component", "attachments")),
 	}, func(provider string) func(string) { return failpoint(getenv, provider) })
@@ -229,8 +229,8 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 		return err
 	}
 	// Continue commands read addresses and installations through the
-	// providers the router feeds.
-	router.Links = gw
+	// providers the intake feeds.
+	intake.Links = gw
 	sb, err := sandbox.Open(ctx, cfg.sandbox, sandbox.Deps{Store: db, Vault: &vaults.Resolver{Store: db, Sealer: cfg.sealer, Logger: log},
 		Granters: []sandbox.GitGranter{gw}, Logger: log, Replica: holder, Skills: &skills.Source{Store: db},
 		// The usage of ACP agents' model calls, read by the egress proxy,

@@ -13,7 +13,7 @@ import (
 // settings (the keys and base URLs are read from the environment).
 func Options() []settings.Option {
 	return []settings.Option{
-		{Env: "SWITCHBOARD_MODEL_IMAGES", Flag: "model-images", Usage: "models given images attached to messages, as a comma-separated list of provider/model, provider/* or *; none for no model (default: anthropic/* and openai/*, each unless its *_BASE_URL is set)"},
+		{Env: "SWITCHBOARD_MODEL_IMAGES", Flag: "model-images", Usage: "models given images attached to messages, as a comma-separated list of vendor/model, vendor/* or *; none for no model (default: anthropic/* and openai/*, each unless its *_BASE_URL is set)"},
 	}
 }
 
@@ -31,7 +31,7 @@ func (im Images) Accept(model string) bool {
 }
 
 // LoadImages reads SWITCHBOARD_MODEL_IMAGES. Unset, the models of each
-// provider take images unless its base URL is set: a server that speaks
+// vendor take images unless its base URL is set: a server that speaks
 // the API need not take them (Ollama's text models do not).
 func LoadImages(v settings.Values, getenv func(string) string) (Images, error) {
 	raw := strings.TrimSpace(v["SWITCHBOARD_MODEL_IMAGES"])
@@ -55,9 +55,9 @@ func LoadImages(v settings.Values, getenv func(string) string) (Images, error) {
 			im.patterns = append(im.patterns, "*/*")
 			continue
 		}
-		provider, name, ok := strings.Cut(p, "/")
-		if _, _, err := core.SplitModel(provider + "/x"); err != nil || !ok || name == "" {
-			return Images{}, fmt.Errorf("SWITCHBOARD_MODEL_IMAGES=%q: %q: want provider/model, provider/* or *, with anthropic or openai", raw, p)
+		vendor, name, ok := strings.Cut(p, "/")
+		if _, _, err := core.SplitModel(vendor + "/x"); err != nil || !ok || name == "" {
+			return Images{}, fmt.Errorf("SWITCHBOARD_MODEL_IMAGES=%q: %q: want vendor/model, vendor/* or *, with anthropic or openai", raw, p)
 		}
 		if _, err := path.Match(p, ""); err != nil {
 			return Images{}, fmt.Errorf("SWITCHBOARD_MODEL_IMAGES=%q: %q: %v", raw, p, err)

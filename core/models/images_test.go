@@ -23,8 +23,8 @@ func TestLoadImages(t *testing.T) {
 		{"listed", "openai/llava, anthropic/*", map[string]string{"OPENAI_BASE_URL": "http://ollama:11434/v1", "ANTHROPIC_BASE_URL": "http://x"}, []string{"openai/llava", "anthropic/claude-x"}, []string{"openai/llama3"}, ""},
 		{"every model", "*", nil, []string{"openai/x", "anthropic/y"}, nil, ""},
 		{"none", "none", nil, nil, []string{"anthropic/claude-x", "openai/gpt-x"}, ""},
-		{"an unknown provider", "mistral/*", nil, nil, nil, `"mistral/*": want provider/model`},
-		{"no model", "openai", nil, nil, nil, `"openai": want provider/model`},
+		{"an unknown vendor", "mistral/*", nil, nil, nil, `"mistral/*": want vendor/model`},
+		{"no model", "openai", nil, nil, nil, `"openai": want vendor/model`},
 		{"a bad pattern", "openai/[", nil, nil, nil, `"openai/["`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

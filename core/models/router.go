@@ -1,5 +1,5 @@
 // Package models owns the choice of model client: a Router that sends each
-// request to the Anthropic or OpenAI client by the provider prefix of its
+// request to the Anthropic or OpenAI client by the vendor prefix of its
 // model, and FromEnv, which builds the clients whose keys are configured.
 // The clients themselves live in models/anthropic and models/openai.
 package models
@@ -14,8 +14,8 @@ import (
 	"github.com/switchboardhq/switchboard/core/models/openai"
 )
 
-// Router is a core.Model that dispatches on the model's provider prefix. A
-// nil client means that provider is not configured.
+// Router is a core.Model that dispatches on the model's vendor prefix. A
+// nil client means that vendor is not configured.
 type Router struct {
 	Anthropic core.Model
 	OpenAI    core.Model
@@ -23,7 +23,7 @@ type Router struct {
 
 var _ core.Model = (*Router)(nil)
 
-// Generate sends req to the client of its provider.
+// Generate sends req to the client of its vendor.
 func (r *Router) Generate(ctx context.Context, req core.ModelRequest) (*core.ModelResponse, error) {
 	m, err := r.For(req.Model)
 	if err != nil {
@@ -61,7 +61,7 @@ func (r *Router) Check(model string) error {
 	return err
 }
 
-// FromEnv builds a client for each provider whose key variable is set
+// FromEnv builds a client for each vendor whose key variable is set
 // (ANTHROPIC_API_KEY, OPENAI_API_KEY), with the matching *_BASE_URL when set.
 // OPENAI_BASE_URL alone is enough for OpenAI-compatible servers that need
 // no key (Ollama, vLLM).

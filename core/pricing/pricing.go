@@ -29,7 +29,7 @@ type Price struct {
 	Model  string  `json:"model"`
 	Input  float64 `json:"input"`
 	Output float64 `json:"output"`
-	// CacheRead prices the prompt tokens read from the provider's cache,
+	// CacheRead prices the prompt tokens read from the vendor's cache,
 	// CacheWrite those written to it (Anthropic's five-minute writes;
 	// OpenAI charges none, so its rows repeat the input price).
 	CacheRead  float64 `json:"cache_read"`
@@ -48,9 +48,9 @@ func (p Price) Cost(u core.Usage) float64 {
 }
 
 func (p Price) check() error {
-	provider, name, ok := strings.Cut(p.Model, "/")
-	if !ok || provider == "" || name == "" {
-		return fmt.Errorf("model %q: want provider/model, e.g. anthropic/claude-sonnet-4-5", p.Model)
+	vendor, name, ok := strings.Cut(p.Model, "/")
+	if !ok || vendor == "" || name == "" {
+		return fmt.Errorf("model %q: want vendor/model, e.g. anthropic/claude-sonnet-4-5", p.Model)
 	}
 	for _, f := range []struct {
 		field string

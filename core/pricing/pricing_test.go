@@ -29,7 +29,7 @@ func TestCost(t *testing.T) {
 		{"a model priced at zero", "openai/free", core.Usage{InputTokens: 5}, 0, true},
 		{"an unknown model", "anthropic/other", core.Usage{InputTokens: 5}, 0, false},
 		{"no guess from a longer name", "anthropic/m-20250101", core.Usage{InputTokens: 5}, 0, false},
-		{"no guess without the provider", "m", core.Usage{InputTokens: 5}, 0, false},
+		{"no guess without the vendor", "m", core.Usage{InputTokens: 5}, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,7 +82,7 @@ func TestParse(t *testing.T) {
 		{"empty list", `{"prices":[]}`, ""},
 		{"not JSON", `prices: []`, "read prices"},
 		{"unknown field", `{"prices":[{"model":"openai/x","currency":"EUR",` + row + `}]}`, `unknown field "currency"`},
-		{"no provider", `{"prices":[{"model":"x",` + row + `}]}`, `prices[0]: model "x": want provider/model`},
+		{"no vendor", `{"prices":[{"model":"x",` + row + `}]}`, `prices[0]: model "x": want vendor/model`},
 		{"negative", `{"prices":[{"model":"openai/x","input":-1,"output":2,"cache_read":0,"cache_write":0,"source":"s","as_of":"2026-10-01"}]}`, "prices[0]: model \"openai/x\": input must be"},
 		{"no source", `{"prices":[{"model":"openai/x","input":1,"output":2,"cache_read":0,"cache_write":0,"as_of":"2026-10-01"}]}`, "source is required"},
 		{"bad date", `{"prices":[{"model":"openai/x","input":1,"output":2,"cache_read":0,"cache_write":0,"source":"s","as_of":"October"}]}`, `as_of "October"`},

@@ -17,7 +17,7 @@ func grantedWorld(t *testing.T, repos ...string) (*toolsWorld, *core.Session, pr
 	t.Helper()
 	w := newToolsWorld(t)
 	res, err := w.store.CreateSession(t.Context(), core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: "agt_test", Version: 1},
-		Origin: &core.Origin{Provider: "linear", Key: "linear:org1:as-1", Tenant: "org1"}}, ExternalKey: "linear:org1:as-1"})
+		Origin: &core.Origin{Provider: "linear", Key: "linear:org1:as-1", TenantID: "org1"}}, ExternalKey: "linear:org1:as-1"})
 	if err != nil {
 		t.Fatal(err)
 	}

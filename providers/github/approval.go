@@ -104,7 +104,7 @@ func (p *Provider) answer(ctx context.Context, in *core.Installation, d decision
 	if err != nil {
 		return err
 	}
-	res, err := p.cfg.Router.Route(ctx, providers.Trigger{Installation: in, Origin: core.Origin{Provider: Name, Key: d.key},
+	res, err := p.cfg.Intake.Route(ctx, providers.Trigger{Installation: in, Origin: core.Origin{Provider: Name, Key: d.key},
 		Input: core.NewInput(core.TypeUserToolConfirmation, raw), Continue: true, Actor: d.ref.Login,
 		Dedupe: append(dedupeKeys(d, delivery), "github:answer:"+d.key+":"+id)})
 	if err == nil && res.Outcome == providers.Queued {

@@ -16,7 +16,7 @@ import (
 func TestCheckRunOnce(t *testing.T) {
 	r := newInstallRig(t, nil)
 	const sha = "89abcdef0123456789abcdef0123456789abcdef"
-	s := &core.Session{ID: "ses_checkrun", Origin: &core.Origin{Provider: Name, Key: sessionKey("acme", "widgets", 7), Tenant: "900"}}
+	s := &core.Session{ID: "ses_checkrun", Origin: &core.Origin{Provider: Name, Key: sessionKey("acme", "widgets", 7), TenantID: "900"}}
 	g := &ref{Kind: kindLabel, Installation: 900, Owner: "acme", Repo: "widgets", Number: 7, PR: true, HeadSHA: sha, Login: "alice"}
 	input := func(seq uint64) core.Event {
 		body, _ := json.Marshal(inputBody{Text: "go", GitHub: g})

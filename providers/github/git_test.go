@@ -20,7 +20,7 @@ func TestGitGrant(t *testing.T) {
 		ok   bool
 	}{
 		{"a pull request's session", toolsSession("sesn_pr", "github:"+toolsRepo+"#7"), true},
-		{"another platform's session", &core.Session{ID: "sesn_slack", Origin: &core.Origin{Provider: "slack", Key: "slack:T1:C1:1.2", Tenant: "T1"}}, false},
+		{"another platform's session", &core.Session{ID: "sesn_slack", Origin: &core.Origin{Provider: "slack", Key: "slack:T1:C1:1.2", TenantID: "T1"}}, false},
 		{"an API session", &core.Session{ID: "sesn_api"}, false},
 		{"a malformed key", toolsSession("sesn_bad", "github:nothing"), false},
 	}

@@ -98,8 +98,8 @@ type Config struct {
 	MaxBody       int64
 	Sessions      Sessions
 	Installations Installations
-	// Router stores what the intake decided (providers.Router).
-	Router    *providers.Router
+	// Intake stores what the intake decided (providers.Intake).
+	Intake    *providers.Intake
 	Transport http.RoundTripper // default http.DefaultTransport
 	// HistoryLimit is how many earlier comments of the issue or pull
 	// request the first turn sees (default DefaultHistoryLimit; below
@@ -275,9 +275,9 @@ func sessionInstallation(s *core.Session) (int64, error) {
 	if s.Origin == nil || s.Origin.Provider != Name {
 		return 0, fmt.Errorf("session %s is not from github: %w", s.ID, core.ErrInvalid)
 	}
-	id, err := strconv.ParseInt(s.Origin.Tenant, 10, 64)
+	id, err := strconv.ParseInt(s.Origin.TenantID, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("session %s: installation %q: %w", s.ID, s.Origin.Tenant, core.ErrInvalid)
+		return 0, fmt.Errorf("session %s: installation %q: %w", s.ID, s.Origin.TenantID, core.ErrInvalid)
 	}
 	return id, nil
 }

@@ -55,7 +55,7 @@ func newInstallRig(t *testing.T, key []byte) *installRig {
 		key = fake.KeyPEM
 	}
 	p, err := New(Config{AppID: fake.AppID, PrivateKey: key, WebhookSecret: installTestSecret, Slug: fake.Slug,
-		APIURL: fake.APIURL(), WebURL: fake.URL, Sessions: store, Installations: store, Router: &providers.Router{Store: store}})
+		APIURL: fake.APIURL(), WebURL: fake.URL, Sessions: store, Installations: store, Intake: &providers.Intake{Store: store}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -162,7 +162,7 @@ func (p *Provider) store(ctx context.Context, d decision, delivery string) error
 	start := core.NewInput(core.TypeUserMessage, withContext)
 	t := providers.Trigger{
 		Installation: in,
-		Origin: core.Origin{Provider: Name, Key: d.key, Tenant: strconv.FormatInt(d.installation, 10),
+		Origin: core.Origin{Provider: Name, Key: d.key, TenantID: strconv.FormatInt(d.installation, 10),
 			URL: p.cfg.WebURL + "/" + r.Owner + "/" + r.Repo + "/" + kind + "/" + strconv.Itoa(r.Number)},
 		Tenant:     Name + ":" + r.Owner + "/" + r.Repo,
 		Input:      core.NewInput(core.TypeUserMessage, body),
@@ -176,7 +176,7 @@ func (p *Provider) store(ctx context.Context, d decision, delivery string) error
 	if u, ok := core.ParseContinue(d.said); ok {
 		t.ContinueURL = u
 	}
-	res, err := p.cfg.Router.Route(ctx, t)
+	res, err := p.cfg.Intake.Route(ctx, t)
 	switch {
 	case err != nil:
 	case res.Outcome == providers.BudgetSet, res.Outcome == providers.BudgetRefused, res.Outcome == providers.Linked, res.Outcome == providers.LinkRefused:
@@ -257,7 +257,7 @@ func (p *Provider) requestedAction(ctx context.Context, in *core.Installation, d
 			return nil
 		}
 	}
-	res, err := p.cfg.Router.Route(ctx, providers.Trigger{Origin: core.Origin{Provider: Name, Key: d.key},
+	res, err := p.cfg.Intake.Route(ctx, providers.Trigger{Origin: core.Origin{Provider: Name, Key: d.key},
 		Input: input, Dedupe: dedupeKeys(d, delivery), Continue: true})
 	if err == nil && res.Outcome == providers.Queued {
 		log.Info(d.act.String()+" requested from the check run", "session_id", res.Session.ID, "login", d.ref.Login)

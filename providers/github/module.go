@@ -58,7 +58,7 @@ func load(s settings.Values, env providers.LoadEnv) (providers.Build, error) {
 		}
 		m.Configured = cfg.Slug
 		c := cfg
-		c.Sessions, c.Installations, c.Router, c.Attachments = d.Store, d.Store, d.Router, d.Attachments
+		c.Sessions, c.Installations, c.Intake, c.Attachments = d.Store, d.Store, d.Intake, d.Attachments
 		c.MaxBody, c.Logger = d.MaxBody, d.Logger.With("component", Name)
 		p, err := New(c)
 		if err != nil {

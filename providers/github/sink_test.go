@@ -211,7 +211,7 @@ func TestReplyGoesToTheThreadStart(t *testing.T) {
 // keep trying to, so the sink lets go of it.
 func TestDeletedStatusCommentIsForgotten(t *testing.T) {
 	r := newInstallRig(t, nil)
-	s := &core.Session{ID: "ses_gone", Origin: &core.Origin{Provider: Name, Key: sessionKey("acme", "widgets", 8), Tenant: "900"}}
+	s := &core.Session{ID: "ses_gone", Origin: &core.Origin{Provider: Name, Key: sessionKey("acme", "widgets", 8), TenantID: "900"}}
 	g := &ref{Kind: kindLabel, Installation: 900, Owner: "acme", Repo: "widgets", Number: 8, Login: "alice"}
 	prior, _ := json.Marshal(sinkState{Reply: g, StatusComment: 424242}) // no such comment
 	done := core.NewEvent(core.TypeTurnCompleted, core.LevelInternal, core.ActorSystem, core.TurnCompletedBody{YieldReason: core.ReasonCompleted})

@@ -47,7 +47,7 @@ func (p *Provider) ToolServer(ctx context.Context, s *core.Session) (*server.MCP
 	if err != nil {
 		return nil, nil
 	}
-	in, err := p.cfg.Installations.FindInstallation(ctx, Name, s.Origin.Tenant)
+	in, err := p.cfg.Installations.FindInstallation(ctx, Name, s.Origin.TenantID)
 	if err != nil {
 		if !errors.Is(err, core.ErrNotFound) {
 			p.log.Warn("github tools not offered: installation lookup", "session_id", s.ID, "err", err)

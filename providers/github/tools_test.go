@@ -72,7 +72,7 @@ func newToolsWorld(t *testing.T) *toolsWorld {
 }
 
 func toolsSession(id, key string) *core.Session {
-	return &core.Session{ID: id, Origin: &core.Origin{Provider: Name, Key: key, Tenant: "777"}}
+	return &core.Session{ID: id, Origin: &core.Origin{Provider: Name, Key: key, TenantID: "777"}}
 }
 
 // connect lists the session's tools through the MCP bridge, as the
@@ -295,9 +295,9 @@ func TestToolServerScope(t *testing.T) {
 	}
 	none := map[string]*core.Session{
 		"api session":          {ID: "ses_api"},
-		"slack session":        {ID: "ses_slack", Origin: &core.Origin{Provider: "slack", Key: "slack:T:C:1", Tenant: "T"}},
-		"unknown installation": {ID: "ses_unknown", Origin: &core.Origin{Provider: Name, Key: "github:acme/widgets#7", Tenant: "778"}},
-		"bad key":              {ID: "ses_bad", Origin: &core.Origin{Provider: Name, Key: "github:acme#7", Tenant: "777"}},
+		"slack session":        {ID: "ses_slack", Origin: &core.Origin{Provider: "slack", Key: "slack:T:C:1", TenantID: "T"}},
+		"unknown installation": {ID: "ses_unknown", Origin: &core.Origin{Provider: Name, Key: "github:acme/widgets#7", TenantID: "778"}},
+		"bad key":              {ID: "ses_bad", Origin: &core.Origin{Provider: Name, Key: "github:acme#7", TenantID: "777"}},
 	}
 	for name, s := range none {
 		if srv, err := w.p.ToolServer(t.Context(), s); err != nil || srv != nil {

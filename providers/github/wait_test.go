@@ -22,7 +22,7 @@ type renderRig struct {
 
 func newRenderRig(t *testing.T, pr bool) *renderRig {
 	r := newInstallRig(t, nil)
-	s := &core.Session{ID: "ses_render", Origin: &core.Origin{Provider: Name, Key: sessionKey("acme", "widgets", 7), Tenant: "900"}}
+	s := &core.Session{ID: "ses_render", Origin: &core.Origin{Provider: Name, Key: sessionKey("acme", "widgets", 7), TenantID: "900"}}
 	rd := r.p.Renderer()
 	sink := output.New(output.Config{Name: Name, Store: r.store, Renderer: rd})
 	rr := &renderRig{installRig: r, rd: rd, th: sink.Thread(s, core.SinkPosition{})}

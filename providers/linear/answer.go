@@ -98,7 +98,7 @@ func (p *Provider) confirm(ctx context.Context, in *core.Installation, pl *Paylo
 		for i, d := range dedupe {
 			keys[i] = d + ":" + id
 		}
-		res, err := p.cfg.Router.Route(ctx, providers.Trigger{Installation: in, Origin: core.Origin{Provider: Name, Key: w.key},
+		res, err := p.cfg.Intake.Route(ctx, providers.Trigger{Installation: in, Origin: core.Origin{Provider: Name, Key: w.key},
 			Input: core.NewInput(core.TypeUserToolConfirmation, raw), Dedupe: keys, Continue: true})
 		if err != nil {
 			return err

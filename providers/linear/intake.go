@@ -181,7 +181,7 @@ func (p *Provider) agentSessionEvent(ctx context.Context, pl *Payload, dedupe []
 	}
 	s := pl.AgentSession
 	meta := map[string]string{metaAgentSession: s.ID}
-	origin := core.Origin{Provider: Name, Key: k, Tenant: pl.OrganizationID, URL: s.URL}
+	origin := core.Origin{Provider: Name, Key: k, TenantID: pl.OrganizationID, URL: s.URL}
 	if iss := s.Issue; iss != nil {
 		meta[metaIssueID], meta[metaIssue] = iss.ID, iss.Identifier
 		origin.URL = iss.URL
@@ -190,7 +190,7 @@ func (p *Provider) agentSessionEvent(ctx context.Context, pl *Payload, dedupe []
 	}
 	// A prompt on an agent session the gateway never saw created (it was
 	// down) starts the session as well.
-	_, err = p.cfg.Router.Route(ctx, providers.Trigger{Installation: in, Origin: origin, Metadata: meta, Tenant: Name + ":" + pl.OrganizationID,
+	_, err = p.cfg.Intake.Route(ctx, providers.Trigger{Installation: in, Origin: origin, Metadata: meta, Tenant: Name + ":" + pl.OrganizationID,
 		Input: core.NewInput(core.TypeUserMessage, raw), Dedupe: dedupe})
 	return err
 }
@@ -265,7 +265,7 @@ func (p *Provider) knownInstallation(ctx context.Context, pl *Payload) (*core.In
 
 // interrupt queues a user.interrupt on the session of key, if there is one.
 func (p *Provider) interrupt(ctx context.Context, k string, dedupe []string, log *slog.Logger) error {
-	res, err := p.cfg.Router.Route(ctx, providers.Trigger{Origin: core.Origin{Provider: Name, Key: k},
+	res, err := p.cfg.Intake.Route(ctx, providers.Trigger{Origin: core.Origin{Provider: Name, Key: k},
 		Input: core.NewInput(core.TypeUserInterrupt, nil), Dedupe: dedupe, Continue: true})
 	if err == nil && res.Outcome == providers.Queued {
 		log.Info("linear stop: session interrupted", "session_id", res.Session.ID)
@@ -278,9 +278,9 @@ func (p *Provider) interrupt(ctx context.Context, k string, dedupe []string, log
 // and says how it went in the session: a thought when it did (a paused
 // turn goes on working), an error when it was refused.
 func (p *Provider) command(ctx context.Context, in *core.Installation, pl *Payload, t providers.Trigger) error {
-	t.Installation, t.Origin = in, core.Origin{Provider: Name, Key: key(pl.OrganizationID, pl.AgentSession.ID), Tenant: pl.OrganizationID}
+	t.Installation, t.Origin = in, core.Origin{Provider: Name, Key: key(pl.OrganizationID, pl.AgentSession.ID), TenantID: pl.OrganizationID}
 	t.Input, t.Actor, t.Continue = core.NewInput(core.TypeUserMessage, nil), pl.actor(), true
-	res, err := p.cfg.Router.Route(ctx, t)
+	res, err := p.cfg.Intake.Route(ctx, t)
 	switch {
 	case err != nil:
 		return err
@@ -314,7 +314,7 @@ func (p *Provider) retry(ctx context.Context, in *core.Installation, k string, d
 		log.Info("linear retry: nothing to retry; passed on as a message", "session_id", s.ID, "err", err)
 		return false, nil
 	}
-	res, err := p.cfg.Router.Route(ctx, providers.Trigger{Installation: in, Origin: core.Origin{Provider: Name, Key: k},
+	res, err := p.cfg.Intake.Route(ctx, providers.Trigger{Installation: in, Origin: core.Origin{Provider: Name, Key: k},
 		Input: retry, Dedupe: dedupe, Continue: true})
 	if err != nil {
 		return false, err
@@ -355,7 +355,7 @@ func (p *Provider) delegateRemoved(ctx context.Context, pl *Payload, dedupe []st
 				return err
 			}
 			for _, s := range list.Sessions {
-				if s.Origin == nil || s.Origin.Provider != Name || s.Origin.Tenant != pl.OrganizationID || s.Metadata[metaIssueID] != issue {
+				if s.Origin == nil || s.Origin.Provider != Name || s.Origin.TenantID != pl.OrganizationID || s.Metadata[metaIssueID] != issue {
 					continue
 				}
 				keys := make([]string, len(dedupe))

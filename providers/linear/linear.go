@@ -115,8 +115,8 @@ type Config struct {
 	Sessions        Sessions
 	Installations   Installations
 	Sealer          core.Sealer
-	// Router stores what the intake decided (providers.Router).
-	Router *providers.Router
+	// Intake stores what the intake decided (providers.Intake).
+	Intake *providers.Intake
 	// Attachments downloads the images of prompts; nil leaves them out.
 	Attachments *attach.Fetcher
 	HTTPClient  *http.Client
@@ -227,7 +227,7 @@ func (p *Provider) sessionInstallation(ctx context.Context, s *core.Session) (*c
 	if s.Origin == nil || s.Origin.Provider != Name {
 		return nil, fmt.Errorf("session %s is not from linear: %w", s.ID, core.ErrInvalid)
 	}
-	return p.installation(ctx, s.Origin.Tenant)
+	return p.installation(ctx, s.Origin.TenantID)
 }
 
 // sessionPage is the gateway's page of a session.

@@ -60,7 +60,7 @@ func load(s settings.Values, _ providers.LoadEnv) (providers.Build, error) {
 		AuthorizeURL: s["LINEAR_AUTHORIZE_URL"], RequestsPerHour: rate, RefreshMargin: time.Duration(margin) * time.Second}
 	return func(d providers.Deps) (providers.Provider, error) {
 		c := cfg
-		c.Sessions, c.Installations, c.Sealer, c.Router = d.Store, d.Store, d.Sealer, d.Router
+		c.Sessions, c.Installations, c.Sealer, c.Intake = d.Store, d.Store, d.Sealer, d.Intake
 		c.Attachments = d.Attachments
 		c.PublicURL, c.MaxBody, c.Logger = d.PublicURL, d.MaxBody, d.Logger.With("component", Name)
 		p, err := New(c)

@@ -208,7 +208,7 @@ func newRig(t *testing.T) *rig {
 	}
 	r := &rig{t: t, store: store, fake: &fakePlatform{}, rt: fakeruntime.Follow(store), skew: skew}
 	r.p, err = New(Config{ClientID: "client-1", ClientSecret: "s", WebhookSecret: testSecret, PublicURL: "https://sb.example",
-		Sessions: store, Installations: store, Sealer: sealer, Router: &providers.Router{Store: store}, Burst: 1000, RequestsPerHour: 3_600_000})
+		Sessions: store, Installations: store, Sealer: sealer, Intake: &providers.Intake{Store: store}, Burst: 1000, RequestsPerHour: 3_600_000})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func TestToolCallsShareTheBudget(t *testing.T) {
 	if _, err := store.SaveInstallation(t.Context(), in, sealed, exp); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := p.ToolServer(t.Context(), &core.Session{ID: "ses_tools", Origin: &core.Origin{Provider: Name, Key: key(testOrg, "as-1"), Tenant: testOrg}})
+	srv, err := p.ToolServer(t.Context(), &core.Session{ID: "ses_tools", Origin: &core.Origin{Provider: Name, Key: key(testOrg, "as-1"), TenantID: testOrg}})
 	if err != nil || srv == nil {
 		t.Fatalf("tool server %v %v", srv, err)
 	}

@@ -115,7 +115,7 @@ func (p *Provider) handleCallback(ctx context.Context, env *Envelope, log *slog.
 	}
 	t := providers.Trigger{
 		Installation: in,
-		Origin:       core.Origin{Provider: Name, Key: d.key, Tenant: in.ExternalID, URL: permalink(in, d.msg.Channel, d.thread)},
+		Origin:       core.Origin{Provider: Name, Key: d.key, TenantID: in.ExternalID, URL: permalink(in, d.msg.Channel, d.thread)},
 		Tenant:       Name + ":" + d.msg.Team,
 		Input:        input,
 		Dedupe:       d.dedupe,
@@ -130,7 +130,7 @@ func (p *Provider) handleCallback(ctx context.Context, env *Envelope, log *slog.
 	if u, ok := core.ParseContinue(d.said); ok && d.act == actStart {
 		t.ContinueURL = u
 	}
-	res, err := p.cfg.Router.Route(ctx, t)
+	res, err := p.cfg.Intake.Route(ctx, t)
 	if err != nil {
 		return err // a 500: Slack retries, and the dedupe keys make that safe
 	}

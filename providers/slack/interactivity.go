@@ -93,7 +93,7 @@ func (p *Provider) handleAction(ctx context.Context, ic *slackapi.InteractionCal
 	}
 	// The session must be this workspace's: a value from another tenant's
 	// message is not honoured.
-	if s.Origin == nil || s.Origin.Provider != Name || s.Origin.Tenant != tenant {
+	if s.Origin == nil || s.Origin.Provider != Name || s.Origin.TenantID != tenant {
 		log.Warn("button names a session of another workspace; ignored", "tenant", tenant)
 		return nil
 	}
@@ -161,7 +161,7 @@ func (p *Provider) handleAction(ctx context.Context, ic *slackapi.InteractionCal
 		// Any one answer (or allow/deny) settles a question.
 		dedupe = []string{"slack:action:" + tenant + ":" + channel + ":" + msgTS + ":answer"}
 	}
-	res, err := p.cfg.Router.Route(ctx, providers.Trigger{Installation: in, Origin: core.Origin{Provider: Name, Key: s.Origin.Key},
+	res, err := p.cfg.Intake.Route(ctx, providers.Trigger{Installation: in, Origin: core.Origin{Provider: Name, Key: s.Origin.Key},
 		Input: input, Dedupe: dedupe, Continue: true})
 	if err != nil || res.Outcome != providers.Queued {
 		return err

@@ -110,7 +110,7 @@ func load(s settings.Values, _ providers.LoadEnv) (providers.Build, error) {
 	}
 	return func(d providers.Deps) (providers.Provider, error) {
 		c := cfg
-		c.Sessions, c.Installations, c.Sealer, c.Router = d.Store, d.Store, d.Sealer, d.Router
+		c.Sessions, c.Installations, c.Sealer, c.Intake = d.Store, d.Store, d.Sealer, d.Intake
 		c.Attachments = d.Attachments
 		c.MaxBody, c.Logger = d.MaxBody, d.Logger.With("component", Name)
 		p, err := New(c)

@@ -28,7 +28,7 @@ func TestIntakeStoresBeforeAnswering(t *testing.T) {
 		t.Fatal(err)
 	}
 	pending, _ := r.store.Pending(t.Context(), s.ID)
-	if len(pending) != 1 || s.Origin.Tenant != "T0IN" || s.Tenant != "slack:T0IN" || !strings.HasPrefix(s.Origin.URL, "https://t0in.slack.com/archives/C0IN/p") || s.Agent.ID != r.agent.ID {
+	if len(pending) != 1 || s.Origin.TenantID != "T0IN" || s.Tenant != "slack:T0IN" || !strings.HasPrefix(s.Origin.URL, "https://t0in.slack.com/archives/C0IN/p") || s.Agent.ID != r.agent.ID {
 		t.Fatalf("session %+v, pending %d", s, len(pending))
 	}
 	var body inputBody
@@ -89,7 +89,7 @@ func TestIntakeRejectsMalformedBodies(t *testing.T) {
 func TestButtonOfAnotherWorkspaceIsIgnored(t *testing.T) {
 	r := newRig(t, fakeslack.Team{ID: "T0BT", Name: "Buttons"}, true)
 	res, err := r.store.CreateSession(t.Context(), core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: r.agent.ID, Version: 1},
-		Origin: &core.Origin{Provider: Name, Key: "slack:T0ELSE:C1:1.1", Tenant: "T0ELSE"}}})
+		Origin: &core.Origin{Provider: Name, Key: "slack:T0ELSE:C1:1.1", TenantID: "T0ELSE"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func newRigWith(t *testing.T, team fakeslack.Team, withAgent bool, adjust func(*
 		}
 	}
 	cfg := Config{SigningSecret: testSecret, BotToken: bot, APIURL: fake.APIURL(), Sessions: store, Installations: store,
-		Sealer: sealer, Router: &providers.Router{Store: store}, StatusEvery: time.Millisecond}
+		Sealer: sealer, Intake: &providers.Intake{Store: store}, StatusEvery: time.Millisecond}
 	adjust(&cfg)
 	r.p, err = New(cfg)
 	if err != nil {

@@ -113,8 +113,8 @@ type Config struct {
 	Sessions      Sessions
 	Installations Installations
 	Sealer        core.Sealer
-	// Router stores what the intake decided (providers.Router).
-	Router     *providers.Router
+	// Intake stores what the intake decided (providers.Intake).
+	Intake     *providers.Intake
 	HTTPClient *http.Client
 	Logger     *slog.Logger
 }
@@ -210,7 +210,7 @@ func (p *Provider) sessionInstallation(ctx context.Context, s *core.Session) (*c
 	if s.Origin == nil || s.Origin.Provider != Name {
 		return nil, fmt.Errorf("session %s is not from slack: %w", s.ID, core.ErrInvalid)
 	}
-	return p.installation(ctx, s.Origin.Tenant)
+	return p.installation(ctx, s.Origin.TenantID)
 }
 
 // client is a Web API client with the installation's bot token, renewed

@@ -45,7 +45,7 @@ func (p *Provider) OpenThread(ctx context.Context, installationID, channel, text
 	if team == "" {
 		team = in.ExternalID
 	}
-	return core.Origin{Provider: Name, Key: sessionKey(team, channel, ts), Tenant: in.ExternalID, URL: permalink(in, channel, ts)}, Name + ":" + team, nil
+	return core.Origin{Provider: Name, Key: sessionKey(team, channel, ts), TenantID: in.ExternalID, URL: permalink(in, channel, ts)}, Name + ":" + team, nil
 }
 
 // findInChannel looks for the bot's message posted under key in the

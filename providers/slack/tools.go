@@ -39,7 +39,7 @@ func (p *Provider) ToolServer(ctx context.Context, s *core.Session) (*server.MCP
 	}
 	search := strings.Contains(","+in.Metadata["user_scopes"]+",", ",search:read,")
 	return p.tools.Get(s.ID, toolKey{in.ID, search}, func() *server.MCPServer {
-		return (&toolScope{p: p, tenant: s.Origin.Tenant, channel: channel, thread: thread}).server(search)
+		return (&toolScope{p: p, tenant: s.Origin.TenantID, channel: channel, thread: thread}).server(search)
 	}), nil
 }
 

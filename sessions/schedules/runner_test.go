@@ -185,7 +185,7 @@ func (o *opener) OpenThread(_ context.Context, installationID, channel, text, ke
 	if o.err != nil {
 		return core.Origin{}, "", o.err
 	}
-	return core.Origin{Provider: "slack", Key: "slack:T1:" + channel + ":" + fmt.Sprint(len(o.keys)), Tenant: "T1"}, "slack:T1", nil
+	return core.Origin{Provider: "slack", Key: "slack:T1:" + channel + ":" + fmt.Sprint(len(o.keys)), TenantID: "T1"}, "slack:T1", nil
 }
 
 // slackInstallation saves a Slack installation whose policy allows

@@ -20,7 +20,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/models/internal/modelcall"
 )
 
-const provider = "anthropic"
+const vendor = "anthropic"
 
 // Config configures a Client. Zero values take the defaults.
 type Config struct {
@@ -84,13 +84,13 @@ func New(cfg Config) *Client {
 		messages:  c.Messages,
 		maxTokens: maxTokens,
 		log:       log,
-		policy:    modelcall.Policy{Provider: provider, MaxRetries: retries, BaseDelay: cfg.RetryDelay, Logger: log},
+		policy:    modelcall.Policy{Vendor: vendor, MaxRetries: retries, BaseDelay: cfg.RetryDelay, Logger: log},
 	}
 }
 
 // Generate streams one response.
 func (c *Client) Generate(ctx context.Context, req core.ModelRequest) (*core.ModelResponse, error) {
-	name, err := modelcall.Name(req.Model, provider)
+	name, err := modelcall.Name(req.Model, vendor)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +200,7 @@ func (c *Client) response(blocks []*block, stop sdk.StopReason, usage core.Usage
 			if !ok {
 				if resp.Stop == core.StopMaxTokens {
 					// The call was cut off mid-input; it cannot run.
-					c.log.Warn("dropping truncated tool call", "provider", provider, "tool", b.name, "tool_use_id", b.id)
+					c.log.Warn("dropping truncated tool call", "vendor", vendor, "tool", b.name, "tool_use_id", b.id)
 					continue
 				}
 				return nil, fmt.Errorf("anthropic: tool %s: input is not valid json", b.name)

@@ -23,7 +23,7 @@ import (
 )
 
 const (
-	provider       = "openai"
+	vendor         = "openai"
 	defaultBaseURL = "https://api.openai.com/v1/"
 )
 
@@ -86,13 +86,13 @@ func New(cfg Config) *Client {
 	return &Client{
 		completions: sdk.NewChatCompletionService(opts...),
 		maxTokens:   cfg.DefaultMaxTokens,
-		policy:      modelcall.Policy{Provider: provider, MaxRetries: retries, BaseDelay: cfg.RetryDelay, Logger: log},
+		policy:      modelcall.Policy{Vendor: vendor, MaxRetries: retries, BaseDelay: cfg.RetryDelay, Logger: log},
 	}
 }
 
 // Generate streams one response.
 func (c *Client) Generate(ctx context.Context, req core.ModelRequest) (*core.ModelResponse, error) {
-	name, err := modelcall.Name(req.Model, provider)
+	name, err := modelcall.Name(req.Model, vendor)
 	if err != nil {
 		return nil, err
 	}

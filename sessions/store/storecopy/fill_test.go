@@ -112,9 +112,9 @@ func fill(t *testing.T, s backend.Store, keys fakeKeys, clk *clock) {
 	answered(api.ID, "turn_api", "hi there")
 
 	for _, o := range []core.Origin{
-		{Provider: "slack", Key: "slack:T1:C1:1700000000.000100", Tenant: "T1", URL: "https://t1.slack.com/archives/C1/p1700000000000100"},
-		{Provider: "github", Key: "github:acme/app#7", Tenant: "acme/app"},
-		{Provider: "linear", Key: "linear:org1:ISS-3", Tenant: "org1"},
+		{Provider: "slack", Key: "slack:T1:C1:1700000000.000100", TenantID: "T1", URL: "https://t1.slack.com/archives/C1/p1700000000000100"},
+		{Provider: "github", Key: "github:acme/app#7", TenantID: "acme/app"},
+		{Provider: "linear", Key: "linear:org1:ISS-3", TenantID: "org1"},
 	} {
 		input := text("@bot help " + o.Provider)
 		if o.Provider == "slack" {
@@ -125,7 +125,7 @@ func fill(t *testing.T, s backend.Store, keys fakeKeys, clk *clock) {
 			must(t, err)
 			input = core.NewInput(core.TypeUserMessage, raw)
 		}
-		sess := create(core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: other.ID, Version: 1}, Origin: &o, Tenant: o.Provider + ":" + o.Tenant}, ExternalKey: o.Key,
+		sess := create(core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: other.ID, Version: 1}, Origin: &o, Tenant: o.Provider + ":" + o.TenantID}, ExternalKey: o.Key,
 			Inputs: []core.Event{input}, Dedupe: []string{o.Provider + ":delivery-1"}})
 		answered(sess.ID, "turn_"+o.Provider, "on it")
 		must(t, s.SaveSinkPosition(ctx, o.Provider, sess.ID, core.Claim{}, core.SinkPosition{Seq: 2, State: json.RawMessage(`{"ts":"1700000000.000200"}`)}))

@@ -89,11 +89,11 @@ func testCreateInvalidInput(t *testing.T, s core.Store) {
 
 func testCreateExternalKey(t *testing.T, s core.Store) {
 	ctx := t.Context()
-	origin := &core.Origin{Provider: "chat", Key: "ignored", Tenant: "T1"}
+	origin := &core.Origin{Provider: "chat", Key: "ignored", TenantID: "T1"}
 	first, err := s.CreateSession(ctx, core.NewSession{Session: core.Session{Origin: origin, Tenant: "chat:T1"}, ExternalKey: "chat:T1:C1:1.0"})
 	must(t, err)
 	if !first.Created || first.Session.Status != core.StatusIdle || first.Session.Origin == nil ||
-		first.Session.Origin.Key != "chat:T1:C1:1.0" || first.Session.Origin.Tenant != "T1" || first.Session.Tenant != "chat:T1" {
+		first.Session.Origin.Key != "chat:T1:C1:1.0" || first.Session.Origin.TenantID != "T1" || first.Session.Tenant != "chat:T1" {
 		t.Fatalf("first = %+v origin %+v", first, first.Session.Origin)
 	}
 	if origin.Key != "ignored" {

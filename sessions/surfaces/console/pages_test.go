@@ -62,7 +62,7 @@ func session(i int, st core.Status) *core.Session {
 	at := core.NewTime(time.Date(2030, 5, 6, 7, i, 0, 0, time.UTC))
 	return &core.Session{
 		ID: fmt.Sprintf("ses_%03d", i), Status: st, Agent: core.AgentRef{ID: "agt_a", Version: 3},
-		Origin: &core.Origin{Provider: "slack", Key: "slack:T1:C1:1", Tenant: "slack:T1", URL: "https://example.slack.com/x"},
+		Origin: &core.Origin{Provider: "slack", Key: "slack:T1:C1:1", TenantID: "slack:T1", URL: "https://example.slack.com/x"},
 		Tenant: "slack:T1", CreatedAt: at, UpdatedAt: at,
 	}
 }

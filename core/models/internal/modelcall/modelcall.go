@@ -1,5 +1,5 @@
 // Package modelcall owns what the Anthropic and OpenAI clients share and
-// their SDKs do not: provider prefixes, tool schema and tool input
+// their SDKs do not: vendor prefixes, tool schema and tool input
 // normalization, and the retry of a stream that failed after it opened.
 //
 // The SDKs retry 429, 5xx and connection errors up to the moment the
@@ -23,14 +23,14 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 )
 
-// Name strips provider's prefix from model ("anthropic/claude-x").
-func Name(model, provider string) (string, error) {
+// Name strips vendor's prefix from model ("anthropic/claude-x").
+func Name(model, vendor string) (string, error) {
 	p, name, err := core.SplitModel(model)
 	if err != nil {
 		return "", err
 	}
-	if p != provider {
-		return "", fmt.Errorf("model %q: the %s client serves %s/<model> only: %w", model, provider, provider, core.ErrInvalid)
+	if p != vendor {
+		return "", fmt.Errorf("model %q: the %s client serves %s/<model> only: %w", model, vendor, vendor, core.ErrInvalid)
 	}
 	return name, nil
 }
@@ -76,7 +76,7 @@ func Retryable(status int) bool {
 // 2xx arrived, so the SDK's retries are over) and whether any content
 // reached the caller.
 type Tracker struct {
-	provider  string
+	vendor    string
 	log       *slog.Logger
 	attempts  atomic.Int32
 	opened    atomic.Bool
@@ -91,12 +91,12 @@ func (t *Tracker) Middleware(req *http.Request, next func(*http.Request) (*http.
 	switch {
 	case err != nil:
 		if req.Context().Err() == nil {
-			t.log.Warn("model request failed", "provider", t.provider, "attempt", n, "err", err)
+			t.log.Warn("model request failed", "vendor", t.vendor, "attempt", n, "err", err)
 		}
 	case res.StatusCode >= 200 && res.StatusCode < 300:
 		t.opened.Store(true)
 	default:
-		t.log.Warn("model request refused", "provider", t.provider, "attempt", n, "status", res.StatusCode)
+		t.log.Warn("model request refused", "vendor", t.vendor, "attempt", n, "status", res.StatusCode)
 	}
 	return res, err
 }
@@ -106,7 +106,7 @@ func (t *Tracker) Delivered() { t.delivered.Store(true) }
 
 // Policy is how Do retries.
 type Policy struct {
-	Provider   string
+	Vendor     string
 	MaxRetries int
 	BaseDelay  time.Duration // first delay; doubled per retry, at most 8s
 	Logger     *slog.Logger
@@ -117,26 +117,26 @@ type Policy struct {
 // is returned wrapped so that errors.Is sees it.
 func (p Policy) Do(ctx context.Context, call func(ctx context.Context, t *Tracker) (*core.ModelResponse, error), classify func(error) *core.ModelError) (*core.ModelResponse, error) {
 	for retry := 0; ; retry++ {
-		t := &Tracker{provider: p.Provider, log: p.Logger}
+		t := &Tracker{vendor: p.Vendor, log: p.Logger}
 		resp, err := call(ctx, t)
 		if err == nil {
 			return resp, nil
 		}
 		if cerr := ctx.Err(); cerr != nil {
-			return nil, fmt.Errorf("%s: %w", p.Provider, cerr)
+			return nil, fmt.Errorf("%s: %w", p.Vendor, cerr)
 		}
 		merr := classify(err)
 		if !t.opened.Load() || t.delivered.Load() || !merr.Retryable || retry >= p.MaxRetries {
 			return nil, merr
 		}
 		d := backoff(p.BaseDelay, retry)
-		p.Logger.Warn("model stream failed before any content, retrying", "provider", p.Provider,
+		p.Logger.Warn("model stream failed before any content, retrying", "vendor", p.Vendor,
 			"retry", retry+1, "delay", d.String(), "err", err)
 		timer := time.NewTimer(d)
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			return nil, fmt.Errorf("%s: %w", p.Provider, ctx.Err())
+			return nil, fmt.Errorf("%s: %w", p.Vendor, ctx.Err())
 		case <-timer.C:
 		}
 	}

@@ -43,7 +43,7 @@ func pendingTexts(t *testing.T, s *bolt.Store, id string) []string {
 
 func TestRouter(t *testing.T) {
 	const key = "slack:T1:C1:1.000100"
-	origin := core.Origin{Provider: "slack", Key: key, Tenant: "T1", URL: "https://t1.slack.com/archives/C1/p1000100"}
+	origin := core.Origin{Provider: "slack", Key: key, TenantID: "T1", URL: "https://t1.slack.com/archives/C1/p1000100"}
 	in := &core.Installation{ID: "ins_1", Provider: "slack", ExternalID: "T1"}
 
 	t.Run("start, steer, repeat, stop", func(t *testing.T) {
@@ -53,7 +53,7 @@ func TestRouter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &providers.Router{Store: s}
+		r := &providers.Intake{Store: s}
 		// A steer of a thread the agent is not in starts nothing, and
 		// does not spend its dedupe key.
 		res, err := r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Input: message("reply"), Dedupe: []string{"e0"}, Continue: true})
@@ -104,7 +104,7 @@ func TestRouter(t *testing.T) {
 		}
 		withAgent := *in
 		withAgent.Agent = "triage"
-		res, err := (&providers.Router{Store: s}).Route(t.Context(), providers.Trigger{Installation: &withAgent, Origin: origin, Input: message("hi")})
+		res, err := (&providers.Intake{Store: s}).Route(t.Context(), providers.Trigger{Installation: &withAgent, Origin: origin, Input: message("hi")})
 		if err != nil || res.Session.Agent.ID != bound.ID {
 			t.Fatalf("%+v, %v", res, err)
 		}
@@ -115,7 +115,7 @@ func TestRouter(t *testing.T) {
 		if _, err := s.CreateAgent(t.Context(), &core.Agent{Name: "default", Model: "anthropic/x"}); err != nil {
 			t.Fatal(err)
 		}
-		r := &providers.Router{Store: s}
+		r := &providers.Intake{Store: s}
 		res, err := r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Tenant: "slack:T1", Input: message("hi"), Dedupe: []string{"e1"}})
 		if err != nil || !res.Created || res.Session.Tenant != "slack:T1" {
 			t.Fatalf("start: %+v, %v", res, err)
@@ -133,7 +133,7 @@ func TestRouter(t *testing.T) {
 
 	t.Run("no agent", func(t *testing.T) {
 		s := openStore(t)
-		r := &providers.Router{Store: s}
+		r := &providers.Intake{Store: s}
 		res, err := r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Input: message("hi"), Dedupe: []string{"e1"}})
 		if err != nil || res.Outcome != providers.NoAgent {
 			t.Fatalf("%+v, %v", res, err)
@@ -157,7 +157,7 @@ func TestRouter(t *testing.T) {
 		if _, err := s.CreateAgent(t.Context(), &core.Agent{Name: "default", Model: "anthropic/x"}); err != nil {
 			t.Fatal(err)
 		}
-		r := &providers.Router{Store: s}
+		r := &providers.Intake{Store: s}
 		res, err := r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Input: message("hi")})
 		if err != nil {
 			t.Fatal(err)
@@ -180,13 +180,13 @@ func TestRouter(t *testing.T) {
 // without a session.
 func TestRouteBudget(t *testing.T) {
 	const key = "slack:T1:C1:2.000100"
-	origin := core.Origin{Provider: "slack", Key: key, Tenant: "T1"}
+	origin := core.Origin{Provider: "slack", Key: key, TenantID: "T1"}
 	in := &core.Installation{ID: "ins_1", Provider: "slack", ExternalID: "T1", BudgetApprovers: []string{"U_BOSS"}}
 	s := openStore(t)
 	if _, err := s.CreateAgent(t.Context(), &core.Agent{Name: "default", Model: "anthropic/x"}); err != nil {
 		t.Fatal(err)
 	}
-	r := &providers.Router{Store: s}
+	r := &providers.Intake{Store: s}
 	five := &core.Limits{MaxSessionCostUSD: 5}
 
 	res, err := r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Input: message("budget $5"), Budget: five, Actor: "U_BOSS"})
@@ -237,7 +237,7 @@ func TestRouteSourceKey(t *testing.T) {
 	if _, err := s.CreateAgent(t.Context(), &core.Agent{Name: "default", Model: "anthropic/x"}); err != nil {
 		t.Fatal(err)
 	}
-	r := &providers.Router{Store: s}
+	r := &providers.Intake{Store: s}
 	res, err := r.Route(t.Context(), providers.Trigger{Installation: in, Origin: core.Origin{Provider: "slack", Key: key}, Input: message("start")})
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 
 // Trigger is what a provider decided an inbound event asks for: an input
 // for the session of an origin key. Verifying, decoding and the trigger
-// rules are the provider's; everything after is the Router's.
+// rules are the provider's; everything after is the Intake's.
 type Trigger struct {
 	// Installation is the tenant the event came from; its bound agent (or
 	// the agent named "default") runs a session the trigger starts.
@@ -82,7 +82,7 @@ func (o Outcome) String() string {
 	return [...]string{"queued", "duplicate", "no_session", "archived", "no_agent", "budget_set", "budget_refused", "linked", "link_refused"}[o]
 }
 
-// Routed tells what the Router did with a trigger.
+// Routed tells what the Intake did with a trigger.
 type Routed struct {
 	Outcome Outcome
 	Session *core.Session // Queued and Duplicate (when the key has one)
@@ -91,8 +91,8 @@ type Routed struct {
 	Note string
 }
 
-// RouterStore is what the Router needs of the session store.
-type RouterStore interface {
+// IntakeStore is what the Intake needs of the session store.
+type IntakeStore interface {
 	GetAgent(ctx context.Context, idOrName string) (*core.Agent, error)
 	CreateSession(ctx context.Context, req core.NewSession) (*core.CreateResult, error)
 	SessionByKey(ctx context.Context, key string) (*core.Session, error)
@@ -100,13 +100,13 @@ type RouterStore interface {
 	AddLink(ctx context.Context, sessionID string, l core.LinkBody) (*core.Session, error)
 }
 
-// Router is the one intake path from a decided trigger to a queued input:
+// Intake is the one intake path from a decided trigger to a queued input:
 // dedupe, claim-or-create of the origin key's session and the queueing
 // happen in one store transaction. Nothing else is needed to run it: the
 // store's commit stream wakes the runtime (or interrupts the turn) and the
 // platform's output sink.
-type Router struct {
-	Store  RouterStore
+type Intake struct {
+	Store  IntakeStore
 	Logger *slog.Logger
 	// Links reads addresses and installations for continue commands
 	// (the Set); without it they are refused.
@@ -123,7 +123,7 @@ type LinkResolver interface {
 
 // Route stores a trigger's input. An error means nothing was stored and the
 // platform should deliver the event again (answer 5xx).
-func (r *Router) Route(ctx context.Context, t Trigger) (Routed, error) {
+func (r *Intake) Route(ctx context.Context, t Trigger) (Routed, error) {
 	log := r.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -190,7 +190,7 @@ func (r *Router) Route(ctx context.Context, t Trigger) (Routed, error) {
 
 // setBudget sets the budgets of the key's session from a thread command,
 // if the person who wrote it is one of the installation's approvers.
-func (r *Router) setBudget(ctx context.Context, t Trigger, log *slog.Logger) (Routed, error) {
+func (r *Intake) setBudget(ctx context.Context, t Trigger, log *slog.Logger) (Routed, error) {
 	if t.Installation == nil || t.Actor == "" || !slices.Contains(t.Installation.BudgetApprovers, t.Actor) {
 		log.Info("budget command refused: not a budget approver", "actor", t.Actor, "installation_id", installationID(t.Installation))
 		return Routed{Outcome: BudgetRefused, Note: "Only this installation's budget approvers can change a session's budget; " +
@@ -226,7 +226,7 @@ func budgetSetNote(l core.Limits, resumed bool) string {
 
 // agentFor is the agent an installation's new sessions run: the bound one,
 // else the agent named default (its latest version).
-func (r *Router) agentFor(ctx context.Context, in *core.Installation) (*core.Agent, error) {
+func (r *Intake) agentFor(ctx context.Context, in *core.Installation) (*core.Agent, error) {
 	ref := "default"
 	if in != nil && in.Agent != "" {
 		ref = in.Agent

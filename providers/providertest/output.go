@@ -36,8 +36,8 @@ func testAnswerOnce(crash string) func(t *testing.T, w *world) {
 			w.start()
 		}
 		w.settled(s.ID)
-		if got := w.shownHolding(text); len(got) != 1 {
-			t.Fatalf("the answer is shown %d times, want once: %q", len(got), w.p.Shown(t))
+		if got := w.postsHolding(text); len(got) != 1 {
+			t.Fatalf("the answer is posted %d times, want once: %q", len(got), w.p.Posts(t))
 		}
 		if n := len(w.sessions()); n != 1 {
 			t.Fatalf("%d sessions for one mention", n)
@@ -56,8 +56,8 @@ func testConfirmation(allow bool) func(t *testing.T, w *world) {
 		tn.step(toolUse(call, tool, map[string]string{"env": "staging"}))
 		tn.end(core.ReasonRequiresAction, call)
 		w.settled(s.ID)
-		if len(w.shownHolding(tool)) == 0 {
-			t.Fatalf("the call waiting for a person is not shown: %q", w.p.Shown(t))
+		if !w.showing(tool) {
+			t.Fatalf("the call waiting for a person is not shown: %q, %q", w.p.Posts(t), w.p.Status(t))
 		}
 		w.deliver(w.p.Answer(t, allow), "the answer")
 		want := map[bool]string{true: "allow", false: "deny"}[allow]
@@ -81,7 +81,8 @@ func testPlan(t *testing.T, w *world) {
 }
 
 // testBudgetPause: a turn paused by a session budget (the harness's note
-// and the pause) is shown once, with the note that says how to raise it.
+// and the pause) is shown, its note, which says how to raise the budget,
+// posted once.
 func testBudgetPause(t *testing.T, w *world) {
 	const note = "⏸ I paused: this session has used its budget of 200000 tokens. Reply `budget 400000 tokens` to go on."
 	s := w.mentioned()
@@ -92,7 +93,7 @@ func testBudgetPause(t *testing.T, w *world) {
 				Budget: &core.BudgetPause{Name: core.BudgetTokens, Limit: 200_000, Spent: 201_000}}}))
 	w.waitShown("the pause", note)
 	w.caughtUp(s.ID)
-	if got := w.shownHolding(note); len(got) != 1 {
-		t.Fatalf("the pause is shown %d times, want once: %q", len(got), w.p.Shown(t))
+	if got := w.postsHolding(note); len(got) != 1 {
+		t.Fatalf("the pause's note is posted %d times, want once: %q", len(got), w.p.Posts(t))
 	}
 }

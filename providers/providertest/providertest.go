@@ -58,10 +58,11 @@ type Platform interface {
 	Stop(t *testing.T) Webhook
 	Retry(t *testing.T) Webhook
 	Answer(t *testing.T, allow bool) Webhook
-	// Shown is what the gateway shows in the conversation now, one text
-	// per thing the platform shows: each message, comment or activity it
-	// posted (as edited since), and its statuses, check runs and plans.
-	Shown(t *testing.T) []string
+	// Posts are the messages, comments or activities the gateway posted
+	// in the conversation, one text each (as edited since); Status is what
+	// it shows there in place (a thread's status, check runs, a plan).
+	Posts(t *testing.T) []string
+	Status(t *testing.T) []string
 	// WaitFor waits until cond holds, looking again as the fake records
 	// calls, and fails the test after d.
 	WaitFor(t *testing.T, d time.Duration, what string, cond func() bool)

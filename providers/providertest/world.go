@@ -257,11 +257,11 @@ func (w *world) caughtUp(id string) {
 	})
 }
 
-// shownHolding are the things shown that hold text.
-func (w *world) shownHolding(text string) []string {
+// postsHolding are the posts that hold text.
+func (w *world) postsHolding(text string) []string {
 	w.t.Helper()
 	var out []string
-	for _, s := range w.p.Shown(w.t) {
+	for _, s := range w.p.Posts(w.t) {
 		if strings.Contains(s, text) {
 			out = append(out, s)
 		}
@@ -269,8 +269,15 @@ func (w *world) shownHolding(text string) []string {
 	return out
 }
 
-// waitShown waits until something shown holds text.
+// showing reports whether anything the platform shows (a post, a
+// status) holds text.
+func (w *world) showing(text string) bool {
+	w.t.Helper()
+	return slices.ContainsFunc(append(w.p.Posts(w.t), w.p.Status(w.t)...), func(s string) bool { return strings.Contains(s, text) })
+}
+
+// waitShown waits until the platform shows text.
 func (w *world) waitShown(what, text string) {
 	w.t.Helper()
-	w.p.WaitFor(w.t, patience, what, func() bool { return len(w.shownHolding(text)) > 0 })
+	w.p.WaitFor(w.t, patience, what, func() bool { return w.showing(text) })
 }

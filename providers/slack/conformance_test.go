@@ -156,22 +156,27 @@ func (c *conformance) botPosts() []fakeslack.Message {
 	return out
 }
 
-// Shown: the bot's messages in the thread, and the thread's status.
-func (c *conformance) Shown(*testing.T) []string {
+// Posts are the bot's messages in the thread.
+func (c *conformance) Posts(*testing.T) []string {
 	var out []string
 	for _, m := range c.botPosts() {
 		out = append(out, m.Text)
 	}
+	return out
+}
+
+// Status is the thread's assistant status, as last set.
+func (c *conformance) Status(*testing.T) []string {
 	status := ""
 	for _, call := range c.fake.Calls("assistant.threads.setStatus") {
 		if call.Error == "" && call.Str("channel_id") == conformanceChannel && call.Str("thread_ts") == c.root {
 			status = call.Str("status")
 		}
 	}
-	if status != "" {
-		out = append(out, "status: "+status)
+	if status == "" {
+		return nil
 	}
-	return out
+	return []string{status}
 }
 
 func (c *conformance) WaitFor(t *testing.T, d time.Duration, what string, cond func() bool) {

@@ -9,8 +9,9 @@ import (
 )
 
 // testReplayedDelivery: platforms deliver at least once. A delivery sent
-// again, or its message delivered again under another delivery id,
-// queues nothing more; another message does.
+// again, or its message delivered again under another delivery id (the
+// one that started the session or a later one), queues nothing more;
+// another message does.
 func testReplayedDelivery(t *testing.T, w *world) {
 	first := w.p.Mention(t, "conformance-1", "look at the widgets")
 	w.deliver(first, "the mention")
@@ -23,9 +24,14 @@ func testReplayedDelivery(t *testing.T, w *world) {
 	if n := len(w.pending(s.ID)); n != 1 {
 		t.Fatalf("%d inputs after the message came again under another delivery id, want 1", n)
 	}
-	w.deliver(w.p.Mention(t, "conformance-3", "and at the gears"), "another mention")
+	second := w.p.Mention(t, "conformance-3", "and at the gears")
+	w.deliver(second, "another mention")
 	if n := len(w.pending(s.ID)); n != 2 {
 		t.Fatalf("%d inputs after a second message, want 2", n)
+	}
+	w.deliver(w.p.Redeliver(t, second, "conformance-4"), "the second message under another delivery id")
+	if n := len(w.pending(s.ID)); n != 2 {
+		t.Fatalf("%d inputs after the second message came again under another delivery id, want 2", n)
 	}
 	if n := len(w.sessions()); n != 1 {
 		t.Fatalf("%d sessions for one conversation", n)

@@ -44,8 +44,8 @@ type Platform interface {
 	// continue it.
 	Mention(t *testing.T, delivery, text string) Webhook
 	// Redeliver is w's message delivered again under another delivery id,
-	// as the platform may (Slack sends a message's app_mention and message
-	// events; the delivery header of others is not signed).
+	// as the platform may: one message told by two events, or a signed
+	// body sent again under a delivery header the signature leaves out.
 	Redeliver(t *testing.T, w Webhook, delivery string) Webhook
 	// Own is the agent's own message in the conversation mentioning the
 	// agent (as its answers may: "reply @agent allow"), as the platform
@@ -66,9 +66,9 @@ type Platform interface {
 	// WaitFor waits until cond holds, looking again as the fake records
 	// calls, and fails the test after d.
 	WaitFor(t *testing.T, d time.Duration, what string, cond func() bool)
-	// Lacks is why the platform cannot do a (a platform genuinely
-	// without it), "" when it can; the cases of a lacked ability check
-	// that it is said and why, and do not call its method.
+	// Lacks is why the platform genuinely cannot do a, "" when it can.
+	// The case of a lacked ability logs why instead of calling its
+	// method; a platform that neither does it nor says why fails there.
 	Lacks(a Ability) string
 }
 

@@ -127,16 +127,16 @@ func (w *world) start() {
 	w.proc = p
 	t.Cleanup(func() {
 		p.srv.Close()
-		// Bounded: a process parked at a failpoint never finishes.
+		// Bounded, as the gateway's own stop is.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		set.Stop(ctx)
 	})
 }
 
-// parkAt makes the first process's sink stop for good at point (a
-// failpoint of output.PostOnce, "before_post"…); the channel is closed
-// once it has.
+// parkAt parks the running process's sink for good the first time it
+// reaches point (a failpoint of output.PostOnce: "before_post",
+// "after_post"); the channel is closed once it has.
 func (w *world) parkAt(point string) <-chan struct{} {
 	pk := &w.park
 	pk.mu.Lock()

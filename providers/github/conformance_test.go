@@ -89,11 +89,9 @@ func (c *conformance) Own(t *testing.T, delivery, text string) providertest.Webh
 func (c *conformance) Stop(t *testing.T) providertest.Webhook  { return c.click(t, "stop") }
 func (c *conformance) Retry(t *testing.T) providertest.Webhook { return c.click(t, "retry") }
 
-func (c *conformance) Answer(t *testing.T, allow bool) providertest.Webhook {
-	if allow {
-		return c.click(t, "allow")
-	}
-	return c.click(t, "deny")
+// Answer is the Allow or Deny button of the run asking about the call.
+func (c *conformance) Answer(t *testing.T, result string) providertest.Webhook {
+	return c.click(t, result)
 }
 
 // click waits for the pull request's check run showing the button, and

@@ -114,11 +114,8 @@ func (c *conformance) Retry(t *testing.T) providertest.Webhook {
 
 // Answer is the prompt "allow" or "deny", as the elicitation's options
 // send it.
-func (c *conformance) Answer(t *testing.T, allow bool) providertest.Webhook {
-	if allow {
-		return c.prompt(t, c.click(), "allow", "")
-	}
-	return c.prompt(t, c.click(), "deny", "")
+func (c *conformance) Answer(t *testing.T, result string) providertest.Webhook {
+	return c.prompt(t, c.click(), result, "")
 }
 
 // click is a fresh delivery id for a person's click.

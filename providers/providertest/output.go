@@ -48,7 +48,7 @@ func testAnswerOnce(crash string) func(t *testing.T, w *world) {
 // testConfirmation: a tool call the turn waits on is shown, and a
 // person's answer by the platform's means (a button, a reply) is queued
 // as the call's confirmation.
-func testConfirmation(allow bool) func(t *testing.T, w *world) {
+func testConfirmation(result string) func(t *testing.T, w *world) {
 	return func(t *testing.T, w *world) {
 		const tool, call = "widgetdeploy", "toolu_conformance"
 		s := w.mentioned()
@@ -59,11 +59,10 @@ func testConfirmation(allow bool) func(t *testing.T, w *world) {
 		if !w.showing(tool) {
 			t.Fatalf("the call waiting for a person is not shown: %q, %q", w.p.Posts(t), w.p.Status(t))
 		}
-		w.deliver(w.p.Answer(t, allow), "the answer")
-		want := map[bool]string{true: "allow", false: "deny"}[allow]
+		w.deliver(w.p.Answer(t, result), "the answer")
 		var b core.ToolConfirmationBody
-		if err := w.queued(s.ID, core.TypeUserToolConfirmation).Decode(&b); err != nil || b.ToolUseID != call || b.Result != want {
-			t.Fatalf("confirmation %+v (%v), want %s of %s", b, err, want, call)
+		if err := w.queued(s.ID, core.TypeUserToolConfirmation).Decode(&b); err != nil || b.ToolUseID != call || b.Result != result {
+			t.Fatalf("confirmation %+v (%v), want %s of %s", b, err, result, call)
 		}
 	}
 }

@@ -52,12 +52,13 @@ type Platform interface {
 	// delivers it back to the gateway.
 	Own(t *testing.T, delivery, text string) Webhook
 	// Stop is a person stopping the turn that runs, Retry one running a
-	// failed turn again, Answer one allowing (or denying) the tool call
-	// the turn waits on. Each waits, with WaitFor, for what the platform
-	// must show before a person can do it (a button), and uses it.
+	// failed turn again, Answer one answering the tool call the turn
+	// waits on with result ("allow" or "deny"). Each waits, with WaitFor,
+	// for what the platform must show before a person can do it (a
+	// button), and uses it.
 	Stop(t *testing.T) Webhook
 	Retry(t *testing.T) Webhook
-	Answer(t *testing.T, allow bool) Webhook
+	Answer(t *testing.T, result string) Webhook
 	// Posts are the messages, comments or activities the gateway posted
 	// in the conversation, one text each (as edited since); Status is what
 	// it shows there in place (a thread's status, check runs, a plan).
@@ -124,8 +125,8 @@ func Run(t *testing.T, newPlatform func(t *testing.T) Platform) {
 		{"output/answer_once", testAnswerOnce("")},
 		{"output/answer_once_crash_before_post", testAnswerOnce("before_post")},
 		{"output/answer_once_crash_after_post", testAnswerOnce("after_post")},
-		{"output/confirmation_allowed", testConfirmation(true)},
-		{"output/confirmation_denied", testConfirmation(false)},
+		{"output/confirmation_allowed", testConfirmation("allow")},
+		{"output/confirmation_denied", testConfirmation("deny")},
 		{"output/plan", testPlan},
 		{"output/budget_pause", testBudgetPause},
 		{"prime/earlier_conversation", testEarlierConversation},

@@ -95,11 +95,8 @@ func (c *conformance) Stop(t *testing.T) providertest.Webhook {
 func (c *conformance) Retry(t *testing.T) providertest.Webhook { return c.click(t, "sb_retry") }
 
 // Answer is the Allow or Deny button of the question about the call.
-func (c *conformance) Answer(t *testing.T, allow bool) providertest.Webhook {
-	if allow {
-		return c.click(t, "sb_allow")
-	}
-	return c.click(t, "sb_deny")
+func (c *conformance) Answer(t *testing.T, result string) providertest.Webhook {
+	return c.click(t, "sb_"+result)
 }
 
 // click waits for the bot's message with the button, and clicks it.

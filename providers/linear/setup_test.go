@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -185,16 +184,11 @@ type rig struct {
 	srv   *httptest.Server
 	in    *core.Installation
 	sink  *output.Sink
-	// skew moves the store's clock ahead: a crash test expires the
-	// parked sink's claim with it, as time would once its process died.
-	skew *atomic.Int64
 }
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
-	skew := &atomic.Int64{}
-	store, err := bolt.Open(filepath.Join(t.TempDir(), "switchboard.db"),
-		bolt.Options{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+	store, err := bolt.Open(filepath.Join(t.TempDir(), "switchboard.db"), bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +200,7 @@ func newRig(t *testing.T) *rig {
 	if _, err := store.CreateAgent(t.Context(), &core.Agent{Name: "default", Model: "anthropic/x"}); err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, store: store, fake: &fakePlatform{}, rt: fakeruntime.Follow(store), skew: skew}
+	r := &rig{t: t, store: store, fake: &fakePlatform{}, rt: fakeruntime.Follow(store)}
 	r.p, err = New(Config{ClientID: "client-1", ClientSecret: "s", WebhookSecret: testSecret, PublicURL: "https://sb.example",
 		Sessions: store, Installations: store, Sealer: sealer, Intake: &providers.Intake{Store: store}, Burst: 1000, RequestsPerHour: 3_600_000})
 	if err != nil {
@@ -228,24 +222,14 @@ func newRig(t *testing.T) *rig {
 	return r
 }
 
-// startSink runs the Linear output sink over the rig's store, with a
-// failpoint if one is given.
-func (r *rig) startSink(failpoint ...func(string)) {
-	cfg := output.Config{Name: Name, Store: r.store, Renderer: r.p.Renderer(), RetryMin: 10 * time.Millisecond,
-		ClaimTTL: time.Hour, ClaimRetry: 10 * time.Millisecond}
-	if len(failpoint) > 0 {
-		cfg.Failpoint = failpoint[0]
-	}
-	r.sink = output.New(cfg)
+// startSink runs the Linear output sink over the rig's store.
+func (r *rig) startSink() {
+	r.sink = output.New(output.Config{Name: Name, Store: r.store, Renderer: r.p.Renderer(), RetryMin: 10 * time.Millisecond,
+		ClaimTTL: time.Hour, ClaimRetry: 10 * time.Millisecond})
 	if err := r.sink.Start(r.t.Context()); err != nil {
 		r.t.Fatal(err)
 	}
-	r.t.Cleanup(func() {
-		// Bounded: a crash test leaves a worker parked for good.
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		r.sink.Stop(ctx)
-	})
+	r.t.Cleanup(func() { r.sink.Stop(context.Background()) })
 }
 
 // send posts body signed with secret, with a delivery id.

@@ -1,16 +1,13 @@
 package linear
 
 import (
-	"context"
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/providers/output"
 )
 
 // turnWriter appends a turn the way the harness does.
@@ -240,53 +237,6 @@ func TestSinkSkipsAnActivityLinearRefuses(t *testing.T) {
 	tw.append(false, answerEv("second answer"))
 	tw.end(core.ReasonCompleted)
 	waitUntil(t, "the second answer", func() bool { return slices.Contains(r.fake.shown(), "response: second answer") })
-}
-
-// TestSinkPostsTheResponseOnceAcrossARestart: the process stops while
-// the response is being posted (before Linear has it, or after Linear
-// has it but before the position is saved); the next sink posts it once.
-func TestSinkPostsTheResponseOnceAcrossARestart(t *testing.T) {
-	for _, after := range []bool{false, true} {
-		name := map[bool]string{false: "before the post", true: "after the post"}[after]
-		t.Run(name, func(t *testing.T) {
-			r := newRig(t)
-			var once sync.Once
-			parked := make(chan struct{})
-			point := map[bool]string{false: "before_post", true: "after_post"}[after]
-			r.startSink(func(p string) {
-				if p == point {
-					once.Do(func() { close(parked) })
-					select {}
-				}
-			})
-			s := r.start("as-40")
-			tw := r.turn(s.ID)
-			tw.append(false, answerEv("exactly once"))
-			tw.end(core.ReasonCompleted)
-			<-parked
-			// The parked worker never returns: a new sink stands for the
-			// next process (the first one is abandoned, as by SIGKILL),
-			// and the first one's claim expires.
-			r.skew.Add(int64(2 * time.Hour))
-			sink2 := output.New(output.Config{Name: Name, Store: r.store, Renderer: r.p.Renderer(), RetryMin: 10 * time.Millisecond,
-				ClaimRetry: 10 * time.Millisecond})
-			if err := sink2.Start(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			defer sink2.Stop(context.Background())
-			waitUntil(t, "the response", func() bool { return slices.Contains(r.fake.shown(), "response: exactly once") })
-			waitUntil(t, "the second sink to let go", func() bool { return sink2.Settled(t.Context()) })
-			n := 0
-			for _, a := range r.fake.shown() {
-				if a == "response: exactly once" {
-					n++
-				}
-			}
-			if n != 1 {
-				t.Fatalf("response posted %d times: %q", n, r.fake.shown())
-			}
-		})
-	}
 }
 
 // TestSinkKeepsAResponseWhoseLookupIsRateLimited: a post fails without

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,9 +31,6 @@ type rig struct {
 	srv   *httptest.Server
 	agent *core.Agent
 	sink  *output.Sink
-	// skew moves the store's clock ahead: a crash test expires the
-	// parked sink's claim with it, as time would once its process died.
-	skew *atomic.Int64
 }
 
 func newRig(t *testing.T, team fakeslack.Team, withAgent bool) *rig {
@@ -45,9 +41,7 @@ func newRig(t *testing.T, team fakeslack.Team, withAgent bool) *rig {
 // newRigWith is newRig with the provider's configuration adjusted.
 func newRigWith(t *testing.T, team fakeslack.Team, withAgent bool, adjust func(*Config)) *rig {
 	t.Helper()
-	skew := &atomic.Int64{}
-	store, err := bolt.Open(filepath.Join(t.TempDir(), "switchboard.db"),
-		bolt.Options{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+	store, err := bolt.Open(filepath.Join(t.TempDir(), "switchboard.db"), bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +53,7 @@ func newRigWith(t *testing.T, team fakeslack.Team, withAgent bool, adjust func(*
 	fake := fakeslack.Start(t)
 	bot := fake.AddTeam(team)
 	team, _ = fake.Team(team.ID)
-	r := &rig{t: t, store: store, fake: fake, team: team, rt: fakeruntime.Follow(store), skew: skew}
+	r := &rig{t: t, store: store, fake: fake, team: team, rt: fakeruntime.Follow(store)}
 	if withAgent {
 		if r.agent, err = store.CreateAgent(t.Context(), &core.Agent{Name: "default", Model: "anthropic/x"}); err != nil {
 			t.Fatal(err)

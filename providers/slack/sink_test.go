@@ -1,7 +1,6 @@
 package slack
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/fixtures/fakeslack"
-	"github.com/switchboardhq/switchboard/providers/output"
 )
 
 // thread starts a session for a mention in the fake and returns it with
@@ -199,77 +197,4 @@ func TestSinkExplainsHowTurnsEnd(t *testing.T) {
 			t.Fatalf("pending %+v", pending)
 		}
 	})
-}
-
-// TestSinkFindsAPostACrashDidNotRecord: the sink saved an intent and
-// posted, then the process died before it saved the position; the next
-// sink finds the post in the thread by its metadata and does not post
-// again.
-func TestSinkFindsAPostACrashDidNotRecord(t *testing.T) {
-	r := newRig(t, fakeslack.Team{ID: "T0CR", Name: "Crash"}, true)
-	parked, release := make(chan struct{}), make(chan struct{})
-	// The first "process": its sink parks right after the post, and is
-	// only let go (with its context cancelled, so it records nothing)
-	// when the test ends.
-	r.sink = output.New(output.Config{Name: Name, Store: r.store, Renderer: r.p.Renderer(), RetryMin: 10 * time.Millisecond,
-		ClaimTTL: time.Hour, Failpoint: func(point string) {
-			if point == "after_post" {
-				close(parked)
-				<-release
-			}
-		}})
-	if err := r.sink.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-		defer cancel()
-		_ = r.sink.Stop(ctx)
-		close(release)
-	})
-	s, m := r.thread("C0CR")
-	r.turn(s.ID, core.ReasonCompleted, nil, answer("posted exactly once"))
-	select {
-	case <-parked:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the reply was not posted")
-	}
-	// A new process: a fresh provider and sink over the same store. The
-	// first one's claim on the session expires, as it would once its
-	// process died.
-	r.skew.Add(int64(2 * time.Hour))
-	fresh := *r
-	p2, err := New(r.p.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p2.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	fresh.p = p2
-	fresh.startSink()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		active, _ := r.store.ActiveSinkSessions(t.Context(), Name)
-		pos, _ := r.store.SinkPosition(t.Context(), Name, s.ID)
-		if got, _ := r.store.GetSession(t.Context(), s.ID); len(active) == 0 && got.TurnID == "" && pos.Seq == got.LastSeq {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the restarted sink did not finish")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	n := 0
-	for _, p := range r.botPosts("C0CR", m.TS) {
-		if strings.Contains(p.Text, "posted exactly once") {
-			n++
-		}
-	}
-	if n != 1 {
-		t.Fatalf("posted %d times", n)
-	}
-	if len(r.fake.Calls("conversations.replies")) == 0 {
-		t.Fatal("the restarted sink did not look for its earlier post")
-	}
 }

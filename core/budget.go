@@ -2,44 +2,9 @@ package core
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 )
-
-// budgetCommand is a thread command that sets a session budget:
-// "budget $5", "budget 5 usd", "budget 200k tokens", "budget 2M tokens".
-var budgetCommand = regexp.MustCompile(`(?i)^budget\s+(?:\$\s*([0-9]+(?:\.[0-9]+)?)|([0-9]+(?:\.[0-9]+)?)\s*(?:usd|dollars?)|([0-9]+(?:\.[0-9]+)?)\s*([km]?)\s*tokens?)[.!]?$`)
-
-// ParseBudgetCommand reads a thread command that sets the session's
-// budget, the mention of the agent already taken out. ok is false for
-// any other text, which reaches the agent as a message.
-func ParseBudgetCommand(text string) (l Limits, ok bool) {
-	m := budgetCommand.FindStringSubmatch(strings.TrimSpace(text))
-	if m == nil {
-		return Limits{}, false
-	}
-	switch {
-	case m[1] != "" || m[2] != "":
-		usd, err := strconv.ParseFloat(m[1]+m[2], 64)
-		if err != nil || usd <= 0 {
-			return Limits{}, false
-		}
-		return Limits{MaxSessionCostUSD: usd}, true
-	default:
-		n, err := strconv.ParseFloat(m[3], 64)
-		switch strings.ToLower(m[4]) {
-		case "k":
-			n *= 1e3
-		case "m":
-			n *= 1e6
-		}
-		if err != nil || n < 1 || n > 1e15 {
-			return Limits{}, false
-		}
-		return Limits{MaxSessionTokens: int64(n)}, true
-	}
-}
 
 // FormatBudget writes a budget's value as a person reads it: "$5.00",
 // "200,000 tokens".

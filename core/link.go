@@ -83,18 +83,3 @@ type LinkStore interface {
 	// session.link_removed; ErrNotFound when it is not one of its links.
 	RemoveLink(ctx context.Context, sessionID, key, by string) (*Session, error)
 }
-
-// continueCommand is a thread command that links the thread to the
-// session of another place: "continue <URL>" (Slack wraps an address in
-// <…>, with |text after it when it has a label).
-var continueCommand = regexp.MustCompile(`(?i)^continue\s+<?(https?://[^\s|>]+)(?:\|[^>]*)?>?\s*$`)
-
-// ParseContinue reads "continue <URL>", the mention taken out; ok is
-// false for any other text (a bare URL among other words is a message).
-func ParseContinue(text string) (string, bool) {
-	m := continueCommand.FindStringSubmatch(strings.TrimSpace(text))
-	if m == nil {
-		return "", false
-	}
-	return m[1], true
-}

@@ -170,10 +170,10 @@ func (p *Provider) store(ctx context.Context, d decision, delivery string) error
 		Dedupe:     dedupeKeys(d, delivery),
 		Actor:      r.Login,
 	}
-	if l, ok := core.ParseBudgetCommand(d.said); ok {
+	if l, ok := providers.ParseBudgetCommand(d.said); ok {
 		t.Budget = &l
 	}
-	if u, ok := core.ParseContinue(d.said); ok {
+	if u, ok := providers.ParseContinue(d.said); ok {
 		t.ContinueURL = u
 	}
 	res, err := p.cfg.Intake.Route(ctx, t)

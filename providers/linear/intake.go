@@ -144,10 +144,10 @@ func (p *Provider) agentSessionEvent(ctx context.Context, pl *Payload, dedupe []
 		if result, ok := answerOf(pl.AgentActivity.Text()); ok && w != nil {
 			return p.confirm(ctx, in, pl, w, result, dedupe, log)
 		}
-		if l, ok := core.ParseBudgetCommand(pl.AgentActivity.Text()); ok {
+		if l, ok := providers.ParseBudgetCommand(pl.AgentActivity.Text()); ok {
 			return p.command(ctx, in, pl, providers.Trigger{Budget: &l})
 		}
-		if u, ok := core.ParseContinue(pl.AgentActivity.Text()); ok {
+		if u, ok := providers.ParseContinue(pl.AgentActivity.Text()); ok {
 			return p.command(ctx, in, pl, providers.Trigger{ContinueURL: u})
 		}
 	}

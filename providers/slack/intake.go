@@ -124,10 +124,10 @@ func (p *Provider) handleCallback(ctx context.Context, env *Envelope, log *slog.
 		Continue: d.act != actStart,
 		Actor:    d.msg.User,
 	}
-	if l, ok := core.ParseBudgetCommand(d.said); ok && d.act != actInterrupt {
+	if l, ok := providers.ParseBudgetCommand(d.said); ok && d.act != actInterrupt {
 		t.Budget = &l
 	}
-	if u, ok := core.ParseContinue(d.said); ok && d.act == actStart {
+	if u, ok := providers.ParseContinue(d.said); ok && d.act == actStart {
 		t.ContinueURL = u
 	}
 	res, err := p.cfg.Intake.Route(ctx, t)

@@ -139,10 +139,12 @@ type Origin struct {
 	// Key is the origin key, <provider>:<the platform's address of the
 	// thread>, that routes to the session.
 	Key string `json:"key"`
-	// TenantID is the platform's own id of the workspace, organization or
-	// repository the session came from ("T0123"); the session's Tenant
-	// qualifies it with the provider ("<provider>:T0123"). The API names
-	// it origin.tenant.
+	// TenantID is the platform's own id of what the gateway is installed
+	// in there, which the session came through (a workspace "T0123", an
+	// App installation, an organization): the installation's ExternalID.
+	// It is not the session's Tenant, the qualified name its memory is
+	// partitioned by ("<provider>:T0123", "<provider>:<owner>/<repo>").
+	// The API names it origin.tenant.
 	TenantID string `json:"tenant,omitempty"`
 	URL      string `json:"url,omitempty"`
 }

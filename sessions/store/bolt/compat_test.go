@@ -109,9 +109,12 @@ func message(text string) core.Event {
 }
 
 // openRelease1 opens a copy of the first release's data directory.
-func openRelease1(t *testing.T) *Store {
+func openRelease1(t *testing.T) *Store { return openRelease(t, "release1", Options{}) }
+
+// openRelease opens a copy of the data directory testdata/dir.
+func openRelease(t *testing.T, dir string, opts Options) *Store {
 	t.Helper()
-	raw, err := os.ReadFile("testdata/release1/switchboard.db")
+	raw, err := os.ReadFile(filepath.Join("testdata", dir, "switchboard.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +122,7 @@ func openRelease1(t *testing.T) *Store {
 	if err := os.WriteFile(path, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(path, Options{})
+	s, err := Open(path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

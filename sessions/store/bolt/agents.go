@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -19,21 +18,15 @@ func versionKey(id string, version int) []byte {
 	return binary.BigEndian.AppendUint32([]byte(id), uint32(version))
 }
 
-func decodeAgent(v []byte) (*core.Agent, error) {
-	var a core.Agent
-	if err := json.Unmarshal(v, &a); err != nil {
-		return nil, fmt.Errorf("decode agent: %w", err)
-	}
-	return &a, nil
-}
+func decodeAgent(v []byte) (*core.Agent, error) { return record.Decode[core.Agent]("agent", v) }
 
 // putAgent writes a as the latest version and as its immutable version
 // record, and returns it as decoded from the stored bytes so that the
 // caller sees exactly what a later read will.
 func putAgent(tx *bbolt.Tx, a *core.Agent) (*core.Agent, error) {
-	v, err := core.EncodeJSON(a)
+	v, err := record.Encode("agent", a.ID, a)
 	if err != nil {
-		return nil, fmt.Errorf("encode agent %s: %w", a.ID, err)
+		return nil, err
 	}
 	if err := bkt(tx, bucketAgents).Put([]byte(a.ID), v); err != nil {
 		return nil, err
@@ -49,18 +42,12 @@ func (s *Store) CreateAgent(ctx context.Context, in *core.Agent) (*core.Agent, e
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	a := *in
-	if a.ID == "" {
-		a.ID = core.NewID(core.PrefixAgent)
-	}
-	a.Version = 1
-	a.CreatedAt = s.clock()
-	a.UpdatedAt = a.CreatedAt
-	if err := a.Validate(); err != nil {
+	a, err := record.NewAgent(in, s.clock())
+	if err != nil {
 		return nil, err
 	}
 	var out *core.Agent
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err = s.db.Update(func(tx *bbolt.Tx) error {
 		if bkt(tx, bucketAgents).Get([]byte(a.ID)) != nil {
 			return fmt.Errorf("agent %s already exists: %w", a.ID, core.ErrConflict)
 		}
@@ -71,14 +58,11 @@ func (s *Store) CreateAgent(ctx context.Context, in *core.Agent) (*core.Agent, e
 		if err := names.Put([]byte(a.Name), []byte(a.ID)); err != nil {
 			return err
 		}
-		if err := resolveAgentMemoryStores(tx, &a); err != nil {
+		if err := resolveAgent(tx, a); err != nil {
 			return err
 		}
 		var err error
-		if a.Skills, err = record.ResolveSkills(in.Skills, skillsIn(tx)); err != nil {
-			return err
-		}
-		out, err = putAgent(tx, &a)
+		out, err = putAgent(tx, a)
 		return err
 	})
 	switch {
@@ -103,28 +87,14 @@ func (s *Store) UpdateAgent(ctx context.Context, idOrName string, expectVersion 
 		if err != nil {
 			return err
 		}
-		if expectVersion != 0 && expectVersion != cur.Version {
-			return fmt.Errorf("agent %s is at version %d, not %d: %w", cur.ID, cur.Version, expectVersion, core.ErrConflict)
-		}
-		next, err := decodeAgent(bkt(tx, bucketAgents).Get([]byte(cur.ID)))
+		next, err := decodeAgent(bkt(tx, bucketAgents).Get([]byte(cur.ID))) // a copy update may change freely
 		if err != nil {
 			return err
 		}
-		if err := update(next); err != nil {
-			return fmt.Errorf("agent %s: %w", cur.ID, err)
-		}
-		// The store owns identity and history, whatever update did.
-		next.ID = cur.ID
-		next.Version = cur.Version + 1
-		next.CreatedAt = cur.CreatedAt
-		next.UpdatedAt = s.clock()
-		if err := next.ValidateUpdate(cur.Name); err != nil {
+		if err := record.NextAgent(cur, next, expectVersion, update, s.clock()); err != nil {
 			return err
 		}
-		if next.Skills, err = record.ResolveSkills(next.Skills, skillsIn(tx)); err != nil {
-			return err
-		}
-		if err := resolveAgentMemoryStores(tx, next); err != nil {
+		if err := resolveAgent(tx, next); err != nil {
 			return err
 		}
 		if next.Name != cur.Name {
@@ -146,6 +116,14 @@ func (s *Store) UpdateAgent(ctx context.Context, idOrName string, expectVersion 
 		return nil, fmt.Errorf("update agent %s: %w", idOrName, err)
 	}
 	return out, nil
+}
+
+// resolveAgent pins the skills and resolves the memory stores a names,
+// in the transaction that saves it.
+func resolveAgent(tx *bbolt.Tx, a *core.Agent) error {
+	return record.ResolveAgent(a, func(idOrName string, version int) (*core.Skill, error) {
+		return getSkill(tx, idOrName, version)
+	}, func(idOrName string) (*core.MemoryStore, error) { return memoryStores.get(tx, idOrName) })
 }
 
 // getAgent resolves an id first and a name second; ids carry a prefix no

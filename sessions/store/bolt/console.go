@@ -49,7 +49,7 @@ func (s *Store) CreateConsoleSession(ctx context.Context, in *core.ConsoleSessio
 	if err != nil {
 		return fmt.Errorf("create console sign-in: %w", err)
 	}
-	v, err := core.EncodeJSON(cs)
+	v, err := record.Encode("console sign-in", cs.ID, cs)
 	if err != nil {
 		return fmt.Errorf("create console sign-in: %w", err)
 	}

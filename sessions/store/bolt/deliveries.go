@@ -3,7 +3,6 @@ package bolt
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/sessions/store/record"
@@ -79,15 +78,13 @@ func (s *Store) Redeliver(ctx context.Context, id string) (*core.Delivery, error
 		if err != nil {
 			return err
 		}
-		if d.State == core.DeliveryPending {
-			return fmt.Errorf("delivery %s is pending already: %w", id, core.ErrConflict)
+		if err := record.Redeliver(d, s.clock()); err != nil {
+			return err
 		}
 		dest, err := loadDestination(tx, d.DestinationID)
 		if err != nil {
 			return fmt.Errorf("delivery %s: its destination %s was deleted: %w", id, d.DestinationID, core.ErrConflict)
 		}
-		now := s.clock()
-		d.State, d.FirstAttemptAt, d.NextAttemptAt, d.DeliveredAt, d.UpdatedAt = core.DeliveryPending, nil, now.Ptr(), nil, now
 		if err := saveDelivery(tx, d); err != nil {
 			return err
 		}
@@ -128,7 +125,11 @@ func (s *Store) DeliveryEvent(ctx context.Context, d *core.Delivery) (core.Event
 		if v == nil {
 			return fmt.Errorf("event %d of session %s: %w", d.Seq, d.SessionID, core.ErrNotFound)
 		}
-		return json.Unmarshal(v, &e)
+		stored, err := record.Decode[core.Event]("event", v)
+		if err == nil {
+			e = *stored
+		}
+		return err
 	})
 	if err != nil {
 		return core.Event{}, nil, fmt.Errorf("delivery event of %s: %w", d.ID, err)

@@ -39,20 +39,13 @@ func loadDelivery(tx *bbolt.Tx, id string) (*core.Delivery, error) {
 	if v == nil {
 		return nil, fmt.Errorf("delivery %s: %w", id, core.ErrNotFound)
 	}
-	var d core.Delivery
-	if err := json.Unmarshal(v, &d); err != nil {
-		return nil, fmt.Errorf("decode delivery %s: %w", id, err)
-	}
-	if d.Attempts == nil {
-		d.Attempts = []core.Attempt{}
-	}
-	return &d, nil
+	return record.DecodeDelivery(v)
 }
 
 func saveDelivery(tx *bbolt.Tx, d *core.Delivery) error {
-	v, err := core.EncodeJSON(d)
+	v, err := record.Encode("delivery", d.ID, d)
 	if err != nil {
-		return fmt.Errorf("encode delivery %s: %w", d.ID, err)
+		return err
 	}
 	return bkt(tx, bucketDeliveries).Put([]byte(d.ID), v)
 }
@@ -101,11 +94,7 @@ func (s *Store) enqueueDeliveries(tx *bbolt.Tx, sess *core.Session, events []cor
 			if err != nil {
 				return err
 			}
-			d := &core.Delivery{
-				ID: core.NewSeqID(core.PrefixDelivery, now.Time, seq), DestinationID: m.id, SessionID: sess.ID,
-				EventID: e.ID, EventType: e.Type, Seq: e.Seq, State: core.DeliveryPending,
-				Attempts: []core.Attempt{}, NextAttemptAt: now.Ptr(), CreatedAt: now, UpdatedAt: now,
-			}
+			d := record.NewDelivery(m.id, sess, e, seq, now)
 			if err := insertDelivery(tx, d); err != nil {
 				return err
 			}
@@ -261,29 +250,19 @@ func (s *Store) RecordAttempt(ctx context.Context, c core.Claim, id string, r co
 		if err != nil {
 			return err
 		}
-		settled := true
-		switch {
-		case r.Success:
-			d.State, d.DeliveredAt = core.DeliveryDelivered, r.Attempt.At.Ptr()
-			if dest.FailingSince != nil {
-				dest.FailingSince, dest.UpdatedAt = nil, now
-				if err := saveDestination(tx, dest); err != nil {
-					return err
-				}
+		a := record.Attempted(d, dest, r, now)
+		if a.Paused {
+			if err := pauseStreams(tx, dest); err != nil {
+				return err
 			}
-		default:
-			if r.RetryAt.IsZero() {
-				d.State = core.DeliveryDead
-			} else {
-				settled = false
-				d.NextAttemptAt = core.NewTime(r.RetryAt).Ptr()
-			}
-			if err := s.noteFailure(tx, dest, r, now); err != nil {
+			s.log.Warn("destination paused after failing", "destination_id", dest.ID, "failing_since", dest.FailingSince.Time)
+		}
+		if a.DestinationChanged {
+			if err := saveDestination(tx, dest); err != nil {
 				return err
 			}
 		}
-		if settled {
-			d.NextAttemptAt = nil
+		if a.Settled {
 			if err := bkt(tx, bucketOutbox).Delete(queueKey(d.Stream(), d.Seq)); err != nil {
 				return err
 			}
@@ -295,7 +274,7 @@ func (s *Store) RecordAttempt(ctx context.Context, c core.Claim, id string, r co
 		if err != nil {
 			return err
 		}
-		if h != nil && dest.Status == core.DestinationActive && (h.NextAttemptAt == nil || !h.NextAttemptAt.After(now.Time)) {
+		if record.DueNow(h, dest, now) {
 			next = h
 		}
 		return s.settleClaim(tx, d.Stream(), cl, next != nil, h == nil)
@@ -304,20 +283,4 @@ func (s *Store) RecordAttempt(ctx context.Context, c core.Claim, id string, r co
 		return nil, nil, fmt.Errorf("record attempt: %w", err)
 	}
 	return stored, next, nil
-}
-
-// noteFailure extends the destination's run of failures and pauses it
-// once the run is long enough.
-func (s *Store) noteFailure(tx *bbolt.Tx, dest *core.Destination, r core.AttemptResult, now core.Time) error {
-	if dest.FailingSince == nil {
-		dest.FailingSince = r.Attempt.At.Ptr()
-	}
-	dest.UpdatedAt = now
-	if r.PauseAfter > 0 && dest.Status == core.DestinationActive && r.Attempt.At.Sub(dest.FailingSince.Time) >= r.PauseAfter {
-		if err := pauseDestination(tx, dest, now); err != nil {
-			return err
-		}
-		s.log.Warn("destination paused after failing", "destination_id", dest.ID, "failing_since", dest.FailingSince.Time)
-	}
-	return saveDestination(tx, dest)
 }

@@ -3,7 +3,6 @@ package bolt
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/sessions/store/record"
@@ -69,55 +68,37 @@ func loadDestination(tx *bbolt.Tx, id string) (*core.Destination, error) {
 	if v == nil {
 		return nil, fmt.Errorf("destination %s: %w", id, core.ErrNotFound)
 	}
-	var d core.Destination
-	if err := json.Unmarshal(v, &d); err != nil {
-		return nil, fmt.Errorf("decode destination %s: %w", id, err)
-	}
-	return &d, nil
+	return record.Decode[core.Destination]("destination", v)
 }
 
 func saveDestination(tx *bbolt.Tx, d *core.Destination) error {
-	v, err := core.EncodeJSON(d)
+	v, err := record.Encode("destination", d.ID, d)
 	if err != nil {
-		return fmt.Errorf("encode destination %s: %w", d.ID, err)
+		return err
 	}
 	return bkt(tx, bucketDestinations).Put([]byte(d.ID), v)
 }
 
-// insertDestination writes a new destination, its secret and its filter.
-func (s *Store) insertDestination(tx *bbolt.Tx, nd core.NewDestination, now core.Time) (*core.Destination, error) {
-	d := nd.Destination
+// insertDestination writes a new destination (record.NewDestination),
+// its secret and its filter.
+func (s *Store) insertDestination(tx *bbolt.Tx, d *core.Destination, sealedSecret []byte) error {
 	if d.SessionID != "" {
 		if _, err := loadWritable(tx, d.SessionID); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if bkt(tx, bucketDestinations).Get([]byte(d.ID)) != nil {
-		return nil, fmt.Errorf("destination %s already exists: %w", d.ID, core.ErrConflict)
+		return fmt.Errorf("destination %s already exists: %w", d.ID, core.ErrConflict)
 	}
-	if d.Level == "" {
-		d.Level = core.LevelInternal
+	if err := saveDestination(tx, d); err != nil {
+		return err
 	}
-	if d.Types == nil {
-		d.Types = []string{}
-	}
-	d.Status = core.DestinationActive
-	d.FailingSince, d.PausedAt = nil, nil
-	// A caller's creation time is kept: the session API shows the
-	// destinations in its answer before they are committed.
-	if d.CreatedAt.IsZero() {
-		d.CreatedAt = now
-	}
-	d.UpdatedAt = d.CreatedAt
-	if err := saveDestination(tx, &d); err != nil {
-		return nil, err
-	}
-	if len(nd.SealedSecret) > 0 {
-		if err := bkt(tx, bucketDestinationSecrets).Put([]byte(d.ID), nd.SealedSecret); err != nil {
-			return nil, err
+	if len(sealedSecret) > 0 {
+		if err := bkt(tx, bucketDestinationSecrets).Put([]byte(d.ID), sealedSecret); err != nil {
+			return err
 		}
 	}
-	return &d, putFilter(tx, &d)
+	return putFilter(tx, d)
 }
 
 // CreateDestination saves a destination with its sealed secret.
@@ -125,20 +106,15 @@ func (s *Store) CreateDestination(ctx context.Context, nd core.NewDestination) (
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	if err := record.CheckDestination(&nd.Destination); err != nil {
-		return nil, fmt.Errorf("create destination: %w", err)
-	}
-	var out *core.Destination
-	err := s.commit.do(func(tx *bbolt.Tx) error {
-		d, err := s.insertDestination(tx, nd, s.clock())
-		out = d
-		return err
-	})
+	d, err := record.NewDestination(nd, s.clock())
 	if err != nil {
 		return nil, fmt.Errorf("create destination: %w", err)
 	}
-	s.log.Debug("destination created", "destination_id", out.ID, "session_id", out.SessionID)
-	return out, nil
+	if err := s.commit.do(func(tx *bbolt.Tx) error { return s.insertDestination(tx, d, nd.SealedSecret) }); err != nil {
+		return nil, fmt.Errorf("create destination: %w", err)
+	}
+	s.log.Debug("destination created", "destination_id", d.ID, "session_id", d.SessionID)
+	return d, nil
 }
 
 // GetDestination returns a destination.
@@ -308,7 +284,7 @@ func (s *Store) DeleteDestination(ctx context.Context, id string) error {
 // delivery.
 func (s *Store) ResumeDestination(ctx context.Context, id string) (*core.Destination, error) {
 	return s.setDestinationStatus(ctx, id, core.DestinationActive, func(tx *bbolt.Tx, d *core.Destination) error {
-		d.Status, d.PausedAt, d.FailingSince, d.UpdatedAt = core.DestinationActive, nil, nil, s.clock()
+		record.ResumeDestination(d, s.clock())
 		if err := saveDestination(tx, d); err != nil {
 			return err
 		}
@@ -328,7 +304,8 @@ func (s *Store) ResumeDestination(ctx context.Context, id string) (*core.Destina
 // returned as it is.
 func (s *Store) PauseDestination(ctx context.Context, id string) (*core.Destination, error) {
 	return s.setDestinationStatus(ctx, id, core.DestinationPaused, func(tx *bbolt.Tx, d *core.Destination) error {
-		if err := pauseDestination(tx, d, s.clock()); err != nil {
+		record.PauseDestination(d, s.clock())
+		if err := pauseStreams(tx, d); err != nil {
 			return err
 		}
 		return saveDestination(tx, d)
@@ -360,10 +337,10 @@ func (s *Store) setDestinationStatus(ctx context.Context, id string, st core.Des
 	return out, nil
 }
 
-// pauseDestination stops attempts: the destination's streams leave the
-// due index (their deliveries stay queued) until it is resumed.
-func pauseDestination(tx *bbolt.Tx, d *core.Destination, now core.Time) error {
-	d.Status, d.PausedAt, d.UpdatedAt = core.DestinationPaused, now.Ptr(), now
+// pauseStreams stops the attempts of a destination record.PauseDestination
+// paused: its filter says so, and its streams leave the due index (their
+// deliveries stay queued) until it is resumed.
+func pauseStreams(tx *bbolt.Tx, d *core.Destination) error {
 	if err := putFilter(tx, d); err != nil {
 		return err
 	}

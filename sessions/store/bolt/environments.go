@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/store/record"
 	"go.etcd.io/bbolt"
 )
 
@@ -26,22 +27,14 @@ func (s *Store) CreateEnvironment(ctx context.Context, in *core.Environment) (*c
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	e := *in
-	if e.ID == "" {
-		e.ID = core.NewID(core.PrefixEnvironment)
-	}
-	if !core.HasPrefix(e.ID, core.PrefixEnvironment) {
-		return nil, fmt.Errorf("create environment: id %q is not an environment id: %w", e.ID, core.ErrInvalid)
-	}
-	e.CreatedAt = s.clock()
-	e.UpdatedAt = e.CreatedAt
-	if err := e.Validate(); err != nil {
+	e, err := record.NewEnvironment(in, s.clock())
+	if err != nil {
 		return nil, err
 	}
 	var out *core.Environment
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err = s.db.Update(func(tx *bbolt.Tx) error {
 		var err error
-		out, err = environments.create(tx, &e)
+		out, err = environments.create(tx, e)
 		return err
 	})
 	if err != nil {
@@ -82,11 +75,7 @@ func (s *Store) UpdateEnvironment(ctx context.Context, idOrName string, update f
 		if err != nil {
 			return err
 		}
-		if err := update(next); err != nil {
-			return fmt.Errorf("environment %s: %w", cur.ID, err)
-		}
-		next.ID, next.CreatedAt, next.UpdatedAt = cur.ID, cur.CreatedAt, s.clock()
-		if err := next.Validate(); err != nil {
+		if err := record.UpdateEnvironment(cur, next, update, s.clock()); err != nil {
 			return err
 		}
 		out, err = environments.update(tx, cur, next)

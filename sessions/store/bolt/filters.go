@@ -1,7 +1,6 @@
 package bolt
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -61,11 +60,11 @@ func buildFilters(tx *bbolt.Tx) error {
 		return nil
 	}
 	err := bkt(tx, bucketSessions).ForEach(func(k, v []byte) error {
-		var sess core.Session
-		if err := json.Unmarshal(v, &sess); err != nil {
-			return fmt.Errorf("decode session %s: %w", k, err)
+		sess, err := record.Decode[core.Session]("session", v)
+		if err != nil {
+			return err
 		}
-		if err := indexSession(tx, &sess); err != nil {
+		if err := indexSession(tx, sess); err != nil {
 			return err
 		}
 		for _, parent := range []string{bucketLogs, bucketPending} {
@@ -94,12 +93,12 @@ func userMessages(tx *bbolt.Tx, parent string, id []byte) ([]core.Event, error) 
 	}
 	c := b.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		var e core.Event
-		if err := json.Unmarshal(v, &e); err != nil {
-			return nil, fmt.Errorf("decode %s of %s: %w", parent, id, err)
+		e, err := record.Decode[core.Event](parent, v)
+		if err != nil {
+			return nil, fmt.Errorf("session %s: %w", id, err)
 		}
-		if _, ok := record.FirstText([]core.Event{e}); ok {
-			return []core.Event{e}, nil
+		if _, ok := record.FirstText([]core.Event{*e}); ok {
+			return []core.Event{*e}, nil
 		}
 	}
 	return nil, nil

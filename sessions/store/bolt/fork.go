@@ -2,7 +2,6 @@ package bolt
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -45,9 +44,9 @@ func (s *Store) ForkSession(ctx context.Context, f core.Fork) (*core.Session, er
 		log := bkt(tx, bucketLogs).Bucket([]byte(forked.ID))
 		log.FillPercent = 1
 		for _, e := range copied {
-			v, err := core.EncodeJSON(&e)
+			v, err := record.Encode("event", e.ID, &e)
 			if err != nil {
-				return nil, fmt.Errorf("encode event %s: %w", e.ID, err)
+				return nil, err
 			}
 			if err := log.Put(u64(e.Seq), v); err != nil {
 				return nil, err
@@ -76,11 +75,11 @@ func readLog(tx *bbolt.Tx, id string) ([]core.Event, error) {
 		return nil, nil
 	}
 	err := log.ForEach(func(k, v []byte) error {
-		var e core.Event
-		if err := json.Unmarshal(v, &e); err != nil {
-			return fmt.Errorf("decode event of %s: %w", id, err)
+		e, err := record.Decode[core.Event]("event", v)
+		if err != nil {
+			return fmt.Errorf("session %s: %w", id, err)
 		}
-		out = append(out, e)
+		out = append(out, *e)
 		return nil
 	})
 	return out, err

@@ -2,10 +2,7 @@ package bolt
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/switchboardhq/switchboard/sessions/store/record"
 
@@ -30,11 +27,7 @@ func installationKey(provider, externalID string) []byte {
 }
 
 func decodeInstallation(v []byte) (*core.Installation, error) {
-	var out core.Installation
-	if err := json.Unmarshal(v, &out); err != nil {
-		return nil, fmt.Errorf("decode installation: %w", err)
-	}
-	return &out, nil
+	return record.Decode[core.Installation]("installation", v)
 }
 
 func getInstallation(tx *bbolt.Tx, id string) (*core.Installation, error) {
@@ -46,9 +39,9 @@ func getInstallation(tx *bbolt.Tx, id string) (*core.Installation, error) {
 }
 
 func putInstallation(tx *bbolt.Tx, in *core.Installation) error {
-	v, err := core.EncodeJSON(in)
+	v, err := record.Encode("installation", in.ID, in)
 	if err != nil {
-		return fmt.Errorf("encode installation %s: %w", in.ID, err)
+		return err
 	}
 	return bkt(tx, bucketInstallations).Put([]byte(in.ID), v)
 }
@@ -66,8 +59,7 @@ func (s *Store) SaveInstallation(ctx context.Context, in *core.Installation, sea
 	err := s.db.Update(func(tx *bbolt.Tx) error {
 		now := s.clock()
 		key := installationKey(in.Provider, in.ExternalID)
-		rec := &core.Installation{ID: core.NewID(core.PrefixInstallation), Provider: in.Provider, ExternalID: in.ExternalID,
-			Agent: in.Agent, Policy: in.Policy, CreatedAt: now}
+		rec := record.NewInstallation(in, now)
 		if id := bkt(tx, bucketInstallationKeys).Get(key); id != nil {
 			existing, err := getInstallation(tx, string(id))
 			if err != nil {
@@ -75,16 +67,11 @@ func (s *Store) SaveInstallation(ctx context.Context, in *core.Installation, sea
 			}
 			rec = existing
 		}
-		rec.Name = in.Name
-		rec.Scopes = slices.Clone(in.Scopes)
-		rec.Metadata = maps.Clone(in.Metadata)
-		rec.UpdatedAt = now
+		record.SaveInstallation(rec, in, sealed != nil, tokenExpiresAt, now)
 		if sealed != nil {
 			if err := bkt(tx, bucketInstallationTokens).Put([]byte(rec.ID), sealed); err != nil {
 				return err
 			}
-			rec.HasToken = true
-			rec.TokenExpiresAt = tokenExpiresAt
 		}
 		if err := bkt(tx, bucketInstallationKeys).Put(key, []byte(rec.ID)); err != nil {
 			return err
@@ -172,19 +159,12 @@ func (s *Store) UpdateInstallation(ctx context.Context, id string, fn func(*core
 		if err != nil {
 			return err
 		}
-		next := *rec
-		next.Policy = core.AccessPolicy{Channels: slices.Clone(rec.Policy.Channels), Users: slices.Clone(rec.Policy.Users)}
-		next.Metadata = maps.Clone(rec.Metadata)
-		next.BudgetApprovers = slices.Clone(rec.BudgetApprovers)
-		if err := fn(&next); err != nil {
+		next, err := record.UpdateInstallation(rec, fn, s.clock())
+		if err != nil {
 			return err
 		}
-		// What fn may not change.
-		next.ID, next.Provider, next.ExternalID = rec.ID, rec.Provider, rec.ExternalID
-		next.HasToken, next.TokenExpiresAt, next.CreatedAt = rec.HasToken, rec.TokenExpiresAt, rec.CreatedAt
-		next.UpdatedAt = s.clock()
-		out = &next
-		return putInstallation(tx, &next)
+		out = next
+		return putInstallation(tx, next)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("update installation: %w", err)
@@ -220,8 +200,8 @@ func (s *Store) PutInstallationTokens(ctx context.Context, id string, sealed []b
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	if len(sealed) == 0 {
-		return fmt.Errorf("put installation tokens: empty: %w", core.ErrInvalid)
+	if err := record.CheckTokens(sealed); err != nil {
+		return err
 	}
 	if err := s.setInstallationTokens(id, sealed, expiresAt); err != nil {
 		return fmt.Errorf("put installation tokens: %w", err)
@@ -258,7 +238,7 @@ func (s *Store) setInstallationTokens(id string, sealed []byte, expiresAt *core.
 		if err != nil {
 			return err
 		}
-		rec.HasToken, rec.TokenExpiresAt, rec.UpdatedAt = sealed != nil, expiresAt, s.clock()
+		record.SetTokens(rec, sealed, expiresAt, s.clock())
 		return putInstallation(tx, rec)
 	})
 }

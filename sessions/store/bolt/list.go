@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -50,11 +49,9 @@ func (s *Store) ListSessions(ctx context.Context, f core.SessionFilter) (core.Se
 				if sess != nil {
 					return sess, nil
 				}
-				sess = &core.Session{}
-				if err := json.Unmarshal(v, sess); err != nil {
-					return nil, fmt.Errorf("decode session %s: %w", id, err)
-				}
-				return sess, nil
+				var err error
+				sess, err = record.Decode[core.Session]("session", v)
+				return sess, err
 			}
 			if onRecord {
 				if _, err := decode(); err != nil {

@@ -3,7 +3,6 @@ package bolt
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"math"
 
@@ -73,11 +72,11 @@ func takeInputs(tx *bbolt.Tx, sessionID string) ([]core.Event, error) {
 	var keys [][]byte
 	c := pending.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		var e core.Event
-		if err := json.Unmarshal(v, &e); err != nil {
-			return nil, fmt.Errorf("decode pending input: %w", err)
+		e, err := record.Decode[core.Event]("pending input", v)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, e)
+		out = append(out, *e)
 		keys = append(keys, append([]byte{}, k...))
 		if e.Type == core.TypeUserInterrupt {
 			break
@@ -100,93 +99,62 @@ func (s *Store) appendTx(tx *bbolt.Tx, sessionID string, req core.AppendRequest,
 		return nil, nil, err
 	}
 	before := sess.Status
+	var taken []core.Event
+	if req.TakeInputs {
+		if taken, err = takeInputs(tx, sessionID); err != nil {
+			return nil, nil, err
+		}
+	}
+	now := s.clock()
+	a := record.Append(sess, taken, events, req, now)
+	if len(a.Events) == 0 {
+		return nil, nil, nil // another appender took the inputs first
+	}
 	log, err := bkt(tx, bucketLogs).CreateBucketIfNotExists([]byte(sessionID))
 	if err != nil {
 		return nil, nil, fmt.Errorf("log of %s: %w", sessionID, err)
 	}
 	log.FillPercent = 1 // keys only ever grow; pack the pages
-	now := s.clock()
-	var out []core.Event
-	put := func(e core.Event) error {
-		sess.LastSeq++
-		e.Seq = sess.LastSeq
-		v, err := core.EncodeJSON(&e)
-		if err != nil {
-			return fmt.Errorf("encode event %s: %w", e.ID, err)
-		}
-		out = append(out, e)
-		return log.Put(u64(e.Seq), v)
-	}
-	if req.TakeInputs {
-		taken, err := takeInputs(tx, sessionID)
+	for _, e := range a.Events {
+		v, err := record.Encode("event", e.ID, &e)
 		if err != nil {
 			return nil, nil, err
 		}
-		for _, e := range taken {
-			e.ProcessedAt = now.Ptr()
-			if req.TurnID != "" {
-				e.TurnID = req.TurnID
-			}
-			if err := put(e); err != nil {
-				return nil, nil, err
-			}
-		}
-	}
-	for _, le := range events {
-		e := le.Ev
-		e.SessionID = sessionID
-		if e.CreatedAt.IsZero() {
-			e.CreatedAt = now
-		}
-		if e.TurnID == "" {
-			e.TurnID = req.TurnID
-		}
-		if err := put(e); err != nil {
-			return nil, nil, err
-		}
-		record.FollowResult(sess, le, e)
-		if err := s.project(tx, sess, le, e, req.Holder); err != nil {
+		if err := log.Put(u64(e.Seq), v); err != nil {
 			return nil, nil, err
 		}
 	}
-	if len(out) == 0 {
-		return nil, nil, nil // another appender took the inputs first
-	}
-	if err := s.enqueueDeliveries(tx, sess, out, now); err != nil {
+	if err := s.applyAppend(tx, sess, a, req.Holder); err != nil {
 		return nil, nil, err
 	}
-	sess.UpdatedAt = now
+	if err := s.enqueueDeliveries(tx, sess, a.Events, now); err != nil {
+		return nil, nil, err
+	}
 	if err := saveSession(tx, sess); err != nil {
 		return nil, nil, err
 	}
-	return out, []core.Change{changeOf(sess, before, core.Change{Events: out})}, nil
+	return a.Events, []core.Change{changeOf(sess, before, core.Change{Events: a.Events})}, nil
 }
 
-// project folds one logged event into the session record.
-func (s *Store) project(tx *bbolt.Tx, sess *core.Session, le record.LogEvent, e core.Event, holder string) error {
-	switch {
-	case le.Status != nil:
-		sess.StopReason = le.Status.StopReason
-		switch record.FollowPause(sess, le.Status) {
-		case record.LeaseReleased:
-			if err := bkt(tx, bucketLeases).Delete([]byte(sess.ID)); err != nil {
-				return err
-			}
-		case record.LeaseTaken:
-			if holder != "" {
-				if err := bkt(tx, bucketLeases).Put([]byte(sess.ID), []byte(holder)); err != nil {
-					return err
-				}
-			}
+// applyAppend writes what an append does beside its log: the session's
+// status, the turn's lease and the sinks' marks, the hourly counters, and
+// the wake a completed turn no longer needs unless inputs wait.
+func (s *Store) applyAppend(tx *bbolt.Tx, sess *core.Session, a record.Appended, holder string) error {
+	if err := s.setStatus(tx, sess, a.Status); err != nil {
+		return err
+	}
+	leases := bkt(tx, bucketLeases)
+	switch a.Lease {
+	case record.LeaseReleased:
+		if err := leases.Delete([]byte(sess.ID)); err != nil {
+			return err
 		}
-		return s.setStatus(tx, sess, le.Status.Status)
-	case e.Type == core.TypeTurnStarted:
-		sess.TurnID = e.TurnID
-		sess.PendingAction = nil
-		// The origin's output sink may be behind on this session from now
-		// on: marked in the transaction that opens the turn, so a crash
-		// after it cannot lose the turn's output.
-		// Every sink the turn may answer through: its origin's, its links'.
+	case record.LeaseTaken:
+		if err := leases.Put([]byte(sess.ID), []byte(holder)); err != nil {
+			return err
+		}
+	}
+	if a.MarkSinks {
 		for _, sink := range core.SinkProviders(sess) {
 			if record.ValidSink(sink, sess.ID) != nil {
 				continue
@@ -195,24 +163,14 @@ func (s *Store) project(tx *bbolt.Tx, sess *core.Session, le record.LogEvent, e 
 				return err
 			}
 		}
-		return bkt(tx, bucketLeases).Put([]byte(sess.ID), []byte(holder))
-	case le.Done != nil:
-		sess.Usage = sess.Usage.Add(le.Done.Usage)
-		sess.CostUSD = core.AddCost(sess.CostUSD, le.Done.CostUSD)
-		sess.PendingAction = nil
-		if le.Done.YieldReason == core.ReasonRequiresAction {
-			sess.PendingAction = &core.PendingAction{ToolUseIDs: append([]string{}, le.Done.PendingToolUseIDs...)}
-		}
-		sess.TurnID = ""
-		if err := bkt(tx, bucketLeases).Delete([]byte(sess.ID)); err != nil {
+	}
+	for _, c := range a.Completed {
+		if err := countTurn(tx, c.Event, c.Done); err != nil {
 			return err
 		}
-		if err := countTurn(tx, e, le.Done); err != nil {
-			return err
-		}
-		if pendingEmpty(tx, sess.ID) {
-			return clearWake(tx, sess.ID)
-		}
+	}
+	if len(a.Completed) > 0 && pendingEmpty(tx, sess.ID) {
+		return clearWake(tx, sess.ID)
 	}
 	return nil
 }
@@ -236,11 +194,11 @@ func (s *Store) Events(ctx context.Context, sessionID string, after uint64, limi
 			if limit > 0 && len(out) == limit {
 				return nil
 			}
-			var e core.Event
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("decode event %d: %w", binary.BigEndian.Uint64(k), err)
+			e, err := record.Decode[core.Event]("event", v)
+			if err != nil {
+				return fmt.Errorf("seq %d: %w", binary.BigEndian.Uint64(k), err)
 			}
-			out = append(out, e)
+			out = append(out, *e)
 		}
 		return nil
 	})

@@ -135,12 +135,3 @@ func (s *Store) DeleteMemoryStore(ctx context.Context, idOrName string) error {
 	s.log.Debug("memory store deleted", "memory_store", idOrName, "versions", n)
 	return nil
 }
-
-// resolveAgentMemoryStores checks and resolves the memory stores agent a
-// names, in the transaction that saves it.
-func resolveAgentMemoryStores(tx *bbolt.Tx, a *core.Agent) (err error) {
-	a.MemoryStores, err = record.ResolveMemoryStores(a.MemoryStores, func(idOrName string) (*core.MemoryStore, error) {
-		return memoryStores.get(tx, idOrName)
-	})
-	return err
-}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -34,11 +33,11 @@ func decodeMemoryVersion(v []byte) (int64, *core.MemoryVersion, error) {
 	if len(v) < 8 {
 		return 0, nil, fmt.Errorf("memory version of %d bytes is truncated", len(v))
 	}
-	var out core.MemoryVersion
-	if err := json.Unmarshal(v[8:], &out); err != nil {
-		return 0, nil, fmt.Errorf("decode memory version: %w", err)
+	out, err := record.Decode[core.MemoryVersion]("memory version", v[8:])
+	if err != nil {
+		return 0, nil, err
 	}
-	return int64(binary.BigEndian.Uint64(v[:8])), &out, nil
+	return int64(binary.BigEndian.Uint64(v[:8])), out, nil
 }
 
 // eachMemoryVersion walks the versions under prefix in key order: by

@@ -2,10 +2,10 @@ package bolt
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/store/record"
 	"go.etcd.io/bbolt"
 )
 
@@ -20,11 +20,7 @@ type named[T any] struct {
 }
 
 func (n named[T]) decode(v []byte) (*T, error) {
-	var out T
-	if err := json.Unmarshal(v, &out); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", n.kind, err)
-	}
-	return &out, nil
+	return record.Decode[T](n.kind, v)
 }
 
 // get resolves an id first and a name second.
@@ -45,9 +41,9 @@ func (n named[T]) get(tx *bbolt.Tx, idOrName string) (*T, error) {
 // put writes r and returns it as decoded from the stored bytes, so that
 // the caller sees exactly what a later read will.
 func (n named[T]) put(tx *bbolt.Tx, r *T) (*T, error) {
-	v, err := core.EncodeJSON(r)
+	v, err := record.Encode(n.kind, n.id(r), r)
 	if err != nil {
-		return nil, fmt.Errorf("encode %s %s: %w", n.kind, n.id(r), err)
+		return nil, err
 	}
 	if err := bkt(tx, n.records).Put([]byte(n.id(r)), v); err != nil {
 		return nil, err

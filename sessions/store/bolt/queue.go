@@ -2,7 +2,6 @@ package bolt
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/sessions/store/record"
@@ -19,18 +18,11 @@ func (s *Store) queue(tx *bbolt.Tx, sess *core.Session, inputs []core.Event, now
 	if err != nil {
 		return nil, fmt.Errorf("pending area of %s: %w", sess.ID, err)
 	}
-	out := make([]core.Event, len(inputs))
-	for i, e := range inputs {
-		e.SessionID = sess.ID
-		if e.QueuedAt == nil {
-			e.QueuedAt = now.Ptr()
-		}
-		if e.CreatedAt.IsZero() {
-			e.CreatedAt = now
-		}
-		v, err := core.EncodeJSON(&e)
+	out, status := record.Queue(sess, inputs, now)
+	for _, e := range out {
+		v, err := record.Encode("input", e.ID, &e)
 		if err != nil {
-			return nil, fmt.Errorf("encode input %s: %w", e.ID, err)
+			return nil, err
 		}
 		pos, err := pending.NextSequence()
 		if err != nil {
@@ -39,19 +31,13 @@ func (s *Store) queue(tx *bbolt.Tx, sess *core.Session, inputs []core.Event, now
 		if err := pending.Put(u64(pos), v); err != nil {
 			return nil, err
 		}
-		out[i] = e
 	}
 	if err := keepFirstText(tx, sess.ID, out); err != nil {
 		return nil, err
 	}
-	// A turn paused by a budget stays awaiting its raise: the inputs
-	// wait for the turn it resumes.
-	if sess.Status != core.StatusRunning && !sess.BudgetPaused() {
-		if err := s.setStatus(tx, sess, core.StatusQueued); err != nil {
-			return nil, err
-		}
+	if err := s.setStatus(tx, sess, status); err != nil {
+		return nil, err
 	}
-	sess.UpdatedAt = now
 	if err := saveSession(tx, sess); err != nil {
 		return nil, err
 	}
@@ -66,14 +52,7 @@ func (s *Store) QueueInputs(ctx context.Context, sessionID string, req core.Queu
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	if len(req.Inputs) == 0 {
-		// Nothing to queue would still mark the session queued and wake it.
-		return nil, fmt.Errorf("queue inputs: no inputs: %w", core.ErrInvalid)
-	}
-	if err := record.ValidateKeys(req.Idempotency, req.Dedupe); err != nil {
-		return nil, err
-	}
-	inputs, err := record.PrepareInputs(req.Inputs)
+	inputs, err := record.PrepareQueue(req)
 	if err != nil {
 		return nil, err
 	}
@@ -167,11 +146,11 @@ func (s *Store) Pending(ctx context.Context, sessionID string) ([]core.Event, er
 			return nil
 		}
 		return pending.ForEach(func(_, v []byte) error {
-			var e core.Event
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("decode pending input: %w", err)
+			e, err := record.Decode[core.Event]("pending input", v)
+			if err != nil {
+				return err
 			}
-			out = append(out, e)
+			out = append(out, *e)
 			return nil
 		})
 	})

@@ -24,11 +24,7 @@ func getSchedule(tx *bbolt.Tx, id string) (*core.Schedule, error) {
 	if v == nil {
 		return nil, fmt.Errorf("schedule %q: %w", id, core.ErrNotFound)
 	}
-	var s core.Schedule
-	if err := json.Unmarshal(v, &s); err != nil {
-		return nil, fmt.Errorf("decode schedule %s: %w", id, err)
-	}
-	return &s, nil
+	return record.Decode[core.Schedule]("schedule", v)
 }
 
 func scheduleDueKey(s *core.Schedule) []byte {
@@ -49,9 +45,9 @@ func putSchedule(tx *bbolt.Tx, s, old *core.Schedule) error {
 			return err
 		}
 	}
-	v, err := core.EncodeJSON(s)
+	v, err := record.Encode("schedule", s.ID, s)
 	if err != nil {
-		return fmt.Errorf("encode schedule %s: %w", s.ID, err)
+		return err
 	}
 	return bkt(tx, bucketSchedules).Put([]byte(s.ID), v)
 }
@@ -61,17 +57,14 @@ func (s *Store) CreateSchedule(ctx context.Context, in *core.Schedule) (*core.Sc
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	if err := record.ValidSchedule(in); err != nil {
+	out, err := record.NewSchedule(in, s.clock())
+	if err != nil {
 		return nil, err
 	}
-	out := *in
-	out.ID = core.NewID(core.PrefixSchedule)
-	out.CreatedAt, out.UpdatedAt = s.clock(), s.clock()
-	err := s.db.Update(func(tx *bbolt.Tx) error { return putSchedule(tx, &out, nil) })
-	if err != nil {
+	if err := s.db.Update(func(tx *bbolt.Tx) error { return putSchedule(tx, out, nil) }); err != nil {
 		return nil, fmt.Errorf("create schedule: %w", err)
 	}
-	return &out, nil
+	return out, nil
 }
 
 // GetSchedule returns a schedule.

@@ -3,7 +3,6 @@ package bolt
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/sessions/store/record"
@@ -17,11 +16,7 @@ func loadSession(tx *bbolt.Tx, id string) (*core.Session, error) {
 	if v == nil {
 		return nil, fmt.Errorf("session %s: %w", id, core.ErrNotFound)
 	}
-	var sess core.Session
-	if err := json.Unmarshal(v, &sess); err != nil {
-		return nil, fmt.Errorf("decode session %s: %w", id, err)
-	}
-	return &sess, nil
+	return record.Decode[core.Session]("session", v)
 }
 
 // loadWritable loads a session that may still change.
@@ -37,9 +32,9 @@ func loadWritable(tx *bbolt.Tx, id string) (*core.Session, error) {
 }
 
 func saveSession(tx *bbolt.Tx, sess *core.Session) error {
-	v, err := core.EncodeJSON(sess)
+	v, err := record.Encode("session", sess.ID, sess)
 	if err != nil {
-		return fmt.Errorf("encode session %s: %w", sess.ID, err)
+		return err
 	}
 	return bkt(tx, bucketSessions).Put([]byte(sess.ID), v)
 }
@@ -96,27 +91,9 @@ func (s *Store) createWith(ctx context.Context, req core.NewSession, dests []cor
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	if err := record.ValidateCreate(req); err != nil {
-		return nil, err
-	}
-	inputs, err := record.PrepareInputs(req.Inputs)
+	id, inputs, err := record.PrepareCreate(&req, dests)
 	if err != nil {
 		return nil, err
-	}
-	if req.StartInputs, err = record.PrepareInputs(req.StartInputs); err != nil {
-		return nil, err
-	}
-	id := req.Session.ID
-	if id == "" {
-		id = core.NewID(core.PrefixSession)
-	}
-	for i := range dests {
-		if dests[i].Destination.SessionID != id {
-			return nil, fmt.Errorf("create session: destination %d names session %q, not %q: %w", i, dests[i].Destination.SessionID, id, core.ErrInvalid)
-		}
-		if err := record.CheckDestination(&dests[i].Destination); err != nil {
-			return nil, fmt.Errorf("create session: %w", err)
-		}
 	}
 	// A read transaction answers replays, duplicates and refusals without
 	// an fsync and without failing a shared batch.
@@ -141,7 +118,11 @@ func (s *Store) createWith(ctx context.Context, req core.NewSession, dests []cor
 		}
 		now := s.clock()
 		for _, nd := range dests {
-			if _, err := s.insertDestination(tx, nd, now); err != nil {
+			d, err := record.NewDestination(nd, now)
+			if err != nil {
+				return nil, err
+			}
+			if err := s.insertDestination(tx, d, nd.SealedSecret); err != nil {
 				return nil, err
 			}
 		}

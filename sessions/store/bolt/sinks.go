@@ -3,7 +3,6 @@ package bolt
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -38,12 +37,9 @@ func (s *Store) SinkPosition(ctx context.Context, sink, sessionID string) (core.
 	if err := record.ValidSink(sink, sessionID); err != nil {
 		return p, err
 	}
-	err := s.db.View(func(tx *bbolt.Tx) error {
-		v := bkt(tx, bucketSinkPositions).Get(sinkKey(sink, sessionID))
-		if v == nil {
-			return nil
-		}
-		return json.Unmarshal(v, &p)
+	err := s.db.View(func(tx *bbolt.Tx) (err error) {
+		p, err = record.DecodeSinkPosition(bkt(tx, bucketSinkPositions).Get(sinkKey(sink, sessionID)))
+		return err
 	})
 	if err != nil {
 		return core.SinkPosition{}, fmt.Errorf("sink position: %w", err)
@@ -60,16 +56,9 @@ func (s *Store) SaveSinkPosition(ctx context.Context, sink, sessionID string, c 
 	if err := record.ValidSink(sink, sessionID); err != nil {
 		return err
 	}
-	if len(p.State) > 0 {
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, p.State); err != nil {
-			return fmt.Errorf("sink state is not json: %v: %w", err, core.ErrInvalid)
-		}
-		p.State = buf.Bytes()
-	}
-	v, err := core.EncodeJSON(p)
+	v, err := record.EncodeSinkPosition(p)
 	if err != nil {
-		return fmt.Errorf("encode sink position: %w", err)
+		return err
 	}
 	k := sinkKey(sink, sessionID)
 	err = s.commit.do(func(tx *bbolt.Tx) error {

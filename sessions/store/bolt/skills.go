@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -32,13 +31,7 @@ func skillContentKey(id, sha256Hex string) ([]byte, error) {
 	return append([]byte(id), sum...), nil
 }
 
-func decodeSkill(v []byte) (*core.Skill, error) {
-	var sk core.Skill
-	if err := json.Unmarshal(v, &sk); err != nil {
-		return nil, fmt.Errorf("decode skill: %w", err)
-	}
-	return &sk, nil
-}
+func decodeSkill(v []byte) (*core.Skill, error) { return record.Decode[core.Skill]("skill", v) }
 
 // getSkill reads a version of the skill with this id or name, 0 the
 // latest. Names never look like ids, so the two never collide.
@@ -67,18 +60,13 @@ func getSkill(tx *bbolt.Tx, idOrName string, version int) (*core.Skill, error) {
 	return decodeSkill(v)
 }
 
-// skillsIn reads skills in tx, for record.ResolveSkills.
-func skillsIn(tx *bbolt.Tx) func(string, int) (*core.Skill, error) {
-	return func(idOrName string, version int) (*core.Skill, error) { return getSkill(tx, idOrName, version) }
-}
-
 // putSkill writes sk as the latest version, as its immutable version
 // record, and the contents of its files from files, and returns it as
 // decoded from the stored bytes.
 func putSkill(tx *bbolt.Tx, sk *core.Skill, files map[string][]byte) (*core.Skill, error) {
-	v, err := core.EncodeJSON(sk)
+	v, err := record.Encode("skill", sk.ID, sk)
 	if err != nil {
-		return nil, fmt.Errorf("encode skill %s: %w", sk.ID, err)
+		return nil, err
 	}
 	if err := bkt(tx, bucketSkills).Put([]byte(sk.ID), v); err != nil {
 		return nil, err
@@ -107,11 +95,10 @@ func (s *Store) CreateSkill(ctx context.Context, up core.SkillUpload) (*core.Ski
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	sk, err := record.NewSkillVersion(up, s.clock())
+	sk, err := record.NewSkill(up, s.clock())
 	if err != nil {
 		return nil, fmt.Errorf("create skill: %w", err)
 	}
-	sk.ID, sk.Version = core.NewID(core.PrefixSkill), 1
 	var out *core.Skill
 	err = s.db.Update(func(tx *bbolt.Tx) error {
 		names := bkt(tx, bucketSkillNames)
@@ -147,7 +134,7 @@ func (s *Store) UpdateSkill(ctx context.Context, idOrName string, up core.SkillU
 		if err != nil {
 			return err
 		}
-		next.ID, next.Version, next.CreatedAt = cur.ID, cur.Version+1, cur.CreatedAt
+		record.NextSkill(cur, next)
 		if next.Name != cur.Name {
 			names := bkt(tx, bucketSkillNames)
 			if owner := names.Get([]byte(next.Name)); owner != nil && !bytes.Equal(owner, []byte(cur.ID)) {

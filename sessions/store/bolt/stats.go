@@ -3,7 +3,6 @@ package bolt
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -23,15 +22,16 @@ func hourKey(hour time.Time) []byte { return u64(unixNanos(hour)) }
 // countTurn adds a logged turn.completed to its hour's counters.
 func countTurn(tx *bbolt.Tx, e core.Event, done *core.TurnCompletedBody) error {
 	b := bkt(tx, bucketHourlyStats)
-	h := core.HourStats{Hour: record.StatsHour(e.CreatedAt.Time)}
+	h := &core.HourStats{Hour: record.StatsHour(e.CreatedAt.Time)}
 	k := hourKey(h.Hour)
 	if v := b.Get(k); v != nil {
-		if err := json.Unmarshal(v, &h); err != nil {
-			return fmt.Errorf("decode hourly stats of %s: %w", h.Hour.Format(time.RFC3339), err)
+		var err error
+		if h, err = record.Decode[core.HourStats]("hourly stats", v); err != nil {
+			return err
 		}
 	}
-	record.CountTurn(&h, done)
-	v, err := core.EncodeJSON(&h)
+	record.CountTurn(h, done)
+	v, err := record.Encode("hourly stats", h.Hour.Format(time.RFC3339), h)
 	if err != nil {
 		return err
 	}
@@ -53,11 +53,11 @@ func (s *Store) HourlyStats(ctx context.Context, from, to time.Time) ([]core.Hou
 		}
 		c := b.Cursor()
 		for k, v := c.Seek(hourKey(from)); k != nil && bytes.Compare(k, end) < 0; k, v = c.Next() {
-			var h core.HourStats
-			if err := json.Unmarshal(v, &h); err != nil {
-				return fmt.Errorf("decode hourly stats %x: %w", k, err)
+			h, err := record.Decode[core.HourStats]("hourly stats", v)
+			if err != nil {
+				return err
 			}
-			out = append(out, h)
+			out = append(out, *h)
 		}
 		return nil
 	})

@@ -3,7 +3,6 @@ package bolt
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -29,20 +28,10 @@ func vaultCredentialKey(vaultID, id string) []byte {
 	return append([]byte(vaultID), id...)
 }
 
-func decodeVault(v []byte) (*core.Vault, error) {
-	var out core.Vault
-	if err := json.Unmarshal(v, &out); err != nil {
-		return nil, fmt.Errorf("decode vault: %w", err)
-	}
-	return &out, nil
-}
+func decodeVault(v []byte) (*core.Vault, error) { return record.Decode[core.Vault]("vault", v) }
 
 func decodeCredential(v []byte) (*core.Credential, error) {
-	var out core.Credential
-	if err := json.Unmarshal(v, &out); err != nil {
-		return nil, fmt.Errorf("decode credential: %w", err)
-	}
-	return &out, nil
+	return record.Decode[core.Credential]("credential", v)
 }
 
 // CreateVault saves a new vault. An empty ID gets a fresh one; a given ID
@@ -55,9 +44,9 @@ func (s *Store) CreateVault(ctx context.Context, in *core.Vault) (*core.Vault, e
 	if err != nil {
 		return nil, err
 	}
-	raw, err := core.EncodeJSON(v)
+	raw, err := record.Encode("vault", v.ID, v)
 	if err != nil {
-		return nil, fmt.Errorf("create vault: encode: %w", err)
+		return nil, fmt.Errorf("create vault: %w", err)
 	}
 	err = s.db.Update(func(tx *bbolt.Tx) error {
 		b := bkt(tx, bucketVaults)
@@ -161,38 +150,28 @@ func (s *Store) PutCredential(ctx context.Context, in *core.Credential, sealed [
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	c := *in
-	switch {
-	case !core.HasPrefix(c.ID, core.PrefixCredential):
-		return nil, fmt.Errorf("put credential: id %q is not a credential id: %w", c.ID, core.ErrInvalid)
-	case c.Name == "":
-		return nil, fmt.Errorf("put credential %s: name is required: %w", c.ID, core.ErrInvalid)
-	case c.Kind != core.CredentialStaticBearer && c.Kind != core.CredentialHeader && c.Kind != core.CredentialOAuth:
-		return nil, fmt.Errorf("put credential %s: unknown kind %q: %w", c.ID, c.Kind, core.ErrInvalid)
-	case len(sealed) == 0:
-		return nil, fmt.Errorf("put credential %s: sealed secret is empty: %w", c.ID, core.ErrInvalid)
+	if err := record.CheckCredential(in, sealed); err != nil {
+		return nil, fmt.Errorf("put credential: %w", err)
 	}
 	var raw []byte
 	now := s.clock()
 	err := s.db.Update(func(tx *bbolt.Tx) error {
-		if _, err := getVault(tx, c.VaultID); err != nil {
+		if _, err := getVault(tx, in.VaultID); err != nil {
 			return err
 		}
-		c.CreatedAt = now
-		if old := bkt(tx, bucketCredentials).Get([]byte(c.ID)); old != nil {
-			prev, err := decodeCredential(old)
-			if err != nil {
+		var prev *core.Credential
+		if old := bkt(tx, bucketCredentials).Get([]byte(in.ID)); old != nil {
+			var err error
+			if prev, err = decodeCredential(old); err != nil {
 				return err
 			}
-			if prev.VaultID != c.VaultID {
-				return fmt.Errorf("credential %s belongs to vault %s, not %s: %w", c.ID, prev.VaultID, c.VaultID, core.ErrConflict)
-			}
-			c.CreatedAt = prev.CreatedAt
 		}
-		c.UpdatedAt = now
-		var err error
-		if raw, err = core.EncodeJSON(&c); err != nil {
-			return fmt.Errorf("encode credential %s: %w", c.ID, err)
+		c, err := record.PutCredential(in, prev, now)
+		if err != nil {
+			return err
+		}
+		if raw, err = record.Encode("credential", c.ID, c); err != nil {
+			return err
 		}
 		if err := bkt(tx, bucketCredentials).Put([]byte(c.ID), raw); err != nil {
 			return err
@@ -205,7 +184,7 @@ func (s *Store) PutCredential(ctx context.Context, in *core.Credential, sealed [
 	if err != nil {
 		return nil, fmt.Errorf("put credential: %w", err)
 	}
-	s.log.Debug("credential stored", "vault_id", c.VaultID, "credential_id", c.ID, "kind", string(c.Kind))
+	s.log.Debug("credential stored", "vault_id", in.VaultID, "credential_id", in.ID, "kind", string(in.Kind))
 	return decodeCredential(raw)
 }
 

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -13,21 +12,15 @@ import (
 
 var _ core.Store = (*Store)(nil)
 
-func decodeAgent(v []byte) (*core.Agent, error) {
-	var a core.Agent
-	if err := json.Unmarshal(v, &a); err != nil {
-		return nil, fmt.Errorf("decode agent: %w", err)
-	}
-	return &a, nil
-}
+func decodeAgent(v []byte) (*core.Agent, error) { return record.Decode[core.Agent]("agent", v) }
 
 // putAgent writes a as the latest version (inserted when insert is set)
 // and as its immutable version record, and returns it as decoded from the
 // stored bytes so that the caller sees exactly what a later read will.
 func putAgent(ctx context.Context, tx pgx.Tx, a *core.Agent, insert bool) (*core.Agent, error) {
-	v, err := core.EncodeJSON(a)
+	v, err := record.Encode("agent", a.ID, a)
 	if err != nil {
-		return nil, fmt.Errorf("encode agent %s: %w", a.ID, err)
+		return nil, err
 	}
 	latest := `UPDATE agents SET name = $2, version = $3, body = $4 WHERE id = $1`
 	if insert {
@@ -53,26 +46,18 @@ func (s *Store) CreateAgent(ctx context.Context, in *core.Agent) (*core.Agent, e
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	a := *in
-	if a.ID == "" {
-		a.ID = core.NewID(core.PrefixAgent)
-	}
-	a.Version = 1
-	a.CreatedAt = s.clock()
-	a.UpdatedAt = a.CreatedAt
-	if err := a.Validate(); err != nil {
+	a, err := record.NewAgent(in, s.clock())
+	if err != nil {
 		return nil, err
 	}
 	var out *core.Agent
-	err := s.do(ctx, func(tx pgx.Tx) error {
-		if err := resolveAgentMemoryStores(ctx, tx, &a); err != nil {
+	err = s.do(ctx, func(tx pgx.Tx) error {
+		rec := *a // resolved anew if the transaction runs again
+		if err := resolveAgent(ctx, tx, &rec); err != nil {
 			return err
 		}
 		var err error
-		if a.Skills, err = record.ResolveSkills(in.Skills, skillsIn(ctx, tx)); err != nil {
-			return err
-		}
-		out, err = putAgent(ctx, tx, &a, true)
+		out, err = putAgent(ctx, tx, &rec, true)
 		return err
 	})
 	switch {
@@ -97,25 +82,11 @@ func (s *Store) UpdateAgent(ctx context.Context, idOrName string, expectVersion 
 		if err != nil {
 			return err
 		}
-		if expectVersion != 0 && expectVersion != cur.Version {
-			return fmt.Errorf("agent %s is at version %d, not %d: %w", cur.ID, cur.Version, expectVersion, core.ErrConflict)
-		}
 		next := *cur
-		if err := update(&next); err != nil {
-			return fmt.Errorf("agent %s: %w", cur.ID, err)
-		}
-		// The store owns identity and history, whatever update did.
-		next.ID = cur.ID
-		next.Version = cur.Version + 1
-		next.CreatedAt = cur.CreatedAt
-		next.UpdatedAt = s.clock()
-		if err := next.ValidateUpdate(cur.Name); err != nil {
+		if err := record.NextAgent(cur, &next, expectVersion, update, s.clock()); err != nil {
 			return err
 		}
-		if next.Skills, err = record.ResolveSkills(next.Skills, skillsIn(ctx, tx)); err != nil {
-			return err
-		}
-		if err := resolveAgentMemoryStores(ctx, tx, &next); err != nil {
+		if err := resolveAgent(ctx, tx, &next); err != nil {
 			return err
 		}
 		out, err = putAgent(ctx, tx, &next, false)
@@ -125,6 +96,15 @@ func (s *Store) UpdateAgent(ctx context.Context, idOrName string, expectVersion 
 		return nil, fmt.Errorf("update agent %s: %w", idOrName, err)
 	}
 	return out, nil
+}
+
+// resolveAgent pins the skills and resolves the memory stores a names,
+// in the transaction that saves it: their rows stay locked FOR SHARE
+// until the agent is saved, so neither can be deleted meanwhile.
+func resolveAgent(ctx context.Context, tx pgx.Tx, a *core.Agent) error {
+	return record.ResolveAgent(a, skillsIn(ctx, tx), func(idOrName string) (*core.MemoryStore, error) {
+		return getMemoryStore(ctx, tx, idOrName, "FOR SHARE")
+	})
 }
 
 // getAgent resolves an id first and a name second; ids carry a prefix no

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,25 +10,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/store/record"
 )
 
-func decodeDelivery(body []byte) (*core.Delivery, error) {
-	var d core.Delivery
-	if err := json.Unmarshal(body, &d); err != nil {
-		return nil, fmt.Errorf("decode delivery: %w", err)
-	}
-	if d.Attempts == nil {
-		d.Attempts = []core.Attempt{}
-	}
-	return &d, nil
-}
-
 func decodeDestination(body []byte) (*core.Destination, error) {
-	var d core.Destination
-	if err := json.Unmarshal(body, &d); err != nil {
-		return nil, fmt.Errorf("decode destination: %w", err)
-	}
-	return &d, nil
+	return record.Decode[core.Destination]("destination", body)
 }
 
 // loadDelivery reads a delivery, taking lock ("" or a lock constant).
@@ -50,7 +35,7 @@ func queryDeliveries(ctx context.Context, q querier, sql string, args ...any) ([
 	if err != nil {
 		return nil, fmt.Errorf("read deliveries: %w", err)
 	}
-	out, err := collect(rows, decodeDelivery)
+	out, err := collect(rows, record.DecodeDelivery)
 	if err != nil {
 		return nil, fmt.Errorf("read deliveries: %w", err)
 	}
@@ -64,9 +49,9 @@ func saveDeliveries(ctx context.Context, tx pgx.Tx, ds ...*core.Delivery) error 
 	}
 	ids, states, bodies := make([]string, len(ds)), make([]string, len(ds)), make([][]byte, len(ds))
 	for i, d := range ds {
-		b, err := core.EncodeJSON(d)
+		b, err := record.Encode("delivery", d.ID, d)
 		if err != nil {
-			return fmt.Errorf("encode delivery %s: %w", d.ID, err)
+			return err
 		}
 		ids[i], states[i], bodies[i] = d.ID, string(d.State), b
 	}
@@ -136,14 +121,10 @@ func (s *Store) enqueueMatching(ctx context.Context, tx pgx.Tx, sess *core.Sessi
 			if !dest.Filter().Match(sess.Agent.ID, e) {
 				continue
 			}
-			d := &core.Delivery{
-				ID: core.NewSeqID(core.PrefixDelivery, now.Time, uint64(nums[len(ids)])), DestinationID: dest.ID, SessionID: sess.ID,
-				EventID: e.ID, EventType: e.Type, Seq: e.Seq, State: core.DeliveryPending,
-				Attempts: []core.Attempt{}, NextAttemptAt: now.Ptr(), CreatedAt: now, UpdatedAt: now,
-			}
-			b, err := core.EncodeJSON(d)
+			d := record.NewDelivery(dest.ID, sess, e, uint64(nums[len(ids)]), now)
+			b, err := record.Encode("delivery", d.ID, d)
 			if err != nil {
-				return fmt.Errorf("encode delivery %s: %w", d.ID, err)
+				return err
 			}
 			ids, destIDs, states, seqs, bodies = append(ids, d.ID), append(destIDs, d.DestinationID), append(states, string(d.State)), append(seqs, int64(d.Seq)), append(bodies, b)
 		}
@@ -243,7 +224,7 @@ func (s *Store) ListDeliveries(ctx context.Context, q core.DeliveryQuery) ([]*co
 	if q.State != "" {
 		w.add("state = ?", string(q.State))
 	}
-	out, more, err := listPage(ctx, s, w.pageSQL("deliveries"), w.args, q.Limit, decodeDelivery)
+	out, more, err := listPage(ctx, s, w.pageSQL("deliveries"), w.args, q.Limit, record.DecodeDelivery)
 	if err != nil {
 		return nil, false, fmt.Errorf("list deliveries: %w", err)
 	}
@@ -303,11 +284,9 @@ func (s *Store) Redeliver(ctx context.Context, id string) (*core.Delivery, error
 		if d, err = loadDelivery(ctx, tx, id, lockExclusive); err != nil {
 			return err
 		}
-		if d.State == core.DeliveryPending {
-			return fmt.Errorf("delivery %s is pending already: %w", id, core.ErrConflict)
+		if err := record.Redeliver(d, s.clock()); err != nil {
+			return err
 		}
-		now := s.clock()
-		d.State, d.FirstAttemptAt, d.NextAttemptAt, d.DeliveredAt, d.UpdatedAt = core.DeliveryPending, nil, now.Ptr(), nil, now
 		if err := saveDeliveries(ctx, tx, d); err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/store/record"
 )
 
 // claimSQL claims up to $2 streams due by $1 (unix ms) whose claim is
@@ -73,7 +74,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, holder string, ttl time.Dur
 				s.log.Warn("due stream has no delivery", "destination_id", st.DestinationID, "session_id", st.SessionID)
 				return nil
 			}
-			d, err := decodeDelivery(head)
+			d, err := record.DecodeDelivery(head)
 			if err != nil {
 				return err
 			}

@@ -124,29 +124,17 @@ func (s *Store) recordAttempt(ctx context.Context, tx pgx.Tx, c core.Claim, id s
 	if lock == lockShare && (!r.Success || dest.FailingSince != nil) {
 		return nil, nil, errDestinationBusy
 	}
-	settled := true
-	switch {
-	case r.Success:
-		d.State, d.DeliveredAt = core.DeliveryDelivered, r.Attempt.At.Ptr()
-		if dest.FailingSince != nil {
-			dest.FailingSince, dest.UpdatedAt = nil, now
-			if err := saveDestination(ctx, tx, dest); err != nil {
-				return nil, nil, err
-			}
-		}
-	default:
-		if r.RetryAt.IsZero() {
-			d.State = core.DeliveryDead
-		} else {
-			settled = false
-			d.NextAttemptAt = core.NewTime(r.RetryAt).Ptr()
-		}
-		if err := s.noteFailure(ctx, tx, dest, r, now); err != nil {
+	a := record.Attempted(d, dest, r, now)
+	if a.Paused {
+		if err := pauseStreams(ctx, tx, dest); err != nil {
 			return nil, nil, err
 		}
+		s.log.Warn("destination paused after failing", "destination_id", dest.ID, "failing_since", dest.FailingSince.Time)
 	}
-	if settled {
-		d.NextAttemptAt = nil
+	if a.DestinationChanged {
+		if err := saveDestination(ctx, tx, dest); err != nil {
+			return nil, nil, err
+		}
 	}
 	if err := saveDeliveries(ctx, tx, d); err != nil {
 		return nil, nil, err
@@ -155,26 +143,8 @@ func (s *Store) recordAttempt(ctx context.Context, tx pgx.Tx, c core.Claim, id s
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(heads) > 0 && dest.Status == core.DestinationActive {
-		if h := heads[0]; h.NextAttemptAt == nil || !h.NextAttemptAt.After(now.Time) {
-			next = h
-		}
+	if len(heads) > 0 && record.DueNow(heads[0], dest, now) {
+		next = heads[0]
 	}
 	return d, next, settleClaim(ctx, tx, d.Stream(), c, next != nil)
-}
-
-// noteFailure extends the destination's run of failures and pauses it
-// once the run is long enough. tx holds the destination's row exclusively.
-func (s *Store) noteFailure(ctx context.Context, tx pgx.Tx, dest *core.Destination, r core.AttemptResult, now core.Time) error {
-	if dest.FailingSince == nil {
-		dest.FailingSince = r.Attempt.At.Ptr()
-	}
-	dest.UpdatedAt = now
-	if r.PauseAfter > 0 && dest.Status == core.DestinationActive && r.Attempt.At.Sub(dest.FailingSince.Time) >= r.PauseAfter {
-		if err := pauseDestination(ctx, tx, dest, now); err != nil {
-			return err
-		}
-		s.log.Warn("destination paused after failing", "destination_id", dest.ID, "failing_since", dest.FailingSince.Time)
-	}
-	return saveDestination(ctx, tx, dest)
 }

@@ -40,9 +40,9 @@ func loadDestination(ctx context.Context, q querier, id, lock string) (*core.Des
 
 // saveDestination rewrites a destination whose row tx has locked.
 func saveDestination(ctx context.Context, tx pgx.Tx, d *core.Destination) error {
-	body, err := core.EncodeJSON(d)
+	body, err := record.Encode("destination", d.ID, d)
 	if err != nil {
-		return fmt.Errorf("encode destination %s: %w", d.ID, err)
+		return err
 	}
 	if _, err := tx.Exec(ctx, "UPDATE destinations SET status = $2, body = $3 WHERE id = $1", d.ID, string(d.Status), body); err != nil {
 		return fmt.Errorf("save destination %s: %w", d.ID, err)
@@ -50,40 +50,23 @@ func saveDestination(ctx context.Context, tx pgx.Tx, d *core.Destination) error 
 	return nil
 }
 
-// insertDestination creates a destination in tx. A session destination
-// needs its session writable: the session's row is locked, so it cannot
-// be archived before tx commits.
-func (s *Store) insertDestination(ctx context.Context, tx pgx.Tx, nd core.NewDestination, now core.Time) (*core.Destination, error) {
-	d := nd.Destination
-	if err := record.CheckDestination(&d); err != nil {
-		return nil, err
-	}
+// insertDestination creates a destination (record.NewDestination) with
+// its sealed secret in tx. A session destination needs its session
+// writable: the session's row is locked, so it cannot be archived before
+// tx commits.
+func (s *Store) insertDestination(ctx context.Context, tx pgx.Tx, d *core.Destination, sealedSecret []byte) error {
 	if d.SessionID != "" {
 		if _, err := lockWritable(ctx, tx, d.SessionID); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if d.Level == "" {
-		d.Level = core.LevelInternal
-	}
-	if d.Types == nil {
-		d.Types = []string{}
-	}
-	d.Status = core.DestinationActive
-	d.FailingSince, d.PausedAt = nil, nil
-	// A caller's creation time is kept: the session API shows the
-	// destinations in its answer before they are committed.
-	if d.CreatedAt.IsZero() {
-		d.CreatedAt = now
-	}
-	d.UpdatedAt = d.CreatedAt
-	body, err := core.EncodeJSON(&d)
+	body, err := record.Encode("destination", d.ID, d)
 	if err != nil {
-		return nil, fmt.Errorf("encode destination %s: %w", d.ID, err)
+		return err
 	}
 	var secret []byte
-	if len(nd.SealedSecret) > 0 {
-		secret = nd.SealedSecret
+	if len(sealedSecret) > 0 {
+		secret = sealedSecret
 	}
 	var sessionID *string
 	if d.SessionID != "" {
@@ -93,30 +76,25 @@ func (s *Store) insertDestination(ctx context.Context, tx pgx.Tx, nd core.NewDes
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
 		d.ID, sessionID, d.AgentID, string(d.Status), body, secret)
 	if err != nil {
-		return nil, fmt.Errorf("insert destination %s: %w", d.ID, err)
+		return fmt.Errorf("insert destination %s: %w", d.ID, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return nil, fmt.Errorf("destination %s already exists: %w", d.ID, core.ErrConflict)
+		return fmt.Errorf("destination %s already exists: %w", d.ID, core.ErrConflict)
 	}
-	return &d, nil
+	return nil
 }
 
 // CreateDestination saves a destination with its sealed secret.
 func (s *Store) CreateDestination(ctx context.Context, nd core.NewDestination) (*core.Destination, error) {
-	if err := record.CheckDestination(&nd.Destination); err != nil {
-		return nil, fmt.Errorf("create destination: %w", err)
-	}
-	var out *core.Destination
-	err := s.do(ctx, func(tx pgx.Tx) error {
-		d, err := s.insertDestination(ctx, tx, nd, s.clock())
-		out = d
-		return err
-	})
+	d, err := record.NewDestination(nd, s.clock())
 	if err != nil {
 		return nil, fmt.Errorf("create destination: %w", err)
 	}
-	s.log.Debug("destination created", "destination_id", out.ID, "session_id", out.SessionID)
-	return out, nil
+	if err := s.do(ctx, func(tx pgx.Tx) error { return s.insertDestination(ctx, tx, d, nd.SealedSecret) }); err != nil {
+		return nil, fmt.Errorf("create destination: %w", err)
+	}
+	s.log.Debug("destination created", "destination_id", d.ID, "session_id", d.SessionID)
+	return d, nil
 }
 
 // GetDestination returns a destination.
@@ -209,7 +187,7 @@ func (s *Store) DeleteDestination(ctx context.Context, id string) error {
 // delivery.
 func (s *Store) ResumeDestination(ctx context.Context, id string) (*core.Destination, error) {
 	return s.setDestinationStatus(ctx, id, core.DestinationActive, func(tx pgx.Tx, d *core.Destination) error {
-		d.Status, d.PausedAt, d.FailingSince, d.UpdatedAt = core.DestinationActive, nil, nil, s.clock()
+		record.ResumeDestination(d, s.clock())
 		if err := saveDestination(ctx, tx, d); err != nil {
 			return err
 		}
@@ -222,7 +200,8 @@ func (s *Store) ResumeDestination(ctx context.Context, id string) (*core.Destina
 // returned as it is.
 func (s *Store) PauseDestination(ctx context.Context, id string) (*core.Destination, error) {
 	return s.setDestinationStatus(ctx, id, core.DestinationPaused, func(tx pgx.Tx, d *core.Destination) error {
-		if err := pauseDestination(ctx, tx, d, s.clock()); err != nil {
+		record.PauseDestination(d, s.clock())
+		if err := pauseStreams(ctx, tx, d); err != nil {
 			return err
 		}
 		return saveDestination(ctx, tx, d)
@@ -251,11 +230,11 @@ func (s *Store) setDestinationStatus(ctx context.Context, id string, st core.Des
 	return out, nil
 }
 
-// pauseDestination stops attempts: the destination's streams leave the
-// due index (their deliveries stay queued) until it is resumed. tx holds
-// the destination's row.
-func pauseDestination(ctx context.Context, tx pgx.Tx, d *core.Destination, now core.Time) error {
-	d.Status, d.PausedAt, d.UpdatedAt = core.DestinationPaused, now.Ptr(), now
+// pauseStreams stops the attempts of a destination
+// record.PauseDestination paused: its streams leave the due index (their
+// deliveries stay queued) until it is resumed. tx holds the destination's
+// row.
+func pauseStreams(ctx context.Context, tx pgx.Tx, d *core.Destination) error {
 	if _, err := tx.Exec(ctx, "UPDATE delivery_streams SET due_at = NULL WHERE destination_id = $1", d.ID); err != nil {
 		return fmt.Errorf("pause the streams of %s: %w", d.ID, err)
 	}

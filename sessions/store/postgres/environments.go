@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/store/record"
 )
 
 var _ core.EnvironmentStore = (*Store)(nil)
@@ -25,21 +26,13 @@ func (s *Store) CreateEnvironment(ctx context.Context, in *core.Environment) (*c
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	e := *in
-	if e.ID == "" {
-		e.ID = core.NewID(core.PrefixEnvironment)
-	}
-	if !core.HasPrefix(e.ID, core.PrefixEnvironment) {
-		return nil, fmt.Errorf("create environment: id %q is not an environment id: %w", e.ID, core.ErrInvalid)
-	}
-	e.CreatedAt = s.clock()
-	e.UpdatedAt = e.CreatedAt
-	if err := e.Validate(); err != nil {
+	e, err := record.NewEnvironment(in, s.clock())
+	if err != nil {
 		return nil, err
 	}
-	raw, err := core.EncodeJSON(&e)
+	raw, err := record.Encode("environment", e.ID, e)
 	if err != nil {
-		return nil, fmt.Errorf("create environment: encode: %w", err)
+		return nil, fmt.Errorf("create environment: %w", err)
 	}
 	err = s.do(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, "INSERT INTO environments (id, name, body) VALUES ($1, $2, $3)", e.ID, e.Name, raw)
@@ -55,7 +48,7 @@ func (s *Store) CreateEnvironment(ctx context.Context, in *core.Environment) (*c
 		return nil, fmt.Errorf("create environment: %w", err)
 	}
 	s.log.Debug("environment created", "environment_id", e.ID)
-	return decodeBody[core.Environment]("environment", raw)
+	return record.Decode[core.Environment]("environment", raw)
 }
 
 // GetEnvironment returns the environment with this id or name.
@@ -87,15 +80,11 @@ func (s *Store) UpdateEnvironment(ctx context.Context, idOrName string, update f
 		if err != nil {
 			return err
 		}
-		if err := update(next); err != nil {
-			return fmt.Errorf("environment %s: %w", cur.ID, err)
-		}
-		next.ID, next.CreatedAt, next.UpdatedAt = cur.ID, cur.CreatedAt, s.clock()
-		if err := next.Validate(); err != nil {
+		if err := record.UpdateEnvironment(cur, next, update, s.clock()); err != nil {
 			return err
 		}
-		if raw, err = core.EncodeJSON(next); err != nil {
-			return fmt.Errorf("encode environment %s: %w", cur.ID, err)
+		if raw, err = record.Encode("environment", cur.ID, next); err != nil {
+			return err
 		}
 		_, err = tx.Exec(ctx, "UPDATE environments SET name = $2, body = $3 WHERE id = $1", cur.ID, next.Name, raw)
 		if isUnique(err, "environments_name_key") {
@@ -106,7 +95,7 @@ func (s *Store) UpdateEnvironment(ctx context.Context, idOrName string, update f
 	if err != nil {
 		return nil, fmt.Errorf("update environment %s: %w", idOrName, err)
 	}
-	return decodeBody[core.Environment]("environment", raw)
+	return record.Decode[core.Environment]("environment", raw)
 }
 
 // DeleteEnvironment deletes the environment and frees its name. Sessions

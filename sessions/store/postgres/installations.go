@@ -3,8 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/switchboardhq/switchboard/sessions/store/record"
 
@@ -23,14 +21,14 @@ func lockInstallation(ctx context.Context, tx pgx.Tx, id string) (*core.Installa
 // putInstallation writes the record (its identity columns never change)
 // and returns it as a later read will see it.
 func putInstallation(ctx context.Context, tx pgx.Tx, in *core.Installation) (*core.Installation, error) {
-	raw, err := core.EncodeJSON(in)
+	raw, err := record.Encode("installation", in.ID, in)
 	if err != nil {
-		return nil, fmt.Errorf("encode installation %s: %w", in.ID, err)
+		return nil, err
 	}
 	if _, err := tx.Exec(ctx, "UPDATE installations SET body = $2 WHERE id = $1", in.ID, raw); err != nil {
 		return nil, err
 	}
-	return decodeBody[core.Installation]("installation", raw)
+	return record.Decode[core.Installation]("installation", raw)
 }
 
 // setTokens stores sealed as the installation's tokens, or deletes them
@@ -61,34 +59,28 @@ func (s *Store) SaveInstallation(ctx context.Context, in *core.Installation, sea
 	var out *core.Installation
 	err := s.do(ctx, func(tx pgx.Tx) error {
 		now := s.clock()
-		rec := &core.Installation{ID: core.NewID(core.PrefixInstallation), Provider: in.Provider, ExternalID: in.ExternalID,
-			Agent: in.Agent, Policy: in.Policy, CreatedAt: now, UpdatedAt: now}
+		rec := record.NewInstallation(in, now)
 		prev, err := lockOrInsert(ctx, tx, in.Provider+" installation "+in.ExternalID, []any{in.Provider, in.ExternalID},
 			"SELECT body FROM installations WHERE provider = $1 AND external_id = $2 FOR UPDATE",
 			`INSERT INTO installations (id, provider, external_id, body) VALUES ($1, $2, $3, $4)
 				ON CONFLICT (provider, external_id) DO NOTHING`,
 			func() ([]any, error) {
-				raw, err := core.EncodeJSON(rec)
+				raw, err := record.Encode("installation", rec.ID, rec)
 				return []any{rec.ID, rec.Provider, rec.ExternalID, raw}, err
 			})
 		if err != nil {
 			return err
 		}
 		if prev != nil {
-			if rec, err = decodeBody[core.Installation]("installation", prev); err != nil {
+			if rec, err = record.Decode[core.Installation]("installation", prev); err != nil {
 				return err
 			}
 		}
-		rec.Name = in.Name
-		rec.Scopes = slices.Clone(in.Scopes)
-		rec.Metadata = maps.Clone(in.Metadata)
-		rec.UpdatedAt = now
+		record.SaveInstallation(rec, in, sealed != nil, tokenExpiresAt, now)
 		if sealed != nil {
 			if err := setTokens(ctx, tx, rec.ID, sealed); err != nil {
 				return err
 			}
-			rec.HasToken = true
-			rec.TokenExpiresAt = tokenExpiresAt
 		}
 		out, err = putInstallation(ctx, tx, rec)
 		return err
@@ -130,19 +122,11 @@ func (s *Store) UpdateInstallation(ctx context.Context, id string, fn func(*core
 		if err != nil {
 			return err
 		}
-		next := *rec
-		next.Policy = core.AccessPolicy{Channels: slices.Clone(rec.Policy.Channels), Users: slices.Clone(rec.Policy.Users)}
-		next.Scopes = slices.Clone(rec.Scopes)
-		next.Metadata = maps.Clone(rec.Metadata)
-		next.BudgetApprovers = slices.Clone(rec.BudgetApprovers)
-		if err := fn(&next); err != nil {
+		next, err := record.UpdateInstallation(rec, fn, s.clock())
+		if err != nil {
 			return err
 		}
-		// What fn may not change.
-		next.ID, next.Provider, next.ExternalID = rec.ID, rec.Provider, rec.ExternalID
-		next.HasToken, next.TokenExpiresAt, next.CreatedAt = rec.HasToken, rec.TokenExpiresAt, rec.CreatedAt
-		next.UpdatedAt = s.clock()
-		out, err = putInstallation(ctx, tx, &next)
+		out, err = putInstallation(ctx, tx, next)
 		return err
 	})
 	if err != nil {
@@ -168,8 +152,8 @@ func (s *Store) PutInstallationTokens(ctx context.Context, id string, sealed []b
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	if len(sealed) == 0 {
-		return fmt.Errorf("put installation tokens: empty: %w", core.ErrInvalid)
+	if err := record.CheckTokens(sealed); err != nil {
+		return err
 	}
 	if err := s.do(ctx, func(tx pgx.Tx) error { return s.replaceTokens(ctx, tx, id, sealed, expiresAt) }); err != nil {
 		return fmt.Errorf("put installation tokens: %w", err)
@@ -198,7 +182,7 @@ func (s *Store) replaceTokens(ctx context.Context, tx pgx.Tx, id string, sealed 
 	if err := setTokens(ctx, tx, id, sealed); err != nil {
 		return err
 	}
-	rec.HasToken, rec.TokenExpiresAt, rec.UpdatedAt = sealed != nil, expiresAt, s.clock()
+	record.SetTokens(rec, sealed, expiresAt, s.clock())
 	_, err = putInstallation(ctx, tx, rec)
 	return err
 }

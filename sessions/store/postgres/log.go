@@ -71,14 +71,6 @@ func (s *Store) nothingToTake(ctx context.Context, sessionID string, take bool) 
 	return !take || !pending, nil
 }
 
-// turnEffects is what the events of one append do beside the session's
-// record.
-type turnEffects struct {
-	markSink  bool // a turn started: the origin's sink may be behind
-	clearWake bool // a turn completed: no visit needed unless input waits
-	stats     turnStats
-}
-
 // appendTx logs the events under the session's lock, taken by reads,
 // and queues on tail the writes nothing in the transaction reads after.
 func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, tail *pgx.Batch, sessionID string, req core.AppendRequest, events []record.LogEvent, reads *appendReads) ([]core.Event, []core.Change, error) {
@@ -87,106 +79,53 @@ func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, tail *pgx.Batch, sessio
 		return nil, nil, err
 	}
 	now := s.clock()
-	var out []core.Event
-	put := func(e core.Event) {
-		r.sess.LastSeq++
-		e.Seq = r.sess.LastSeq
-		out = append(out, e)
-	}
-	for _, e := range reads.taken {
-		e.ProcessedAt = now.Ptr()
-		if req.TurnID != "" {
-			e.TurnID = req.TurnID
-		}
-		put(e)
-	}
-	var fx turnEffects
-	for _, le := range events {
-		e := le.Ev
-		e.SessionID = sessionID
-		if e.CreatedAt.IsZero() {
-			e.CreatedAt = now
-		}
-		if e.TurnID == "" {
-			e.TurnID = req.TurnID
-		}
-		put(e)
-		record.FollowResult(r.sess, le, e)
-		r.project(le, e, req.Holder, &fx)
-	}
-	if len(out) == 0 {
+	a := record.Append(r.sess, reads.taken, events, req, now)
+	if len(a.Events) == 0 {
 		return nil, nil, nil // another appender took the inputs first
+	}
+	r.setStatus(a.Status)
+	switch a.Lease {
+	case record.LeaseReleased:
+		r.lease = nil
+	case record.LeaseTaken:
+		r.lease = &req.Holder
 	}
 	// The deliveries' own reads and writes go first: the writes below
 	// wait in tail for the commit.
-	if err := s.enqueueMatching(ctx, tx, r.sess, out, now, reads.dests); err != nil {
+	if err := s.enqueueMatching(ctx, tx, r.sess, a.Events, now, reads.dests); err != nil {
 		return nil, nil, err
 	}
-	bodies, err := encodeEvents(out)
+	bodies, err := encodeEvents(a.Events)
 	if err != nil {
 		return nil, nil, err
 	}
-	seqs := make([]int64, len(out))
-	for i, e := range out {
+	seqs := make([]int64, len(a.Events))
+	for i, e := range a.Events {
 		seqs[i] = int64(e.Seq)
 	}
 	tail.Queue(`INSERT INTO events (session_id, seq, body) SELECT $1, seq, body FROM unnest($2::bigint[], $3::bytea[]) AS u(seq, body)`,
 		sessionID, seqs, bodies)
-	// The mark is set in the transaction that opens the turn, so a crash
-	// after it cannot lose the turn's output.
-	if fx.markSink {
-		// Every sink the turn may answer through: its origin's, its links'.
+	if a.MarkSinks {
 		for _, sink := range core.SinkProviders(r.sess) {
 			if record.ValidSink(sink, sessionID) == nil {
 				tail.Queue(`INSERT INTO sink_active (sink, session_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, sink, sessionID)
 			}
 		}
 	}
-	if fx.clearWake {
+	if len(a.Completed) > 0 {
 		tail.Queue(`DELETE FROM wakes WHERE session_id = $1 AND NOT EXISTS (SELECT 1 FROM pending_inputs WHERE session_id = $1)`, sessionID)
 	}
-	r.sess.UpdatedAt = now
 	if err := r.save(tail); err != nil {
 		return nil, nil, err
 	}
 	// Counters last: their rows are shared, so they are held the least.
 	r.queueCounts(tail)
-	fx.stats.queue(tail)
-	return out, []core.Change{r.change(core.Change{Events: out})}, nil
-}
-
-// project folds one logged event into the session's record.
-func (r *row) project(le record.LogEvent, e core.Event, holder string, fx *turnEffects) {
-	sess := r.sess
-	switch {
-	case le.Status != nil:
-		sess.StopReason = le.Status.StopReason
-		switch record.FollowPause(sess, le.Status) {
-		case record.LeaseReleased:
-			r.lease = nil
-		case record.LeaseTaken:
-			if holder != "" {
-				r.lease = &holder
-			}
-		}
-		r.setStatus(le.Status.Status)
-	case e.Type == core.TypeTurnStarted:
-		sess.TurnID = e.TurnID
-		sess.PendingAction = nil
-		fx.markSink = true
-		r.lease = &holder
-	case le.Done != nil:
-		sess.Usage = sess.Usage.Add(le.Done.Usage)
-		sess.CostUSD = core.AddCost(sess.CostUSD, le.Done.CostUSD)
-		sess.PendingAction = nil
-		if le.Done.YieldReason == core.ReasonRequiresAction {
-			sess.PendingAction = &core.PendingAction{ToolUseIDs: append([]string{}, le.Done.PendingToolUseIDs...)}
-		}
-		sess.TurnID = ""
-		r.lease = nil
-		fx.clearWake = true
-		fx.stats.count(e, le.Done)
+	var stats turnStats
+	for _, c := range a.Completed {
+		stats.count(c.Event, c.Done)
 	}
+	stats.queue(tail)
+	return a.Events, []core.Change{r.change(core.Change{Events: a.Events})}, nil
 }
 
 // Events returns logged events with seq > after, at most limit (0: all).

@@ -35,9 +35,9 @@ func (s *Store) CreateMemoryStore(ctx context.Context, in *core.MemoryStore) (*c
 	if err != nil {
 		return nil, err
 	}
-	raw, err := core.EncodeJSON(m)
+	raw, err := record.Encode("memory store", m.ID, m)
 	if err != nil {
-		return nil, fmt.Errorf("create memory store: encode: %w", err)
+		return nil, fmt.Errorf("create memory store: %w", err)
 	}
 	err = s.do(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, "INSERT INTO memory_stores (id, name, body) VALUES ($1, $2, $3)", m.ID, m.Name, raw)
@@ -53,7 +53,7 @@ func (s *Store) CreateMemoryStore(ctx context.Context, in *core.MemoryStore) (*c
 		return nil, fmt.Errorf("create memory store: %w", err)
 	}
 	s.log.Debug("memory store created", "memory_store_id", m.ID)
-	return decodeBody[core.MemoryStore]("memory store", raw)
+	return record.Decode[core.MemoryStore]("memory store", raw)
 }
 
 // GetMemoryStore returns the memory store with this id or name.
@@ -87,8 +87,8 @@ func (s *Store) UpdateMemoryStore(ctx context.Context, idOrName string, update f
 		if err := record.UpdateMemoryStore(cur, next, update, s.clock()); err != nil {
 			return err
 		}
-		if raw, err = core.EncodeJSON(next); err != nil {
-			return fmt.Errorf("encode memory store %s: %w", cur.ID, err)
+		if raw, err = record.Encode("memory store", cur.ID, next); err != nil {
+			return err
 		}
 		_, err = tx.Exec(ctx, "UPDATE memory_stores SET name = $2, body = $3 WHERE id = $1", cur.ID, next.Name, raw)
 		if isUnique(err, "memory_stores_name_key") {
@@ -99,14 +99,14 @@ func (s *Store) UpdateMemoryStore(ctx context.Context, idOrName string, update f
 	if err != nil {
 		return nil, fmt.Errorf("update memory store %s: %w", idOrName, err)
 	}
-	return decodeBody[core.MemoryStore]("memory store", raw)
+	return record.Decode[core.MemoryStore]("memory store", raw)
 }
 
 // DeleteMemoryStore deletes the store, and with it (the foreign keys'
 // cascade) its partitions and every version of its files, unless the
 // latest version of an agent names it. The store's row stays locked from
 // the check to the delete: an agent saved meanwhile waits for its lock
-// (resolveAgentMemoryStores), then finds the store gone.
+// (resolveAgent), then finds the store gone.
 func (s *Store) DeleteMemoryStore(ctx context.Context, idOrName string) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
@@ -135,14 +135,4 @@ func (s *Store) DeleteMemoryStore(ctx context.Context, idOrName string) error {
 		return fmt.Errorf("delete memory store: %w", err)
 	}
 	return nil
-}
-
-// resolveAgentMemoryStores checks and resolves the memory stores agent a
-// names, in the transaction that saves it. Each store's row is locked
-// FOR SHARE until the agent is saved, so it cannot be deleted meanwhile.
-func resolveAgentMemoryStores(ctx context.Context, tx pgx.Tx, a *core.Agent) (err error) {
-	a.MemoryStores, err = record.ResolveMemoryStores(a.MemoryStores, func(idOrName string) (*core.MemoryStore, error) {
-		return getMemoryStore(ctx, tx, idOrName, "FOR SHARE")
-	})
-	return err
 }

@@ -120,7 +120,7 @@ func (s *Store) memoryVersions(ctx context.Context, sql string, args ...any) ([]
 		if err := r.Scan(&body, &content); err != nil {
 			return core.MemoryVersion{}, err
 		}
-		v, err := decodeBody[core.MemoryVersion]("memory version", body)
+		v, err := record.Decode[core.MemoryVersion]("memory version", body)
 		if err != nil {
 			return core.MemoryVersion{}, err
 		}

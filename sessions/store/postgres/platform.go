@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -11,15 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
 )
-
-// decodeBody decodes a stored record; what names it in errors.
-func decodeBody[T any](what string, raw []byte) (*T, error) {
-	out := new(T)
-	if err := json.Unmarshal(raw, out); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", what, err)
-	}
-	return out, nil
-}
 
 // bodyPage reads one page of a list: query selects the bodies in id
 // order after $1, at most $2 of them (the store asks for one more than
@@ -43,7 +33,7 @@ func bodyPage[T any](ctx context.Context, s *Store, what, query, after string, l
 	}
 	out := make([]*T, 0, len(raws))
 	for _, raw := range raws {
-		v, err := decodeBody[T](what, raw)
+		v, err := record.Decode[T](what, raw)
 		if err != nil {
 			return nil, false, fmt.Errorf("list %s: %w", what, err)
 		}
@@ -63,7 +53,7 @@ func getBody[T any](ctx context.Context, q querier, what, key, query string, arg
 	if err != nil {
 		return nil, fmt.Errorf("read %s %q: %w", what, key, err)
 	}
-	return decodeBody[T](what, raw)
+	return record.Decode[T](what, raw)
 }
 
 // readOne reads one record from the pool; op names the call in errors.

@@ -15,17 +15,10 @@ import (
 // the session queued unless a turn is running, and schedules a wake now.
 // It stamps copies of inputs, so a transaction run again starts over.
 func (r *row) queue(b *pgx.Batch, inputs []core.Event, now core.Time) ([]core.Event, error) {
-	out := make([]core.Event, len(inputs))
-	types := make([]string, len(inputs))
-	for i, e := range inputs {
-		e.SessionID = r.sess.ID
-		if e.QueuedAt == nil {
-			e.QueuedAt = now.Ptr()
-		}
-		if e.CreatedAt.IsZero() {
-			e.CreatedAt = now
-		}
-		out[i], types[i] = e, e.Type
+	out, status := record.Queue(r.sess, inputs, now)
+	types := make([]string, len(out))
+	for i, e := range out {
+		types[i] = e.Type
 	}
 	if text, ok := record.FirstText(out); ok && r.firstText == nil {
 		r.firstText = &text
@@ -39,12 +32,7 @@ func (r *row) queue(b *pgx.Batch, inputs []core.Event, now core.Time) ([]core.Ev
 	b.Queue(`INSERT INTO pending_inputs (session_id, pos, type, body)
 		SELECT $1, coalesce((SELECT max(pos) FROM pending_inputs WHERE session_id = $1), 0) + ord, type, body
 		FROM unnest($2::text[], $3::bytea[]) WITH ORDINALITY AS u(type, body, ord)`, r.sess.ID, types, bodies)
-	// A turn paused by a budget stays awaiting its raise: the inputs
-	// wait for the turn it resumes.
-	if r.sess.Status != core.StatusRunning && !r.sess.BudgetPaused() {
-		r.setStatus(core.StatusQueued)
-	}
-	r.sess.UpdatedAt = now
+	r.setStatus(status)
 	queueWake(b, r.sess.ID, now.Time, false)
 	return out, nil
 }
@@ -54,14 +42,7 @@ func (s *Store) QueueInputs(ctx context.Context, sessionID string, req core.Queu
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	if len(req.Inputs) == 0 {
-		// Nothing to queue would still mark the session queued and wake it.
-		return nil, fmt.Errorf("queue inputs: no inputs: %w", core.ErrInvalid)
-	}
-	if err := record.ValidateKeys(req.Idempotency, req.Dedupe); err != nil {
-		return nil, err
-	}
-	inputs, err := record.PrepareInputs(req.Inputs)
+	inputs, err := record.PrepareQueue(req)
 	if err != nil {
 		return nil, err
 	}

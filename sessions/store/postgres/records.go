@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 
 	"github.com/switchboardhq/switchboard/sessions/store/record"
 
@@ -59,20 +57,20 @@ func listPage[T any](ctx context.Context, s *Store, sql string, args []any, limi
 }
 
 func decodeEvent(v []byte) (core.Event, error) {
-	var e core.Event
-	if err := json.Unmarshal(v, &e); err != nil {
-		return e, fmt.Errorf("decode event: %w", err)
+	e, err := record.Decode[core.Event]("event", v)
+	if err != nil {
+		return core.Event{}, err
 	}
-	return e, nil
+	return *e, nil
 }
 
 // encodeEvents encodes events for an unnest insert.
 func encodeEvents(events []core.Event) ([][]byte, error) {
 	out := make([][]byte, len(events))
 	for i := range events {
-		v, err := core.EncodeJSON(&events[i])
+		v, err := record.Encode("event", events[i].ID, &events[i])
 		if err != nil {
-			return nil, fmt.Errorf("encode event %s: %w", events[i].ID, err)
+			return nil, err
 		}
 		out[i] = v
 	}

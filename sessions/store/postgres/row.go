@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/store/record"
 )
 
 // row is a session read under its row's lock by a write, with what the
@@ -31,13 +31,7 @@ type row struct {
 	firstText *string
 }
 
-func decodeSession(v []byte) (*core.Session, error) {
-	var sess core.Session
-	if err := json.Unmarshal(v, &sess); err != nil {
-		return nil, fmt.Errorf("decode session: %w", err)
-	}
-	return &sess, nil
-}
+func decodeSession(v []byte) (*core.Session, error) { return record.Decode[core.Session]("session", v) }
 
 // sessionColumns are what a row is read from.
 const sessionColumns = `body, lease_holder`
@@ -114,9 +108,9 @@ func (r *row) setStatus(st core.Status) {
 
 // save queues the write of the session's row (its insert, for a new one).
 func (r *row) save(b *pgx.Batch) error {
-	v, err := core.EncodeJSON(r.sess)
+	v, err := record.Encode("session", r.sess.ID, r.sess)
 	if err != nil {
-		return fmt.Errorf("encode session %s: %w", r.sess.ID, err)
+		return err
 	}
 	s := r.sess
 	if r.inserted {

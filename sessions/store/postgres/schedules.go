@@ -16,9 +16,9 @@ const scheduleSQL = `SELECT body FROM schedules WHERE id = $1`
 
 // putSchedule writes a schedule's row, new or not.
 func putSchedule(ctx context.Context, q pgx.Tx, sc *core.Schedule) error {
-	raw, err := core.EncodeJSON(sc)
+	raw, err := record.Encode("schedule", sc.ID, sc)
 	if err != nil {
-		return fmt.Errorf("encode schedule %s: %w", sc.ID, err)
+		return err
 	}
 	var next *int64
 	if sc.NextAt != nil {
@@ -33,16 +33,14 @@ func putSchedule(ctx context.Context, q pgx.Tx, sc *core.Schedule) error {
 
 // CreateSchedule saves a new schedule.
 func (s *Store) CreateSchedule(ctx context.Context, in *core.Schedule) (*core.Schedule, error) {
-	if err := record.ValidSchedule(in); err != nil {
+	out, err := record.NewSchedule(in, s.clock())
+	if err != nil {
 		return nil, err
 	}
-	out := *in
-	out.ID = core.NewID(core.PrefixSchedule)
-	out.CreatedAt, out.UpdatedAt = s.clock(), s.clock()
-	if err := s.do(ctx, func(tx pgx.Tx) error { return putSchedule(ctx, tx, &out) }); err != nil {
+	if err := s.do(ctx, func(tx pgx.Tx) error { return putSchedule(ctx, tx, out) }); err != nil {
 		return nil, fmt.Errorf("create schedule: %w", err)
 	}
-	return &out, nil
+	return out, nil
 }
 
 // GetSchedule returns a schedule.
@@ -116,7 +114,7 @@ func (s *Store) DueSchedules(ctx context.Context, now time.Time, limit int) ([]*
 	if err != nil {
 		return nil, fmt.Errorf("due schedules: %w", err)
 	}
-	out, err := collect(rows, func(raw []byte) (*core.Schedule, error) { return decodeBody[core.Schedule]("schedule", raw) })
+	out, err := collect(rows, func(raw []byte) (*core.Schedule, error) { return record.Decode[core.Schedule]("schedule", raw) })
 	if err != nil {
 		return nil, fmt.Errorf("due schedules: %w", err)
 	}

@@ -40,24 +40,9 @@ func (s *Store) createWith(ctx context.Context, req core.NewSession, dests []cor
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	if err := record.ValidateCreate(req); err != nil {
-		return nil, err
-	}
-	inputs, err := record.PrepareInputs(req.Inputs)
+	id, inputs, err := record.PrepareCreate(&req, dests)
 	if err != nil {
 		return nil, err
-	}
-	if req.StartInputs, err = record.PrepareInputs(req.StartInputs); err != nil {
-		return nil, err
-	}
-	id := req.Session.ID
-	if id == "" {
-		id = core.NewID(core.PrefixSession)
-	}
-	for i := range dests {
-		if dests[i].Destination.SessionID != id {
-			return nil, fmt.Errorf("create session: destination %d names session %q, not %q: %w", i, dests[i].Destination.SessionID, id, core.ErrInvalid)
-		}
 	}
 	var res *core.CreateResult
 	err = retryKeys(func() error {
@@ -158,7 +143,11 @@ func (s *Store) createTx(ctx context.Context, tx pgx.Tx, req core.NewSession, id
 			return nil, nil, err
 		}
 		for _, nd := range dests {
-			if _, err := s.insertDestination(ctx, tx, nd, now); err != nil {
+			d, err := record.NewDestination(nd, now)
+			if err != nil {
+				return nil, nil, err
+			}
+			if err := s.insertDestination(ctx, tx, d, nd.SealedSecret); err != nil {
 				return nil, nil, err
 			}
 		}

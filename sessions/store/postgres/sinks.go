@@ -1,9 +1,7 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -28,11 +26,8 @@ func (s *Store) SinkPosition(ctx context.Context, sink, sessionID string) (core.
 	}
 	var v []byte
 	err := s.poolFor(ctx).QueryRow(ctx, `SELECT body FROM sink_positions WHERE sink = $1 AND session_id = $2`, sink, sessionID).Scan(&v)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return p, nil
-	}
-	if err == nil {
-		err = json.Unmarshal(v, &p)
+	if err == nil || errors.Is(err, pgx.ErrNoRows) {
+		p, err = record.DecodeSinkPosition(v)
 	}
 	if err != nil {
 		return core.SinkPosition{}, fmt.Errorf("sink position: %w", err)
@@ -49,16 +44,9 @@ func (s *Store) SaveSinkPosition(ctx context.Context, sink, sessionID string, c 
 	if err := record.ValidSink(sink, sessionID); err != nil {
 		return err
 	}
-	if len(p.State) > 0 {
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, p.State); err != nil {
-			return fmt.Errorf("sink state is not json: %v: %w", err, core.ErrInvalid)
-		}
-		p.State = buf.Bytes()
-	}
-	v, err := core.EncodeJSON(p)
+	v, err := record.EncodeSinkPosition(p)
 	if err != nil {
-		return fmt.Errorf("encode sink position: %w", err)
+		return err
 	}
 	err = s.do(ctx, func(tx pgx.Tx) error {
 		if err := checkSinkClaim(ctx, tx, sink, sessionID, c); err != nil {

@@ -57,9 +57,9 @@ func skillNameTaken(name string) error {
 // files that the skill does not have yet, and returns it as decoded from
 // the stored bytes.
 func putSkill(ctx context.Context, tx pgx.Tx, sk *core.Skill, files map[string][]byte, insert bool) (*core.Skill, error) {
-	v, err := core.EncodeJSON(sk)
+	v, err := record.Encode("skill", sk.ID, sk)
 	if err != nil {
-		return nil, fmt.Errorf("encode skill %s: %w", sk.ID, err)
+		return nil, err
 	}
 	latest := `UPDATE skills SET name = $2, version = $3, body = $4 WHERE id = $1`
 	if insert {
@@ -79,7 +79,7 @@ func putSkill(ctx context.Context, tx pgx.Tx, sk *core.Skill, files map[string][
 	case err != nil:
 		return nil, err
 	}
-	return decodeBody[core.Skill]("skill", v)
+	return record.Decode[core.Skill]("skill", v)
 }
 
 // CreateSkill saves version 1 of a new skill under a unique name.
@@ -87,11 +87,10 @@ func (s *Store) CreateSkill(ctx context.Context, up core.SkillUpload) (*core.Ski
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	sk, err := record.NewSkillVersion(up, s.clock())
+	sk, err := record.NewSkill(up, s.clock())
 	if err != nil {
 		return nil, fmt.Errorf("create skill: %w", err)
 	}
-	sk.ID, sk.Version = core.NewID(core.PrefixSkill), 1
 	var out *core.Skill
 	err = s.do(ctx, func(tx pgx.Tx) error {
 		var err error
@@ -122,7 +121,7 @@ func (s *Store) UpdateSkill(ctx context.Context, idOrName string, up core.SkillU
 		if err != nil {
 			return err
 		}
-		next.ID, next.Version, next.CreatedAt = cur.ID, cur.Version+1, cur.CreatedAt
+		record.NextSkill(cur, next)
 		out, err = putSkill(ctx, tx, next, up.Files, false)
 		return err
 	})

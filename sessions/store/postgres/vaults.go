@@ -22,9 +22,9 @@ func (s *Store) CreateVault(ctx context.Context, in *core.Vault) (*core.Vault, e
 	if err != nil {
 		return nil, err
 	}
-	raw, err := core.EncodeJSON(v)
+	raw, err := record.Encode("vault", v.ID, v)
 	if err != nil {
-		return nil, fmt.Errorf("create vault: encode: %w", err)
+		return nil, fmt.Errorf("create vault: %w", err)
 	}
 	err = s.do(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, "INSERT INTO vaults (id, body) VALUES ($1, $2)", v.ID, raw)
@@ -37,7 +37,7 @@ func (s *Store) CreateVault(ctx context.Context, in *core.Vault) (*core.Vault, e
 		return nil, fmt.Errorf("create vault: %w", err)
 	}
 	s.log.Debug("vault created", "vault_id", v.ID)
-	return decodeBody[core.Vault]("vault", raw)
+	return record.Decode[core.Vault]("vault", raw)
 }
 
 // GetVault returns one vault.
@@ -95,21 +95,6 @@ func (s *Store) DeleteVault(ctx context.Context, id string) error {
 	return nil
 }
 
-// validCredential checks what PutCredential refuses before it writes.
-func validCredential(c *core.Credential, sealed []byte) error {
-	switch {
-	case !core.HasPrefix(c.ID, core.PrefixCredential):
-		return fmt.Errorf("id %q is not a credential id: %w", c.ID, core.ErrInvalid)
-	case c.Name == "":
-		return fmt.Errorf("credential %s: name is required: %w", c.ID, core.ErrInvalid)
-	case c.Kind != core.CredentialStaticBearer && c.Kind != core.CredentialHeader && c.Kind != core.CredentialOAuth:
-		return fmt.Errorf("credential %s: unknown kind %q: %w", c.ID, c.Kind, core.ErrInvalid)
-	case len(sealed) == 0:
-		return fmt.Errorf("credential %s: sealed secret is empty: %w", c.ID, core.ErrInvalid)
-	}
-	return nil
-}
-
 // PutCredential creates or replaces a credential and its sealed secret.
 // The caller assigns the id, because it seals the secret to it (the aad)
 // before the store sees either. A credential never moves between vaults;
@@ -118,52 +103,52 @@ func (s *Store) PutCredential(ctx context.Context, in *core.Credential, sealed [
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	if err := validCredential(in, sealed); err != nil {
+	if err := record.CheckCredential(in, sealed); err != nil {
 		return nil, fmt.Errorf("put credential: %w", err)
 	}
 	var raw []byte
 	err := s.do(ctx, func(tx pgx.Tx) error {
-		c := *in
-		if err := lockVault(ctx, tx, c.VaultID, "SHARE"); err != nil {
+		if err := lockVault(ctx, tx, in.VaultID, "SHARE"); err != nil {
 			return err
 		}
 		now := s.clock()
-		c.CreatedAt, c.UpdatedAt = now, now
-		prev, err := lockOrInsert(ctx, tx, "credential "+c.ID, []any{c.ID},
+		prev, err := lockOrInsert(ctx, tx, "credential "+in.ID, []any{in.ID},
 			"SELECT body FROM credentials WHERE id = $1 FOR UPDATE",
 			"INSERT INTO credentials (id, vault_id, body) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING",
 			func() ([]any, error) {
-				var err error
-				raw, err = core.EncodeJSON(&c)
-				return []any{c.ID, c.VaultID, raw}, err
+				c, err := record.PutCredential(in, nil, now)
+				if err == nil {
+					raw, err = record.Encode("credential", c.ID, c)
+				}
+				return []any{in.ID, in.VaultID, raw}, err
 			})
 		if err != nil {
 			return err
 		}
 		if prev != nil {
-			old, err := decodeBody[core.Credential]("credential", prev)
+			old, err := record.Decode[core.Credential]("credential", prev)
 			if err != nil {
 				return err
 			}
-			if old.VaultID != c.VaultID {
-				return fmt.Errorf("credential %s belongs to vault %s, not %s: %w", c.ID, old.VaultID, c.VaultID, core.ErrConflict)
+			c, err := record.PutCredential(in, old, now)
+			if err != nil {
+				return err
 			}
-			c.CreatedAt = old.CreatedAt
-			if raw, err = core.EncodeJSON(&c); err != nil {
-				return fmt.Errorf("encode credential %s: %w", c.ID, err)
+			if raw, err = record.Encode("credential", c.ID, c); err != nil {
+				return err
 			}
 			if _, err := tx.Exec(ctx, "UPDATE credentials SET body = $2 WHERE id = $1", c.ID, raw); err != nil {
 				return err
 			}
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO credential_secrets (credential_id, sealed) VALUES ($1, $2)
-			ON CONFLICT (credential_id) DO UPDATE SET sealed = EXCLUDED.sealed`, c.ID, sealed)
+			ON CONFLICT (credential_id) DO UPDATE SET sealed = EXCLUDED.sealed`, in.ID, sealed)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("put credential: %w", err)
 	}
-	out, err := decodeBody[core.Credential]("credential", raw)
+	out, err := record.Decode[core.Credential]("credential", raw)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +173,7 @@ func (s *Store) GetCredential(ctx context.Context, id string) (*core.Credential,
 	if sealed == nil {
 		return nil, nil, fmt.Errorf("get credential: credential %s has no secret stored", id)
 	}
-	c, err := decodeBody[core.Credential]("credential", raw)
+	c, err := record.Decode[core.Credential]("credential", raw)
 	if err != nil {
 		return nil, nil, fmt.Errorf("get credential: %w", err)
 	}
@@ -219,7 +204,7 @@ func (s *Store) ListCredentials(ctx context.Context, vaultID string) ([]*core.Cr
 		if raw == nil { // the vault, without credentials
 			continue
 		}
-		c, err := decodeBody[core.Credential]("credential", raw)
+		c, err := record.Decode[core.Credential]("credential", raw)
 		if err != nil {
 			return nil, fmt.Errorf("list credentials: %w", err)
 		}

@@ -1,8 +1,14 @@
-// Package record holds what both session stores (bbolt in sessions/, and
-// sessions/store/postgres) check and prepare before a write, independent of how
-// they store it: inputs and events with their ids and bodies fixed, keys,
-// destinations, sinks and installations, so the two stores refuse and
-// normalise exactly alike.
+// Package record is what both session stores (bbolt in sessions/store/bolt,
+// and sessions/store/postgres) decide alike, written once, so that the two
+// refuse, default and change records exactly alike. A store method calls
+// it to check and prepare what it is given before any transaction (inputs
+// and events with their ids and bodies fixed, keys, new records with
+// their ids and times), and inside its transaction to derive what it
+// writes from what it read (a session's projection of an append, an
+// attempt's outcome, an installation's update); the store keeps only how
+// it reads and writes. Encode and Decode are the stored form of every
+// record: the JSON both stores keep, as every earlier release wrote it, so
+// a field added to a core type is stored without a change here.
 package record
 
 import (
@@ -10,9 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net/url"
 	"slices"
-	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
 )
@@ -147,57 +151,6 @@ func AnswersPending(sess *core.Session, inputs []core.Event) error {
 	return nil
 }
 
-// CheckDestination refuses what the store cannot deliver to, as the bbolt
-// store does. The API validates more (and first).
-func CheckDestination(d *core.Destination) error {
-	if !core.HasPrefix(d.ID, core.PrefixDestination) {
-		return fmt.Errorf("destination id %q is not a destination id: %w", d.ID, core.ErrInvalid)
-	}
-	u, err := url.Parse(d.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("destination url %q: want an absolute http(s) URL: %w", d.URL, core.ErrInvalid)
-	}
-	if _, err := core.ParseLevel(string(d.Level)); err != nil {
-		return err
-	}
-	if d.SessionID != "" && d.AgentID != "" {
-		return fmt.Errorf("destination %s: a session destination takes no agent filter: %w", d.ID, core.ErrInvalid)
-	}
-	return nil
-}
-
-// ValidSink refuses what the bbolt store cannot key (a sink name with
-// 0x00), so both stores accept the same names.
-func ValidSink(sink, sessionID string) error {
-	if sink == "" || strings.ContainsRune(sink, 0) || sessionID == "" {
-		return fmt.Errorf("sink %q, session %q: %w", sink, sessionID, core.ErrInvalid)
-	}
-	return nil
-}
-
-func ValidInstallation(in *core.Installation) error {
-	switch {
-	case in.Provider == "" || strings.ContainsRune(in.Provider, 0):
-		return fmt.Errorf("installation provider %q: %w", in.Provider, core.ErrInvalid)
-	case in.ExternalID == "":
-		return fmt.Errorf("installation external id is required: %w", core.ErrInvalid)
-	}
-	return nil
-}
-
-// AddAttempt appends an attempt, keeping the most recent ones.
-func AddAttempt(d *core.Delivery, a core.Attempt, now core.Time) {
-	d.AttemptCount++
-	d.Attempts = append(d.Attempts, a)
-	if n := len(d.Attempts) - core.MaxAttemptsKept; n > 0 {
-		d.Attempts = append([]core.Attempt{}, d.Attempts[n:]...)
-	}
-	if d.FirstAttemptAt == nil {
-		d.FirstAttemptAt = a.At.Ptr()
-	}
-	d.UpdatedAt = now
-}
-
 // ClampLimit applies the list paging rules: default 100, at most 1000.
 func ClampLimit(limit int) int {
 	switch {
@@ -216,23 +169,6 @@ func KnownStatus(st core.Status) bool {
 		return true
 	}
 	return false
-}
-
-// NewVault is the vault record CreateVault stores for in at now: an id
-// given when in has none, the id's prefix and the name checked.
-func NewVault(in *core.Vault, now core.Time) (*core.Vault, error) {
-	v := *in
-	if v.ID == "" {
-		v.ID = core.NewID(core.PrefixVault)
-	}
-	if !core.HasPrefix(v.ID, core.PrefixVault) {
-		return nil, fmt.Errorf("create vault: id %q is not a vault id: %w", v.ID, core.ErrInvalid)
-	}
-	if v.Name == "" {
-		return nil, fmt.Errorf("create vault: name is required: %w", core.ErrInvalid)
-	}
-	v.CreatedAt, v.UpdatedAt = now, now
-	return &v, nil
 }
 
 // NewSession is the record of a new, empty, idle session made from req:

@@ -117,6 +117,18 @@ func Fire(sc *core.Schedule, due time.Time, next *time.Time, start *core.NewSess
 	return out, changes, ops.Put(sc)
 }
 
+// NewSchedule is the schedule CreateSchedule stores for in at now: checked,
+// under a new id.
+func NewSchedule(in *core.Schedule, now core.Time) (*core.Schedule, error) {
+	if err := ValidSchedule(in); err != nil {
+		return nil, err
+	}
+	out := *in
+	out.ID = core.NewID(core.PrefixSchedule)
+	out.CreatedAt, out.UpdatedAt = now, now
+	return &out, nil
+}
+
 // UpdateSchedule is old changed by fn, with what fn may not change kept.
 func UpdateSchedule(old *core.Schedule, fn func(*core.Schedule) error, now core.Time) (*core.Schedule, error) {
 	next := *old

@@ -43,6 +43,22 @@ func NewSkillVersion(up core.SkillUpload, now core.Time) (*core.Skill, error) {
 	return sk, nil
 }
 
+// NewSkill is version 1 of a new skill for up at now.
+func NewSkill(up core.SkillUpload, now core.Time) (*core.Skill, error) {
+	sk, err := NewSkillVersion(up, now)
+	if err != nil {
+		return nil, err
+	}
+	sk.ID, sk.Version = core.NewID(core.PrefixSkill), 1
+	return sk, nil
+}
+
+// NextSkill makes next, a NewSkillVersion, the version after cur, the
+// skill's latest.
+func NextSkill(cur, next *core.Skill) {
+	next.ID, next.Version, next.CreatedAt = cur.ID, cur.Version+1, cur.CreatedAt
+}
+
 // SkillFileOf is the file at path in a skill version, whose digest keys
 // its content; ErrNotFound when the version has no such file.
 func SkillFileOf(sk *core.Skill, path string) (core.SkillFile, error) {

@@ -1,0 +1,34 @@
+package record
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// Encode is the stored form of a record (what names its kind in errors,
+// id the record): its JSON as core.EncodeJSON writes it, the bytes both
+// stores keep and every earlier release wrote, so a field added to a
+// core type is stored by both stores without a change here.
+func Encode(what, id string, v any) ([]byte, error) {
+	raw, err := core.EncodeJSON(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s %s: %w", what, id, err)
+	}
+	return raw, nil
+}
+
+// Decode reads a record Encode stored (what names its kind in errors).
+func Decode[T any](what string, raw []byte) (*T, error) {
+	out := new(T)
+	if err := json.Unmarshal(raw, out); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", what, err)
+	}
+	return out, nil
+}
+
+// Decoder is Decode for one kind, for the stores' list and scan helpers.
+func Decoder[T any](what string) func([]byte) (*T, error) {
+	return func(raw []byte) (*T, error) { return Decode[T](what, raw) }
+}

@@ -1,0 +1,56 @@
+package record
+
+import (
+	"fmt"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// NewVault is the vault record CreateVault stores for in at now: an id
+// given when in has none, the id's prefix and the name checked.
+func NewVault(in *core.Vault, now core.Time) (*core.Vault, error) {
+	v := *in
+	if v.ID == "" {
+		v.ID = core.NewID(core.PrefixVault)
+	}
+	if !core.HasPrefix(v.ID, core.PrefixVault) {
+		return nil, fmt.Errorf("create vault: id %q is not a vault id: %w", v.ID, core.ErrInvalid)
+	}
+	if v.Name == "" {
+		return nil, fmt.Errorf("create vault: name is required: %w", core.ErrInvalid)
+	}
+	v.CreatedAt, v.UpdatedAt = now, now
+	return &v, nil
+}
+
+// CheckCredential refuses, before any transaction, a credential and
+// sealed secret PutCredential cannot store.
+func CheckCredential(c *core.Credential, sealed []byte) error {
+	switch {
+	case !core.HasPrefix(c.ID, core.PrefixCredential):
+		return fmt.Errorf("id %q is not a credential id: %w", c.ID, core.ErrInvalid)
+	case c.Name == "":
+		return fmt.Errorf("credential %s: name is required: %w", c.ID, core.ErrInvalid)
+	case c.Kind != core.CredentialStaticBearer && c.Kind != core.CredentialHeader && c.Kind != core.CredentialOAuth:
+		return fmt.Errorf("credential %s: unknown kind %q: %w", c.ID, c.Kind, core.ErrInvalid)
+	case len(sealed) == 0:
+		return fmt.Errorf("credential %s: sealed secret is empty: %w", c.ID, core.ErrInvalid)
+	}
+	return nil
+}
+
+// PutCredential is the record PutCredential stores for in at now, over
+// prev, the credential stored under its id (nil: none). A credential
+// never moves between vaults; its creation time is kept across
+// replacements.
+func PutCredential(in, prev *core.Credential, now core.Time) (*core.Credential, error) {
+	c := *in
+	c.CreatedAt, c.UpdatedAt = now, now
+	if prev != nil {
+		if prev.VaultID != c.VaultID {
+			return nil, fmt.Errorf("credential %s belongs to vault %s, not %s: %w", c.ID, prev.VaultID, c.VaultID, core.ErrConflict)
+		}
+		c.CreatedAt = prev.CreatedAt
+	}
+	return &c, nil
+}

@@ -1,10 +1,8 @@
 package bolt
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -39,37 +37,24 @@ func putAgent(tx *bbolt.Tx, a *core.Agent) (*core.Agent, error) {
 
 // CreateAgent saves version 1 of a new agent.
 func (s *Store) CreateAgent(ctx context.Context, in *core.Agent) (*core.Agent, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
 	a, err := record.NewAgent(in, s.clock())
 	if err != nil {
 		return nil, err
 	}
-	var out *core.Agent
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	out, err := writeOne(ctx, s, "", func(tx *bbolt.Tx) (*core.Agent, error) {
 		if bkt(tx, bucketAgents).Get([]byte(a.ID)) != nil {
-			return fmt.Errorf("agent %s already exists: %w", a.ID, core.ErrConflict)
+			return nil, fmt.Errorf("agent %s already exists: %w", a.ID, core.ErrConflict)
 		}
-		names := bkt(tx, bucketAgentNames)
-		if names.Get([]byte(a.Name)) != nil {
-			return fmt.Errorf("agent name %q is taken: %w", a.Name, core.ErrConflict)
-		}
-		if err := names.Put([]byte(a.Name), []byte(a.ID)); err != nil {
-			return err
+		if err := claimName(bkt(tx, bucketAgentNames), "agent", a.Name, a.ID); err != nil {
+			return nil, err
 		}
 		if err := resolveAgent(tx, a); err != nil {
-			return err
+			return nil, err
 		}
-		var err error
-		out, err = putAgent(tx, a)
-		return err
+		return putAgent(tx, a)
 	})
-	switch {
-	case errors.Is(err, core.ErrConflict), errors.Is(err, core.ErrInvalid):
-		return nil, err // says what to change, as it is
-	case err != nil:
-		return nil, fmt.Errorf("create agent: %w", err)
+	if err != nil {
+		return nil, record.Refused("create agent", err)
 	}
 	return out, nil
 }
@@ -78,44 +63,26 @@ func (s *Store) CreateAgent(ctx context.Context, in *core.Agent) (*core.Agent, e
 // update runs inside the write transaction so no other version can slip in
 // between the read and the write.
 func (s *Store) UpdateAgent(ctx context.Context, idOrName string, expectVersion int, update func(*core.Agent) error) (*core.Agent, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	var out *core.Agent
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	return writeOne(ctx, s, "update agent "+idOrName, func(tx *bbolt.Tx) (*core.Agent, error) {
 		cur, err := getAgent(tx, idOrName)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		next, err := decodeAgent(bkt(tx, bucketAgents).Get([]byte(cur.ID))) // a copy update may change freely
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := record.NextAgent(cur, next, expectVersion, update, s.clock()); err != nil {
-			return err
+			return nil, err
 		}
 		if err := resolveAgent(tx, next); err != nil {
-			return err
+			return nil, err
 		}
-		if next.Name != cur.Name {
-			names := bkt(tx, bucketAgentNames)
-			if owner := names.Get([]byte(next.Name)); owner != nil && !bytes.Equal(owner, []byte(cur.ID)) {
-				return fmt.Errorf("agent name %q is taken: %w", next.Name, core.ErrConflict)
-			}
-			if err := names.Delete([]byte(cur.Name)); err != nil {
-				return err
-			}
-			if err := names.Put([]byte(next.Name), []byte(cur.ID)); err != nil {
-				return err
-			}
+		if err := moveName(bkt(tx, bucketAgentNames), "agent", cur.ID, cur.Name, next.Name); err != nil {
+			return nil, err
 		}
-		out, err = putAgent(tx, next)
-		return err
+		return putAgent(tx, next)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("update agent %s: %w", idOrName, err)
-	}
-	return out, nil
 }
 
 // resolveAgent pins the skills and resolves the memory stores a names,
@@ -149,26 +116,16 @@ func (s *Store) GetAgent(ctx context.Context, idOrName string) (*core.Agent, err
 
 // GetAgentVersion returns one immutable version of an agent.
 func (s *Store) GetAgentVersion(ctx context.Context, id string, version int) (*core.Agent, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	if version <= 0 {
-		return nil, fmt.Errorf("agent %s version %d: %w", id, version, core.ErrNotFound)
-	}
-	var out *core.Agent
-	err := s.db.View(func(tx *bbolt.Tx) error {
-		v := bkt(tx, bucketAgentVersions).Get(versionKey(id, version))
-		if v == nil {
-			return fmt.Errorf("agent %s version %d: %w", id, version, core.ErrNotFound)
+	return viewOne(ctx, s, "get agent version", func(tx *bbolt.Tx) (*core.Agent, error) {
+		var v []byte
+		if version > 0 {
+			v = bkt(tx, bucketAgentVersions).Get(versionKey(id, version))
 		}
-		var err error
-		out, err = decodeAgent(v)
-		return err
+		if v == nil {
+			return nil, fmt.Errorf("agent %s version %d: %w", id, version, core.ErrNotFound)
+		}
+		return decodeAgent(v)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("get agent version: %w", err)
-	}
-	return out, nil
 }
 
 // ListAgents pages through the latest versions in id order.

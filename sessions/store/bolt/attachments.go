@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
@@ -16,35 +17,22 @@ var _ core.AttachmentStore = (*Store)(nil)
 
 // PutAttachment stores data under a new id.
 func (s *Store) PutAttachment(ctx context.Context, a core.Attachment, data []byte) (core.Attachment, error) {
-	if err := ctxErr(ctx); err != nil {
-		return a, err
-	}
 	a = record.NewAttachment(a, data)
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	return a, s.updateTx(ctx, fmt.Sprintf("store attachment %q", a.Name), func(tx *bbolt.Tx) error {
 		return bkt(tx, bucketAttachments).Put([]byte(a.ID), nonNilBytes(data))
 	})
-	if err != nil {
-		return a, fmt.Errorf("store attachment %q: %w", a.Name, err)
-	}
-	return a, nil
 }
 
 // GetAttachment returns an attachment's bytes.
 func (s *Store) GetAttachment(ctx context.Context, id string) ([]byte, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	var out []byte
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	return viewOne(ctx, s, "", func(tx *bbolt.Tx) ([]byte, error) {
 		v := bkt(tx, bucketAttachments).Get([]byte(id))
 		if v == nil {
-			return fmt.Errorf("attachment %s: %w", id, core.ErrNotFound)
+			return nil, fmt.Errorf("attachment %s: %w", id, core.ErrNotFound)
 		}
 		// bbolt's memory is only valid inside the transaction.
-		out = append([]byte{}, v...)
-		return nil
+		return bytes.Clone(v), nil
 	})
-	return out, err
 }
 
 // nonNilBytes is data, or an empty slice for nil: bbolt stores an empty

@@ -42,18 +42,11 @@ func getConsoleSession(tx *bbolt.Tx, id string) (*core.ConsoleSession, error) {
 
 // CreateConsoleSession saves a sign-in; an existing id is core.ErrConflict.
 func (s *Store) CreateConsoleSession(ctx context.Context, in *core.ConsoleSession) error {
-	if err := ctxErr(ctx); err != nil {
+	cs, v, err := record.NewConsoleSession(in)
+	if err != nil {
 		return err
 	}
-	cs, err := record.NewConsoleSession(in)
-	if err != nil {
-		return fmt.Errorf("create console sign-in: %w", err)
-	}
-	v, err := record.Encode("console sign-in", cs.ID, cs)
-	if err != nil {
-		return fmt.Errorf("create console sign-in: %w", err)
-	}
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	return s.updateTx(ctx, "create console sign-in", func(tx *bbolt.Tx) error {
 		sessions := bkt(tx, bucketConsoleSessions)
 		if sessions.Get([]byte(cs.ID)) != nil {
 			return fmt.Errorf("console sign-in %s exists: %w", cs.ID, core.ErrConflict)
@@ -63,10 +56,6 @@ func (s *Store) CreateConsoleSession(ctx context.Context, in *core.ConsoleSessio
 		}
 		return bkt(tx, bucketConsoleSessionTimes).Put(append(u64(unixNanos(cs.ExpiresAt)), cs.ID...), nil)
 	})
-	if err != nil {
-		return fmt.Errorf("create console sign-in: %w", err)
-	}
-	return nil
 }
 
 // GetConsoleSession returns the sign-in with id; core.ErrNotFound when
@@ -80,22 +69,16 @@ func (s *Store) GetConsoleSession(ctx context.Context, id string, now time.Time)
 		if err != nil {
 			return nil, err
 		}
-		if !record.ConsoleLive(cs, now) {
-			return nil, fmt.Errorf("console sign-in %s expired: %w", id, core.ErrNotFound)
-		}
-		return cs, nil
+		return record.LiveConsoleSession(cs, now)
 	})
 }
 
 // DeleteConsoleSession signs out; deleting nothing is not an error.
 func (s *Store) DeleteConsoleSession(ctx context.Context, id string) error {
-	if err := ctxErr(ctx); err != nil {
-		return err
-	}
 	if err := record.ConsoleText("id", id); err != nil {
 		return fmt.Errorf("delete console sign-in: %w", err)
 	}
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	return s.updateTx(ctx, "delete console sign-in", func(tx *bbolt.Tx) error {
 		cs, err := getConsoleSession(tx, id)
 		if errors.Is(err, core.ErrNotFound) {
 			return nil
@@ -108,10 +91,6 @@ func (s *Store) DeleteConsoleSession(ctx context.Context, id string) error {
 		}
 		return bkt(tx, bucketConsoleSessions).Delete([]byte(id))
 	})
-	if err != nil {
-		return fmt.Errorf("delete console sign-in: %w", err)
-	}
-	return nil
 }
 
 // ReserveSignIn counts a sign-in attempt from address at now unless
@@ -119,9 +98,6 @@ func (s *Store) DeleteConsoleSession(ctx context.Context, id string) error {
 // time makes the check and the count one step. A refused attempt writes
 // nothing.
 func (s *Store) ReserveSignIn(ctx context.Context, address string, now time.Time, window time.Duration, limit int) (bool, error) {
-	if err := ctxErr(ctx); err != nil {
-		return false, err
-	}
 	from, to, err := record.FailureWindow(address, now, window)
 	if err != nil {
 		return false, fmt.Errorf("reserve sign-in: %w", err)
@@ -133,38 +109,30 @@ func (s *Store) ReserveSignIn(ctx context.Context, address string, now time.Time
 	if err != nil || full {
 		return false, err
 	}
-	ok := false
-	err = s.db.Update(func(tx *bbolt.Tx) error {
-		if ok = countFailures(tx, address, from, latest) < limit; !ok {
-			return nil
+	return writeOne(ctx, s, "reserve sign-in", func(tx *bbolt.Tx) (bool, error) {
+		if countFailures(tx, address, from, latest) >= limit {
+			return false, nil
 		}
 		failures := bkt(tx, bucketConsoleFailures)
 		seq, err := failures.NextSequence()
 		if err != nil {
-			return err
+			return false, err
 		}
 		at := binary.BigEndian.AppendUint64(u64(unixNanos(to)), seq)
 		if err := failures.Put(append(consoleAddress(address), at...), nil); err != nil {
-			return err
+			return false, err
 		}
-		return bkt(tx, bucketConsoleFailureTimes).Put(append(at, address...), nil)
+		return true, bkt(tx, bucketConsoleFailureTimes).Put(append(at, address...), nil)
 	})
-	if err != nil {
-		return false, fmt.Errorf("reserve sign-in: %w", err)
-	}
-	return ok, nil
 }
 
 // ReleaseSignIn uncounts one attempt counted for address at now.
 func (s *Store) ReleaseSignIn(ctx context.Context, address string, now time.Time) error {
-	if err := ctxErr(ctx); err != nil {
-		return err
-	}
 	if err := record.ConsoleText("address", address); err != nil {
 		return fmt.Errorf("release sign-in: %w", err)
 	}
 	prefix := append(consoleAddress(address), u64(unixNanos(record.ConsoleTime(now)))...)
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	return s.updateTx(ctx, "release sign-in", func(tx *bbolt.Tx) error {
 		failures := bkt(tx, bucketConsoleFailures)
 		k, _ := failures.Cursor().Seek(prefix)
 		if k == nil || !bytes.HasPrefix(k, prefix) {
@@ -177,10 +145,6 @@ func (s *Store) ReleaseSignIn(ctx context.Context, address string, now time.Time
 		at := k[len(consoleAddress(address)):]
 		return bkt(tx, bucketConsoleFailureTimes).Delete(append(bytes.Clone(at), address...))
 	})
-	if err != nil {
-		return fmt.Errorf("release sign-in: %w", err)
-	}
-	return nil
 }
 
 // SignInFailures counts the attempts address has counted in
@@ -213,44 +177,35 @@ func countFailures(tx *bbolt.Tx, address string, from, to time.Time) int {
 // millisecond, and returns how many records went. It walks the time
 // indexes only as far as before.
 func (s *Store) SweepConsole(ctx context.Context, before time.Time) (int, error) {
-	if err := ctxErr(ctx); err != nil {
-		return 0, err
-	}
 	limit := unixNanos(record.ConsoleTime(before))
-	n := 0
-	err := s.db.Update(func(tx *bbolt.Tx) error {
-		n = 0
+	n, err := writeOne(ctx, s, "sweep console", func(tx *bbolt.Tx) (int, error) {
 		times, sessions := bkt(tx, bucketConsoleSessionTimes), bkt(tx, bucketConsoleSessions)
 		expired := keysUntil(times, func(t uint64) bool { return t <= limit })
 		for _, k := range expired {
 			if err := times.Delete(k); err != nil {
-				return err
+				return 0, err
 			}
 			if err := sessions.Delete(k[8:]); err != nil {
-				return err
+				return 0, err
 			}
 		}
 		times, failures := bkt(tx, bucketConsoleFailureTimes), bkt(tx, bucketConsoleFailures)
 		old := keysUntil(times, func(t uint64) bool { return t < limit })
 		for _, k := range old {
 			if len(k) < 16 {
-				return fmt.Errorf("console failure time key of %d bytes is truncated", len(k))
+				return 0, fmt.Errorf("console failure time key of %d bytes is truncated", len(k))
 			}
 			if err := times.Delete(k); err != nil {
-				return err
+				return 0, err
 			}
 			if err := failures.Delete(append(consoleAddress(string(k[16:])), k[:16]...)); err != nil {
-				return err
+				return 0, err
 			}
 		}
-		n = len(expired) + len(old)
-		return nil
+		return len(expired) + len(old), nil
 	})
-	if err != nil {
-		return 0, fmt.Errorf("sweep console: %w", err)
-	}
 	if n > 0 {
 		s.log.Debug("swept console records", "count", n, "before", before)
 	}
-	return n, nil
+	return n, err
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"iter"
 
 	"github.com/switchboardhq/switchboard/sessions/store/record"
 
@@ -20,37 +21,23 @@ func (s *Store) GetDelivery(ctx context.Context, id string) (*core.Delivery, err
 // session filter reads that index; the state filter scans from the cursor,
 // which a page bounds.
 func (s *Store) ListDeliveries(ctx context.Context, q core.DeliveryQuery) ([]*core.Delivery, bool, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, false, err
-	}
-	limit := record.ClampLimit(q.Limit)
-	var out []*core.Delivery
-	var more bool
-	err := s.db.View(func(tx *bbolt.Tx) error {
-		var ids func(yield func(string) bool)
+	ids := func(tx *bbolt.Tx) iter.Seq[string] {
 		switch {
 		case q.DestinationID != "":
-			ids = indexIDs(bkt(tx, bucketDeliveriesByDest), q.DestinationID, q.After)
+			return indexIDs(bkt(tx, bucketDeliveriesByDest), q.DestinationID, q.After)
 		case q.SessionID != "":
-			ids = indexIDs(bkt(tx, bucketDeliveriesBySess), q.SessionID, q.After)
-		default:
-			ids = allIDs(bkt(tx, bucketDeliveries))
+			return indexIDs(bkt(tx, bucketDeliveriesBySess), q.SessionID, q.After)
 		}
-		var err error
-		out, more, err = idPage(tx, ids, q.After, limit, loadDelivery, func(d *core.Delivery) bool {
-			return (q.SessionID == "" || d.SessionID == q.SessionID) && (q.State == "" || d.State == q.State)
-		})
-		return err
-	})
-	if err != nil {
-		return nil, false, fmt.Errorf("list deliveries: %w", err)
+		return allIDs(bkt(tx, bucketDeliveries))
 	}
-	return out, more, nil
+	return idPage(ctx, s, "list deliveries", ids, q.After, q.Limit, loadDelivery, func(d *core.Delivery) bool {
+		return (q.SessionID == "" || d.SessionID == q.SessionID) && (q.State == "" || d.State == q.State)
+	})
 }
 
 // indexIDs yields the delivery ids under owner in an owner ‖ delivery id
 // index, from the cursor on.
-func indexIDs(b *bbolt.Bucket, owner, after string) func(yield func(string) bool) {
+func indexIDs(b *bbolt.Bucket, owner, after string) iter.Seq[string] {
 	return func(yield func(string) bool) {
 		prefix := []byte(owner)
 		c := b.Cursor()
@@ -69,38 +56,27 @@ func indexIDs(b *bbolt.Bucket, owner, after string) func(yield func(string) bool
 // seq, pending and due at once (behind any earlier delivery of the stream
 // still pending, so the stream stays in order).
 func (s *Store) Redeliver(ctx context.Context, id string) (*core.Delivery, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	var out *core.Delivery
-	err := s.commit.do(func(tx *bbolt.Tx) error {
+	return commitOne(ctx, s, "redeliver", func(tx *bbolt.Tx) (*core.Delivery, error) {
 		d, err := loadDelivery(tx, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := record.Redeliver(d, s.clock()); err != nil {
-			return err
+			return nil, err
 		}
 		dest, err := loadDestination(tx, d.DestinationID)
 		if err != nil {
-			return fmt.Errorf("delivery %s: its destination %s was deleted: %w", id, d.DestinationID, core.ErrConflict)
+			return nil, fmt.Errorf("delivery %s: its destination %s was deleted: %w", id, d.DestinationID, core.ErrConflict)
 		}
 		if err := saveDelivery(tx, d); err != nil {
-			return err
+			return nil, err
 		}
 		if err := bkt(tx, bucketOutbox).Put(queueKey(d.Stream(), d.Seq), []byte(d.ID)); err != nil {
-			return err
+			return nil, err
 		}
-		if _, err := s.reschedule(tx, d.Stream(), dest); err != nil {
-			return err
-		}
-		out = d
-		return nil
+		_, err = s.reschedule(tx, d.Stream(), dest)
+		return d, err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("redeliver: %w", err)
-	}
-	return out, nil
 }
 
 // DeliveryEvent reads the logged event a delivery carries and its

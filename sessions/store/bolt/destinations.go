@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"iter"
 
 	"github.com/switchboardhq/switchboard/sessions/store/record"
 
@@ -144,61 +145,57 @@ func (s *Store) DestinationSecret(ctx context.Context, id string) ([]byte, error
 // ListDestinations pages through destinations in id order. A session or
 // global query reads only that scope of destination_filters.
 func (s *Store) ListDestinations(ctx context.Context, q core.DestinationQuery) ([]*core.Destination, bool, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, false, err
-	}
-	limit := record.ClampLimit(q.Limit)
-	var out []*core.Destination
-	var more bool
-	err := s.db.View(func(tx *bbolt.Tx) error {
-		var ids func(yield func(string) bool)
+	ids := func(tx *bbolt.Tx) iter.Seq[string] {
 		switch {
 		case q.SessionID != "":
-			ids = scopeIDs(tx, append([]byte{scopeSession}, q.SessionID...))
+			return scopeIDs(tx, append([]byte{scopeSession}, q.SessionID...))
 		case q.Global || q.AgentID != "":
-			ids = scopeIDs(tx, []byte{scopeGlobal})
-		default:
-			ids = allIDs(bkt(tx, bucketDestinations))
+			return scopeIDs(tx, []byte{scopeGlobal})
 		}
-		var err error
-		out, more, err = idPage(tx, ids, q.After, limit, loadDestination, func(d *core.Destination) bool {
-			return q.AgentID == "" || d.AgentID == q.AgentID
-		})
-		return err
-	})
-	if err != nil {
-		return nil, false, fmt.Errorf("list destinations: %w", err)
+		return allIDs(bkt(tx, bucketDestinations))
 	}
-	return out, more, nil
+	return idPage(ctx, s, "list destinations", ids, q.After, q.Limit, loadDestination, func(d *core.Destination) bool {
+		return q.AgentID == "" || d.AgentID == q.AgentID
+	})
 }
 
-// idPage reads records by the ids yields, in order, from after the
-// cursor, keeping those keep accepts, up to limit; more when one is left.
-func idPage[T any](tx *bbolt.Tx, ids func(yield func(string) bool), after string, limit int,
-	load func(*bbolt.Tx, string) (T, error), keep func(T) bool) (out []T, more bool, err error) {
-	out = []T{}
-	for id := range ids {
-		if id <= after {
-			continue
-		}
-		rec, err := load(tx, id)
-		if err != nil {
-			return nil, false, err
-		}
-		if !keep(rec) {
-			continue
-		}
-		if len(out) == limit {
-			return out, true, nil
-		}
-		out = append(out, rec)
+// idPage reads, in one read transaction, the records of the ids that ids
+// yields in order, from after the cursor, keeping those keep accepts, up
+// to limit (record.ClampLimit); more when one is left.
+func idPage[T any](ctx context.Context, s *Store, what string, ids func(*bbolt.Tx) iter.Seq[string], after string, limit int,
+	load func(*bbolt.Tx, string) (T, error), keep func(T) bool) ([]T, bool, error) {
+	limit = record.ClampLimit(limit)
+	type page struct {
+		items []T
+		more  bool
 	}
-	return out, false, nil
+	p, err := viewOne(ctx, s, what, func(tx *bbolt.Tx) (page, error) {
+		p := page{items: []T{}}
+		for id := range ids(tx) {
+			if id <= after {
+				continue
+			}
+			rec, err := load(tx, id)
+			if err != nil {
+				return page{}, err
+			}
+			if !keep(rec) {
+				continue
+			}
+			if len(p.items) == limit {
+				p.more = true
+				break
+			}
+			p.items = append(p.items, rec)
+		}
+		return p, nil
+	})
+	return p.items, p.more, err
 }
 
 // scopeIDs yields the destination ids of one scope of destination_filters
 // in id order.
-func scopeIDs(tx *bbolt.Tx, prefix []byte) func(yield func(string) bool) {
+func scopeIDs(tx *bbolt.Tx, prefix []byte) iter.Seq[string] {
 	return func(yield func(string) bool) {
 		c := bkt(tx, bucketDestinationFilters).Cursor()
 		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
@@ -212,7 +209,7 @@ func scopeIDs(tx *bbolt.Tx, prefix []byte) func(yield func(string) bool) {
 	}
 }
 
-func allIDs(b *bbolt.Bucket) func(yield func(string) bool) {
+func allIDs(b *bbolt.Bucket) iter.Seq[string] {
 	return func(yield func(string) bool) {
 		c := b.Cursor()
 		for k, _ := c.First(); k != nil; k, _ = c.Next() {
@@ -316,25 +313,13 @@ func (s *Store) PauseDestination(ctx context.Context, id string) (*core.Destinat
 // change, which runs only when the destination has another status, and
 // returns the destination as it then is.
 func (s *Store) setDestinationStatus(ctx context.Context, id string, st core.DestinationStatus, change func(*bbolt.Tx, *core.Destination) error) (*core.Destination, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	var out *core.Destination
-	err := s.commit.do(func(tx *bbolt.Tx) error {
+	return commitOne(ctx, s, "set destination status to "+string(st), func(tx *bbolt.Tx) (*core.Destination, error) {
 		d, err := loadDestination(tx, id)
-		if err != nil {
-			return err
+		if err != nil || d.Status == st {
+			return d, err
 		}
-		out = d
-		if d.Status == st {
-			return nil
-		}
-		return change(tx, d)
+		return d, change(tx, d)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("set destination status to %s: %w", st, err)
-	}
-	return out, nil
 }
 
 // pauseStreams stops the attempts of a destination record.PauseDestination

@@ -24,24 +24,15 @@ var environments = named[core.Environment]{
 
 // CreateEnvironment saves a new environment under a unique name.
 func (s *Store) CreateEnvironment(ctx context.Context, in *core.Environment) (*core.Environment, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
 	e, err := record.NewEnvironment(in, s.clock())
 	if err != nil {
 		return nil, err
 	}
-	var out *core.Environment
-	err = s.db.Update(func(tx *bbolt.Tx) error {
-		var err error
-		out, err = environments.create(tx, e)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("create environment: %w", err)
+	out, err := writeOne(ctx, s, "create environment", func(tx *bbolt.Tx) (*core.Environment, error) { return environments.create(tx, e) })
+	if err == nil {
+		s.log.Debug("environment created", "environment_id", out.ID)
 	}
-	s.log.Debug("environment created", "environment_id", out.ID)
-	return out, nil
+	return out, err
 }
 
 // GetEnvironment returns the environment with this id or name.
@@ -62,46 +53,30 @@ func (s *Store) ListEnvironments(ctx context.Context, after string, limit int) (
 // UpdateEnvironment applies update inside the write transaction, so no
 // other write slips in between the read and the write.
 func (s *Store) UpdateEnvironment(ctx context.Context, idOrName string, update func(*core.Environment) error) (*core.Environment, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	var out *core.Environment
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	return writeOne(ctx, s, "update environment "+idOrName, func(tx *bbolt.Tx) (*core.Environment, error) {
 		cur, err := environments.get(tx, idOrName)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		next, err := environments.get(tx, cur.ID) // a copy update may change freely
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := record.UpdateEnvironment(cur, next, update, s.clock()); err != nil {
-			return err
+			return nil, err
 		}
-		out, err = environments.update(tx, cur, next)
-		return err
+		return environments.update(tx, cur, next)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("update environment %s: %w", idOrName, err)
-	}
-	return out, nil
 }
 
 // DeleteEnvironment deletes the environment and frees its name. Sessions
 // that name it fail their next sandbox start with a tool error saying so.
 func (s *Store) DeleteEnvironment(ctx context.Context, idOrName string) error {
-	if err := ctxErr(ctx); err != nil {
-		return err
-	}
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	return s.updateTx(ctx, "delete environment", func(tx *bbolt.Tx) error {
 		e, err := environments.get(tx, idOrName)
 		if err != nil {
 			return err
 		}
 		return environments.delete(tx, e)
 	})
-	if err != nil {
-		return fmt.Errorf("delete environment: %w", err)
-	}
-	return nil
 }

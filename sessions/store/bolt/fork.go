@@ -12,59 +12,50 @@ import (
 // ForkSession makes a new session with another's log up to a turn's end
 // (record.Forked), in one transaction.
 func (s *Store) ForkSession(ctx context.Context, f core.Fork) (*core.Session, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
 	if f.Session.ID == "" {
 		f.Session.ID = core.NewID(core.PrefixSession)
 	}
-	var out *core.Session
-	err := s.commit.write(func(tx *bbolt.Tx) ([]core.Change, error) {
+	return writeSession(ctx, s, "fork session", func(tx *bbolt.Tx) (*core.Session, []core.Change, error) {
 		src, err := loadSession(tx, f.From)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		events, err := readLog(tx, f.From)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		seq, err := record.ForkPoint(f.From, events, f.AtSeq)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		forked, copied, err := record.Forked(src, f, events, seq, s.clock())
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		final := forked.Status
 		forked.Status = core.StatusIdle
 		if _, err := s.insertSession(tx, core.NewSession{Session: *forked}, forked.ID, forked.CreatedAt); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		log := bkt(tx, bucketLogs).Bucket([]byte(forked.ID))
 		log.FillPercent = 1
 		for _, e := range copied {
 			v, err := record.Encode("event", e.ID, &e)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if err := log.Put(u64(e.Seq), v); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		if err := keepFirstText(tx, forked.ID, copied); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := s.setStatus(tx, forked, final); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out = forked
-		return []core.Change{changeOf(forked, "", core.Change{})}, saveSession(tx, forked)
+		return forked, []core.Change{changeOf(forked, "", core.Change{})}, saveSession(tx, forked)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("fork session: %w", err)
-	}
-	return out, nil
 }
 
 // readLog reads a session's whole log.

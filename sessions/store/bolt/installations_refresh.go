@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/store/record"
 )
 
 // refreshLocks orders token refreshes per installation. One process owns
@@ -69,19 +70,7 @@ func (s *Store) RefreshInstallationTokens(ctx context.Context, id string, refres
 	if err != nil {
 		return nil, fmt.Errorf("refresh installation tokens: %w", err)
 	}
-	next, expiresAt, err := core.RunRefresh(id, current, refresh)
-	if err != nil {
-		return nil, err
-	}
-	if next == nil {
-		return current, nil
-	}
-	// The platform has spent the old tokens: store the new ones even when
-	// the caller gave up meanwhile.
-	if err := s.setInstallationTokens(id, next, expiresAt); err != nil {
-		s.log.Error("refreshed installation tokens could not be stored", "installation_id", id, "err", err)
-		return nil, fmt.Errorf("refresh installation tokens: store: %w", err)
-	}
-	s.log.Debug("installation tokens refreshed", "installation_id", id)
-	return next, nil
+	return record.RefreshTokens(s.log, id, current, refresh, func(next []byte, expiresAt *core.Time) error {
+		return s.setInstallationTokens(context.WithoutCancel(ctx), "", id, next, expiresAt)
+	})
 }

@@ -46,35 +46,26 @@ func (s *Store) RemoveLink(ctx context.Context, sessionID, key, by string) (*cor
 // changeLink applies change to the session's links and logs its event,
 // in one transaction.
 func (s *Store) changeLink(ctx context.Context, sessionID, key string, change func(*bbolt.Tx, *core.Session) ([]record.LogEvent, error)) (*core.Session, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
 	if _, err := core.KeyProvider(key); err != nil {
 		return nil, err
 	}
-	var out *core.Session
-	err := s.commit.write(func(tx *bbolt.Tx) ([]core.Change, error) {
+	return writeSession(ctx, s, "link", func(tx *bbolt.Tx) (*core.Session, []core.Change, error) {
 		sess, err := loadWritable(tx, sessionID)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		events, err := change(tx, sess)
 		if err != nil || events == nil {
-			out = sess
-			return nil, err
+			return sess, nil, err
 		}
 		if err := saveSession(tx, sess); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		_, changes, err := s.appendTx(tx, sessionID, core.AppendRequest{}, events)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out, err = loadSession(tx, sessionID)
-		return changes, err
+		sess, err = loadSession(tx, sessionID)
+		return sess, changes, err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("link: %w", err)
-	}
-	return out, nil
 }

@@ -174,57 +174,39 @@ func (p *listing) add(id, firstText string, load func() (*core.Session, error)) 
 // Archive makes the session read-only: it drops the queued inputs, the wake
 // and any lease, since an archived session is never visited again.
 func (s *Store) Archive(ctx context.Context, id string) (*core.Session, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
 	// Archiving twice must not cost a write.
-	cur, err := s.GetSession(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("archive: %w", err)
+	cur, err := viewOne(ctx, s, "archive", func(tx *bbolt.Tx) (*core.Session, error) { return loadSession(tx, id) })
+	if err != nil || cur.Status == core.StatusArchived {
+		return cur, err
 	}
-	if cur.Status == core.StatusArchived {
-		return cur, nil
-	}
-	var out *core.Session
-	err = s.commit.write(func(tx *bbolt.Tx) ([]core.Change, error) {
+	return writeSession(ctx, s, "archive", func(tx *bbolt.Tx) (*core.Session, []core.Change, error) {
 		sess, err := loadSession(tx, id)
-		if err != nil {
-			return nil, err
-		}
-		out = sess
-		if sess.Status == core.StatusArchived {
-			return nil, nil
+		if err != nil || sess.Status == core.StatusArchived {
+			return sess, nil, err
 		}
 		before := sess.Status
 		if err := s.setStatus(tx, sess, core.StatusArchived); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		sess.UpdatedAt = s.clock()
 		if err := bkt(tx, bucketPending).DeleteBucket([]byte(id)); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
-			return nil, fmt.Errorf("drop pending inputs: %w", err)
+			return nil, nil, fmt.Errorf("drop pending inputs: %w", err)
 		}
 		if err := clearWake(tx, id); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := bkt(tx, bucketLeases).Delete([]byte(id)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return []core.Change{changeOf(sess, before, core.Change{})}, saveSession(tx, sess)
+		return sess, []core.Change{changeOf(sess, before, core.Change{})}, saveSession(tx, sess)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("archive: %w", err)
-	}
-	return out, nil
 }
 
 // CountByStatus reads the counts every status change maintains.
 func (s *Store) CountByStatus(ctx context.Context) (map[core.Status]int, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	out := map[core.Status]int{}
-	err := s.db.View(func(tx *bbolt.Tx) error {
-		return bkt(tx, bucketStatusCounts).ForEach(func(k, v []byte) error {
+	return viewOne(ctx, s, "count sessions", func(tx *bbolt.Tx) (map[core.Status]int, error) {
+		out := map[core.Status]int{}
+		return out, bkt(tx, bucketStatusCounts).ForEach(func(k, v []byte) error {
 			if len(v) != 8 {
 				return fmt.Errorf("status count %s: %d bytes", k, len(v))
 			}
@@ -232,8 +214,4 @@ func (s *Store) CountByStatus(ctx context.Context) (map[core.Status]int, error) 
 			return nil
 		})
 	})
-	if err != nil {
-		return nil, fmt.Errorf("count sessions: %w", err)
-	}
-	return out, nil
 }

@@ -15,9 +15,6 @@ import (
 // Append appends to the session's log and projects the new events onto the
 // session record, in one group-committed transaction.
 func (s *Store) Append(ctx context.Context, sessionID string, req core.AppendRequest) ([]core.Event, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
 	events, err := record.PrepareEvents(req.Events)
 	if err != nil {
 		return nil, err
@@ -25,31 +22,18 @@ func (s *Store) Append(ctx context.Context, sessionID string, req core.AppendReq
 	// The read transaction refuses unknown and archived sessions without
 	// failing a shared batch, and skips the fsync when there is nothing to
 	// append.
-	nothing := false
-	err = s.db.View(func(tx *bbolt.Tx) error {
+	nothing, err := viewOne(ctx, s, "append", func(tx *bbolt.Tx) (bool, error) {
 		if _, err := loadWritable(tx, sessionID); err != nil {
-			return err
+			return false, err
 		}
-		nothing = len(events) == 0 && (!req.TakeInputs || pendingEmpty(tx, sessionID))
-		return nil
+		return len(events) == 0 && (!req.TakeInputs || pendingEmpty(tx, sessionID)), nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("append: %w", err)
+	if err != nil || nothing {
+		return nil, err
 	}
-	if nothing {
-		return nil, nil
-	}
-	var out []core.Event
-	err = s.commit.write(func(tx *bbolt.Tx) ([]core.Change, error) {
-		out = nil // bbolt may run this more than once
-		r, ch, err := s.appendTx(tx, sessionID, req, events)
-		out = r
-		return ch, err
+	return writeSession(ctx, s, "append", func(tx *bbolt.Tx) ([]core.Event, []core.Change, error) {
+		return s.appendTx(tx, sessionID, req, events)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("append: %w", err)
-	}
-	return out, nil
 }
 
 func pendingEmpty(tx *bbolt.Tx, sessionID string) bool {

@@ -27,24 +27,15 @@ var memoryStores = named[core.MemoryStore]{
 
 // CreateMemoryStore saves a new memory store under a unique name.
 func (s *Store) CreateMemoryStore(ctx context.Context, in *core.MemoryStore) (*core.MemoryStore, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
 	m, err := record.NewMemoryStore(in, s.clock())
 	if err != nil {
 		return nil, err
 	}
-	var out *core.MemoryStore
-	err = s.db.Update(func(tx *bbolt.Tx) error {
-		var err error
-		out, err = memoryStores.create(tx, m)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("create memory store: %w", err)
+	out, err := writeOne(ctx, s, "create memory store", func(tx *bbolt.Tx) (*core.MemoryStore, error) { return memoryStores.create(tx, m) })
+	if err == nil {
+		s.log.Debug("memory store created", "memory_store_id", out.ID)
 	}
-	s.log.Debug("memory store created", "memory_store_id", out.ID)
-	return out, nil
+	return out, err
 }
 
 // GetMemoryStore returns the memory store with this id or name.
@@ -64,29 +55,20 @@ func (s *Store) ListMemoryStores(ctx context.Context, after string, limit int) (
 // UpdateMemoryStore applies update inside the write transaction; the id
 // and created_at stay.
 func (s *Store) UpdateMemoryStore(ctx context.Context, idOrName string, update func(*core.MemoryStore) error) (*core.MemoryStore, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	var out *core.MemoryStore
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	return writeOne(ctx, s, "update memory store "+idOrName, func(tx *bbolt.Tx) (*core.MemoryStore, error) {
 		cur, err := memoryStores.get(tx, idOrName)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		next, err := memoryStores.get(tx, cur.ID) // a copy update may change freely
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := record.UpdateMemoryStore(cur, next, update, s.clock()); err != nil {
-			return err
+			return nil, err
 		}
-		out, err = memoryStores.update(tx, cur, next)
-		return err
+		return memoryStores.update(tx, cur, next)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("update memory store %s: %w", idOrName, err)
-	}
-	return out, nil
 }
 
 // DeleteMemoryStore deletes the store and every version of its files, in

@@ -77,18 +77,14 @@ func withContent(tx *bbolt.Tx, k []byte, v *core.MemoryVersion) *core.MemoryVers
 // ChangeMemory makes one change in one write transaction: bbolt's single
 // writer holds the partition, so the limits and IfVersion hold.
 func (s *Store) ChangeMemory(ctx context.Context, c core.MemoryChange) ([]core.MemoryVersion, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
 	if err := record.CheckMemoryChange(c); err != nil {
 		return nil, err
 	}
 	now := s.clock()
-	var out []core.MemoryVersion
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	return writeOne(ctx, s, "change memory", func(tx *bbolt.Tx) ([]core.MemoryVersion, error) {
 		st, err := memoryStores.get(tx, c.Store)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		var retained []record.MemoryEntry
 		err = eachMemoryVersion(tx, memoryPrefix(st.ID, c.Partition), func(_ []byte, seq int64, v *core.MemoryVersion) error {
@@ -96,33 +92,28 @@ func (s *Store) ChangeMemory(ctx context.Context, c core.MemoryChange) ([]core.M
 			return nil
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		plan, err := record.PlanMemoryChange(st, c, retained, func(path string, version int) (string, error) {
 			return string(bkt(tx, bucketMemoryContents).Get(memoryKey(st.ID, c.Partition, path, version))), nil
 		}, now)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		var pruned [][]byte
 		for _, e := range plan.Prune {
 			pruned = append(pruned, memoryKey(st.ID, c.Partition, e.Path, e.Version))
 		}
 		if err := deleteMemoryVersions(tx, pruned); err != nil {
-			return err
+			return nil, err
 		}
 		for _, v := range plan.Write {
 			if err := putMemoryVersion(tx, v); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		out = plan.Write
-		return nil
+		return plan.Write, nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("change memory: %w", err)
-	}
-	return out, nil
 }
 
 // putMemoryVersion writes a new version, its seq the bucket's next.

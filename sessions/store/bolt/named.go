@@ -56,11 +56,7 @@ func (n named[T]) create(tx *bbolt.Tx, r *T) (*T, error) {
 	if bkt(tx, n.records).Get([]byte(n.id(r))) != nil {
 		return nil, fmt.Errorf("%s %s already exists: %w", n.kind, n.id(r), core.ErrConflict)
 	}
-	names := bkt(tx, n.names)
-	if names.Get([]byte(n.name(r))) != nil {
-		return nil, fmt.Errorf("%s name %q is taken: %w", n.kind, n.name(r), core.ErrConflict)
-	}
-	if err := names.Put([]byte(n.name(r)), []byte(n.id(r))); err != nil {
+	if err := claimName(bkt(tx, n.names), n.kind, n.name(r), n.id(r)); err != nil {
 		return nil, err
 	}
 	return n.put(tx, r)
@@ -68,19 +64,30 @@ func (n named[T]) create(tx *bbolt.Tx, r *T) (*T, error) {
 
 // update writes next over cur, moving the name entry when it changed.
 func (n named[T]) update(tx *bbolt.Tx, cur, next *T) (*T, error) {
-	if n.name(next) != n.name(cur) {
-		names := bkt(tx, n.names)
-		if owner := names.Get([]byte(n.name(next))); owner != nil && !bytes.Equal(owner, []byte(n.id(cur))) {
-			return nil, fmt.Errorf("%s name %q is taken: %w", n.kind, n.name(next), core.ErrConflict)
-		}
-		if err := names.Delete([]byte(n.name(cur))); err != nil {
-			return nil, err
-		}
-		if err := names.Put([]byte(n.name(next)), []byte(n.id(cur))); err != nil {
-			return nil, err
-		}
+	if err := moveName(bkt(tx, n.names), n.kind, n.id(cur), n.name(cur), n.name(next)); err != nil {
+		return nil, err
 	}
 	return n.put(tx, next)
+}
+
+// claimName indexes the record with id under name in names, unless
+// another holds the name; kind names the records in errors.
+func claimName(names *bbolt.Bucket, kind, name, id string) error {
+	if owner := names.Get([]byte(name)); owner != nil && !bytes.Equal(owner, []byte(id)) {
+		return fmt.Errorf("%s name %q is taken: %w", kind, name, core.ErrConflict)
+	}
+	return names.Put([]byte(name), []byte(id))
+}
+
+// moveName moves the record with id from name from to name to in names.
+func moveName(names *bbolt.Bucket, kind, id, from, to string) error {
+	if from == to {
+		return nil
+	}
+	if err := claimName(names, kind, to, id); err != nil {
+		return err
+	}
+	return names.Delete([]byte(from))
 }
 
 // delete deletes the record and frees its name.

@@ -49,37 +49,22 @@ func (s *Store) queue(tx *bbolt.Tx, sess *core.Session, inputs []core.Event, now
 
 // QueueInputs durably queues inputs on an existing session.
 func (s *Store) QueueInputs(ctx context.Context, sessionID string, req core.QueueRequest) (*core.QueueResult, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
 	inputs, err := record.PrepareQueue(req)
 	if err != nil {
 		return nil, err
 	}
 	// A read transaction answers replays, duplicates and refusals without
 	// an fsync and without failing a shared batch.
-	var res *core.QueueResult
-	err = s.db.View(func(tx *bbolt.Tx) error {
-		var err error
-		res, _, err = s.queueInputs(tx, sessionID, req, nil, false)
-		return err
+	res, err := viewOne(ctx, s, "queue inputs", func(tx *bbolt.Tx) (*core.QueueResult, error) {
+		res, _, err := s.queueInputs(tx, sessionID, req, nil, false)
+		return res, err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("queue inputs: %w", err)
+	if err != nil || res != nil {
+		return res, err
 	}
-	if res != nil {
-		return res, nil
-	}
-	err = s.commit.write(func(tx *bbolt.Tx) ([]core.Change, error) {
-		res = nil // bbolt may run this more than once
-		r, ch, err := s.queueInputs(tx, sessionID, req, inputs, true)
-		res = r
-		return ch, err
+	return writeSession(ctx, s, "queue inputs", func(tx *bbolt.Tx) (*core.QueueResult, []core.Change, error) {
+		return s.queueInputs(tx, sessionID, req, inputs, true)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("queue inputs: %w", err)
-	}
-	return res, nil
 }
 
 // queueInputs returns a result only when the request is a replay or a

@@ -3,7 +3,6 @@ package bolt
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -24,6 +23,10 @@ func getSchedule(tx *bbolt.Tx, id string) (*core.Schedule, error) {
 	if v == nil {
 		return nil, fmt.Errorf("schedule %q: %w", id, core.ErrNotFound)
 	}
+	return decodeSchedule(v)
+}
+
+func decodeSchedule(v []byte) (*core.Schedule, error) {
 	return record.Decode[core.Schedule]("schedule", v)
 }
 
@@ -54,104 +57,47 @@ func putSchedule(tx *bbolt.Tx, s, old *core.Schedule) error {
 
 // CreateSchedule saves a new schedule.
 func (s *Store) CreateSchedule(ctx context.Context, in *core.Schedule) (*core.Schedule, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
 	out, err := record.NewSchedule(in, s.clock())
 	if err != nil {
 		return nil, err
 	}
-	if err := s.db.Update(func(tx *bbolt.Tx) error { return putSchedule(tx, out, nil) }); err != nil {
-		return nil, fmt.Errorf("create schedule: %w", err)
-	}
-	return out, nil
+	return out, s.updateTx(ctx, "create schedule", func(tx *bbolt.Tx) error { return putSchedule(tx, out, nil) })
 }
 
 // GetSchedule returns a schedule.
 func (s *Store) GetSchedule(ctx context.Context, id string) (*core.Schedule, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	var out *core.Schedule
-	err := s.db.View(func(tx *bbolt.Tx) (err error) {
-		out, err = getSchedule(tx, id)
-		return err
-	})
-	return out, err
+	return viewOne(ctx, s, "", func(tx *bbolt.Tx) (*core.Schedule, error) { return getSchedule(tx, id) })
 }
 
 // ListSchedules pages through schedules in id order.
 func (s *Store) ListSchedules(ctx context.Context, q core.ScheduleQuery) ([]*core.Schedule, bool, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, false, err
-	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = 100
-	}
-	var out []*core.Schedule
-	more := false
-	err := s.db.View(func(tx *bbolt.Tx) error {
-		c := bkt(tx, bucketSchedules).Cursor()
-		k, v := c.First()
-		if q.After != "" {
-			k, v = c.Seek([]byte(q.After))
-			if k != nil && string(k) == q.After {
-				k, v = c.Next()
-			}
-		}
-		for ; k != nil; k, v = c.Next() {
-			var sc core.Schedule
-			if err := json.Unmarshal(v, &sc); err != nil {
-				return fmt.Errorf("decode schedule %s: %w", k, err)
-			}
-			if q.Session != "" && sc.Target.SessionID != q.Session && sc.CreatedBy != q.Session {
-				continue
-			}
-			if len(out) == limit {
-				more = true
-				return nil
-			}
-			out = append(out, &sc)
-		}
-		return nil
+	list, more, err := listWhere(ctx, s, bucketSchedules, q.After, q.Limit, decodeSchedule, func(sc *core.Schedule) bool {
+		return q.Session == "" || sc.Target.SessionID == q.Session || sc.CreatedBy == q.Session
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("list schedules: %w", err)
 	}
-	return out, more, nil
+	return list, more, nil
 }
 
 // UpdateSchedule applies fn to a schedule and saves it.
 func (s *Store) UpdateSchedule(ctx context.Context, id string, fn func(*core.Schedule) error) (*core.Schedule, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	var out *core.Schedule
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	return writeOne(ctx, s, "update schedule", func(tx *bbolt.Tx) (*core.Schedule, error) {
 		old, err := getSchedule(tx, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		next, err := record.UpdateSchedule(old, fn, s.clock())
 		if err != nil {
-			return err
+			return nil, err
 		}
-		out = next
-		return putSchedule(tx, next, old)
+		return next, putSchedule(tx, next, old)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("update schedule: %w", err)
-	}
-	return out, nil
 }
 
 // DeleteSchedule deletes a schedule.
 func (s *Store) DeleteSchedule(ctx context.Context, id string) error {
-	if err := ctxErr(ctx); err != nil {
-		return err
-	}
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	return s.updateTx(ctx, "delete schedule", func(tx *bbolt.Tx) error {
 		old, err := getSchedule(tx, id)
 		if err != nil {
 			return err
@@ -163,37 +109,23 @@ func (s *Store) DeleteSchedule(ctx context.Context, id string) error {
 		}
 		return bkt(tx, bucketSchedules).Delete([]byte(id))
 	})
-	if err != nil {
-		return fmt.Errorf("delete schedule: %w", err)
-	}
-	return nil
 }
 
 // DueSchedules returns the schedules due at now, earliest first.
 func (s *Store) DueSchedules(ctx context.Context, now time.Time, limit int) ([]*core.Schedule, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	var out []*core.Schedule
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	return viewOne(ctx, s, "due schedules", func(tx *bbolt.Tx) ([]*core.Schedule, error) {
+		var out []*core.Schedule
 		c := bkt(tx, bucketScheduleDue).Cursor()
 		until := unixNanos(now)
-		for k, _ := c.First(); k != nil && binary.BigEndian.Uint64(k) <= until; k, _ = c.Next() {
-			if limit > 0 && len(out) == limit {
-				return nil
-			}
+		for k, _ := c.First(); k != nil && binary.BigEndian.Uint64(k) <= until && (limit <= 0 || len(out) < limit); k, _ = c.Next() {
 			sc, err := getSchedule(tx, string(k[8:]))
 			if err != nil {
-				return err
+				return nil, err
 			}
 			out = append(out, sc)
 		}
-		return nil
+		return out, nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("due schedules: %w", err)
-	}
-	return out, nil
 }
 
 // NextScheduleAt is the earliest next due time of all schedules.
@@ -215,18 +147,13 @@ func (s *Store) NextScheduleAt(ctx context.Context) (time.Time, bool, error) {
 // FireSchedule queues the schedule's input for its due time and moves it
 // on, in one transaction.
 func (s *Store) FireSchedule(ctx context.Context, id string, due time.Time, next *time.Time, start *core.NewSession) (*core.Fire, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	var out *core.Fire
-	err := s.commit.write(func(tx *bbolt.Tx) ([]core.Change, error) {
-		out = nil // the committer may run this more than once
+	return writeSession(ctx, s, "fire schedule", func(tx *bbolt.Tx) (*core.Fire, []core.Change, error) {
 		sc, err := getSchedule(tx, id)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		old := *sc
-		f, changes, err := record.Fire(sc, due, next, start, s.clock(), record.FireOps{
+		return record.Fire(sc, due, next, start, s.clock(), record.FireOps{
 			Queue: func(id string, req core.QueueRequest, inputs []core.Event) (*core.QueueResult, []core.Change, error) {
 				return s.queueInputs(tx, id, req, inputs, true)
 			},
@@ -235,11 +162,5 @@ func (s *Store) FireSchedule(ctx context.Context, id string, due time.Time, next
 			},
 			Put: func(sc *core.Schedule) error { return putSchedule(tx, sc, &old) },
 		})
-		out = f
-		return changes, err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("fire schedule: %w", err)
-	}
-	return out, nil
 }

@@ -88,51 +88,36 @@ func (s *Store) CreateSessionAndDestinations(ctx context.Context, req core.NewSe
 // createWith is CreateSession that also inserts dests, in the same
 // transaction, when the session is new.
 func (s *Store) createWith(ctx context.Context, req core.NewSession, dests []core.NewDestination) (*core.CreateResult, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
 	id, inputs, err := record.PrepareCreate(&req, dests)
 	if err != nil {
 		return nil, err
 	}
 	// A read transaction answers replays, duplicates and refusals without
 	// an fsync and without failing a shared batch.
-	var res *core.CreateResult
-	err = s.db.View(func(tx *bbolt.Tx) error {
-		var err error
-		res, _, err = s.createSession(tx, req, id, nil, false)
-		return err
+	res, err := viewOne(ctx, s, "create session", func(tx *bbolt.Tx) (*core.CreateResult, error) {
+		res, _, err := s.createSession(tx, req, id, nil, false)
+		return res, err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("create session: %w", err)
+	if err != nil || res != nil {
+		return res, err
 	}
-	if res != nil {
-		return res, nil
-	}
-	err = s.commit.write(func(tx *bbolt.Tx) ([]core.Change, error) {
-		res = nil // the committer may run this more than once
+	return writeSession(ctx, s, "create session", func(tx *bbolt.Tx) (*core.CreateResult, []core.Change, error) {
 		r, ch, err := s.createSession(tx, req, id, inputs, true)
 		if err != nil || !r.Created {
-			res = r
-			return ch, err
+			return r, ch, err
 		}
 		now := s.clock()
 		for _, nd := range dests {
 			d, err := record.NewDestination(nd, now)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if err := s.insertDestination(tx, d, nd.SealedSecret); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
-		res = r
-		return ch, nil
+		return r, ch, nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("create session: %w", err)
-	}
-	return res, nil
 }
 
 // createSession returns a result only for a replay or a duplicate, or, with

@@ -30,82 +30,52 @@ func sinkKey(sink, sessionID string) []byte {
 // SinkPosition returns a sink's position in a session's log; zero when
 // none was saved.
 func (s *Store) SinkPosition(ctx context.Context, sink, sessionID string) (core.SinkPosition, error) {
-	var p core.SinkPosition
-	if err := ctxErr(ctx); err != nil {
-		return p, err
-	}
 	if err := record.ValidSink(sink, sessionID); err != nil {
-		return p, err
+		return core.SinkPosition{}, err
 	}
-	err := s.db.View(func(tx *bbolt.Tx) (err error) {
-		p, err = record.DecodeSinkPosition(bkt(tx, bucketSinkPositions).Get(sinkKey(sink, sessionID)))
-		return err
+	return viewOne(ctx, s, "sink position", func(tx *bbolt.Tx) (core.SinkPosition, error) {
+		return record.DecodeSinkPosition(bkt(tx, bucketSinkPositions).Get(sinkKey(sink, sessionID)))
 	})
-	if err != nil {
-		return core.SinkPosition{}, fmt.Errorf("sink position: %w", err)
-	}
-	return p, nil
 }
 
 // SaveSinkPosition stores a sink's position for the holder of claim c
 // (fsync'd before it returns).
 func (s *Store) SaveSinkPosition(ctx context.Context, sink, sessionID string, c core.Claim, p core.SinkPosition) error {
-	if err := ctxErr(ctx); err != nil {
-		return err
-	}
-	if err := record.ValidSink(sink, sessionID); err != nil {
-		return err
-	}
-	v, err := record.EncodeSinkPosition(p)
+	v, err := record.EncodeSinkPosition(sink, sessionID, p)
 	if err != nil {
 		return err
 	}
 	k := sinkKey(sink, sessionID)
-	err = s.commit.do(func(tx *bbolt.Tx) error {
+	return s.commitTx(ctx, "save sink position", func(tx *bbolt.Tx) error {
 		if err := checkSinkClaim(tx, k, c); err != nil {
 			return err
 		}
 		return bkt(tx, bucketSinkPositions).Put(k, v)
 	})
-	if err != nil {
-		return fmt.Errorf("save sink position: %w", err)
-	}
-	return nil
 }
 
 // ReleaseSink unmarks a session the sink has rendered up to rendered,
 // unless something was logged after it.
 func (s *Store) ReleaseSink(ctx context.Context, sink, sessionID string, rendered uint64) (bool, error) {
-	if err := ctxErr(ctx); err != nil {
-		return false, err
-	}
 	if err := record.ValidSink(sink, sessionID); err != nil {
 		return false, err
 	}
-	released := false
-	err := s.db.Update(func(tx *bbolt.Tx) error {
-		released = false
+	return writeOne(ctx, s, "release sink", func(tx *bbolt.Tx) (bool, error) {
 		b := bkt(tx, bucketSinkActive)
 		k := sinkKey(sink, sessionID)
 		if b.Get(k) == nil {
-			released = true
-			return nil
+			return true, nil
 		}
 		sess, err := loadSession(tx, sessionID)
 		switch {
 		case errors.Is(err, core.ErrNotFound):
 		case err != nil:
-			return err
+			return false, err
 		case sess.LastSeq > rendered:
-			return nil
+			return false, nil
 		}
-		released = true
-		return b.Delete(k)
+		return true, b.Delete(k)
 	})
-	if err != nil {
-		return false, fmt.Errorf("release sink: %w", err)
-	}
-	return released, nil
 }
 
 // ActiveSinkSessions lists the sessions a sink is marked active on, in id

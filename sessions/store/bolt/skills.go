@@ -92,68 +92,39 @@ func putSkill(tx *bbolt.Tx, sk *core.Skill, files map[string][]byte) (*core.Skil
 
 // CreateSkill saves version 1 of a new skill under a unique name.
 func (s *Store) CreateSkill(ctx context.Context, up core.SkillUpload) (*core.Skill, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
 	sk, err := record.NewSkill(up, s.clock())
 	if err != nil {
 		return nil, fmt.Errorf("create skill: %w", err)
 	}
-	var out *core.Skill
-	err = s.db.Update(func(tx *bbolt.Tx) error {
-		names := bkt(tx, bucketSkillNames)
-		if names.Get([]byte(sk.Name)) != nil {
-			return fmt.Errorf("skill name %q is taken: %w", sk.Name, core.ErrConflict)
+	out, err := writeOne(ctx, s, "create skill", func(tx *bbolt.Tx) (*core.Skill, error) {
+		if err := claimName(bkt(tx, bucketSkillNames), "skill", sk.Name, sk.ID); err != nil {
+			return nil, err
 		}
-		if err := names.Put([]byte(sk.Name), []byte(sk.ID)); err != nil {
-			return err
-		}
-		var err error
-		out, err = putSkill(tx, sk, up.Files)
-		return err
+		return putSkill(tx, sk, up.Files)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("create skill: %w", err)
+	if err == nil {
+		s.log.Debug("skill created", "skill_id", out.ID, "files", len(out.Files))
 	}
-	s.log.Debug("skill created", "skill_id", out.ID, "files", len(out.Files))
-	return out, nil
+	return out, err
 }
 
 // UpdateSkill saves up as the next version of the skill.
 func (s *Store) UpdateSkill(ctx context.Context, idOrName string, up core.SkillUpload) (*core.Skill, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
 	next, err := record.NewSkillVersion(up, s.clock())
 	if err != nil {
 		return nil, fmt.Errorf("update skill %s: %w", idOrName, err)
 	}
-	var out *core.Skill
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	return writeOne(ctx, s, "update skill "+idOrName, func(tx *bbolt.Tx) (*core.Skill, error) {
 		cur, err := getSkill(tx, idOrName, 0)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		record.NextSkill(cur, next)
-		if next.Name != cur.Name {
-			names := bkt(tx, bucketSkillNames)
-			if owner := names.Get([]byte(next.Name)); owner != nil && !bytes.Equal(owner, []byte(cur.ID)) {
-				return fmt.Errorf("skill name %q is taken: %w", next.Name, core.ErrConflict)
-			}
-			if err := names.Delete([]byte(cur.Name)); err != nil {
-				return err
-			}
-			if err := names.Put([]byte(next.Name), []byte(cur.ID)); err != nil {
-				return err
-			}
+		if err := moveName(bkt(tx, bucketSkillNames), "skill", cur.ID, cur.Name, next.Name); err != nil {
+			return nil, err
 		}
-		out, err = putSkill(tx, next, up.Files)
-		return err
+		return putSkill(tx, next, up.Files)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("update skill %s: %w", idOrName, err)
-	}
-	return out, nil
 }
 
 // GetSkill returns a version of the skill with this id or name; 0 is the
@@ -200,37 +171,31 @@ func (s *Store) SkillFile(ctx context.Context, id string, version int, path stri
 // an agent's latest version or a session that is not archived pins it:
 // checked in the transaction that deletes.
 func (s *Store) DeleteSkill(ctx context.Context, idOrName string) error {
-	if err := ctxErr(ctx); err != nil {
-		return err
-	}
-	var id string
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	id, err := writeOne(ctx, s, "delete skill", func(tx *bbolt.Tx) (string, error) {
 		sk, err := getSkill(tx, idOrName, 0)
 		if err != nil {
-			return err
+			return "", err
 		}
-		id = sk.ID
 		if err := skillInUse(tx, sk); err != nil {
-			return err
+			return "", err
 		}
 		if err := bkt(tx, bucketSkillNames).Delete([]byte(sk.Name)); err != nil {
-			return err
+			return "", err
 		}
 		if err := bkt(tx, bucketSkills).Delete([]byte(sk.ID)); err != nil {
-			return err
+			return "", err
 		}
 		for _, name := range []string{bucketSkillVersions, bucketSkillContents} {
 			if err := deletePrefix(bkt(tx, name), []byte(sk.ID)); err != nil {
-				return err
+				return "", err
 			}
 		}
-		return nil
+		return sk.ID, nil
 	})
-	if err != nil {
-		return fmt.Errorf("delete skill: %w", err)
+	if err == nil {
+		s.log.Debug("skill deleted", "skill_id", id)
 	}
-	s.log.Debug("skill deleted", "skill_id", id)
-	return nil
+	return err
 }
 
 // deletePrefix deletes the keys of b that start with prefix.

@@ -221,21 +221,71 @@ func keysUntil(b *bbolt.Bucket, keep func(t uint64) bool) [][]byte {
 	return out
 }
 
-// viewOne reads one record in a read transaction; what names it in
-// errors ("get session").
+// viewOne reads one record in a read transaction; what names the call
+// in errors ("get session"; "" leaves them as they are).
 func viewOne[T any](ctx context.Context, s *Store, what string, get func(*bbolt.Tx) (T, error)) (T, error) {
-	var out T
+	return inTx(ctx, what, s.db.View, get)
+}
+
+// writeOne is viewOne for a write: put runs in a write transaction.
+func writeOne[T any](ctx context.Context, s *Store, what string, put func(*bbolt.Tx) (T, error)) (T, error) {
+	return inTx(ctx, what, s.db.Update, put)
+}
+
+// commitOne is writeOne through the group committer: put may run more than
+// once, and what its last run returns is the answer.
+func commitOne[T any](ctx context.Context, s *Store, what string, put func(*bbolt.Tx) (T, error)) (T, error) {
+	return inTx(ctx, what, s.commit.do, put)
+}
+
+// writeSession is writeOne for a write that changes sessions: put runs in
+// the group committer (it may run more than once; its last run answers),
+// and the changes it reports are published once the commit is durable.
+func writeSession[T any](ctx context.Context, s *Store, what string, put func(*bbolt.Tx) (T, []core.Change, error)) (T, error) {
+	var out, zero T
 	if err := ctxErr(ctx); err != nil {
-		return out, err
+		return zero, err
 	}
-	err := s.db.View(func(tx *bbolt.Tx) error {
-		var err error
-		out, err = get(tx)
-		return err
+	err := s.commit.write(func(tx *bbolt.Tx) (changes []core.Change, err error) {
+		out, changes, err = put(tx)
+		return changes, err
 	})
 	if err != nil {
-		var zero T
 		return zero, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
+}
+
+// updateTx is writeOne for a write that answers nothing but its error.
+func (s *Store) updateTx(ctx context.Context, what string, put func(*bbolt.Tx) error) error {
+	_, err := inTx(ctx, what, s.db.Update, func(tx *bbolt.Tx) (struct{}, error) { return struct{}{}, put(tx) })
+	return err
+}
+
+// commitTx is commitOne for a write that answers nothing but its error.
+func (s *Store) commitTx(ctx context.Context, what string, put func(*bbolt.Tx) error) error {
+	_, err := inTx(ctx, what, s.commit.do, func(tx *bbolt.Tx) (struct{}, error) { return struct{}{}, put(tx) })
+	return err
+}
+
+// inTx runs fn in a transaction run by run (s.db.View, s.db.Update,
+// s.commit.do), once ctx is checked, and returns what fn's last run
+// returned; what names the call in its errors ("" leaves them as they
+// are).
+func inTx[T any](ctx context.Context, what string, run func(func(*bbolt.Tx) error) error, fn func(*bbolt.Tx) (T, error)) (T, error) {
+	var out, zero T
+	if err := ctxErr(ctx); err != nil {
+		return zero, err
+	}
+	err := run(func(tx *bbolt.Tx) (err error) {
+		out, err = fn(tx)
+		return err
+	})
+	switch {
+	case err != nil && what != "":
+		return zero, fmt.Errorf("%s: %w", what, err)
+	case err != nil:
+		return zero, err
 	}
 	return out, nil
 }
@@ -243,6 +293,11 @@ func viewOne[T any](ctx context.Context, s *Store, what string, get func(*bbolt.
 // listPage reads one page of a bucket keyed by id, in id order, starting
 // after the cursor id: the shape of every list of the API.
 func listPage[T any](ctx context.Context, s *Store, bucket, after string, limit int, decode func([]byte) (T, error)) ([]T, bool, error) {
+	return listWhere(ctx, s, bucket, after, limit, decode, nil)
+}
+
+// listWhere is listPage of the records keep accepts (nil: all).
+func listWhere[T any](ctx context.Context, s *Store, bucket, after string, limit int, decode func([]byte) (T, error), keep func(T) bool) ([]T, bool, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, false, err
 	}
@@ -256,13 +311,16 @@ func listPage[T any](ctx context.Context, s *Store, bucket, after string, limit 
 			k, v = c.Next()
 		}
 		for ; k != nil; k, v = c.Next() {
-			if len(out) == limit {
-				more = true
-				return nil
-			}
 			item, err := decode(v)
 			if err != nil {
 				return err
+			}
+			if keep != nil && !keep(item) {
+				continue
+			}
+			if len(out) == limit {
+				more = true
+				return nil
 			}
 			out = append(out, item)
 		}

@@ -37,18 +37,11 @@ func decodeCredential(v []byte) (*core.Credential, error) {
 // CreateVault saves a new vault. An empty ID gets a fresh one; a given ID
 // must look like one (see vaultCredentialKey).
 func (s *Store) CreateVault(ctx context.Context, in *core.Vault) (*core.Vault, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	v, err := record.NewVault(in, s.clock())
+	v, raw, err := record.NewVault(in, s.clock())
 	if err != nil {
 		return nil, err
 	}
-	raw, err := record.Encode("vault", v.ID, v)
-	if err != nil {
-		return nil, fmt.Errorf("create vault: %w", err)
-	}
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	err = s.updateTx(ctx, "create vault", func(tx *bbolt.Tx) error {
 		b := bkt(tx, bucketVaults)
 		if b.Get([]byte(v.ID)) != nil {
 			return fmt.Errorf("vault %s already exists: %w", v.ID, core.ErrConflict)
@@ -56,7 +49,7 @@ func (s *Store) CreateVault(ctx context.Context, in *core.Vault) (*core.Vault, e
 		return b.Put([]byte(v.ID), raw)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("create vault: %w", err)
+		return nil, err
 	}
 	s.log.Debug("vault created", "vault_id", v.ID)
 	return decodeVault(raw)
@@ -116,30 +109,24 @@ func deleteCredential(tx *bbolt.Tx, vaultID, id string) error {
 // DeleteVault deletes the vault and, in the same transaction, every
 // credential in it, so no sealed secret outlives its vault.
 func (s *Store) DeleteVault(ctx context.Context, id string) error {
-	if err := ctxErr(ctx); err != nil {
-		return err
-	}
-	n := 0
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	n, err := writeOne(ctx, s, "delete vault", func(tx *bbolt.Tx) (int, error) {
 		if _, err := getVault(tx, id); err != nil {
-			return err
+			return 0, err
 		}
 		// Collected first: bbolt cursors must not walk a bucket while it
 		// is being deleted from.
 		ids := vaultCredentialIDs(tx, id)
-		n = len(ids)
 		for _, cid := range ids {
 			if err := deleteCredential(tx, id, cid); err != nil {
-				return err
+				return 0, err
 			}
 		}
-		return bkt(tx, bucketVaults).Delete([]byte(id))
+		return len(ids), bkt(tx, bucketVaults).Delete([]byte(id))
 	})
-	if err != nil {
-		return fmt.Errorf("delete vault: %w", err)
+	if err == nil {
+		s.log.Debug("vault deleted", "vault_id", id, "credentials", n)
 	}
-	s.log.Debug("vault deleted", "vault_id", id, "credentials", n)
-	return nil
+	return err
 }
 
 // PutCredential creates or replaces a credential and its sealed secret.
@@ -147,42 +134,45 @@ func (s *Store) DeleteVault(ctx context.Context, id string) error {
 // before the store sees either. A credential never moves between vaults;
 // CreatedAt is kept across replacements.
 func (s *Store) PutCredential(ctx context.Context, in *core.Credential, sealed []byte) (*core.Credential, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
 	if err := record.CheckCredential(in, sealed); err != nil {
 		return nil, fmt.Errorf("put credential: %w", err)
 	}
-	var raw []byte
 	now := s.clock()
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	raw, err := writeOne(ctx, s, "put credential", func(tx *bbolt.Tx) ([]byte, error) {
 		if _, err := getVault(tx, in.VaultID); err != nil {
-			return err
+			return nil, err
 		}
 		var prev *core.Credential
 		if old := bkt(tx, bucketCredentials).Get([]byte(in.ID)); old != nil {
 			var err error
 			if prev, err = decodeCredential(old); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		c, err := record.PutCredential(in, prev, now)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if raw, err = record.Encode("credential", c.ID, c); err != nil {
-			return err
+		raw, err := record.Encode("credential", c.ID, c)
+		if err != nil {
+			return nil, err
 		}
-		if err := bkt(tx, bucketCredentials).Put([]byte(c.ID), raw); err != nil {
-			return err
+		for _, put := range []struct {
+			bucket string
+			k, v   []byte
+		}{
+			{bucketCredentials, []byte(c.ID), raw},
+			{bucketCredentialSecrets, []byte(c.ID), sealed},
+			{bucketVaultCredentials, vaultCredentialKey(c.VaultID, c.ID), nil},
+		} {
+			if err := bkt(tx, put.bucket).Put(put.k, put.v); err != nil {
+				return nil, err
+			}
 		}
-		if err := bkt(tx, bucketCredentialSecrets).Put([]byte(c.ID), sealed); err != nil {
-			return err
-		}
-		return bkt(tx, bucketVaultCredentials).Put(vaultCredentialKey(c.VaultID, c.ID), nil)
+		return raw, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("put credential: %w", err)
+		return nil, err
 	}
 	s.log.Debug("credential stored", "vault_id", in.VaultID, "credential_id", in.ID, "kind", string(in.Kind))
 	return decodeCredential(raw)
@@ -219,41 +209,31 @@ func (s *Store) GetCredential(ctx context.Context, id string) (*core.Credential,
 
 // ListCredentials returns a vault's credentials in id order.
 func (s *Store) ListCredentials(ctx context.Context, vaultID string) ([]*core.Credential, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	out := []*core.Credential{}
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	return viewOne(ctx, s, "list credentials", func(tx *bbolt.Tx) ([]*core.Credential, error) {
 		if _, err := getVault(tx, vaultID); err != nil {
-			return err
+			return nil, err
 		}
+		out := []*core.Credential{}
 		creds := bkt(tx, bucketCredentials)
 		for _, id := range vaultCredentialIDs(tx, vaultID) {
 			v := creds.Get([]byte(id))
 			if v == nil {
-				return fmt.Errorf("vault %s indexes credential %s, which is missing", vaultID, id)
+				return nil, fmt.Errorf("vault %s indexes credential %s, which is missing", vaultID, id)
 			}
 			c, err := decodeCredential(v)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			out = append(out, c)
 		}
-		return nil
+		return out, nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("list credentials: %w", err)
-	}
-	return out, nil
 }
 
 // DeleteCredential deletes a credential of the vault; one of another vault
 // is not found, as if it did not exist.
 func (s *Store) DeleteCredential(ctx context.Context, vaultID, id string) error {
-	if err := ctxErr(ctx); err != nil {
-		return err
-	}
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.updateTx(ctx, "delete credential", func(tx *bbolt.Tx) error {
 		v := bkt(tx, bucketCredentials).Get([]byte(id))
 		if v == nil {
 			return fmt.Errorf("credential %q: %w", id, core.ErrNotFound)
@@ -267,9 +247,8 @@ func (s *Store) DeleteCredential(ctx context.Context, vaultID, id string) error 
 		}
 		return deleteCredential(tx, vaultID, id)
 	})
-	if err != nil {
-		return fmt.Errorf("delete credential: %w", err)
+	if err == nil {
+		s.log.Debug("credential deleted", "vault_id", vaultID, "credential_id", id)
 	}
-	s.log.Debug("credential deleted", "vault_id", vaultID, "credential_id", id)
-	return nil
+	return err
 }

@@ -99,45 +99,26 @@ func (s *Store) MoveWake(ctx context.Context, sessionID string, at time.Time, ep
 // wake is due at now. It leaves them scheduled; the runtime clears a wake
 // once it has visited.
 func (s *Store) DueWakes(ctx context.Context, now time.Time, limit int) ([]string, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
 	due := unixNanos(now)
-	out := []string{}
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	return viewOne(ctx, s, "due wakes", func(tx *bbolt.Tx) ([]string, error) {
+		out := []string{}
 		c := bkt(tx, bucketWakes).Cursor()
-		for k, _ := c.First(); len(k) > 8; k, _ = c.Next() {
-			if binary.BigEndian.Uint64(k[:8]) > due || (limit > 0 && len(out) == limit) {
-				return nil
-			}
+		for k, _ := c.First(); len(k) > 8 && binary.BigEndian.Uint64(k[:8]) <= due && (limit <= 0 || len(out) < limit); k, _ = c.Next() {
 			out = append(out, string(k[8:]))
 		}
-		return nil
+		return out, nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("due wakes: %w", err)
-	}
-	return out, nil
 }
 
 // NextWake returns the earliest scheduled wake.
 func (s *Store) NextWake(ctx context.Context) (time.Time, bool, error) {
-	if err := ctxErr(ctx); err != nil {
-		return time.Time{}, false, err
-	}
-	var at time.Time
-	ok := false
-	err := s.db.View(func(tx *bbolt.Tx) error {
-		k, _ := bkt(tx, bucketWakes).Cursor().First()
-		if len(k) > 8 {
-			at, ok = wakeTime(k), true
+	at, err := viewOne(ctx, s, "next wake", func(tx *bbolt.Tx) (time.Time, error) {
+		if k, _ := bkt(tx, bucketWakes).Cursor().First(); len(k) > 8 {
+			return wakeTime(k), nil
 		}
-		return nil
+		return time.Time{}, nil
 	})
-	if err != nil {
-		return time.Time{}, false, fmt.Errorf("next wake: %w", err)
-	}
-	return at, ok, nil
+	return at, !at.IsZero(), err
 }
 
 // ClearWake removes the session's wake, if any.
@@ -167,18 +148,11 @@ func (s *Store) ClearWake(ctx context.Context, sessionID string, epoch uint64) e
 // OpenTurns returns the leases: sessions with a turn started and not
 // completed, and who started it.
 func (s *Store) OpenTurns(ctx context.Context) (map[string]string, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	err := s.db.View(func(tx *bbolt.Tx) error {
-		return bkt(tx, bucketLeases).ForEach(func(k, v []byte) error {
+	return viewOne(ctx, s, "open turns", func(tx *bbolt.Tx) (map[string]string, error) {
+		out := map[string]string{}
+		return out, bkt(tx, bucketLeases).ForEach(func(k, v []byte) error {
 			out[string(k)] = string(v)
 			return nil
 		})
 	})
-	if err != nil {
-		return nil, fmt.Errorf("open turns: %w", err)
-	}
-	return out, nil
 }

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -60,11 +59,8 @@ func (s *Store) CreateAgent(ctx context.Context, in *core.Agent) (*core.Agent, e
 		out, err = putAgent(ctx, tx, &rec, true)
 		return err
 	})
-	switch {
-	case errors.Is(err, core.ErrConflict), errors.Is(err, core.ErrInvalid):
-		return nil, err // says what to change, as it is
-	case err != nil:
-		return nil, fmt.Errorf("create agent: %w", err)
+	if err != nil {
+		return nil, record.Refused("create agent", err)
 	}
 	return out, nil
 }

@@ -24,13 +24,9 @@ func (s *Store) CreateConsoleSession(ctx context.Context, in *core.ConsoleSessio
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	cs, err := record.NewConsoleSession(in)
+	cs, v, err := record.NewConsoleSession(in)
 	if err != nil {
-		return fmt.Errorf("create console sign-in: %w", err)
-	}
-	v, err := record.Encode("console sign-in", cs.ID, cs)
-	if err != nil {
-		return fmt.Errorf("create console sign-in: %w", err)
+		return err
 	}
 	err = s.do(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO console_sessions (id, expires_at, body) VALUES ($1, $2, $3)`, cs.ID, cs.ExpiresAt, v)
@@ -56,8 +52,8 @@ func (s *Store) GetConsoleSession(ctx context.Context, id string, now time.Time)
 	if err != nil {
 		return nil, err
 	}
-	if !record.ConsoleLive(cs, now) {
-		return nil, fmt.Errorf("get console sign-in: console sign-in %s expired: %w", id, core.ErrNotFound)
+	if cs, err = record.LiveConsoleSession(cs, now); err != nil {
+		return nil, fmt.Errorf("get console sign-in: %w", err)
 	}
 	return cs, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/store/record"
 )
 
 // refreshLockClass is the first key of the advisory locks that order an
@@ -63,28 +64,17 @@ func (s *Store) RefreshInstallationTokens(ctx context.Context, id string, refres
 	if err != nil {
 		return nil, fmt.Errorf("refresh installation tokens: %w", err)
 	}
-	next, expiresAt, err := core.RunRefresh(id, current, refresh)
-	if err != nil {
-		return nil, err
-	}
-	if next == nil {
-		return current, nil
-	}
-	// The platform has spent the old tokens: store the new ones even when
-	// the caller gave up meanwhile.
-	wctx := context.WithoutCancel(ctx)
-	for attempt := 1; ; attempt++ {
-		err = pgx.BeginFunc(wctx, conn, func(tx pgx.Tx) error { return s.replaceTokens(wctx, tx, id, next, expiresAt) })
-		if err == nil || !retryable(err) || attempt == maxAttempts {
-			break
+	return record.RefreshTokens(s.log, id, current, refresh, func(next []byte, expiresAt *core.Time) error {
+		// On the lock's connection: a holder that lost it (and the lock
+		// with it) cannot overwrite what the next holder stored.
+		wctx := context.WithoutCancel(ctx)
+		for attempt := 1; ; attempt++ {
+			err := pgx.BeginFunc(wctx, conn, func(tx pgx.Tx) error { return s.replaceTokens(wctx, tx, id, next, expiresAt) })
+			if err == nil || !retryable(err) || attempt == maxAttempts {
+				return err
+			}
 		}
-	}
-	if err != nil {
-		s.log.Error("refreshed installation tokens could not be stored", "installation_id", id, "err", err)
-		return nil, fmt.Errorf("refresh installation tokens: store: %w", err)
-	}
-	s.log.Debug("installation tokens refreshed", "installation_id", id)
-	return next, nil
+	})
 }
 
 // unlockRefresh releases the refresh lock; a connection that cannot

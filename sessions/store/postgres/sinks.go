@@ -41,10 +41,7 @@ func (s *Store) SaveSinkPosition(ctx context.Context, sink, sessionID string, c 
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	if err := record.ValidSink(sink, sessionID); err != nil {
-		return err
-	}
-	v, err := record.EncodeSinkPosition(p)
+	v, err := record.EncodeSinkPosition(sink, sessionID, p)
 	if err != nil {
 		return err
 	}

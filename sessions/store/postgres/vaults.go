@@ -18,13 +18,9 @@ func (s *Store) CreateVault(ctx context.Context, in *core.Vault) (*core.Vault, e
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	v, err := record.NewVault(in, s.clock())
+	v, raw, err := record.NewVault(in, s.clock())
 	if err != nil {
 		return nil, err
-	}
-	raw, err := record.Encode("vault", v.ID, v)
-	if err != nil {
-		return nil, fmt.Errorf("create vault: %w", err)
 	}
 	err = s.do(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, "INSERT INTO vaults (id, body) VALUES ($1, $2)", v.ID, raw)

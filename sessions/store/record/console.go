@@ -14,10 +14,23 @@ import (
 // same instant in either store. SweepConsole's before is taken so too.
 func ConsoleTime(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
 
-// NewConsoleSession is the sign-in CreateConsoleSession stores for in: its
-// id, CSRF token, key check and expiry required, no NUL in what is text
-// (PostgreSQL's text holds none), its times in ConsoleTime.
-func NewConsoleSession(in *core.ConsoleSession) (*core.ConsoleSession, error) {
+// NewConsoleSession is the sign-in CreateConsoleSession stores for in,
+// and its stored form: its id, CSRF token, key check and expiry required,
+// no NUL in what is text (PostgreSQL's text holds none), its times in
+// ConsoleTime. Its errors are named by the call.
+func NewConsoleSession(in *core.ConsoleSession) (*core.ConsoleSession, []byte, error) {
+	cs, err := newConsoleSession(in)
+	var raw []byte
+	if err == nil {
+		raw, err = Encode("console sign-in", cs.ID, cs)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("create console sign-in: %w", err)
+	}
+	return cs, raw, nil
+}
+
+func newConsoleSession(in *core.ConsoleSession) (*core.ConsoleSession, error) {
 	if in == nil {
 		return nil, fmt.Errorf("console sign-in: none given: %w", core.ErrInvalid)
 	}
@@ -52,9 +65,14 @@ func ConsoleText(what, v string) error {
 	return nil
 }
 
-// ConsoleLive reports whether a stored sign-in is still good at now: it
-// expires at its ExpiresAt, not after.
-func ConsoleLive(s *core.ConsoleSession, now time.Time) bool { return s.ExpiresAt.After(now) }
+// LiveConsoleSession is a stored sign-in, unless it expired at now (at
+// its ExpiresAt, not after): then it is not found.
+func LiveConsoleSession(s *core.ConsoleSession, now time.Time) (*core.ConsoleSession, error) {
+	if !s.ExpiresAt.After(now) {
+		return nil, fmt.Errorf("console sign-in %s expired: %w", s.ID, core.ErrNotFound)
+	}
+	return s, nil
+}
 
 // FailureWindow checks a failure count's address and window and returns
 // the window's bounds, (from, to], in ConsoleTime: a failure made at t

@@ -2,6 +2,7 @@ package record
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -31,4 +32,14 @@ func Decode[T any](what string, raw []byte) (*T, error) {
 // Decoder is Decode for one kind, for the stores' list and scan helpers.
 func Decoder[T any](what string) func([]byte) (*T, error) {
 	return func(raw []byte) (*T, error) { return Decode[T](what, raw) }
+}
+
+// Refused is the error of a create named by op (a store's "create
+// agent"), unless it says what to change, a conflict or something
+// invalid, which the API shows as it is.
+func Refused(op string, err error) error {
+	if errors.Is(err, core.ErrConflict) || errors.Is(err, core.ErrInvalid) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", op, err)
 }

@@ -2,6 +2,7 @@ package record
 
 import (
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -73,4 +74,26 @@ func CheckTokens(sealed []byte) error {
 // keeps for it at now: sealed ones, or none (nil).
 func SetTokens(rec *core.Installation, sealed []byte, expiresAt *core.Time, now core.Time) {
 	rec.HasToken, rec.TokenExpiresAt, rec.UpdatedAt = sealed != nil, expiresAt, now
+}
+
+// RefreshTokens is RefreshInstallationTokens once a store holds the
+// installation's refresh lock and has read its current tokens: it runs
+// refresh on them (core.RunRefresh) and stores what it gives back with
+// store, unless it keeps them, and returns the tokens stored when it
+// ends. The platform has spent the old tokens once refresh returns new
+// ones: store must store them even when the caller gave up meanwhile.
+func RefreshTokens(log *slog.Logger, id string, current []byte, refresh func(current []byte) ([]byte, *core.Time, error), store func(next []byte, expiresAt *core.Time) error) ([]byte, error) {
+	next, expiresAt, err := core.RunRefresh(id, current, refresh)
+	if err != nil {
+		return nil, err
+	}
+	if next == nil {
+		return current, nil
+	}
+	if err := store(next, expiresAt); err != nil {
+		log.Error("refreshed installation tokens could not be stored", "installation_id", id, "err", err)
+		return nil, fmt.Errorf("refresh installation tokens: store: %w", err)
+	}
+	log.Debug("installation tokens refreshed", "installation_id", id)
+	return next, nil
 }

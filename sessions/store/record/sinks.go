@@ -18,9 +18,13 @@ func ValidSink(sink, sessionID string) error {
 	return nil
 }
 
-// EncodeSinkPosition is the stored form of a sink's position: its state
+// EncodeSinkPosition is the stored form of a sink's position in a
+// session's log, the sink and session checked (ValidSink): its state
 // compacted, so that what a read returns is what was stored.
-func EncodeSinkPosition(p core.SinkPosition) ([]byte, error) {
+func EncodeSinkPosition(sink, sessionID string, p core.SinkPosition) ([]byte, error) {
+	if err := ValidSink(sink, sessionID); err != nil {
+		return nil, err
+	}
 	if len(p.State) > 0 {
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, p.State); err != nil {

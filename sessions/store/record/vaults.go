@@ -6,21 +6,26 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 )
 
-// NewVault is the vault record CreateVault stores for in at now: an id
-// given when in has none, the id's prefix and the name checked.
-func NewVault(in *core.Vault, now core.Time) (*core.Vault, error) {
+// NewVault is the vault record CreateVault stores for in at now, and its
+// stored form: an id given when in has none, the id's prefix and the
+// name checked.
+func NewVault(in *core.Vault, now core.Time) (*core.Vault, []byte, error) {
 	v := *in
 	if v.ID == "" {
 		v.ID = core.NewID(core.PrefixVault)
 	}
 	if !core.HasPrefix(v.ID, core.PrefixVault) {
-		return nil, fmt.Errorf("create vault: id %q is not a vault id: %w", v.ID, core.ErrInvalid)
+		return nil, nil, fmt.Errorf("create vault: id %q is not a vault id: %w", v.ID, core.ErrInvalid)
 	}
 	if v.Name == "" {
-		return nil, fmt.Errorf("create vault: name is required: %w", core.ErrInvalid)
+		return nil, nil, fmt.Errorf("create vault: name is required: %w", core.ErrInvalid)
 	}
 	v.CreatedAt, v.UpdatedAt = now, now
-	return &v, nil
+	raw, err := Encode("vault", v.ID, &v)
+	if err != nil {
+		return nil, nil, fmt.Errorf("create vault: %w", err)
+	}
+	return &v, raw, nil
 }
 
 // CheckCredential refuses, before any transaction, a credential and

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/store/record"
 	"go.etcd.io/bbolt"
 )
 
@@ -60,15 +61,13 @@ func (s *Store) live(c claimRecord, now int64) bool {
 
 // ClaimDeliveries claims due streams for holder; see core.DeliveryQueue.
 func (s *Store) ClaimDeliveries(ctx context.Context, holder string, ttl time.Duration, now time.Time, limit int) ([]core.ClaimedDelivery, time.Time, error) {
-	if holder == "" || ttl <= 0 {
-		return nil, time.Time{}, fmt.Errorf("claim deliveries: holder %q, ttl %v: %w", holder, ttl, core.ErrInvalid)
+	if err := record.CheckClaim("claim deliveries", holder, ttl); err != nil {
+		return nil, time.Time{}, err
 	}
 	if err := ctxErr(ctx); err != nil {
 		return nil, time.Time{}, err
 	}
-	if limit <= 0 {
-		limit = 100
-	}
+	limit = record.ClaimLimit(limit)
 	// A look that finds nothing to claim writes nothing: the dispatcher
 	// looks after every append.
 	var picked []core.Stream
@@ -179,10 +178,7 @@ func checkClaim(tx *bbolt.Tx, st core.Stream, c core.Claim) (claimRecord, error)
 	if err != nil {
 		return cl, err
 	}
-	if c.Epoch == 0 || cl.Epoch != c.Epoch {
-		return cl, fmt.Errorf("stream %s/%s at claim epoch %d, write of epoch %d: %w", st.DestinationID, st.SessionID, cl.Epoch, c.Epoch, core.ErrLeaseLost)
-	}
-	return cl, nil
+	return cl, record.StreamClaimed(st, cl.Epoch, c)
 }
 
 // settleClaim renews the claim of a stream whose holder goes on with its

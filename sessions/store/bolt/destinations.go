@@ -104,15 +104,12 @@ func (s *Store) insertDestination(tx *bbolt.Tx, d *core.Destination, sealedSecre
 
 // CreateDestination saves a destination with its sealed secret.
 func (s *Store) CreateDestination(ctx context.Context, nd core.NewDestination) (*core.Destination, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
 	d, err := record.NewDestination(nd, s.clock())
 	if err != nil {
 		return nil, fmt.Errorf("create destination: %w", err)
 	}
-	if err := s.commit.do(func(tx *bbolt.Tx) error { return s.insertDestination(tx, d, nd.SealedSecret) }); err != nil {
-		return nil, fmt.Errorf("create destination: %w", err)
+	if err := s.commitTx(ctx, "create destination", func(tx *bbolt.Tx) error { return s.insertDestination(tx, d, nd.SealedSecret) }); err != nil {
+		return nil, err
 	}
 	s.log.Debug("destination created", "destination_id", d.ID, "session_id", d.SessionID)
 	return d, nil
@@ -125,21 +122,12 @@ func (s *Store) GetDestination(ctx context.Context, id string) (*core.Destinatio
 
 // DestinationSecret returns a destination's sealed secret (nil: none).
 func (s *Store) DestinationSecret(ctx context.Context, id string) ([]byte, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	var out []byte
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	return viewOne(ctx, s, "destination secret", func(tx *bbolt.Tx) ([]byte, error) {
 		if bkt(tx, bucketDestinations).Get([]byte(id)) == nil {
-			return fmt.Errorf("destination %s: %w", id, core.ErrNotFound)
+			return nil, fmt.Errorf("destination %s: %w", id, core.ErrNotFound)
 		}
-		out = bytes.Clone(bkt(tx, bucketDestinationSecrets).Get([]byte(id)))
-		return nil
+		return bytes.Clone(bkt(tx, bucketDestinationSecrets).Get([]byte(id))), nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("destination secret: %w", err)
-	}
-	return out, nil
 }
 
 // ListDestinations pages through destinations in id order. A session or
@@ -223,10 +211,7 @@ func allIDs(b *bbolt.Bucket) iter.Seq[string] {
 // DeleteDestination deletes a destination, its secret and filter, and its
 // queue; the deliveries still pending end dead. Delivery records stay.
 func (s *Store) DeleteDestination(ctx context.Context, id string) error {
-	if err := ctxErr(ctx); err != nil {
-		return err
-	}
-	err := s.commit.do(func(tx *bbolt.Tx) error {
+	err := s.commitTx(ctx, "delete destination", func(tx *bbolt.Tx) error {
 		d, err := loadDestination(tx, id)
 		if err != nil {
 			return err
@@ -251,7 +236,7 @@ func (s *Store) DeleteDestination(ctx context.Context, id string) error {
 			if err != nil {
 				return err
 			}
-			dl.State, dl.NextAttemptAt, dl.UpdatedAt = core.DeliveryDead, nil, now
+			record.Orphaned(dl, now)
 			if err := saveDelivery(tx, dl); err != nil {
 				return err
 			}
@@ -269,11 +254,10 @@ func (s *Store) DeleteDestination(ctx context.Context, id string) error {
 		}
 		return bkt(tx, bucketDestinations).Delete([]byte(id))
 	})
-	if err != nil {
-		return fmt.Errorf("delete destination: %w", err)
+	if err == nil {
+		s.log.Debug("destination deleted", "destination_id", id)
 	}
-	s.log.Debug("destination deleted", "destination_id", id)
-	return nil
+	return err
 }
 
 // ResumeDestination makes a paused destination active, forgets its run of

@@ -9,12 +9,7 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/store/storetest"
 )
 
-func TestOutboxConformance(t *testing.T) {
-	storetest.RunDeliveries(t, func(t *testing.T) storetest.DeliveryStore {
-		s, _ := openTemp(t, Options{})
-		return s
-	})
-}
+func TestOutboxConformance(t *testing.T) { storetest.RunDeliveries(t, fresh) }
 
 // TestOutboxSurvivesReopen proves the queue is durable: what was due
 // before a close is due after the reopen, in the same order, whoever

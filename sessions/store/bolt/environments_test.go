@@ -7,12 +7,7 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/store/storetest"
 )
 
-func TestEnvironmentStoreConformance(t *testing.T) {
-	storetest.RunEnvironments(t, func(t *testing.T) core.EnvironmentStore {
-		s, _ := openTemp(t, Options{})
-		return s
-	})
-}
+func TestEnvironmentStoreConformance(t *testing.T) { storetest.RunEnvironments(t, fresh) }
 
 // TestEnvironmentsSurviveReopen: the environment buckets are durable, and a
 // database from before they existed gains them on open.

@@ -12,9 +12,7 @@ import (
 // ForkSession makes a new session with another's log up to a turn's end
 // (record.Forked), in one transaction.
 func (s *Store) ForkSession(ctx context.Context, f core.Fork) (*core.Session, error) {
-	if f.Session.ID == "" {
-		f.Session.ID = core.NewID(core.PrefixSession)
-	}
+	f = record.PrepareFork(f)
 	return writeSession(ctx, s, "fork session", func(tx *bbolt.Tx) (*core.Session, []core.Change, error) {
 		src, err := loadSession(tx, f.From)
 		if err != nil {
@@ -24,11 +22,7 @@ func (s *Store) ForkSession(ctx context.Context, f core.Fork) (*core.Session, er
 		if err != nil {
 			return nil, nil, err
 		}
-		seq, err := record.ForkPoint(f.From, events, f.AtSeq)
-		if err != nil {
-			return nil, nil, err
-		}
-		forked, copied, err := record.Forked(src, f, events, seq, s.clock())
+		forked, copied, err := record.Forked(src, f, events, s.clock())
 		if err != nil {
 			return nil, nil, err
 		}

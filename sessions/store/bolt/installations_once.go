@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/store/record"
 	"go.etcd.io/bbolt"
 )
 
@@ -24,8 +25,8 @@ func (s *Store) Once(ctx context.Context, key string, until time.Time) (bool, er
 	if err := ctxErr(ctx); err != nil {
 		return false, err
 	}
-	if key == "" {
-		return false, fmt.Errorf("once: empty key: %w", core.ErrInvalid)
+	if err := record.CheckOnceKey(key); err != nil {
+		return false, err
 	}
 	now := unixNanos(s.now())
 	fresh := false

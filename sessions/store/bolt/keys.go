@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/store/record"
 	"go.etcd.io/bbolt"
 )
 
@@ -63,10 +64,8 @@ func checkKeys(tx *bbolt.Tx, idem *core.Idempotency, dedupe []string) (replay []
 			if err != nil {
 				return nil, false, fmt.Errorf("idempotency key %q: %w", idem.Key, err)
 			}
-			if rec.hash != idem.Hash {
-				return nil, false, fmt.Errorf("idempotency key %q was used with another request: %w", idem.Key, core.ErrConflict)
-			}
-			return rec.answer, false, nil
+			replay, err := record.Replay(idem, rec.hash, rec.answer)
+			return replay, false, err
 		}
 	}
 	for _, d := range dedupe {

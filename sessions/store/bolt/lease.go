@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/store/record"
 	"go.etcd.io/bbolt"
 )
 
@@ -66,16 +67,13 @@ func checkEpoch(tx *bbolt.Tx, sessionID string, epoch uint64) error {
 	if err != nil {
 		return err
 	}
-	if l.Epoch != epoch {
-		return fmt.Errorf("session %s at lease epoch %d, write of epoch %d: %w", sessionID, l.Epoch, epoch, core.ErrLeaseLost)
-	}
-	return nil
+	return record.Fenced(sessionID, l.Epoch, epoch)
 }
 
 // TakeLease grants holder the session's lease; see core.LeaseStore.
 func (s *Store) TakeLease(ctx context.Context, sessionID, holder string, ttl time.Duration) (core.Lease, bool, error) {
-	if holder == "" || ttl <= 0 {
-		return core.Lease{}, false, fmt.Errorf("take lease: holder %q, ttl %v: %w", holder, ttl, core.ErrInvalid)
+	if err := record.CheckClaim("take lease", holder, ttl); err != nil {
+		return core.Lease{}, false, err
 	}
 	if err := ctxErr(ctx); err != nil {
 		return core.Lease{}, false, err
@@ -164,19 +162,12 @@ func (s *Store) ReleaseLease(ctx context.Context, lease core.Lease) error {
 
 // Heartbeat records that holder is alive; see core.LeaseStore.
 func (s *Store) Heartbeat(ctx context.Context, holder string, ttl time.Duration, draining bool) error {
-	if holder == "" {
-		return fmt.Errorf("heartbeat: no holder: %w", core.ErrInvalid)
-	}
-	if err := ctxErr(ctx); err != nil {
+	if err := record.CheckHeartbeat(holder); err != nil {
 		return err
 	}
-	err := s.commit.do(func(tx *bbolt.Tx) error {
+	return s.commitTx(ctx, "heartbeat", func(tx *bbolt.Tx) error {
 		return putJSON(tx, bucketReplicas, holder, replica{Boot: s.boot, Expires: s.now().UnixMilli() + ttl.Milliseconds(), Draining: draining})
 	})
-	if err != nil {
-		return fmt.Errorf("heartbeat: %w", err)
-	}
-	return nil
 }
 
 // LastHolder is the holder of the session's latest grant; see

@@ -6,9 +6,4 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/store/storetest"
 )
 
-func TestMemoryStoreConformance(t *testing.T) {
-	storetest.RunMemory(t, func(t *testing.T) storetest.MemoryStore {
-		s, _ := openTemp(t, Options{})
-		return s
-	})
-}
+func TestMemoryStoreConformance(t *testing.T) { storetest.RunMemory(t, fresh) }

@@ -33,19 +33,13 @@ func checkSinkClaim(tx *bbolt.Tx, key []byte, c core.Claim) error {
 	if err != nil {
 		return err
 	}
-	if cur.Epoch != c.Epoch {
-		return fmt.Errorf("sink claimed at epoch %d, write of epoch %d: %w", cur.Epoch, c.Epoch, core.ErrLeaseLost)
-	}
-	return nil
+	return record.SinkClaimed(cur.Epoch, c)
 }
 
 // ClaimSink grants holder a sink's output of a session; see
 // core.SinkStore.
 func (s *Store) ClaimSink(ctx context.Context, sink, sessionID, holder string, ttl time.Duration) (core.Claim, bool, error) {
-	if holder == "" || ttl <= 0 {
-		return core.Claim{}, false, fmt.Errorf("claim sink: holder %q, ttl %v: %w", holder, ttl, core.ErrInvalid)
-	}
-	if err := record.ValidSink(sink, sessionID); err != nil {
+	if err := record.CheckSinkClaim(sink, sessionID, holder, ttl); err != nil {
 		return core.Claim{}, false, err
 	}
 	if err := ctxErr(ctx); err != nil {

@@ -6,9 +6,4 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/store/storetest"
 )
 
-func TestSkillStoreConformance(t *testing.T) {
-	storetest.RunSkills(t, func(t *testing.T) storetest.SkillStore {
-		s, _ := openTemp(t, Options{})
-		return s
-	})
-}
+func TestSkillStoreConformance(t *testing.T) { storetest.RunSkills(t, fresh) }

@@ -2,14 +2,8 @@ package bolt
 
 import (
 	"testing"
-	"time"
 
 	"github.com/switchboardhq/switchboard/sessions/store/storetest"
 )
 
-func TestStatsConformance(t *testing.T) {
-	storetest.RunStats(t, func(t *testing.T, now func() time.Time) storetest.StatsStore {
-		s, _ := openTemp(t, Options{Now: now})
-		return s
-	})
-}
+func TestStatsConformance(t *testing.T) { storetest.RunStats(t, clocked) }

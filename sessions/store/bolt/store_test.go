@@ -24,12 +24,16 @@ func openTemp(t *testing.T, opts Options) (*Store, string) {
 	return s, path
 }
 
-func TestStoreConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) core.Store {
-		s, _ := openTemp(t, Options{})
-		return s
-	})
+// clocked opens an empty store for a conformance test, its clock now
+// (nil: the wall clock); fresh one on the wall clock.
+func clocked(t *testing.T, now func() time.Time) *Store {
+	s, _ := openTemp(t, Options{Now: now})
+	return s
 }
+
+func fresh(t *testing.T) *Store { return clocked(t, nil) }
+
+func TestStoreConformance(t *testing.T) { storetest.Run(t, fresh) }
 
 func TestOpenLockedFailsFast(t *testing.T) {
 	_, path := openTemp(t, Options{})
@@ -144,34 +148,7 @@ func j(t *testing.T, v any) string {
 }
 
 // TestSweepFollowsClock ages keys with Options.Now.
-func TestSweepFollowsClock(t *testing.T) {
-	ctx := t.Context()
-	var mu sync.Mutex
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
-	s, _ := openTemp(t, Options{Now: clock})
-	mk := func(key string) {
-		t.Helper()
-		if _, err := s.CreateSession(ctx, core.NewSession{Dedupe: []string{key}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mk("old-1")
-	mk("old-2")
-	advance(8 * 24 * time.Hour)
-	mk("new-1")
-	n, err := s.Sweep(ctx, clock().Add(-7*24*time.Hour))
-	if err != nil || n != 2 {
-		t.Fatalf("swept %d, %v; want the 2 old keys", n, err)
-	}
-	for key, wantDup := range map[string]bool{"new-1": true, "old-1": false} {
-		res, err := s.CreateSession(ctx, core.NewSession{Dedupe: []string{key}})
-		if err != nil || res.Duplicate != wantDup {
-			t.Fatalf("%s: duplicate = %v, %v; want %v", key, res.Duplicate, err, wantDup)
-		}
-	}
-}
+func TestSweepFollowsClock(t *testing.T) { storetest.RunClock(t, clocked) }
 
 // TestBatchRerunIsSafe makes one call of a shared commit fail, which makes
 // the committer run the others again; each input must still be queued once.

@@ -7,12 +7,7 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/store/storetest"
 )
 
-func TestVaultStoreConformance(t *testing.T) {
-	storetest.RunVaults(t, func(t *testing.T) core.VaultStore {
-		s, _ := openTemp(t, Options{})
-		return s
-	})
-}
+func TestVaultStoreConformance(t *testing.T) { storetest.RunVaults(t, fresh) }
 
 // TestVaultsSurviveReopen proves the vault buckets are durable and that a
 // database from before they existed gains them on open.

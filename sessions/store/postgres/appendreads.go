@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/store/record"
 )
 
 // appendReads are what an append reads under the session's lock. They are
@@ -64,10 +65,7 @@ func (a *appendReads) check(sessionID string, epoch uint64) (*row, error) {
 	if err != nil {
 		return nil, err
 	}
-	if epoch != 0 && a.epoch != epoch {
-		return nil, fmt.Errorf("session %s at lease epoch %d, write of epoch %d: %w", sessionID, a.epoch, epoch, core.ErrLeaseLost)
-	}
-	return r, nil
+	return r, record.Fenced(sessionID, a.epoch, epoch)
 }
 
 // collectTaken decodes the inputs a take removed, in queue order.

@@ -9,12 +9,7 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/store/storetest"
 )
 
-func TestConsoleStoreConformance(t *testing.T) {
-	storetest.RunConsole(t, func(t *testing.T) storetest.ConsoleStore {
-		s, _ := openTest(t, Options{})
-		return s
-	})
-}
+func TestConsoleStoreConformance(t *testing.T) { storetest.RunConsole(t, fresh) }
 
 // TestConsoleAcrossReplicas: a sign-in made on one replica is good on the
 // other, a sign-out on either ends it on both, and both count one

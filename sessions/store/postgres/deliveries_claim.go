@@ -51,12 +51,10 @@ const nextSQL = `SELECT least(
 // ClaimDeliveries claims due streams for holder; see core.DeliveryQueue.
 // One short transaction: the claims are written before any attempt.
 func (s *Store) ClaimDeliveries(ctx context.Context, holder string, ttl time.Duration, now time.Time, limit int) ([]core.ClaimedDelivery, time.Time, error) {
-	if holder == "" || ttl <= 0 {
-		return nil, time.Time{}, fmt.Errorf("claim deliveries: holder %q, ttl %v: %w", holder, ttl, core.ErrInvalid)
+	if err := record.CheckClaim("claim deliveries", holder, ttl); err != nil {
+		return nil, time.Time{}, err
 	}
-	if limit <= 0 {
-		limit = 100
-	}
+	limit = record.ClaimLimit(limit)
 	var due []core.ClaimedDelivery
 	var next *int64
 	err := s.do(ctx, func(tx pgx.Tx) error {
@@ -106,10 +104,7 @@ func lockClaim(ctx context.Context, tx pgx.Tx, st core.Stream, c core.Claim) err
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("lock stream %s/%s: %w", st.DestinationID, st.SessionID, err)
 	}
-	if c.Epoch == 0 || epoch != c.Epoch {
-		return fmt.Errorf("stream %s/%s at claim epoch %d, write of epoch %d: %w", st.DestinationID, st.SessionID, epoch, c.Epoch, core.ErrLeaseLost)
-	}
-	return nil
+	return record.StreamClaimed(st, epoch, c)
 }
 
 // settleClaim renews the claim of a stream whose holder goes on with its

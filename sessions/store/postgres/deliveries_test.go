@@ -6,9 +6,4 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/store/storetest"
 )
 
-func TestOutboxConformance(t *testing.T) {
-	storetest.RunDeliveries(t, func(t *testing.T) storetest.DeliveryStore {
-		s, _ := openTest(t, Options{})
-		return s
-	})
-}
+func TestOutboxConformance(t *testing.T) { storetest.RunDeliveries(t, fresh) }

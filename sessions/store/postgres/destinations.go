@@ -162,7 +162,7 @@ func (s *Store) DeleteDestination(ctx context.Context, id string) error {
 		}
 		now := s.clock()
 		for _, d := range pending {
-			d.State, d.NextAttemptAt, d.UpdatedAt = core.DeliveryDead, nil, now
+			record.Orphaned(d, now)
 		}
 		if err := saveDeliveries(ctx, tx, pending...); err != nil {
 			return err

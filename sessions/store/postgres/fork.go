@@ -12,9 +12,7 @@ import (
 // ForkSession makes a new session with another's log up to a turn's end
 // (record.Forked), in one transaction.
 func (s *Store) ForkSession(ctx context.Context, f core.Fork) (*core.Session, error) {
-	if f.Session.ID == "" {
-		f.Session.ID = core.NewID(core.PrefixSession)
-	}
+	f = record.PrepareFork(f)
 	var out *core.Session
 	err := s.write(ctx, f.Session.ID, func(tx pgx.Tx) ([]core.Change, error) {
 		src, err := scanRow(tx.QueryRow(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = $1`, f.From))
@@ -32,11 +30,7 @@ func (s *Store) ForkSession(ctx context.Context, f core.Fork) (*core.Session, er
 		if err != nil {
 			return nil, err
 		}
-		seq, err := record.ForkPoint(f.From, events, f.AtSeq)
-		if err != nil {
-			return nil, err
-		}
-		forked, copied, err := record.Forked(src.sess, f, events, seq, s.clock())
+		forked, copied, err := record.Forked(src.sess, f, events, s.clock())
 		if err != nil {
 			return nil, err
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/store/record"
 )
 
 // Kinds keep dedupe and idempotency keys in separate namespaces of
@@ -48,10 +49,9 @@ func checkKeys(ctx context.Context, tx pgx.Tx, idem *core.Idempotency, dedupe []
 			dup = true
 			continue
 		}
-		if hash != idem.Hash {
-			return nil, false, fmt.Errorf("idempotency key %q was used with another request: %w", idem.Key, core.ErrConflict)
+		if replay, err = record.Replay(idem, hash, answer); err != nil {
+			return nil, false, err
 		}
-		replay = append([]byte{}, answer...) // an empty answer still replays
 	}
 	if err := rows.Err(); err != nil {
 		return nil, false, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/store/record"
 )
 
 var _ core.LeaseStore = (*Store)(nil)
@@ -16,8 +17,8 @@ var _ core.LeaseStore = (*Store)(nil)
 // takes the session's row lock, as appends do, so no append can check an
 // epoch that a takeover is changing.
 func (s *Store) TakeLease(ctx context.Context, sessionID, holder string, ttl time.Duration) (core.Lease, bool, error) {
-	if holder == "" || ttl <= 0 {
-		return core.Lease{}, false, fmt.Errorf("take lease: holder %q, ttl %v: %w", holder, ttl, core.ErrInvalid)
+	if err := record.CheckClaim("take lease", holder, ttl); err != nil {
+		return core.Lease{}, false, err
 	}
 	var out core.Lease
 	var ok bool
@@ -93,8 +94,8 @@ func (s *Store) ReleaseLease(ctx context.Context, l core.Lease) error {
 
 // Heartbeat records that holder is alive; see core.LeaseStore.
 func (s *Store) Heartbeat(ctx context.Context, holder string, ttl time.Duration, draining bool) error {
-	if holder == "" {
-		return fmt.Errorf("heartbeat: no holder: %w", core.ErrInvalid)
+	if err := record.CheckHeartbeat(holder); err != nil {
+		return err
 	}
 	_, err := s.execRelaxed(ctx, `INSERT INTO replicas (holder, expires_at, draining)
 		VALUES ($1, now() + $2 * interval '1 millisecond', $3)
@@ -132,8 +133,5 @@ func checkLeaseEpoch(ctx context.Context, tx pgx.Tx, sessionID string, epoch uin
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return err
 	}
-	if cur != epoch {
-		return fmt.Errorf("session %s at lease epoch %d, write of epoch %d: %w", sessionID, cur, epoch, core.ErrLeaseLost)
-	}
-	return nil
+	return record.Fenced(sessionID, cur, epoch)
 }

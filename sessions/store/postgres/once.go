@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/store/record"
 )
 
 var _ core.OnceStore = (*Store)(nil)
@@ -19,8 +20,8 @@ func (s *Store) Once(ctx context.Context, key string, until time.Time) (bool, er
 	if err := ctxErr(ctx); err != nil {
 		return false, err
 	}
-	if key == "" {
-		return false, fmt.Errorf("once: empty key: %w", core.ErrInvalid)
+	if err := record.CheckOnceKey(key); err != nil {
+		return false, err
 	}
 	fresh := false
 	err := s.do(ctx, func(tx pgx.Tx) error {

@@ -11,33 +11,13 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/store/storetest"
 )
 
-func TestVaultStoreConformance(t *testing.T) {
-	storetest.RunVaults(t, func(t *testing.T) core.VaultStore {
-		s, _ := openTest(t, Options{})
-		return s
-	})
-}
+func TestVaultStoreConformance(t *testing.T) { storetest.RunVaults(t, fresh) }
 
-func TestEnvironmentStoreConformance(t *testing.T) {
-	storetest.RunEnvironments(t, func(t *testing.T) core.EnvironmentStore {
-		s, _ := openTest(t, Options{})
-		return s
-	})
-}
+func TestEnvironmentStoreConformance(t *testing.T) { storetest.RunEnvironments(t, fresh) }
 
-func TestSkillStoreConformance(t *testing.T) {
-	storetest.RunSkills(t, func(t *testing.T) storetest.SkillStore {
-		s, _ := openTest(t, Options{})
-		return s
-	})
-}
+func TestSkillStoreConformance(t *testing.T) { storetest.RunSkills(t, fresh) }
 
-func TestInstallationConformance(t *testing.T) {
-	storetest.RunInstallations(t, func(t *testing.T) storetest.InstallationStore {
-		s, _ := openTest(t, Options{})
-		return s
-	})
-}
+func TestInstallationConformance(t *testing.T) { storetest.RunInstallations(t, fresh) }
 
 // TestConcurrentCreateTakesTurns: a replica saving an installation or
 // recording a once key that another replica is creating at that moment
@@ -109,9 +89,4 @@ func TestConcurrentCreateTakesTurns(t *testing.T) {
 	}
 }
 
-func TestMemoryStoreConformance(t *testing.T) {
-	storetest.RunMemory(t, func(t *testing.T) storetest.MemoryStore {
-		s, _ := openTest(t, Options{})
-		return s
-	})
-}
+func TestMemoryStoreConformance(t *testing.T) { storetest.RunMemory(t, fresh) }

@@ -11,12 +11,7 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/store/storetest"
 )
 
-func TestScheduleConformance(t *testing.T) {
-	storetest.RunSchedules(t, func(t *testing.T) storetest.ScheduleStore {
-		s, _ := openTest(t, Options{})
-		return s
-	})
-}
+func TestScheduleConformance(t *testing.T) { storetest.RunSchedules(t, fresh) }
 
 // TestScheduleFireAcrossReplicas: two replicas firing the same due times
 // of a schedule of an agent at once start one session per due time.

@@ -15,10 +15,7 @@ import (
 // core.SinkStore. One statement: the upsert takes the claim's row lock,
 // so two replicas claiming at once are ordered and one of them is refused.
 func (s *Store) ClaimSink(ctx context.Context, sink, sessionID, holder string, ttl time.Duration) (core.Claim, bool, error) {
-	if holder == "" || ttl <= 0 {
-		return core.Claim{}, false, fmt.Errorf("claim sink: holder %q, ttl %v: %w", holder, ttl, core.ErrInvalid)
-	}
-	if err := record.ValidSink(sink, sessionID); err != nil {
+	if err := record.CheckSinkClaim(sink, sessionID, holder, ttl); err != nil {
 		return core.Claim{}, false, err
 	}
 	// Replicas that follow a session another renders try again and again:
@@ -83,8 +80,5 @@ func checkSinkClaim(ctx context.Context, tx pgx.Tx, sink, sessionID string, c co
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return err
 	}
-	if cur != c.Epoch {
-		return fmt.Errorf("sink claimed at epoch %d, write of epoch %d: %w", cur, c.Epoch, core.ErrLeaseLost)
-	}
-	return nil
+	return record.SinkClaimed(cur, c)
 }

@@ -10,19 +10,18 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/store/storetest"
 )
 
-func TestStoreConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) core.Store {
-		s, _ := openTest(t, Options{})
-		return s
-	})
+// clocked opens an empty store for a conformance test, its clock now
+// (nil: the wall clock); fresh one on the wall clock.
+func clocked(t *testing.T, now func() time.Time) *Store {
+	s, _ := openTest(t, Options{Now: now})
+	return s
 }
 
-func TestSinkConformance(t *testing.T) {
-	storetest.RunSinks(t, func(t *testing.T) storetest.SinkStore {
-		s, _ := openTest(t, Options{})
-		return s
-	})
-}
+func fresh(t *testing.T) *Store { return clocked(t, nil) }
+
+func TestStoreConformance(t *testing.T) { storetest.Run(t, fresh) }
+
+func TestSinkConformance(t *testing.T) { storetest.RunSinks(t, fresh) }
 
 // replicas opens two stores on one fresh database, as two gateway
 // replicas would share it.
@@ -122,41 +121,5 @@ func TestDedupeRaceAcrossReplicas(t *testing.T) {
 	}
 }
 
-// TestSweepFollowsClock ages keys with Options.Now, at the store's
-// millisecond precision.
-func TestSweepFollowsClock(t *testing.T) {
-	ctx := t.Context()
-	var mu sync.Mutex
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
-	s, _ := openTest(t, Options{Now: clock})
-	mk := func(key string) {
-		t.Helper()
-		if _, err := s.CreateSession(ctx, core.NewSession{Dedupe: []string{key}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mk("old-1")
-	mk("old-2")
-	created := clock()
-	advance(8 * 24 * time.Hour)
-	mk("new-1")
-	// A key is not older than the instant it was made at, nor than one
-	// within its millisecond.
-	for _, before := range []time.Time{created, created.Add(-time.Microsecond)} {
-		if n, err := s.Sweep(ctx, before); err != nil || n != 0 {
-			t.Fatalf("sweep before %v: %d, %v; want 0", before, n, err)
-		}
-	}
-	n, err := s.Sweep(ctx, created.Add(time.Microsecond))
-	if err != nil || n != 2 {
-		t.Fatalf("swept %d, %v; want the 2 old keys", n, err)
-	}
-	for key, wantDup := range map[string]bool{"new-1": true, "old-1": false} {
-		res, err := s.CreateSession(ctx, core.NewSession{Dedupe: []string{key}})
-		if err != nil || res.Duplicate != wantDup {
-			t.Fatalf("%s: duplicate = %v, %v; want %v", key, res.Duplicate, err, wantDup)
-		}
-	}
-}
+// TestSweepFollowsClock ages keys with Options.Now.
+func TestSweepFollowsClock(t *testing.T) { storetest.RunClock(t, clocked) }

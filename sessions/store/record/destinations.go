@@ -93,6 +93,12 @@ func Redeliver(d *core.Delivery, now core.Time) error {
 	return nil
 }
 
+// Orphaned ends dead, at now, a pending delivery whose destination is
+// deleted; its record stays.
+func Orphaned(d *core.Delivery, now core.Time) {
+	d.State, d.NextAttemptAt, d.UpdatedAt = core.DeliveryDead, nil, now
+}
+
 // AddAttempt appends an attempt, keeping the most recent ones.
 func AddAttempt(d *core.Delivery, a core.Attempt, now core.Time) {
 	d.AttemptCount++

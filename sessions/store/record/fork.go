@@ -7,11 +7,20 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 )
 
-// ForkPoint is the seq a fork of a log copies up to: at, which must end
+// PrepareFork fixes, before any transaction, the id of the session a fork
+// makes: given, or made here.
+func PrepareFork(f core.Fork) core.Fork {
+	if f.Session.ID == "" {
+		f.Session.ID = core.NewID(core.PrefixSession)
+	}
+	return f
+}
+
+// forkPoint is the seq a fork of a log copies up to: at, which must end
 // a turn (its turn.completed, or the status change logged right after
 // it), or for 0 the end of the log's last completed turn. events is the
 // log from seq 1.
-func ForkPoint(id string, events []core.Event, at uint64) (uint64, error) {
+func forkPoint(id string, events []core.Event, at uint64) (uint64, error) {
 	ends := func(i int) bool {
 		e := events[i]
 		if e.Type == core.TypeTurnCompleted {
@@ -37,10 +46,15 @@ func ForkPoint(id string, events []core.Event, at uint64) (uint64, error) {
 	return at, nil
 }
 
-// Forked is the record and log of the fork of src: its events 1..seq as
-// the new session's (new ids), with the state they leave it in, and usage
-// from zero. now stamps the record.
-func Forked(src *core.Session, f core.Fork, events []core.Event, seq uint64, now core.Time) (*core.Session, []core.Event, error) {
+// Forked is the record and log of the fork f of src, whose log is events
+// (from seq 1): its events up to f.AtSeq (forkPoint) as the new session's
+// (new ids), with the state they leave it in, and usage from zero. now
+// stamps the record.
+func Forked(src *core.Session, f core.Fork, events []core.Event, now core.Time) (*core.Session, []core.Event, error) {
+	seq, err := forkPoint(src.ID, events, f.AtSeq)
+	if err != nil {
+		return nil, nil, err
+	}
 	sess := &core.Session{
 		ID: f.Session.ID, Status: core.StatusIdle, Agent: src.Agent, Metadata: maps.Clone(src.Metadata),
 		Environment: src.Environment, Tenant: src.Tenant, ClientTokenHash: f.Session.ClientTokenHash,

@@ -103,6 +103,16 @@ func ValidateKeys(idem *core.Idempotency, dedupe []string) error {
 	return nil
 }
 
+// Replay is what a request with idempotency key idem answers when the key
+// is stored already with hash and answer: the answer again, unless the key
+// was used with another request.
+func Replay(idem *core.Idempotency, hash string, answer []byte) ([]byte, error) {
+	if hash != idem.Hash {
+		return nil, fmt.Errorf("idempotency key %q was used with another request: %w", idem.Key, core.ErrConflict)
+	}
+	return append([]byte{}, answer...), nil // an empty answer still replays
+}
+
 // ValidateCreate refuses, before any transaction, a create whose keys or
 // indexed fields a store cannot keep; its inputs are free text and are
 // kept as given.

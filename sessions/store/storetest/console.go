@@ -19,7 +19,7 @@ type ConsoleStore interface {
 // RunConsole runs the core.ConsoleStore suite. open must return a fresh,
 // empty store for each subtest and close it when the test ends. Every
 // time is given: nothing here reads the wall clock.
-func RunConsole(t *testing.T, open func(t *testing.T) ConsoleStore) {
+func RunConsole[S ConsoleStore](t *testing.T, open func(t *testing.T) S) {
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, s ConsoleStore)

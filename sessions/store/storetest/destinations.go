@@ -20,7 +20,7 @@ type DeliveryStore interface {
 // must return a fresh, empty store for each subtest and close it when the
 // test ends (t.Cleanup). Sealed secrets are opaque to a store, so the
 // suite uses made-up ones.
-func RunDeliveries(t *testing.T, open func(t *testing.T) DeliveryStore) {
+func RunDeliveries[S DeliveryStore](t *testing.T, open func(t *testing.T) S) {
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, s DeliveryStore)

@@ -10,7 +10,7 @@ import (
 
 // RunEnvironments runs the core.EnvironmentStore suite. open must return a
 // fresh, empty store for each subtest and close it when the test ends.
-func RunEnvironments(t *testing.T, open func(t *testing.T) core.EnvironmentStore) {
+func RunEnvironments[S core.EnvironmentStore](t *testing.T, open func(t *testing.T) S) {
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, s core.EnvironmentStore)

@@ -18,7 +18,7 @@ type InstallationStore interface {
 // RunInstallations runs the core.InstallationStore and core.OnceStore
 // suite. open must return a fresh, empty store for each subtest. Sealed
 // tokens are opaque bytes to a store, so the suite uses made-up ones.
-func RunInstallations(t *testing.T, open func(t *testing.T) InstallationStore) {
+func RunInstallations[S InstallationStore](t *testing.T, open func(t *testing.T) S) {
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, s InstallationStore)

@@ -20,7 +20,7 @@ type MemoryStore interface {
 
 // RunMemory runs the core.MemoryStores suite. open must return a fresh,
 // empty store for each subtest and close it when the test ends.
-func RunMemory(t *testing.T, open func(t *testing.T) MemoryStore) {
+func RunMemory[S MemoryStore](t *testing.T, open func(t *testing.T) S) {
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, s MemoryStore)

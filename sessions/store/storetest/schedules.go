@@ -16,7 +16,7 @@ type ScheduleStore interface {
 
 // RunSchedules runs the core.ScheduleStore suite. open must return a
 // fresh, empty store for each subtest and close it when the test ends.
-func RunSchedules(t *testing.T, open func(t *testing.T) ScheduleStore) {
+func RunSchedules[S ScheduleStore](t *testing.T, open func(t *testing.T) S) {
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, s ScheduleStore)

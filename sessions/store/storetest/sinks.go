@@ -16,7 +16,7 @@ type SinkStore interface {
 
 // RunSinks runs the core.SinkStore suite. open must return a fresh, empty
 // store for each subtest.
-func RunSinks(t *testing.T, open func(t *testing.T) SinkStore) {
+func RunSinks[S SinkStore](t *testing.T, open func(t *testing.T) S) {
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, s SinkStore)

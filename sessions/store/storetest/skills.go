@@ -24,7 +24,7 @@ type SkillStore interface {
 // RunSkills runs the core.SkillStore suite, with the agents that pin
 // skills. open must return a fresh, empty store for each subtest and
 // close it when the test ends (t.Cleanup).
-func RunSkills(t *testing.T, open func(t *testing.T) SkillStore) {
+func RunSkills[S SkillStore](t *testing.T, open func(t *testing.T) S) {
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, s SkillStore)

@@ -18,7 +18,7 @@ type StatsStore interface {
 // RunStats runs the core.StatsStore suite. open must return a fresh, empty
 // store whose clock is now for each subtest and close it when the test
 // ends.
-func RunStats(t *testing.T, open func(t *testing.T, now func() time.Time) StatsStore) {
+func RunStats[S StatsStore](t *testing.T, open func(t *testing.T, now func() time.Time) S) {
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, s StatsStore, clk *statsClock)

@@ -15,7 +15,7 @@ import (
 
 // Run runs the suite. open must return a fresh, empty store for each
 // subtest and close it when the test ends (t.Cleanup).
-func Run(t *testing.T, open func(t *testing.T) core.Store) {
+func Run[S core.Store](t *testing.T, open func(t *testing.T) S) {
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, s core.Store)

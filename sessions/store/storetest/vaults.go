@@ -12,7 +12,7 @@ import (
 // store for each subtest and close it when the test ends (t.Cleanup).
 // Sealed secrets are opaque bytes to a store, so the suite uses made-up
 // ones.
-func RunVaults(t *testing.T, open func(t *testing.T) core.VaultStore) {
+func RunVaults[S core.VaultStore](t *testing.T, open func(t *testing.T) S) {
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, s core.VaultStore)

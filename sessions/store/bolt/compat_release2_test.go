@@ -2,7 +2,6 @@ package bolt
 
 import (
 	"encoding/json"
-	"slices"
 	"testing"
 	"time"
 
@@ -123,34 +122,9 @@ func release2Sessions(t *testing.T, s *Store) {
 
 func release2Platform(t *testing.T, s *Store) {
 	ctx := t.Context()
-	slack, err := s.SessionByKey(ctx, "slack:T1:C1:1700000000.000100")
-	if err != nil || slack.ID != "ses_slack" || slack.TurnID != "turn_slack_1" || slack.Status != core.StatusRunning {
-		t.Fatalf("slack session %+v, %v", slack, err)
-	}
-	if linked, err := s.SessionByKey(ctx, "github:acme/app#7"); err != nil || linked.ID != "ses_slack" || len(linked.Links) != 1 {
+	checkSlackMidTurn(t, s, 4)
+	if linked, err := s.SessionByKey(ctx, "github:acme/app#7"); err != nil || linked.ID != "ses_slack" || len(linked.Links) != 1 || linked.Status != core.StatusRunning {
 		t.Fatalf("linked key %+v, %v", linked, err)
-	}
-	dup, err := s.CreateSession(ctx, core.NewSession{ExternalKey: slack.Origin.Key, Inputs: []core.Event{message("hi")}, Dedupe: []string{"slack:event:Ev1"}})
-	if err != nil || !dup.Duplicate {
-		t.Fatalf("a delivery seen by the second release: %+v, %v", dup, err)
-	}
-	open, err := s.OpenTurns(ctx)
-	if err != nil || open["ses_slack"] != "run_old" {
-		t.Fatalf("open turns %v, %v", open, err)
-	}
-	active, err := s.ActiveSinkSessions(ctx, "slack")
-	if err != nil || !slices.Equal(active, []string{"ses_slack"}) {
-		t.Fatalf("marked for the slack sink: %v, %v", active, err)
-	}
-	pos, err := s.SinkPosition(ctx, "slack", "ses_slack")
-	var st struct {
-		Intent struct {
-			Key string `json:"key"`
-			At  int64  `json:"at"`
-		} `json:"intent"`
-	}
-	if err != nil || pos.Seq != 4 || json.Unmarshal(pos.State, &st) != nil || st.Intent.Key != "ses_slack:5:1" || st.Intent.At == 0 {
-		t.Fatalf("slack sink position %+v (%s), %v", pos, pos.State, err)
 	}
 	logged, err := s.Append(ctx, "ses_slack", core.AppendRequest{TurnID: "turn_slack_1", Events: []core.Event{
 		core.NewEvent(core.TypeTurnCompleted, core.LevelInternal, core.ActorSystem, core.TurnCompletedBody{YieldReason: core.ReasonCompleted, Usage: core.Usage{InputTokens: 1}}),

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -39,32 +40,7 @@ func TestOpensADataDirOfTheFirstRelease(t *testing.T) {
 	if err != nil || string(res.Replay) != `{"data":[]}` {
 		t.Fatalf("idempotent replay %+v, %v", res, err)
 	}
-	slack, err := s.SessionByKey(ctx, "slack:T1:C1:1700000000.000100")
-	if err != nil || slack.ID != "ses_slack" || slack.TurnID != "turn_slack_1" {
-		t.Fatalf("slack session %+v, %v", slack, err)
-	}
-	dup, err := s.CreateSession(ctx, core.NewSession{ExternalKey: slack.Origin.Key, Inputs: []core.Event{message("hi")}, Dedupe: []string{"slack:event:Ev1"}})
-	if err != nil || !dup.Duplicate {
-		t.Fatalf("a delivery seen by the first release: %+v, %v", dup, err)
-	}
-	open, err := s.OpenTurns(ctx)
-	if err != nil || open["ses_slack"] != "run_old" {
-		t.Fatalf("open turns %v, %v", open, err)
-	}
-	active, err := s.ActiveSinkSessions(ctx, "slack")
-	if err != nil || !slices.Equal(active, []string{"ses_slack"}) {
-		t.Fatalf("marked for the slack sink: %v, %v", active, err)
-	}
-	pos, err := s.SinkPosition(ctx, "slack", "ses_slack")
-	var st struct {
-		Intent struct {
-			Key string `json:"key"`
-			At  int64  `json:"at"`
-		} `json:"intent"`
-	}
-	if err != nil || pos.Seq != 3 || json.Unmarshal(pos.State, &st) != nil || st.Intent.Key != "ses_slack:4:1" || st.Intent.At == 0 {
-		t.Fatalf("slack sink position %+v (%s), %v", pos, pos.State, err)
-	}
+	checkSlackMidTurn(t, s, 3)
 	if pos, err := s.SinkPosition(ctx, "linear", "ses_linear"); err != nil || string(pos.State) != `{"url_set":true,"answered":true,"intent":"act_ses_linear_5"}` {
 		t.Fatalf("linear sink position %s, %v", pos.State, err)
 	}
@@ -100,6 +76,41 @@ func TestOpensADataDirOfTheFirstRelease(t *testing.T) {
 	}
 	if vs, _, err := s.ListVaults(ctx, "", 10); err != nil || len(vs) != 1 || vs[0].Name != "ci" {
 		t.Fatalf("vaults %+v, %v", vs, err)
+	}
+}
+
+// checkSlackMidTurn finds the Slack session a release's data directory
+// left mid-turn under run_old (its delivery's dedupe key, its turn, the
+// mark for its sink) and its sink position at seq, with the intent of the
+// post after it unconfirmed.
+func checkSlackMidTurn(t *testing.T, s *Store, seq uint64) {
+	t.Helper()
+	ctx := t.Context()
+	slack, err := s.SessionByKey(ctx, "slack:T1:C1:1700000000.000100")
+	if err != nil || slack.ID != "ses_slack" || slack.TurnID != "turn_slack_1" {
+		t.Fatalf("slack session %+v, %v", slack, err)
+	}
+	dup, err := s.CreateSession(ctx, core.NewSession{ExternalKey: slack.Origin.Key, Inputs: []core.Event{message("hi")}, Dedupe: []string{"slack:event:Ev1"}})
+	if err != nil || !dup.Duplicate {
+		t.Fatalf("a delivery seen by the release: %+v, %v", dup, err)
+	}
+	open, err := s.OpenTurns(ctx)
+	if err != nil || open["ses_slack"] != "run_old" {
+		t.Fatalf("open turns %v, %v", open, err)
+	}
+	active, err := s.ActiveSinkSessions(ctx, "slack")
+	if err != nil || !slices.Equal(active, []string{"ses_slack"}) {
+		t.Fatalf("marked for the slack sink: %v, %v", active, err)
+	}
+	pos, err := s.SinkPosition(ctx, "slack", "ses_slack")
+	var st struct {
+		Intent struct {
+			Key string `json:"key"`
+			At  int64  `json:"at"`
+		} `json:"intent"`
+	}
+	if err != nil || pos.Seq != seq || json.Unmarshal(pos.State, &st) != nil || st.Intent.Key != fmt.Sprintf("ses_slack:%d:1", seq+1) || st.Intent.At == 0 {
+		t.Fatalf("slack sink position %+v (%s), %v", pos, pos.State, err)
 	}
 }
 

@@ -121,10 +121,7 @@ func (s *Store) loadReplica(tx *bbolt.Tx, holder string, now int64) (replica, bo
 
 // RenewLease extends a live lease; see core.LeaseStore.
 func (s *Store) RenewLease(ctx context.Context, lease core.Lease, ttl time.Duration) error {
-	if err := ctxErr(ctx); err != nil {
-		return err
-	}
-	err := s.commit.do(func(tx *bbolt.Tx) error {
+	return s.commitTx(ctx, "renew lease of "+lease.SessionID, func(tx *bbolt.Tx) error {
 		l, err := loadRunLease(tx, lease.SessionID)
 		if err != nil {
 			return err
@@ -135,29 +132,18 @@ func (s *Store) RenewLease(ctx context.Context, lease core.Lease, ttl time.Durat
 		l.Expires = s.now().UnixMilli() + ttl.Milliseconds()
 		return putJSON(tx, bucketRunLeases, lease.SessionID, l)
 	})
-	if err != nil {
-		return fmt.Errorf("renew lease of %s: %w", lease.SessionID, err)
-	}
-	return nil
 }
 
 // ReleaseLease ends a lease now; see core.LeaseStore.
 func (s *Store) ReleaseLease(ctx context.Context, lease core.Lease) error {
-	err := s.commit.do(func(tx *bbolt.Tx) error {
+	return s.commitTx(context.WithoutCancel(ctx), "release lease of "+lease.SessionID, func(tx *bbolt.Tx) error {
 		l, err := loadRunLease(tx, lease.SessionID)
-		if err != nil {
+		if err != nil || l.Epoch != lease.Epoch || l.Holder != lease.Holder {
 			return err
-		}
-		if l.Epoch != lease.Epoch || l.Holder != lease.Holder {
-			return nil
 		}
 		l.Holder, l.Expires = "", 0
 		return putJSON(tx, bucketRunLeases, lease.SessionID, l)
 	})
-	if err != nil {
-		return fmt.Errorf("release lease of %s: %w", lease.SessionID, err)
-	}
-	return nil
 }
 
 // Heartbeat records that holder is alive; see core.LeaseStore.
@@ -173,17 +159,8 @@ func (s *Store) Heartbeat(ctx context.Context, holder string, ttl time.Duration,
 // LastHolder is the holder of the session's latest grant; see
 // core.LeaseStore.
 func (s *Store) LastHolder(ctx context.Context, sessionID string) (string, error) {
-	if err := ctxErr(ctx); err != nil {
-		return "", err
-	}
-	var last string
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	return viewOne(ctx, s, "last holder", func(tx *bbolt.Tx) (string, error) {
 		l, err := loadRunLease(tx, sessionID)
-		last = l.Last
-		return err
+		return l.Last, err
 	})
-	if err != nil {
-		return "", fmt.Errorf("last holder: %w", err)
-	}
-	return last, nil
 }

@@ -53,16 +53,10 @@ func (s *Store) QueueInputs(ctx context.Context, sessionID string, req core.Queu
 	if err != nil {
 		return nil, err
 	}
-	// A read transaction answers replays, duplicates and refusals without
-	// an fsync and without failing a shared batch.
-	res, err := viewOne(ctx, s, "queue inputs", func(tx *bbolt.Tx) (*core.QueueResult, error) {
+	return answerOrWrite(ctx, s, "queue inputs", func(tx *bbolt.Tx) (*core.QueueResult, error) {
 		res, _, err := s.queueInputs(tx, sessionID, req, nil, false)
 		return res, err
-	})
-	if err != nil || res != nil {
-		return res, err
-	}
-	return writeSession(ctx, s, "queue inputs", func(tx *bbolt.Tx) (*core.QueueResult, []core.Change, error) {
+	}, func(tx *bbolt.Tx) (*core.QueueResult, []core.Change, error) {
 		return s.queueInputs(tx, sessionID, req, inputs, true)
 	})
 }

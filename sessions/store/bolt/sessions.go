@@ -92,16 +92,10 @@ func (s *Store) createWith(ctx context.Context, req core.NewSession, dests []cor
 	if err != nil {
 		return nil, err
 	}
-	// A read transaction answers replays, duplicates and refusals without
-	// an fsync and without failing a shared batch.
-	res, err := viewOne(ctx, s, "create session", func(tx *bbolt.Tx) (*core.CreateResult, error) {
+	return answerOrWrite(ctx, s, "create session", func(tx *bbolt.Tx) (*core.CreateResult, error) {
 		res, _, err := s.createSession(tx, req, id, nil, false)
 		return res, err
-	})
-	if err != nil || res != nil {
-		return res, err
-	}
-	return writeSession(ctx, s, "create session", func(tx *bbolt.Tx) (*core.CreateResult, []core.Change, error) {
+	}, func(tx *bbolt.Tx) (*core.CreateResult, []core.Change, error) {
 		r, ch, err := s.createSession(tx, req, id, inputs, true)
 		if err != nil || !r.Created {
 			return r, ch, err

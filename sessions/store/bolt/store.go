@@ -256,6 +256,17 @@ func writeSession[T any](ctx context.Context, s *Store, what string, put func(*b
 	return out, nil
 }
 
+// answerOrWrite answers from a read transaction when try does (a replay,
+// a duplicate, a refusal: without an fsync, and without failing a shared
+// batch), else writes through writeSession.
+func answerOrWrite[R any](ctx context.Context, s *Store, what string, try func(*bbolt.Tx) (*R, error), write func(*bbolt.Tx) (*R, []core.Change, error)) (*R, error) {
+	res, err := viewOne(ctx, s, what, try)
+	if err != nil || res != nil {
+		return res, err
+	}
+	return writeSession(ctx, s, what, write)
+}
+
 // updateTx is writeOne for a write that answers nothing but its error.
 func (s *Store) updateTx(ctx context.Context, what string, put func(*bbolt.Tx) error) error {
 	_, err := inTx(ctx, what, s.db.Update, func(tx *bbolt.Tx) (struct{}, error) { return struct{}{}, put(tx) })

@@ -43,3 +43,16 @@ func Refused(op string, err error) error {
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }
+
+// newID gives a new record its id: made of prefix when none was given,
+// else the given one, which must look like one. op ("create vault") and
+// noun ("a vault id") name the refusal.
+func newID(id *string, prefix, op, noun string) error {
+	if *id == "" {
+		*id = core.NewID(prefix)
+	}
+	if !core.HasPrefix(*id, prefix) {
+		return fmt.Errorf("%s: id %q is not %s: %w", op, *id, noun, core.ErrInvalid)
+	}
+	return nil
+}

@@ -10,11 +10,8 @@ import (
 // now: an id given when in has none, its prefix and the record checked.
 func NewEnvironment(in *core.Environment, now core.Time) (*core.Environment, error) {
 	e := *in
-	if e.ID == "" {
-		e.ID = core.NewID(core.PrefixEnvironment)
-	}
-	if !core.HasPrefix(e.ID, core.PrefixEnvironment) {
-		return nil, fmt.Errorf("create environment: id %q is not an environment id: %w", e.ID, core.ErrInvalid)
+	if err := newID(&e.ID, core.PrefixEnvironment, "create environment", "an environment id"); err != nil {
+		return nil, err
 	}
 	e.CreatedAt, e.UpdatedAt = now, now
 	if err := e.Validate(); err != nil {

@@ -15,11 +15,8 @@ import (
 // checked.
 func NewMemoryStore(in *core.MemoryStore, now core.Time) (*core.MemoryStore, error) {
 	m := *in
-	if m.ID == "" {
-		m.ID = core.NewID(core.PrefixMemoryStore)
-	}
-	if !core.HasPrefix(m.ID, core.PrefixMemoryStore) {
-		return nil, fmt.Errorf("create memory store: id %q is not a memory store id: %w", m.ID, core.ErrInvalid)
+	if err := newID(&m.ID, core.PrefixMemoryStore, "create memory store", "a memory store id"); err != nil {
+		return nil, err
 	}
 	m.CreatedAt, m.UpdatedAt = now, now
 	if err := m.Validate(); err != nil {

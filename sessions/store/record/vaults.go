@@ -11,11 +11,8 @@ import (
 // name checked.
 func NewVault(in *core.Vault, now core.Time) (*core.Vault, []byte, error) {
 	v := *in
-	if v.ID == "" {
-		v.ID = core.NewID(core.PrefixVault)
-	}
-	if !core.HasPrefix(v.ID, core.PrefixVault) {
-		return nil, nil, fmt.Errorf("create vault: id %q is not a vault id: %w", v.ID, core.ErrInvalid)
+	if err := newID(&v.ID, core.PrefixVault, "create vault", "a vault id"); err != nil {
+		return nil, nil, err
 	}
 	if v.Name == "" {
 		return nil, nil, fmt.Errorf("create vault: name is required: %w", core.ErrInvalid)

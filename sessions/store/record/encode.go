@@ -29,11 +29,6 @@ func Decode[T any](what string, raw []byte) (*T, error) {
 	return out, nil
 }
 
-// Decoder is Decode for one kind, for the stores' list and scan helpers.
-func Decoder[T any](what string) func([]byte) (*T, error) {
-	return func(raw []byte) (*T, error) { return Decode[T](what, raw) }
-}
-
 // Refused is the error of a create named by op (a store's "create
 // agent"), unless it says what to change, a conflict or something
 // invalid, which the API shows as it is.

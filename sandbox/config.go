@@ -160,7 +160,7 @@ type EgressConfig struct {
 	Local  map[string]http.Handler
 	Fenced func(ctx context.Context, sessionID string) string
 	// Meter is told the model usage the proxy reads on the metered hosts
-	// of a session's grant (an ACP agent's model provider); nil reads none.
+	// of a session's grant (an ACP agent's model vendor); nil reads none.
 	Meter func(sessionID, model string, u core.Usage)
 	// RootCAs verify upstreams (nil: the system's roots).
 	RootCAs *x509.CertPool

@@ -54,7 +54,7 @@ var (
 )
 
 // SessionGrant is the repository access of the session's origin, and
-// its ACP agent's model provider with the agent's key (metered).
+// its ACP agent's model vendor with the agent's key (metered).
 func (g *grantSource) SessionGrant(ctx context.Context, sessionID string) (egress.Policy, error) {
 	if len(g.granters) == 0 && !g.models {
 		return egress.Policy{}, nil

@@ -56,7 +56,7 @@ type Deps struct {
 	Meter func(sessionID, model string, u core.Usage)
 	// Local are the hosts the egress proxy answers itself for sandboxes
 	// (the ACP agents' platform tools), by host name; Fenced says why a
-	// session's sandbox may no longer reach them, nor its model provider.
+	// session's sandbox may no longer reach them, nor its model vendor.
 	Local  map[string]http.Handler
 	Fenced func(ctx context.Context, sessionID string) string
 }

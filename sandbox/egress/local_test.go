@@ -60,7 +60,7 @@ func TestProxyServesLocalHosts(t *testing.T) {
 
 // TestProxyFencesMovedSessions: once a session's turn runs on another
 // replica, its sandbox here reaches neither the gateway's own hosts nor
-// its metered model provider; other hosts are as before.
+// its metered model vendor; other hosts are as before.
 func TestProxyFencesMovedSessions(t *testing.T) {
 	ca, err := LoadOrCreateCA(t.TempDir())
 	if err != nil {

@@ -32,7 +32,7 @@ type Policy struct {
 	Credentials []string
 	// Metered are the host patterns whose responses, where a credential is
 	// injected, are read for a model's token usage (Config.Meter): an ACP
-	// agent's model provider.
+	// agent's model vendor.
 	Metered []string
 }
 

@@ -36,12 +36,19 @@ func read(in io.Reader) ([]row, error) {
 	var order []string
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	pkg := ""
 	for sc.Scan() {
+		if p, ok := strings.CutPrefix(sc.Text(), "pkg: "); ok {
+			// Benchmarks of two packages may share a name: the package's
+			// last element tells them apart.
+			pkg = p[strings.LastIndex(p, "/")+1:] + "."
+			continue
+		}
 		m := benchLine.FindStringSubmatch(sc.Text())
 		if m == nil {
 			continue
 		}
-		name, fields := m[1], strings.Fields(m[2])
+		name, fields := pkg+strings.TrimPrefix(m[1], "Benchmark"), strings.Fields(m[2])
 		if len(fields)%2 != 0 {
 			return nil, fmt.Errorf("%s: metrics %q are not value-unit pairs", name, m[2])
 		}
@@ -71,7 +78,7 @@ func read(in io.Reader) ([]row, error) {
 		}
 		slices.Sort(names)
 		for _, u := range names {
-			rows = append(rows, row{bench: strings.TrimPrefix(name, "Benchmark"), unit: u,
+			rows = append(rows, row{bench: name, unit: u,
 				figure: median(units[u]), baseline: median(units["baseline-"+u]), runs: len(units[u])})
 		}
 	}

@@ -91,11 +91,12 @@ func BenchmarkAppend64(b *testing.B) {
 	b.StopTimer()
 	events := float64(benchWriters * b.N)
 	storeRate, rawRate, notifyRate := events/storeTime.Seconds(), events/rawTime.Seconds(), events/notifyTime.Seconds()
-	b.ReportMetric(storeRate, "store-events/s")
-	b.ReportMetric(rawRate, "pgx-events/s")
-	b.ReportMetric(notifyRate, "pgx-notify-events/s")
-	b.ReportMetric(storeRate/rawRate, "ratio")
-	b.ReportMetric(storeRate/notifyRate, "notify-ratio")
+	// The baseline is raw pgx writing the same rows; the one with a
+	// notify beside each write is the floor of what the store does.
+	b.ReportMetric(storeRate, "events/s")
+	b.ReportMetric(rawRate, "baseline-events/s")
+	b.ReportMetric(storeRate, "notify-events/s")
+	b.ReportMetric(notifyRate, "baseline-notify-events/s")
 }
 
 // runWriters runs benchWriters goroutines that each write n times and

@@ -23,7 +23,7 @@ func (s *Store) Append(ctx context.Context, sessionID string, req core.AppendReq
 	// failing a shared batch, and skips the fsync when there is nothing to
 	// append.
 	nothing, err := viewOne(ctx, s, "append", func(tx *bbolt.Tx) (bool, error) {
-		if _, err := loadWritable(tx, sessionID); err != nil {
+		if err := s.hot.checkWritable(tx, sessionID); err != nil {
 			return false, err
 		}
 		return len(events) == 0 && (!req.TakeInputs || pendingEmpty(tx, sessionID)), nil
@@ -75,7 +75,7 @@ func takeInputs(tx *bbolt.Tx, sessionID string) ([]core.Event, error) {
 }
 
 func (s *Store) appendTx(tx *bbolt.Tx, sessionID string, req core.AppendRequest, events []record.LogEvent) ([]core.Event, []core.Change, error) {
-	sess, err := loadWritable(tx, sessionID)
+	sess, err := s.hot.loadHot(tx, sessionID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -114,10 +114,13 @@ func (s *Store) appendTx(tx *bbolt.Tx, sessionID string, req core.AppendRequest,
 	if err := s.enqueueDeliveries(tx, sess, a.Events, now); err != nil {
 		return nil, nil, err
 	}
-	if err := saveSession(tx, sess); err != nil {
+	raw, err := putSession(tx, sess)
+	if err != nil {
 		return nil, nil, err
 	}
-	return a.Events, []core.Change{changeOf(sess, before, core.Change{Events: a.Events})}, nil
+	change := changeOf(sess, before, core.Change{Events: a.Events})
+	s.hot.put(sess, raw)
+	return a.Events, []core.Change{change}, nil
 }
 
 // applyAppend writes what an append does beside its log: the session's

@@ -32,11 +32,17 @@ func loadWritable(tx *bbolt.Tx, id string) (*core.Session, error) {
 }
 
 func saveSession(tx *bbolt.Tx, sess *core.Session) error {
+	_, err := putSession(tx, sess)
+	return err
+}
+
+// putSession is saveSession that returns the bytes stored.
+func putSession(tx *bbolt.Tx, sess *core.Session) ([]byte, error) {
 	v, err := record.Encode("session", sess.ID, sess)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return bkt(tx, bucketSessions).Put([]byte(sess.ID), v)
+	return v, bkt(tx, bucketSessions).Put([]byte(sess.ID), v)
 }
 
 // addCount moves a status count by delta; a count of zero is deleted, so

@@ -92,6 +92,8 @@ type Store struct {
 	boot    string // this Open: leases of earlier ones are void
 	// refreshes orders each installation's token refreshes.
 	refreshes refreshLocks
+	// hot keeps the session records appends wrote, decoded.
+	hot hotSessions
 }
 
 var _ core.Store = (*Store)(nil)

@@ -1,0 +1,112 @@
+package bolt
+
+import (
+	"bytes"
+	"fmt"
+	"sync"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/store/record"
+	"go.etcd.io/bbolt"
+)
+
+// maxHotSessions bounds the records hotSessions keeps: about one per
+// session with a turn running, each the size of its JSON twice.
+const maxHotSessions = 1024
+
+// hotSessions keeps the session records appends wrote, decoded, so that
+// the next append to a session (a running turn logs event after event)
+// does not decode its JSON again. An entry is trusted only while the
+// stored bytes are the ones it was written as: any other write to the
+// record (another write path, a batch rolled back, a restart) leaves
+// other bytes, and the entry is missed, so no write path has to
+// invalidate it.
+//
+// An entry's record belongs to the cache: take hands it over (the entry
+// goes), so whoever took it may change it freely.
+type hotSessions struct {
+	mu      sync.Mutex
+	entries map[string]hotSession
+}
+
+type hotSession struct {
+	raw  []byte
+	sess *core.Session
+}
+
+// take returns the record stored as raw under id, or nil.
+func (h *hotSessions) take(id string, raw []byte) *core.Session {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e, ok := h.entries[id]
+	if !ok || !bytes.Equal(e.raw, raw) {
+		return nil
+	}
+	delete(h.entries, id)
+	return e.sess
+}
+
+// status is the status of the record stored as raw under id, if kept.
+func (h *hotSessions) status(id string, raw []byte) (core.Status, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e, ok := h.entries[id]
+	if !ok || !bytes.Equal(e.raw, raw) {
+		return "", false
+	}
+	return e.sess.Status, true
+}
+
+// put keeps sess, stored as raw; the caller must not change either after.
+func (h *hotSessions) put(sess *core.Session, raw []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.entries == nil {
+		h.entries = make(map[string]hotSession)
+	}
+	if _, ok := h.entries[sess.ID]; !ok && len(h.entries) >= maxHotSessions {
+		for id := range h.entries { // any one: the map's order is random
+			delete(h.entries, id)
+			break
+		}
+	}
+	h.entries[sess.ID] = hotSession{raw: raw, sess: sess}
+}
+
+// loadHot is loadWritable through the cache: the record it returns is
+// the caller's to change.
+func (h *hotSessions) loadHot(tx *bbolt.Tx, id string) (*core.Session, error) {
+	raw := bkt(tx, bucketSessions).Get([]byte(id))
+	if raw == nil {
+		return nil, fmt.Errorf("session %s: %w", id, core.ErrNotFound)
+	}
+	sess := h.take(id, raw)
+	if sess == nil {
+		var err error
+		if sess, err = record.Decode[core.Session]("session", raw); err != nil {
+			return nil, err
+		}
+	}
+	if sess.Status == core.StatusArchived {
+		return nil, fmt.Errorf("session %s: %w", id, core.ErrArchived)
+	}
+	return sess, nil
+}
+
+// checkWritable refuses, as loadWritable does, a session that is unknown
+// or archived, without decoding a record the cache keeps.
+func (h *hotSessions) checkWritable(tx *bbolt.Tx, id string) error {
+	raw := bkt(tx, bucketSessions).Get([]byte(id))
+	if raw == nil {
+		return fmt.Errorf("session %s: %w", id, core.ErrNotFound)
+	}
+	st, ok := h.status(id, raw)
+	if !ok {
+		_, err := loadWritable(tx, id)
+		return err
+	}
+	if st == core.StatusArchived {
+		return fmt.Errorf("session %s: %w", id, core.ErrArchived)
+	}
+	return nil
+}

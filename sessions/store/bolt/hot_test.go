@@ -1,0 +1,105 @@
+package bolt
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+func TestHotSessions(t *testing.T) {
+	rec := func(id string) *core.Session { return &core.Session{ID: id, Status: core.StatusIdle} }
+	tests := []struct {
+		name string
+		run  func(t *testing.T, h *hotSessions)
+	}{
+		{"other bytes miss", func(t *testing.T, h *hotSessions) {
+			h.put(rec("s1"), []byte(`{"a":1}`))
+			if _, ok := h.status("s1", []byte(`{"a":2}`)); ok {
+				t.Fatal("status of other bytes answered")
+			}
+			if got := h.take("s1", []byte(`{"a":2}`)); got != nil {
+				t.Fatalf("take of other bytes = %+v", got)
+			}
+		}},
+		{"take hands the record over", func(t *testing.T, h *hotSessions) {
+			want := rec("s1")
+			h.put(want, []byte(`{"a":1}`))
+			if st, ok := h.status("s1", []byte(`{"a":1}`)); !ok || st != core.StatusIdle {
+				t.Fatalf("status = %q, %v", st, ok)
+			}
+			if got := h.take("s1", []byte(`{"a":1}`)); got != want {
+				t.Fatalf("take = %p, want %p", got, want)
+			}
+			if got := h.take("s1", []byte(`{"a":1}`)); got != nil {
+				t.Fatal("a record taken twice")
+			}
+		}},
+		{"bounded", func(t *testing.T, h *hotSessions) {
+			for i := range maxHotSessions + 10 {
+				h.put(rec(fmt.Sprint(i)), []byte("x"))
+			}
+			if n := len(h.entries); n != maxHotSessions {
+				t.Fatalf("kept %d records, want %d", n, maxHotSessions)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { tt.run(t, &hotSessions{}) })
+	}
+}
+
+// TestAppendAfterOtherWrites appends to a session whose record an append
+// just cached, after another write path changed the record.
+func TestAppendAfterOtherWrites(t *testing.T) {
+	ev := core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, benchBody())
+	tests := []struct {
+		name    string
+		between func(s *Store, id string) error
+		check   func(t *testing.T, s *Store, id string, err error)
+	}{
+		{"archived", func(s *Store, id string) error {
+			_, err := s.Archive(t.Context(), id)
+			return err
+		}, func(t *testing.T, _ *Store, _ string, err error) {
+			if !errors.Is(err, core.ErrArchived) {
+				t.Fatalf("append to an archived session: %v", err)
+			}
+		}},
+		{"limits raised", func(s *Store, id string) error {
+			_, err := s.SetSessionLimits(t.Context(), id, core.Limits{MaxSteps: 7}, core.ActorHuman)
+			return err
+		}, func(t *testing.T, s *Store, id string, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.GetSession(t.Context(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Limits == nil || got.Limits.MaxSteps != 7 || got.LastSeq != 2 {
+				t.Fatalf("record after append: limits %+v, last seq %d", got.Limits, got.LastSeq)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := fresh(t)
+			res, err := s.CreateSession(t.Context(), core.NewSession{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := res.Session.ID
+			req := core.AppendRequest{TurnID: "turn_x", Events: []core.Event{ev}}
+			if _, err := s.Append(t.Context(), id, req); err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.between(s, id); err != nil {
+				t.Fatal(err)
+			}
+			_, err = s.Append(t.Context(), id, req)
+			tt.check(t, s, id, err)
+		})
+	}
+}

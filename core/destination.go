@@ -187,6 +187,21 @@ type AttemptResult struct {
 	PauseAfter time.Duration
 }
 
+// AttemptRecord is one attempt RecordAttempts stores: of delivery ID,
+// made under Claim.
+type AttemptRecord struct {
+	Claim  Claim
+	ID     string
+	Result AttemptResult
+}
+
+// RecordedAttempt is RecordAttempts' answer for one attempt, as
+// RecordAttempt's would be.
+type RecordedAttempt struct {
+	Stored, Next *Delivery
+	Err          error
+}
+
 // DestinationStore keeps webhook destinations and their sealed secrets.
 type DestinationStore interface {
 	// CreateDestination saves d. Its ID is set by the caller (it is the
@@ -244,6 +259,11 @@ type DeliveryQueue interface {
 	// another epoch (another holder claimed it after c expired, or the
 	// destination was deleted) nothing is recorded: ErrLeaseLost.
 	RecordAttempt(ctx context.Context, c Claim, id string, r AttemptResult) (stored, next *Delivery, err error)
+	// RecordAttempts is RecordAttempt for attempts of distinct streams,
+	// stored in one transaction: one commit for many attempts. An attempt
+	// RecordAttempt would refuse (ErrLeaseLost, ErrNotFound) is refused
+	// alone, in its answer's Err; any other error records none of them.
+	RecordAttempts(ctx context.Context, attempts []AttemptRecord) ([]RecordedAttempt, error)
 	// ReleaseDeliveryClaims ends every claim holder has, so others may
 	// claim those streams at once: a clean stop, once none of holder's
 	// attempts is under way.

@@ -116,7 +116,7 @@ func (s *Service) startStream(ctx context.Context, c core.ClaimedDelivery) {
 				return
 			}
 			// Recorded even when a stop began meanwhile: the answer came.
-			_, next, err := s.cfg.Store.RecordAttempt(context.WithoutCancel(ctx), c.Claim, d.ID, r)
+			next, err := s.rec.record(context.WithoutCancel(ctx), c.Claim, d.ID, r)
 			if errors.Is(err, core.ErrLeaseLost) {
 				// Another replica took the stream over (this one stalled
 				// past the claim): it delivers from here.

@@ -79,6 +79,7 @@ type Service struct {
 	mu      sync.Mutex
 	running int                // streams a worker is delivering
 	targets map[string]*target // destination id → url and signer
+	rec     *recorder
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -130,6 +131,7 @@ func New(cfg Config) *Service {
 		log:     cfg.Logger,
 		wake:    make(chan struct{}, 1),
 		targets: map[string]*target{},
+		rec:     &recorder{store: cfg.Store},
 	}
 }
 

@@ -229,58 +229,89 @@ func (s *Store) RecordAttempt(ctx context.Context, c core.Claim, id string, r co
 	}
 	var stored, next *core.Delivery
 	err := s.commit.do(func(tx *bbolt.Tx) error {
-		stored, next = nil, nil // the committer may run this more than once
-		d, err := loadDelivery(tx, id)
-		if err != nil {
-			return err
-		}
-		cl, err := checkClaim(tx, d.Stream(), c)
-		if err != nil {
-			return err
-		}
-		now := s.clock()
-		record.AddAttempt(d, r.Attempt, now)
-		stored = d
-		if d.State != core.DeliveryPending {
-			// Settled already: keep the attempt for the record, move
-			// nothing.
-			return saveDelivery(tx, d)
-		}
-		dest, err := loadDestination(tx, d.DestinationID)
-		if err != nil {
-			return err
-		}
-		a := record.Attempted(d, dest, r, now)
-		if a.Paused {
-			if err := pauseStreams(tx, dest); err != nil {
-				return err
-			}
-			s.log.Warn("destination paused after failing", "destination_id", dest.ID, "failing_since", dest.FailingSince.Time)
-		}
-		if a.DestinationChanged {
-			if err := saveDestination(tx, dest); err != nil {
-				return err
-			}
-		}
-		if a.Settled {
-			if err := bkt(tx, bucketOutbox).Delete(queueKey(d.Stream(), d.Seq)); err != nil {
-				return err
-			}
-		}
-		if err := saveDelivery(tx, d); err != nil {
-			return err
-		}
-		h, err := s.reschedule(tx, d.Stream(), dest)
-		if err != nil {
-			return err
-		}
-		if record.DueNow(h, dest, now) {
-			next = h
-		}
-		return s.settleClaim(tx, d.Stream(), cl, next != nil, h == nil)
+		var err error
+		// The committer may run this more than once.
+		stored, next, err = s.recordAttempt(tx, c, id, r)
+		return err
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("record attempt: %w", err)
 	}
 	return stored, next, nil
+}
+
+// RecordAttempts stores the attempts in one transaction.
+func (s *Store) RecordAttempts(ctx context.Context, attempts []core.AttemptRecord) ([]core.RecordedAttempt, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	out := make([]core.RecordedAttempt, len(attempts))
+	err := s.commit.do(func(tx *bbolt.Tx) error {
+		for i, a := range attempts {
+			stored, next, err := s.recordAttempt(tx, a.Claim, a.ID, a.Result)
+			if err != nil && !record.AttemptRefused(err) {
+				return err
+			}
+			out[i] = core.RecordedAttempt{Stored: stored, Next: next, Err: record.AttemptErr(err)}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("record attempts: %w", err)
+	}
+	return out, nil
+}
+
+// recordAttempt refuses an attempt (the delivery or its claim gone)
+// before it writes anything, so a refusal leaves the transaction clean
+// for the others of a batch.
+func (s *Store) recordAttempt(tx *bbolt.Tx, c core.Claim, id string, r core.AttemptResult) (stored, next *core.Delivery, err error) {
+	d, err := loadDelivery(tx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	cl, err := checkClaim(tx, d.Stream(), c)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := s.clock()
+	record.AddAttempt(d, r.Attempt, now)
+	stored = d
+	if d.State != core.DeliveryPending {
+		// Settled already: keep the attempt for the record, move
+		// nothing.
+		return stored, nil, saveDelivery(tx, d)
+	}
+	dest, err := loadDestination(tx, d.DestinationID)
+	if err != nil {
+		return nil, nil, err
+	}
+	a := record.Attempted(d, dest, r, now)
+	if a.Paused {
+		if err := pauseStreams(tx, dest); err != nil {
+			return nil, nil, err
+		}
+		s.log.Warn("destination paused after failing", "destination_id", dest.ID, "failing_since", dest.FailingSince.Time)
+	}
+	if a.DestinationChanged {
+		if err := saveDestination(tx, dest); err != nil {
+			return nil, nil, err
+		}
+	}
+	if a.Settled {
+		if err := bkt(tx, bucketOutbox).Delete(queueKey(d.Stream(), d.Seq)); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := saveDelivery(tx, d); err != nil {
+		return nil, nil, err
+	}
+	h, err := s.reschedule(tx, d.Stream(), dest)
+	if err != nil {
+		return nil, nil, err
+	}
+	if record.DueNow(h, dest, now) {
+		next = h
+	}
+	return stored, next, s.settleClaim(tx, d.Stream(), cl, next != nil, h == nil)
 }

@@ -97,6 +97,40 @@ func (s *Store) RecordAttempt(ctx context.Context, c core.Claim, id string, r co
 	}
 }
 
+// RecordAttempts stores the attempts in one transaction, holding their
+// destinations as RecordAttempt would hold each one's: shared while every
+// attempt succeeds and changes no destination, else exclusively.
+func (s *Store) RecordAttempts(ctx context.Context, attempts []core.AttemptRecord) ([]core.RecordedAttempt, error) {
+	lock := lockShare
+	for _, a := range attempts {
+		if !a.Result.Success {
+			lock = lockNoKey
+		}
+	}
+	for {
+		out := make([]core.RecordedAttempt, len(attempts))
+		err := s.do(ctx, func(tx pgx.Tx) error {
+			for i, a := range attempts {
+				stored, next, err := s.recordAttempt(ctx, tx, a.Claim, a.ID, a.Result, lock)
+				if err != nil && (errors.Is(err, errDestinationBusy) || !record.AttemptRefused(err)) {
+					return err
+				}
+				// A refusal comes before its attempt writes anything.
+				out[i] = core.RecordedAttempt{Stored: stored, Next: next, Err: record.AttemptErr(err)}
+			}
+			return nil
+		})
+		if errors.Is(err, errDestinationBusy) && lock == lockShare {
+			lock = lockNoKey
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("record attempts: %w", err)
+		}
+		return out, nil
+	}
+}
+
 func (s *Store) recordAttempt(ctx context.Context, tx pgx.Tx, c core.Claim, id string, r core.AttemptResult, lock string) (stored, next *core.Delivery, err error) {
 	d, err := loadDelivery(ctx, tx, id, "")
 	if err != nil {

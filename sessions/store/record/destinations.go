@@ -1,6 +1,7 @@
 package record
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 
@@ -165,4 +166,19 @@ func Attempted(d *core.Delivery, dest *core.Destination, r core.AttemptResult, n
 // dest, is to be attempted at now.
 func DueNow(h *core.Delivery, dest *core.Destination, now core.Time) bool {
 	return h != nil && dest.Status == core.DestinationActive && (h.NextAttemptAt == nil || !h.NextAttemptAt.After(now.Time))
+}
+
+// AttemptRefused reports whether an attempt's recording was refused (its claim
+// lost, its delivery or destination gone) rather than failed: in a batch
+// the others are still recorded.
+func AttemptRefused(err error) bool {
+	return errors.Is(err, core.ErrLeaseLost) || errors.Is(err, core.ErrNotFound)
+}
+
+// AttemptErr words a batch's refusal as RecordAttempt words its own.
+func AttemptErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("record attempt: %w", err)
 }

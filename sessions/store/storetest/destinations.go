@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,9 +41,17 @@ func RunDeliveries[S DeliveryStore](t *testing.T, open func(t *testing.T) S) {
 		{"outbox/claims_expiry", testClaimsExpiry},
 		{"outbox/claims_release", testClaimsRelease},
 		{"deliveries/list", testDeliveryList},
+		{"outbox/record_batch", testRecordBatch},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
+	}
+	// The delivery cases again, with every attempt recorded by
+	// RecordAttempts: a batch keeps each of RecordAttempt's promises.
+	for _, tc := range tests {
+		if strings.HasPrefix(tc.name, "outbox/") {
+			t.Run("batched_"+tc.name, func(t *testing.T) { tc.fn(t, batchOfOne{open(t)}) })
+		}
 	}
 }
 

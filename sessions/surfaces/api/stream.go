@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -69,7 +68,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, id string, afte
 		if err != nil {
 			return nil // the status line is sent; the client will reconnect
 		}
-		if err := writeEvents(bw, evs, level); err != nil {
+		if _, err := writeEvents(bw, evs, level); err != nil {
 			return nil
 		}
 		if len(evs) == 0 {
@@ -88,8 +87,13 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, id string, afte
 		}
 		if evs == nil {
 			fmt.Fprint(bw, ": heartbeat\n\n")
-		} else if err := writeEvents(bw, evs, level); err != nil {
+		} else if n, err := writeEvents(bw, evs, level); err != nil {
 			return nil
+		} else if n > 0 {
+			// A stream that is sending events needs no heartbeat: the
+			// next one is due an interval after the last write, so busy
+			// streams cost no timer writes.
+			tick.Reset(h.Heartbeat)
 		}
 		if bw.Flush() != nil || rc.Flush() != nil {
 			return nil
@@ -97,20 +101,17 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, id string, afte
 	}
 }
 
-func writeEvents(bw *bufio.Writer, frames []live.Frame, level core.Level) error {
+// writeEvents writes the frames level shows and says how many.
+func writeEvents(bw *bufio.Writer, frames []live.Frame, level core.Level) (int, error) {
+	n := 0
 	for _, f := range frames {
 		if !level.Shows(f.Event.Level) {
 			continue
 		}
-		bw.WriteString("id: ")
-		bw.WriteString(strconv.FormatUint(f.Event.Seq, 10))
-		bw.WriteString("\nevent: ")
-		bw.WriteString(f.Event.Type)
-		bw.WriteString("\ndata: ")
-		bw.Write(f.JSON)
-		if _, err := bw.WriteString("\n\n"); err != nil {
-			return err
+		if _, err := bw.Write(f.SSE); err != nil {
+			return n, err
 		}
+		n++
 	}
-	return nil
+	return n, nil
 }

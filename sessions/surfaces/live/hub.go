@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -24,11 +25,13 @@ type Hub struct {
 // NewHub returns an empty hub.
 func NewHub() *Hub { return &Hub{subs: map[string]map[*Sub]struct{}{}} }
 
-// Frame is an event with its JSON encoding, made once per publish and
-// shared by every subscriber.
+// Frame is an event with its SSE encoding (id, event and data lines and
+// the blank line that ends them), made once per publish and shared by
+// every subscriber: a stream writes it as it is, or skips it when its
+// level hides the event.
 type Frame struct {
 	Event core.Event
-	JSON  []byte
+	SSE   []byte
 }
 
 // NewFrame encodes e.
@@ -37,7 +40,15 @@ func NewFrame(e core.Event) (Frame, error) {
 	if err != nil {
 		return Frame{}, fmt.Errorf("encode event %s: %w", e.ID, err)
 	}
-	return Frame{Event: e, JSON: b}, nil
+	sse := make([]byte, 0, len(b)+len(e.Type)+40)
+	sse = append(sse, "id: "...)
+	sse = strconv.AppendUint(sse, e.Seq, 10)
+	sse = append(sse, "\nevent: "...)
+	sse = append(sse, e.Type...)
+	sse = append(sse, "\ndata: "...)
+	sse = append(sse, b...)
+	sse = append(sse, "\n\n"...)
+	return Frame{Event: e, SSE: sse}, nil
 }
 
 // Sub is one follower of a session. C carries frames in publish order;

@@ -9,8 +9,9 @@ import (
 
 // Contexts keeps the model contexts of the sessions this process runs, so
 // a step decodes only the events logged since the last one instead of
-// the whole log. An entry holds for one lease (Cycle.Epoch) of one agent
-// version: a lease that moved, or an edited agent, derives afresh; so
+// the whole log. An entry holds for one lease (Cycle.Epoch, or the grants
+// that follow it on this holder: Carry) of one agent version: a lease
+// that moved, or an edited agent, derives afresh; so
 // does a compaction or a fetch of attachments. It keeps at most max
 // sessions, dropping the least recently used. Safe for concurrent use.
 type Contexts struct {
@@ -102,6 +103,23 @@ func (cs *Contexts) put(id string, key contextKey, d *derivation) {
 		el := cs.lru.Back()
 		cs.lru.Remove(el)
 		delete(cs.byID, el.Value.(*kept).session)
+	}
+}
+
+// Carry keeps the session's context for its lease's next grant, epoch
+// to, when the grant it was kept under, from, was the one before: no
+// other holder ran the session in between. Other entries stay as they
+// are, so a grant after a move derives afresh.
+func (cs *Contexts) Carry(sessionID string, from, to uint64) {
+	if cs == nil {
+		return
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if el, ok := cs.byID[sessionID]; ok {
+		if k := el.Value.(*kept); k.key.epoch == from {
+			k.key.epoch = to
+		}
 	}
 }
 

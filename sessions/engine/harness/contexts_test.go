@@ -15,7 +15,7 @@ import (
 type logStep struct {
 	name  string
 	event *core.Event
-	cycle func(c *harness.Cycle)
+	cycle func(cs *harness.Contexts, c *harness.Cycle)
 }
 
 func ev(name, typ string, level core.Level, actor core.Actor, body any) logStep {
@@ -53,13 +53,18 @@ func contextScript() []logStep {
 		ev("error", core.TypeError, core.LevelUser, core.ActorSystem, core.ErrorBody{Message: "overloaded"}),
 		ev("failed", core.TypeTurnCompleted, core.LevelInternal, core.ActorSystem, core.TurnCompletedBody{YieldReason: core.ReasonError}),
 		ev("retry", core.TypeUserRetry, core.LevelInternal, core.ActorHuman, struct{}{}),
-		{name: "lease moves", cycle: func(c *harness.Cycle) { c.Epoch++ }},
+		{name: "lease moves", cycle: func(_ *harness.Contexts, c *harness.Cycle) { c.Epoch++ }},
+		userMsg("after the move", core.MessageBody{Text: "still there?"}),
+		{name: "lease granted here again", cycle: func(cs *harness.Contexts, c *harness.Cycle) {
+			cs.Carry(c.SessionID, c.Epoch, c.Epoch+1)
+			c.Epoch++
+		}},
 		ev("sandbox reset", core.TypeSandboxReset, core.LevelInternal, core.ActorSystem, core.SandboxResetBody{Reason: "moved"}),
 		ev("interrupt", core.TypeUserInterrupt, core.LevelInternal, core.ActorHuman, struct{}{}),
 		userMsg("attachment", core.MessageBody{Text: "see file", Attachments: []core.Attachment{{Name: "a.txt", Size: 3}}}),
 		ev("attachment fetched", core.TypeAttachmentsFetched, core.LevelInternal, core.ActorSystem,
-			core.AttachmentsFetchedBody{Seq: 26, Attachments: []core.Attachment{{ID: "f1", Name: "a.txt", Size: 3}}}),
-		{name: "agent edited", cycle: func(c *harness.Cycle) {
+			core.AttachmentsFetchedBody{Seq: 27, Attachments: []core.Attachment{{ID: "f1", Name: "a.txt", Size: 3}}}),
+		{name: "agent edited", cycle: func(_ *harness.Contexts, c *harness.Cycle) {
 			a := *c.Agent
 			a.Version++
 			a.System = "You are terse."
@@ -98,7 +103,7 @@ func TestContextsDeriveAsFull(t *testing.T) {
 					c = &forked
 				}
 				if st.cycle != nil {
-					st.cycle(c)
+					st.cycle(cs, c)
 				}
 				if st.event != nil {
 					e := *st.event
@@ -126,6 +131,44 @@ func checkDerive(t *testing.T, cs *harness.Contexts, c *harness.Cycle, log []cor
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s: kept context differs from the full one\n got: %+v\nwant: %+v", step, got, want)
+	}
+}
+
+// TestContextsReuse: a kept context is carried on from, not derived
+// again, unless the lease moved or the agent changed. The events it
+// covers are made unreadable before the second derivation, so only a
+// full one fails.
+func TestContextsReuse(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(cs *harness.Contexts, c *harness.Cycle)
+		reused bool
+	}{
+		{"same lease", func(*harness.Contexts, *harness.Cycle) {}, true},
+		{"next grant here", func(cs *harness.Contexts, c *harness.Cycle) { cs.Carry(c.SessionID, c.Epoch, c.Epoch+1); c.Epoch++ }, true},
+		{"lease moved", func(_ *harness.Contexts, c *harness.Cycle) { c.Epoch++ }, false},
+		{"grant after another holder's", func(cs *harness.Contexts, c *harness.Cycle) { cs.Carry(c.SessionID, c.Epoch+1, c.Epoch+2); c.Epoch += 2 }, false},
+		{"agent edited", func(_ *harness.Contexts, c *harness.Cycle) { a := *c.Agent; a.Version++; c.Agent = &a }, false},
+		{"another session", func(_ *harness.Contexts, c *harness.Cycle) { c.SessionID = "sesn_b" }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := harness.NewContexts(4)
+			c := &harness.Cycle{SessionID: "sesn_a", Epoch: 3, Agent: &core.Agent{ID: "agt_1", Version: 1}}
+			log := []core.Event{{Seq: 1, Type: core.TypeUserMessage, Actor: core.ActorHuman, Body: []byte(`{"text":"hi"}`)}}
+			if _, err := cs.Derive(c, log); err != nil {
+				t.Fatal(err)
+			}
+			tc.change(cs, c)
+			log[0].Body = []byte(`not json`)
+			log = append(log, core.Event{Seq: 2, Type: core.TypeAgentMessage, Level: core.LevelUser, Actor: core.ActorAgent, Body: []byte(`{"text":"hello"}`)})
+			mc, err := cs.Derive(c, log)
+			if reused := err == nil; reused != tc.reused {
+				t.Fatalf("reused = %v (err %v), want %v", reused, err, tc.reused)
+			}
+			if tc.reused && len(mc.Messages) != 2 {
+				t.Fatalf("got %d messages, want the kept one and the new one", len(mc.Messages))
+			}
+		})
 	}
 }
 

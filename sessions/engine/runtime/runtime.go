@@ -450,6 +450,10 @@ func (r *Runtime) runSession(ctx context.Context, id string, a *activeTurn) {
 		return
 	}
 	defer r.release(ctx, h)
+	if h.lease.Previous == h.lease.Holder {
+		// Ran here last: what was derived under the grant before holds.
+		r.contexts.Carry(id, h.lease.Epoch-1, h.lease.Epoch)
+	}
 	arrived := false
 	for {
 		cctx, cancel := context.WithCancelCause(lctx)

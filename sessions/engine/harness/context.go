@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -67,6 +68,22 @@ const sandboxResetNote = "[The sandbox was reset (%s): files from before this po
 // extend the system prompt wherever they are in the log, so compaction
 // never drops them.
 func Derive(system string, events []core.Event) (*Context, error) {
+	d, err := derive(system, events)
+	if err != nil {
+		return nil, err
+	}
+	return d.mc, nil
+}
+
+// derivation is a context with what extending it by later events needs:
+// the calls still open since the last compaction (staleAnswers).
+type derivation struct {
+	mc   *Context
+	open openSet
+}
+
+// derive is Derive, keeping the state that extend carries on from.
+func derive(system string, events []core.Event) (*derivation, error) {
 	start := 0
 	system, err := withInstructions(system, events)
 	if err != nil {
@@ -76,35 +93,82 @@ func Derive(system string, events []core.Event) (*Context, error) {
 	if err != nil {
 		return nil, err
 	}
-	mc := &Context{System: system, fetched: fetched}
+	d := &derivation{mc: &Context{System: system, fetched: fetched}, open: openSet{}}
 	for i := len(events) - 1; i >= 0; i-- {
 		if events[i].Type == core.TypeCompacted {
 			var b core.CompactedBody
 			if err := events[i].Decode(&b); err != nil {
 				return nil, err
 			}
-			mc.add(core.RoleUser, core.Block{Type: core.BlockText, Text: summaryPreamble + b.Summary})
-			mc.Compacted = true
+			d.mc.add(core.RoleUser, core.Block{Type: core.BlockText, Text: summaryPreamble + b.Summary})
+			d.mc.Compacted = true
 			start = i + 1
 			break
 		}
 	}
-	stale, err := staleAnswers(events[start:])
-	if err != nil {
-		return nil, err
-	}
 	for _, e := range events[start:] {
-		if _, ok := stale[e.ID]; ok {
-			continue
-		}
-		if err := mc.addEvent(e); err != nil {
+		if err := d.step(e); err != nil {
 			return nil, err
 		}
 	}
 	if n := len(events); n > 0 {
-		mc.LastSeq = events[n-1].Seq
+		d.mc.LastSeq = events[n-1].Seq
 	}
-	return mc, nil
+	return d, nil
+}
+
+// extendable reports whether tail, the events after those d covers, can
+// be added to d: a compaction restarts the context and fetched
+// attachments change messages already in it, so either needs a full
+// derivation.
+func extendable(tail []core.Event) bool {
+	for _, e := range tail {
+		if e.Type == core.TypeCompacted || e.Type == core.TypeAttachmentsFetched {
+			return false
+		}
+	}
+	return true
+}
+
+// extend adds tail, the events after those d covers, as derive over the
+// whole log would have; tail must be extendable.
+func (d *derivation) extend(tail []core.Event) error {
+	if n := len(d.mc.Messages); n > 0 {
+		// The last message's blocks may be shared with a context handed
+		// out before; adding to it must not write into them.
+		last := &d.mc.Messages[n-1]
+		last.Content = slices.Clip(last.Content)
+	}
+	for _, e := range tail {
+		if e.Type == core.TypeUserMessage && e.Actor == core.ActorSystem {
+			instr, err := withInstructions("", []core.Event{e})
+			if err != nil {
+				return err
+			}
+			if instr != "" {
+				if d.mc.System != "" {
+					d.mc.System += "\n\n"
+				}
+				d.mc.System += instr
+			}
+		}
+		if err := d.step(e); err != nil {
+			return err
+		}
+	}
+	if n := len(tail); n > 0 {
+		d.mc.LastSeq = tail[n-1].Seq
+	}
+	return nil
+}
+
+// step adds one event after the last compaction, leaving out answers to
+// calls that wait for none (staleAnswers).
+func (d *derivation) step(e core.Event) error {
+	if _, stale, err := d.open.see(e); err != nil || stale {
+		return err
+	}
+	return d.mc.addEvent(e)
 }
 
 // withInstructions appends the log's instructions to the agent's system

@@ -82,6 +82,9 @@ type Cycle struct {
 	// something else (a parked permission request) notices it. Inputs
 	// stay in the store either way: a missed value costs latency only.
 	Inputs <-chan struct{}
+	// Contexts, when set, keeps the session's model context between steps
+	// and cycles, so each step decodes only what was logged since.
+	Contexts *Contexts
 }
 
 // Outcome summarises a cycle.

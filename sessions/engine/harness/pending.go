@@ -86,35 +86,53 @@ func openCalls(events []core.Event) ([]*openCall, error) {
 // stays in the log (at internal level, as every such input) and never
 // reaches the model.
 func staleAnswers(events []core.Event) (map[string]string, error) {
-	open := map[string]bool{}
+	open := openSet{}
 	stale := map[string]string{}
 	for _, e := range events {
-		switch e.Type {
-		case core.TypeAgentToolUse, core.TypeAgentCustomToolUse:
-			var b core.ToolUseBody
-			if err := e.Decode(&b); err != nil {
-				return nil, err
-			}
-			open[b.ToolUseID] = true
-		case core.TypeAgentToolResult:
-			var b core.ToolResultBody
-			if err := e.Decode(&b); err != nil {
-				return nil, err
-			}
-			delete(open, b.ToolUseID)
-		case core.TypeUserCustomToolResult, core.TypeUserToolConfirmation:
-			id, err := answeredCall(e)
-			if err != nil {
-				return nil, err
-			}
-			if !open[id] {
-				stale[e.ID] = id
-			} else if e.Type == core.TypeUserCustomToolResult {
-				delete(open, id)
-			}
+		id, isStale, err := open.see(e)
+		if err != nil {
+			return nil, err
+		}
+		if isStale {
+			stale[e.ID] = id
 		}
 	}
 	return stale, nil
+}
+
+// openSet holds the ids of the calls made and not yet answered, as a log
+// read in order leaves them.
+type openSet map[string]bool
+
+// see reads e into the set; stale is true when e is an answer to id, a
+// call that waits for none.
+func (open openSet) see(e core.Event) (id string, stale bool, err error) {
+	switch e.Type {
+	case core.TypeAgentToolUse, core.TypeAgentCustomToolUse:
+		var b core.ToolUseBody
+		if err := e.Decode(&b); err != nil {
+			return "", false, err
+		}
+		open[b.ToolUseID] = true
+	case core.TypeAgentToolResult:
+		var b core.ToolResultBody
+		if err := e.Decode(&b); err != nil {
+			return "", false, err
+		}
+		delete(open, b.ToolUseID)
+	case core.TypeUserCustomToolResult, core.TypeUserToolConfirmation:
+		id, err := answeredCall(e)
+		if err != nil {
+			return "", false, err
+		}
+		if !open[id] {
+			return id, true, nil
+		}
+		if e.Type == core.TypeUserCustomToolResult {
+			delete(open, id)
+		}
+	}
+	return "", false, nil
 }
 
 // answeredCall returns the tool_use_id a user.custom_tool_result or

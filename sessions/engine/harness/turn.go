@@ -146,7 +146,7 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 			return "", err
 		}
 		events = append(events, fetched...)
-		mc, err := Derive(c.Agent.System, events)
+		mc, err := c.Contexts.Derive(c, events)
 		if err != nil {
 			return "", err
 		}

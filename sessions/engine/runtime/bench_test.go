@@ -101,7 +101,7 @@ func startModelServer() (*modelserver.Server, *httptest.Server, <-chan arrival) 
 // not queueing behind busy workers. The sub-benchmarks differ in how many
 // completed turns the woken sessions already have in their logs.
 func BenchmarkWakeLatency(b *testing.B) {
-	for _, history := range []int{0, 100} {
+	for _, history := range []int{0, 10, 100, 1_000, 10_000} {
 		b.Run(fmt.Sprintf("history=%d", history), func(b *testing.B) { benchWake(b, history) })
 	}
 }

@@ -61,6 +61,9 @@ type Config struct {
 	// LogCacheEvents bounds the decoded log events kept in memory across
 	// cycles (default 200,000; negative disables the cache).
 	LogCacheEvents int
+	// ContextCacheSessions bounds how many sessions' derived model
+	// contexts are kept across cycles (default 256; negative keeps none).
+	ContextCacheSessions int
 	// MetricsLabel names the installation a session runs under, as
 	// the turn's metrics label (its platform knows how); nil labels it by
 	// its tenant, "api" for a session without an origin.
@@ -104,6 +107,8 @@ type Runtime struct {
 	cfg   Config
 	log   *slog.Logger
 	store Store // cfg.Store behind the log cache
+	// contexts are the model contexts of the sessions run here.
+	contexts *harness.Contexts
 
 	mu      sync.Mutex
 	queued  map[string]bool        // in ready, not yet taken by a worker
@@ -162,9 +167,13 @@ func New(cfg Config) *Runtime {
 	if cfg.LogCacheEvents == 0 {
 		cfg.LogCacheEvents = 200_000
 	}
+	if cfg.ContextCacheSessions == 0 {
+		cfg.ContextCacheSessions = 256
+	}
 	return &Runtime{
 		cfg:      cfg,
 		store:    newLogCache(cfg.Store, cfg.LogCacheEvents),
+		contexts: harness.NewContexts(cfg.ContextCacheSessions),
 		log:      cfg.Logger,
 		queued:   map[string]bool{},
 		running:  map[string]*activeTurn{},
@@ -441,6 +450,10 @@ func (r *Runtime) runSession(ctx context.Context, id string, a *activeTurn) {
 		return
 	}
 	defer r.release(ctx, h)
+	if h.lease.Previous == h.lease.Holder {
+		// Ran here last: what was derived under the grant before holds.
+		r.contexts.Carry(id, h.lease.Epoch-1, h.lease.Epoch)
+	}
 	arrived := false
 	for {
 		cctx, cancel := context.WithCancelCause(lctx)
@@ -588,6 +601,7 @@ func (r *Runtime) cycle(ctx context.Context, id string, epoch uint64, inputs <-c
 		Logger:          r.log,
 		Failpoint:       r.cfg.Failpoint,
 		Inputs:          inputs,
+		Contexts:        r.contexts,
 	}
 	if r.cfg.ContextWindow != nil {
 		c.ContextWindow = r.cfg.ContextWindow(agent.Model)

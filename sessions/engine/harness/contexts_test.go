@@ -1,0 +1,199 @@
+package harness_test
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/engine/harness"
+)
+
+// logStep is one change to a session as the context cache sees it: an
+// event logged, or the cycle's lease or agent changing.
+type logStep struct {
+	name  string
+	event *core.Event
+	cycle func(cs *harness.Contexts, c *harness.Cycle)
+}
+
+func ev(name, typ string, level core.Level, actor core.Actor, body any) logStep {
+	e := core.NewEvent(typ, level, actor, body)
+	return logStep{name: name, event: &e}
+}
+
+func userMsg(name string, b core.MessageBody) logStep {
+	return ev(name, core.TypeUserMessage, core.LevelUser, core.ActorHuman, b)
+}
+
+// contextScript covers every event Derive reads, in the orders a turn
+// logs them, and what invalidates a kept context.
+func contextScript() []logStep {
+	return []logStep{
+		userMsg("first message", core.MessageBody{Text: "hello"}),
+		ev("running", core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusRunning}),
+		ev("turn started", core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
+		ev("progress", core.TypeAgentMessage, core.LevelProgress, core.ActorAgent, core.MessageBody{Text: "looking"}),
+		ev("tool use", core.TypeAgentToolUse, core.LevelProgress, core.ActorAgent, core.ToolUseBody{ToolUseID: "c1", Name: "read", Input: []byte(`{}`)}),
+		ev("second tool use", core.TypeAgentToolUse, core.LevelProgress, core.ActorAgent, core.ToolUseBody{ToolUseID: "c2", Name: "read", Input: []byte(`{"a":1}`)}),
+		ev("tool result", core.TypeAgentToolResult, core.LevelProgress, core.ActorSystem, core.ToolResultBody{ToolUseID: "c1", Output: "one"}),
+		userMsg("steering", core.MessageBody{Text: "also check the tests"}),
+		ev("tool result after text", core.TypeAgentToolResult, core.LevelProgress, core.ActorSystem, core.ToolResultBody{ToolUseID: "c2", Output: "two", IsError: true}),
+		ev("answer", core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: "done"}),
+		ev("budget note", core.TypeAgentMessage, core.LevelUser, core.ActorSystem, core.MessageBody{Text: "over", Kind: core.MessageKindBudget}),
+		ev("turn completed", core.TypeTurnCompleted, core.LevelInternal, core.ActorSystem, core.TurnCompletedBody{YieldReason: core.ReasonCompleted}),
+		ev("instructions", core.TypeUserMessage, core.LevelInternal, core.ActorSystem, core.MessageBody{Text: " be brief ", Kind: core.MessageKindInstructions}),
+		ev("stale answer", core.TypeUserCustomToolResult, core.LevelInternal, core.ActorHuman, core.CustomToolResultBody{ToolUseID: "c9", Output: "late"}),
+		ev("custom tool use", core.TypeAgentCustomToolUse, core.LevelProgress, core.ActorAgent, core.ToolUseBody{ToolUseID: "c3", Name: "deploy", Input: []byte(`{}`)}),
+		ev("confirmation", core.TypeUserToolConfirmation, core.LevelInternal, core.ActorHuman, core.ToolConfirmationBody{ToolUseID: "c3", Result: "allow"}),
+		ev("custom result", core.TypeUserCustomToolResult, core.LevelInternal, core.ActorHuman, core.CustomToolResultBody{ToolUseID: "c3", Output: "deployed"}),
+		ev("custom result twice", core.TypeUserCustomToolResult, core.LevelInternal, core.ActorHuman, core.CustomToolResultBody{ToolUseID: "c3", Output: "again"}),
+		ev("second turn", core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
+		ev("error", core.TypeError, core.LevelUser, core.ActorSystem, core.ErrorBody{Message: "overloaded"}),
+		ev("failed", core.TypeTurnCompleted, core.LevelInternal, core.ActorSystem, core.TurnCompletedBody{YieldReason: core.ReasonError}),
+		ev("retry", core.TypeUserRetry, core.LevelInternal, core.ActorHuman, struct{}{}),
+		{name: "lease moves", cycle: func(_ *harness.Contexts, c *harness.Cycle) { c.Epoch++ }},
+		userMsg("after the move", core.MessageBody{Text: "still there?"}),
+		{name: "lease granted here again", cycle: func(cs *harness.Contexts, c *harness.Cycle) {
+			cs.Carry(c.SessionID, c.Epoch, c.Epoch+1)
+			c.Epoch++
+		}},
+		ev("sandbox reset", core.TypeSandboxReset, core.LevelInternal, core.ActorSystem, core.SandboxResetBody{Reason: "moved"}),
+		ev("interrupt", core.TypeUserInterrupt, core.LevelInternal, core.ActorHuman, struct{}{}),
+		userMsg("attachment", core.MessageBody{Text: "see file", Attachments: []core.Attachment{{Name: "a.txt", Size: 3}}}),
+		ev("attachment fetched", core.TypeAttachmentsFetched, core.LevelInternal, core.ActorSystem,
+			core.AttachmentsFetchedBody{Seq: 27, Attachments: []core.Attachment{{ID: "f1", Name: "a.txt", Size: 3}}}),
+		{name: "agent edited", cycle: func(_ *harness.Contexts, c *harness.Cycle) {
+			a := *c.Agent
+			a.Version++
+			a.System = "You are terse."
+			c.Agent = &a
+		}},
+		ev("answer after edit", core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: "read it"}),
+		ev("compacted", core.TypeCompacted, core.LevelInternal, core.ActorSystem, core.CompactedBody{Summary: "all of the above"}),
+		ev("answer to a call before the compaction", core.TypeUserCustomToolResult, core.LevelInternal, core.ActorHuman, core.CustomToolResultBody{ToolUseID: "c3", Output: "x"}),
+		userMsg("after compaction", core.MessageBody{Text: "go on"}),
+		ev("tool use after compaction", core.TypeAgentToolUse, core.LevelProgress, core.ActorAgent, core.ToolUseBody{ToolUseID: "c4", Name: "read", Input: []byte(`{}`)}),
+		ev("tool result after compaction", core.TypeAgentToolResult, core.LevelProgress, core.ActorSystem, core.ToolResultBody{ToolUseID: "c4", Output: "four"}),
+		ev("more instructions", core.TypeUserMessage, core.LevelInternal, core.ActorSystem, core.MessageBody{Text: "cite files", Kind: core.MessageKindInstructions}),
+		ev("last answer", core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: "all good"}),
+	}
+}
+
+// TestContextsDeriveAsFull builds logs event by event and checks, after
+// each event, that the kept context equals a full derivation: for the
+// session, and for forks of it taken at every point that go on with the
+// rest of the script.
+func TestContextsDeriveAsFull(t *testing.T) {
+	script := contextScript()
+	for fork := 0; fork <= len(script); fork++ {
+		t.Run(fmt.Sprintf("fork after %d", fork), func(t *testing.T) {
+			cs := harness.NewContexts(4)
+			c := &harness.Cycle{SessionID: "sesn_a", Epoch: 1, Agent: &core.Agent{ID: "agt_1", Version: 1, System: "You help."}}
+			var log []core.Event
+			for i, st := range script {
+				if i == fork {
+					// The fork keeps the log so far under a new id, and the
+					// original goes on beside it.
+					forked := *c
+					forked.SessionID = "sesn_fork"
+					checkDerive(t, cs, &forked, log, "fork")
+					checkDerive(t, cs, c, log, "original at the fork")
+					c = &forked
+				}
+				if st.cycle != nil {
+					st.cycle(cs, c)
+				}
+				if st.event != nil {
+					e := *st.event
+					e.Seq = uint64(len(log) + 1)
+					log = append(log, e)
+				}
+				checkDerive(t, cs, c, log, st.name)
+				// A step that reads the same log again changes nothing.
+				checkDerive(t, cs, c, log, st.name+" again")
+			}
+		})
+	}
+}
+
+func checkDerive(t *testing.T, cs *harness.Contexts, c *harness.Cycle, log []core.Event, step string) {
+	t.Helper()
+	log = slices.Clip(log)
+	want, err := harness.Derive(c.Agent.System, log)
+	if err != nil {
+		t.Fatalf("%s: full derive: %v", step, err)
+	}
+	got, err := cs.Derive(c, log)
+	if err != nil {
+		t.Fatalf("%s: kept derive: %v", step, err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s: kept context differs from the full one\n got: %+v\nwant: %+v", step, got, want)
+	}
+}
+
+// TestContextsReuse: a kept context is carried on from, not derived
+// again, unless the lease moved or the agent changed. The events it
+// covers are made unreadable before the second derivation, so only a
+// full one fails.
+func TestContextsReuse(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(cs *harness.Contexts, c *harness.Cycle)
+		reused bool
+	}{
+		{"same lease", func(*harness.Contexts, *harness.Cycle) {}, true},
+		{"next grant here", func(cs *harness.Contexts, c *harness.Cycle) { cs.Carry(c.SessionID, c.Epoch, c.Epoch+1); c.Epoch++ }, true},
+		{"lease moved", func(_ *harness.Contexts, c *harness.Cycle) { c.Epoch++ }, false},
+		{"grant after another holder's", func(cs *harness.Contexts, c *harness.Cycle) { cs.Carry(c.SessionID, c.Epoch+1, c.Epoch+2); c.Epoch += 2 }, false},
+		{"agent edited", func(_ *harness.Contexts, c *harness.Cycle) { a := *c.Agent; a.Version++; c.Agent = &a }, false},
+		{"another session", func(_ *harness.Contexts, c *harness.Cycle) { c.SessionID = "sesn_b" }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := harness.NewContexts(4)
+			c := &harness.Cycle{SessionID: "sesn_a", Epoch: 3, Agent: &core.Agent{ID: "agt_1", Version: 1}}
+			log := []core.Event{{Seq: 1, Type: core.TypeUserMessage, Actor: core.ActorHuman, Body: []byte(`{"text":"hi"}`)}}
+			if _, err := cs.Derive(c, log); err != nil {
+				t.Fatal(err)
+			}
+			tc.change(cs, c)
+			log[0].Body = []byte(`not json`)
+			log = append(log, core.Event{Seq: 2, Type: core.TypeAgentMessage, Level: core.LevelUser, Actor: core.ActorAgent, Body: []byte(`{"text":"hello"}`)})
+			mc, err := cs.Derive(c, log)
+			if reused := err == nil; reused != tc.reused {
+				t.Fatalf("reused = %v (err %v), want %v", reused, err, tc.reused)
+			}
+			if tc.reused && len(mc.Messages) != 2 {
+				t.Fatalf("got %d messages, want the kept one and the new one", len(mc.Messages))
+			}
+		})
+	}
+}
+
+// TestContextsBounded: sessions touched once do not pile up.
+func TestContextsBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		max, want int
+	}{
+		{"capped", 3, 3},
+		{"off", 0, 0},
+		{"room to spare", 1000, 100},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := harness.NewContexts(tc.max)
+			log := []core.Event{{Seq: 1, Type: core.TypeUserMessage, Body: []byte(`{"text":"hi"}`)}}
+			for i := range 100 {
+				c := &harness.Cycle{SessionID: fmt.Sprintf("sesn_%d", i), Agent: &core.Agent{ID: "agt_1", Version: 1}}
+				if _, err := cs.Derive(c, log); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := cs.Len(); got != tc.want {
+				t.Fatalf("kept %d sessions, want %d", got, tc.want)
+			}
+		})
+	}
+}

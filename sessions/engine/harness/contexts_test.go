@@ -147,7 +147,10 @@ func TestContextsReuse(t *testing.T) {
 		{"same lease", func(*harness.Contexts, *harness.Cycle) {}, true},
 		{"next grant here", func(cs *harness.Contexts, c *harness.Cycle) { cs.Carry(c.SessionID, c.Epoch, c.Epoch+1); c.Epoch++ }, true},
 		{"lease moved", func(_ *harness.Contexts, c *harness.Cycle) { c.Epoch++ }, false},
-		{"grant after another holder's", func(cs *harness.Contexts, c *harness.Cycle) { cs.Carry(c.SessionID, c.Epoch+1, c.Epoch+2); c.Epoch += 2 }, false},
+		{"grant after another holder's", func(cs *harness.Contexts, c *harness.Cycle) {
+			cs.Carry(c.SessionID, c.Epoch+1, c.Epoch+2)
+			c.Epoch += 2
+		}, false},
 		{"agent edited", func(_ *harness.Contexts, c *harness.Cycle) { a := *c.Agent; a.Version++; c.Agent = &a }, false},
 		{"another session", func(_ *harness.Contexts, c *harness.Cycle) { c.SessionID = "sesn_b" }, false},
 	} {

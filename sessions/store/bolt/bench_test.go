@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/fixtures/diskfloor"
 	"github.com/switchboardhq/switchboard/sessions/store/storetest"
 )
 
@@ -52,7 +53,7 @@ func runWriters(b *testing.B, write func(w, i int) error) float64 {
 
 // BenchmarkAppend64 appends through Store.Append from 64 goroutines, one
 // session each, every commit fsync'd. In the same run, on the same disk,
-// it measures the floors (syncFloors): one writer's 4 KiB write+fdatasync
+// it measures the floors (diskfloor): one writer's 4 KiB write+fdatasync
 // loop, and 64 writers' 4 KiB records group-committed by one syncer; and
 // reports the store's rate over the group floor.
 func BenchmarkAppend64(b *testing.B) {
@@ -76,7 +77,14 @@ func BenchmarkAppend64(b *testing.B) {
 		_, err := s.Append(ctx, ids[w], core.AppendRequest{TurnID: "turn_bench", Events: []core.Event{ev}})
 		return err
 	})
-	single, group := syncFloors(b, dir, benchWriters*b.N)
+	single, err := diskfloor.Single(filepath.Join(dir, "floor-single"), 500*time.Millisecond, 100)
+	if err != nil {
+		b.Fatal(err)
+	}
+	group, err := diskfloor.GroupRate(filepath.Join(dir, "floor-group"), benchWriters, benchWriters*b.N)
+	if err != nil {
+		b.Fatal(err)
+	}
 	// The baseline is the 64-writer floor; the single writer's is beside
 	// it for what one sync costs on this disk.
 	b.ReportMetric(group, "baseline-events/s")

@@ -77,7 +77,7 @@ func ValidToolName(name string) error {
 // hands); an agent cannot declare tools under these names, nor under the
 // mcp_ prefix that MCP server tools take.
 func ReservedToolNames() []string {
-	return append([]string{"say", "ask", PlanTool, "memory", "skill", "schedule"}, handsToolNames...)
+	return append([]string{"say", "ask", PlanTool, "memory", "skill", "schedule", "web_fetch", "web_search"}, handsToolNames...)
 }
 
 // handsToolNames are the tools that work in a session's sandbox.

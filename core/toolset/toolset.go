@@ -23,11 +23,22 @@ type entry struct {
 	policy core.Policy
 }
 
-// New returns a registry holding tools, all allowed.
+// Policied is a built-in tool whose policy the operator sets (the web
+// tools may be ask-first).
+type Policied interface {
+	Policy() core.Policy
+}
+
+// New returns a registry holding tools, allowed unless a tool says its
+// policy (Policied).
 func New(tools ...core.Tool) (*Registry, error) {
 	r := &Registry{byName: map[string]int{}}
 	for _, t := range tools {
-		if err := r.Add(t, core.PolicyAllow); err != nil {
+		p := core.PolicyAllow
+		if pt, ok := t.(Policied); ok && pt.Policy() != "" {
+			p = pt.Policy()
+		}
+		if err := r.Add(t, p); err != nil {
 			return nil, err
 		}
 	}

@@ -54,3 +54,25 @@ func TestRegistry(t *testing.T) {
 		t.Fatal("custom tool without a schema")
 	}
 }
+
+// policied is a built-in tool whose policy the operator set.
+type policied struct {
+	named
+	p core.Policy
+}
+
+func (p policied) Policy() core.Policy { return p.p }
+
+// TestNewHonoursPolicy: a built-in tool that says its policy is
+// registered under it (an ask-first web tool yields for confirmation).
+func TestNewHonoursPolicy(t *testing.T) {
+	r, err := toolset.New(named("plain"), policied{named("careful"), core.PolicyAsk}, policied{named("unset"), ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]core.Policy{"plain": core.PolicyAllow, "careful": core.PolicyAsk, "unset": core.PolicyAllow} {
+		if _, p, ok := r.Get(name); !ok || p != want {
+			t.Errorf("%s: policy %q (offered %v), want %q", name, p, ok, want)
+		}
+	}
+}

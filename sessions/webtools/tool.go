@@ -1,0 +1,163 @@
+// Package webtools owns the model's web tools: web_fetch, which reads a
+// page as text, and web_search, which asks a configured search backend
+// (a SearXNG instance's JSON API, or the Brave Search API). Both are off
+// unless the operator turns them on (Options), and each runs under its
+// policy: at once, or after a person confirms the call.
+//
+// A session with a sandbox fetches from it, through its egress proxy,
+// like any other request of the sandbox: its environment's allowlist,
+// the private address guard and the proxy's decisions in the session's
+// log all apply. A session without one fetches from the gateway, with
+// the same private address guard (core/netguard) on every dial. Either
+// way a fetch is bounded in bytes and time, follows at most a few
+// redirects, each checked again, honours robots.txt unless the operator
+// says not to, and reduces HTML to text with its links.
+package webtools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// The tools' names (core.ReservedToolNames holds them).
+const (
+	FetchTool  = "web_fetch"
+	SearchTool = "web_search"
+)
+
+// Tools offers the web tools that are on to every session (a
+// providers.SessionTools).
+type Tools struct {
+	cfg     Config
+	sandbox core.Sandbox
+	direct  *direct
+	search  backend
+}
+
+// New returns the web tools of cfg. sb is the sessions' sandbox, nil
+// when they run without one (fetches then leave from the gateway).
+func New(cfg Config, sb core.Sandbox) *Tools {
+	t := &Tools{cfg: cfg, sandbox: sb}
+	if cfg.Fetch && sb == nil {
+		t.direct = newDirect(cfg.AllowPrivate)
+	}
+	client := &http.Client{Timeout: searchTimeout}
+	switch cfg.Search {
+	case BackendSearXNG:
+		t.search = &searxng{base: cfg.SearchURL, client: client}
+	case BackendBrave:
+		t.search = &brave{endpoint: cfg.SearchURL, key: cfg.SearchKey, client: client}
+	}
+	return t
+}
+
+// Tools returns the web tools of session s.
+func (t *Tools) Tools(_ context.Context, s *core.Session, _ *core.Agent) ([]core.Tool, error) {
+	var out []core.Tool
+	if t.cfg.Fetch {
+		var tr transport = t.direct
+		if t.sandbox != nil {
+			tr = &sandboxed{sb: t.sandbox, session: s.ID}
+		}
+		out = append(out, &fetchTool{policy: t.cfg.FetchPolicy, f: &fetcher{tr: tr, maxBytes: t.cfg.MaxBytes, timeout: t.cfg.Timeout, robots: t.cfg.Robots}})
+	}
+	if t.search != nil {
+		out = append(out, &searchTool{policy: t.cfg.SearchPolicy, backend: t.search, max: t.cfg.MaxResults})
+	}
+	return out, nil
+}
+
+type fetchTool struct {
+	policy core.Policy
+	f      *fetcher
+}
+
+// Policy is the operator's policy for the tool (toolset honours it).
+func (t *fetchTool) Policy() core.Policy { return t.policy }
+
+func (t *fetchTool) Def() core.ToolDef {
+	return core.ToolDef{
+		Name: FetchTool,
+		Description: "Fetch a web page (http or https) and read it as text: HTML is reduced to its readable text, with links as [text](url); " +
+			"other text (JSON, plain text, XML) comes as it is. Redirects are followed. " +
+			fmt.Sprintf("At most %d bytes are downloaded and %d KiB of text returned; ", t.f.maxBytes, maxOutput>>10) +
+			"private and internal addresses are refused, and so are pages a site's robots.txt keeps out.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+			`"url":{"type":"string","description":"The absolute http(s) URL of the page."}},` +
+			`"required":["url"]}`),
+	}
+}
+
+func (t *fetchTool) Call(ctx context.Context, call core.ToolCall) (core.ToolResult, error) {
+	var in struct {
+		URL string `json:"url"`
+	}
+	if err := json.Unmarshal(call.Input, &in); err != nil || in.URL == "" {
+		return failed("input must be a JSON object with a string \"url\""), nil
+	}
+	p, err := t.f.fetch(ctx, in.URL)
+	if err != nil {
+		if ctx.Err() != nil {
+			return core.ToolResult{}, ctx.Err()
+		}
+		return failed("web_fetch %s: %s", in.URL, err), nil
+	}
+	res := core.ToolResult{Output: p.render(t.f.maxBytes)}
+	if p.Status >= 400 {
+		res.IsError = true
+	}
+	return res, nil
+}
+
+type searchTool struct {
+	policy  core.Policy
+	backend backend
+	max     int
+}
+
+// Policy is the operator's policy for the tool (toolset honours it).
+func (t *searchTool) Policy() core.Policy { return t.policy }
+
+func (t *searchTool) Def() core.ToolDef {
+	return core.ToolDef{
+		Name: SearchTool,
+		Description: "Search the web. Returns results best first, each with its title, URL and a snippet; " +
+			fmt.Sprintf("at most %d. Read a result's page with web_fetch when you have it.", t.max),
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+			`"query":{"type":"string","description":"What to search for."},` +
+			fmt.Sprintf(`"count":{"type":"integer","minimum":1,"maximum":%d,"description":"How many results (default and most %d)."}},`, t.max, t.max) +
+			`"required":["query"]}`),
+	}
+}
+
+func (t *searchTool) Call(ctx context.Context, call core.ToolCall) (core.ToolResult, error) {
+	var in struct {
+		Query string `json:"query"`
+		Count int    `json:"count"`
+	}
+	if err := json.Unmarshal(call.Input, &in); err != nil || strings.TrimSpace(in.Query) == "" {
+		return failed("input must be a JSON object with a string \"query\" and an optional whole number \"count\""), nil
+	}
+	n := t.max
+	if in.Count > 0 && in.Count < n {
+		n = in.Count
+	}
+	rs, err := t.backend.search(ctx, in.Query, n)
+	if err != nil {
+		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return core.ToolResult{}, ctx.Err()
+		}
+		return failed("web_search: %s", err), nil
+	}
+	return core.ToolResult{Output: renderResults(in.Query, rs)}, nil
+}
+
+func failed(format string, args ...any) core.ToolResult {
+	return core.ToolResult{Output: fmt.Sprintf(format, args...), IsError: true}
+}

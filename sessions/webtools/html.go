@@ -159,11 +159,20 @@ func (w *textWriter) node(n *html.Node) {
 		w.write("```")
 		w.block(2)
 	case a == atom.Ul || a == atom.Ol:
-		w.block(blocks[a])
-		w.lists = append(w.lists, map[bool]int{true: 1, false: 0}[a == atom.Ol])
+		// A list in a list item goes on the next line, no blank one.
+		nl := blocks[a]
+		if len(w.lists) > 0 {
+			nl = 1
+		}
+		w.block(nl)
+		first := 0
+		if a == atom.Ol {
+			first = 1
+		}
+		w.lists = append(w.lists, first)
 		w.children(n)
 		w.lists = w.lists[:len(w.lists)-1]
-		w.block(blocks[a])
+		w.block(nl)
 	case a == atom.Li:
 		w.block(1)
 		w.write(w.bullet())

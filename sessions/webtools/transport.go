@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -28,10 +29,15 @@ const userAgentHeader = userAgent + " (web_fetch)"
 type direct struct{ client *http.Client }
 
 func newDirect(allowPrivate bool) *direct {
-	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
-	if !allowPrivate {
-		d.Control = netguard.DialControl
+	if allowPrivate {
+		return newDirectControl(nil)
 	}
+	return newDirectControl(netguard.DialControl)
+}
+
+// newDirectControl checks every dial with control.
+func newDirectControl(control func(network, address string, c syscall.RawConn) error) *direct {
+	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: control}
 	return &direct{client: &http.Client{
 		Transport: &http.Transport{
 			Proxy:               nil, // a proxy would be the address the guard checks

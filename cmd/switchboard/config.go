@@ -22,6 +22,7 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/skills"
 	"github.com/switchboardhq/switchboard/sessions/store/backend"
 	"github.com/switchboardhq/switchboard/sessions/surfaces/cli"
+	"github.com/switchboardhq/switchboard/sessions/webtools"
 	"github.com/switchboardhq/switchboard/webhooks"
 )
 
@@ -57,7 +58,7 @@ func modules() []providers.Module {
 // and those the packages it wires declare.
 func allServeOptions() []settings.Option {
 	var opts []settings.Option
-	for _, list := range [][]settings.Option{serveOptions, backend.Options(), httpserver.Options(), settings.LogOptions(), runtime.Options(), acpclient.Options(), mcpbridge.Options(), sandbox.Options(), webhooks.Options(), skills.Options(), pricing.Options(), models.Options(), attach.Options(), providers.Options(modules())} {
+	for _, list := range [][]settings.Option{serveOptions, backend.Options(), httpserver.Options(), settings.LogOptions(), runtime.Options(), acpclient.Options(), mcpbridge.Options(), sandbox.Options(), webhooks.Options(), skills.Options(), pricing.Options(), models.Options(), attach.Options(), webtools.Options(), providers.Options(modules())} {
 		opts = append(opts, list...)
 	}
 	return opts

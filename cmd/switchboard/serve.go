@@ -37,6 +37,7 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/surfaces/live"
 	"github.com/switchboardhq/switchboard/sessions/surfaces/metrics"
 	"github.com/switchboardhq/switchboard/sessions/vaults"
+	"github.com/switchboardhq/switchboard/sessions/webtools"
 	"github.com/switchboardhq/switchboard/webhooks"
 )
 
@@ -59,6 +60,7 @@ type serveConfig struct {
 	prices                      *pricing.Table
 	images                      models.Images
 	attachments                 attach.Config
+	web                         webtools.Config
 	acp                         *acpclient.Harness
 	log                         *slog.Logger
 	sealer                      *oauth.Sealer
@@ -144,6 +146,9 @@ func loadServeConfig(args []string, env command.Env, stderr io.Writer) (*serveCo
 		return nil, err
 	}
 	if c.attachments, err = attach.LoadConfig(s); err != nil {
+		return nil, err
+	}
+	if c.web, err = webtools.LoadConfig(s); err != nil {
 		return nil, err
 	}
 	if c.acp, err = acpclient.LoadHarness(s); err != nil {
@@ -303,6 +308,13 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 	// The model learns its skills before the first turn: mounted in the
 	// sandbox, else read through the skill tool.
 	tc.Primers = []providers.Primer{&skills.Primer{Store: db, Sandbox: sb != nil}}
+	// The web tools that are on: a session with a sandbox fetches from
+	// it, through its egress proxy (a nil *Docker is no nil core.Sandbox).
+	var webFrom core.Sandbox
+	if sb != nil {
+		webFrom = sb
+	}
+	tc.SessionTools = append(tc.SessionTools, webtools.New(cfg.web, webFrom))
 	if sb != nil {
 		// A session's repository is in its sandbox before its first turn.
 		tc.Primers = append(tc.Primers, &checkout.Primer{Sandbox: sb, Repositories: gw, Logger: log})

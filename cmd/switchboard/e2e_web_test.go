@@ -1,0 +1,118 @@
+package main_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/fixtures/fakesearch"
+	"github.com/switchboardhq/switchboard/fixtures/modelserver"
+)
+
+// webEnv runs serve without a sandbox, with web_fetch on (the test
+// site is on loopback, so private addresses are allowed) and web_search
+// on a fake SearXNG, each under the policy given.
+func webEnv(t *testing.T, search *fakesearch.Server, fetchPolicy, searchPolicy string) (*modelserver.Server, *server) {
+	t.Helper()
+	ms, hs := modelserver.Start(t)
+	env := modelEnv(hs.URL, modelserver.FormatAnthropic)
+	env["SWITCHBOARD_SANDBOX"] = "none"
+	env["SWITCHBOARD_WEB_FETCH"] = "on"
+	env["SWITCHBOARD_WEB_FETCH_ALLOW_PRIVATE"] = "true"
+	env["SWITCHBOARD_WEB_FETCH_POLICY"] = fetchPolicy
+	env["SWITCHBOARD_WEB_SEARCH"] = "searxng"
+	env["SWITCHBOARD_WEB_SEARCH_URL"] = fakesearch.Start(t, search).URL
+	env["SWITCHBOARD_WEB_SEARCH_POLICY"] = searchPolicy
+	env["SWITCHBOARD_WEB_SEARCH_MAX_RESULTS"] = "2"
+	return ms, startServer(t, t.TempDir(), env)
+}
+
+// TestWebTools: the model searches (the fake SearXNG's results reach it
+// ranked and capped), then reads a page of the results as text.
+func TestWebTools(t *testing.T) {
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte(`<html><head><title>Ship it</title></head><body><h1>How we ship</h1><p>Every Monday, from <a href="/main">main</a>.</p><script>x()</script></body></html>`))
+	}))
+	defer page.Close()
+	search := &fakesearch.Server{Results: []fakesearch.Result{
+		{Title: "Third", URL: "https://c.example/", Content: "least relevant", Score: 0.5},
+		{Title: "How we ship", URL: page.URL + "/ship", Content: "the release process", Score: 9},
+		{Title: "Second", URL: "https://b.example/", Content: "also relevant", Score: 3},
+	}}
+	ms, srv := webEnv(t, search, "always_allow", "always_allow")
+	ms.Push(call("tu_search", "web_search", map[string]any{"query": "how do we ship"}),
+		call("tu_fetch", "web_fetch", map[string]any{"url": page.URL + "/ship"}),
+		modelserver.Step{Text: "We ship every Monday."})
+	id := srv.createSession("how do we ship?")
+	_, evs := srv.waitIdle(id)
+
+	reqs := ms.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests, want 3", len(reqs))
+	}
+	for _, name := range []string{"web_fetch", "web_search"} {
+		if !strings.Contains(strings.Join(reqs[0].Tools, ","), name) {
+			t.Fatalf("%s not offered: %v", name, reqs[0].Tools)
+		}
+	}
+	got := lastToolResult(t, reqs[1])
+	want := "Results for \"how do we ship\", best first:\n\n1. How we ship\n   " + page.URL + "/ship\n   the release process\n\n2. Second\n   https://b.example/\n   also relevant"
+	if got != want {
+		t.Fatalf("the model got:\n%s\nwant:\n%s", got, want)
+	}
+	if q := search.Queries(); len(q) != 1 || q[0].Q != "how do we ship" || q[0].Format != "json" {
+		t.Fatalf("SearXNG was asked %+v", q)
+	}
+	got = lastToolResult(t, reqs[2])
+	for _, w := range []string{"Title: Ship it", "# How we ship", "Every Monday, from [main](" + page.URL + "/main)."} {
+		if !strings.Contains(got, w) {
+			t.Fatalf("the page the model got lacks %q:\n%s", w, got)
+		}
+	}
+	if strings.Contains(got, "x()") {
+		t.Fatalf("a script reached the model:\n%s", got)
+	}
+	if out, isErr := result(t, evs, "tu_fetch"); isErr || out != got {
+		t.Fatalf("logged result %v:\n%s", isErr, out)
+	}
+}
+
+// TestWebToolsAskFirst: with the ask-first policy a search waits for a
+// person's confirmation before the backend is asked.
+func TestWebToolsAskFirst(t *testing.T) {
+	search := &fakesearch.Server{Results: []fakesearch.Result{{Title: "Only", URL: "https://a.example/", Score: 1}}}
+	ms, srv := webEnv(t, search, "always_allow", "always_ask")
+	ms.Push(call("tu_ask", "web_search", map[string]any{"query": "careful"}), modelserver.Step{Text: "found it"})
+	id := srv.createSession("search carefully")
+	srv.waitFor(id, "requires_action", func(st sessionState, _ []event) bool {
+		return st.Status == "awaiting_input" && st.StopReason != nil && *st.StopReason == "requires_action"
+	})
+	if q := search.Queries(); len(q) != 0 {
+		t.Fatalf("searched before the confirmation: %+v", q)
+	}
+	srv.post(id, map[string]any{"type": "user.tool_confirmation", "tool_use_id": "tu_ask", "result": "allow"})
+	_, evs := srv.waitIdle(id)
+	if out, isErr := result(t, evs, "tu_ask"); isErr || !strings.Contains(out, "1. Only\n   https://a.example/") {
+		t.Fatalf("allowed search: %v %s", isErr, out)
+	}
+}
+
+// lastToolResult is the output of the tool result a model request ends
+// with.
+func lastToolResult(t *testing.T, r modelserver.Request) string {
+	t.Helper()
+	last := r.Messages[len(r.Messages)-1]
+	for _, b := range last.Content {
+		if b.ToolUseID != "" {
+			return b.Output
+		}
+	}
+	t.Fatalf("the request ends with no tool result: %+v", last)
+	return ""
+}

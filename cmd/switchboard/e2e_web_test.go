@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/fixtures/fakesearch"
 	"github.com/switchboardhq/switchboard/fixtures/modelserver"
+	"github.com/switchboardhq/switchboard/fixtures/sandboximage"
 )
 
 // webEnv runs serve without a sandbox, with web_fetch on (the test
@@ -115,4 +117,74 @@ func lastToolResult(t *testing.T, r modelserver.Request) string {
 	}
 	t.Fatalf("the request ends with no tool result: %+v", last)
 	return ""
+}
+
+// TestWebFetchThroughSandboxEgress: a session with a sandbox fetches
+// from it, through its egress proxy: a page on its environment's
+// allowlist (a listener on the host's bridge address, allowed as a
+// private address by the test) reads as text, a host off the allowlist
+// is refused with the proxy's reason, and the proxy's decisions are in
+// the session's log.
+func TestWebFetchThroughSandboxEgress(t *testing.T) {
+	ms, hs := modelserver.Start(t)
+	env := sandboxEnv(t, hs.URL)
+	env["SWITCHBOARD_EGRESS"] = "on"
+	env["SWITCHBOARD_EGRESS_ALLOW_PRIVATE"] = "true"
+	env["SWITCHBOARD_WEB_FETCH"] = "on"
+	bridge := sandboximage.HostBridgeAddress(t)
+	ln, err := net.Listen("tcp", net.JoinHostPort(bridge, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			w.Write([]byte("User-agent: *\nDisallow: /private\n"))
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write([]byte(`<html><head><title>Runbook</title></head><body><h2>Restart</h2><ul><li>Drain the node</li><li>Restart it</li></ul></body></html>`))
+	})}}
+	page.Start()
+	defer page.Close()
+	hostport := ln.Addr().String()
+	srv := startServer(t, t.TempDir(), env)
+	deploymentOf(t, srv.dataDir)
+	if code, raw := srv.do("POST", "/v1/environments", map[string]any{"name": "web", "network": map[string]any{"mode": "allowlist", "allowed_hosts": []string{hostport}}}); code != 201 {
+		t.Fatalf("environment: %d %s", code, raw)
+	}
+	_, port, _ := net.SplitHostPort(hostport)
+	ms.Push(call("tu_page", "web_fetch", map[string]any{"url": "http://" + hostport + "/runbook"}),
+		call("tu_robots", "web_fetch", map[string]any{"url": "http://" + hostport + "/private/x"}),
+		call("tu_off", "web_fetch", map[string]any{"url": "http://127.0.0.1:" + port + "/runbook"}),
+		modelserver.Step{Text: "Drain, then restart."})
+	code, raw := srv.do("POST", "/v1/sessions", map[string]any{"agent": "default", "environment": "web", "input": "how do I restart?"})
+	if code != 201 {
+		t.Fatalf("session: %d %s", code, raw)
+	}
+	var sess struct{ ID string }
+	mustJSON(t, raw, &sess)
+	_, evs := srv.waitIdle(sess.ID)
+
+	if out, isErr := result(t, evs, "tu_page"); isErr || !strings.Contains(out, "Title: Runbook") || !strings.Contains(out, "## Restart\n\n- Drain the node\n- Restart it") {
+		t.Fatalf("the page: %v\n%s", isErr, out)
+	}
+	if out, isErr := result(t, evs, "tu_robots"); !isErr || !strings.Contains(out, "disallows /private/x for switchboard") {
+		t.Fatalf("robots.txt: %v\n%s", isErr, out)
+	}
+	if out, isErr := result(t, evs, "tu_off"); !isErr || !strings.Contains(out, "refused by the sandbox's egress proxy: 127.0.0.1:"+port+" is not on this sandbox's allowlist") {
+		t.Fatalf("off the allowlist: %v\n%s", isErr, out)
+	}
+	srv.waitFor(sess.ID, "the proxy's decisions", func(_ sessionState, evs []event) bool {
+		allowed, denied := false, false
+		for _, e := range evs {
+			if e.Type != "sandbox.egress" {
+				continue
+			}
+			var b struct{ Host, Decision string }
+			mustJSON(t, e.Body, &b)
+			allowed = allowed || (b.Host == bridge && b.Decision == "allowed")
+			denied = denied || (b.Host == "127.0.0.1" && b.Decision == "denied")
+		}
+		return allowed && denied
+	})
 }

@@ -1,6 +1,6 @@
 // Package netguard refuses connections, made on behalf of users or
 // models (webhook deliveries, the sandbox's egress proxy, attachment
-// downloads), to addresses that are not on the public internet:
+// downloads, the web_fetch tool), to addresses that are not on the public internet:
 // loopback, private, link-local and every other special-purpose range.
 // Its ranges are the IANA special-purpose address registries (ranges.go),
 // and a range is refused unless the registry says it is globally

@@ -22,6 +22,12 @@ import (
 // answers.
 func site(t *testing.T) *httptest.Server {
 	t.Helper()
+	srv := httptest.NewServer(siteMux())
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func siteMux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, _ *http.Request) {
 		w.Write([]byte("User-agent: *\nDisallow: /private\n"))
@@ -54,9 +60,7 @@ func site(t *testing.T) *httptest.Server {
 		w.Write([]byte(`{"ok":true}`))
 	})
 	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
+	return mux
 }
 
 func fetchWith(t *testing.T, cfg Config, url string) core.ToolResult {

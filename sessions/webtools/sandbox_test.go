@@ -3,9 +3,11 @@ package webtools
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
+	"net/http/httptest"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -53,14 +55,18 @@ func (c sandboxClient) Client(context.Context, netip.Addr) (egress.Client, error
 
 // startProxy runs an egress proxy for one session's sandbox, allowed
 // hosts, its decisions sent on the channel returned.
-func startProxy(t *testing.T, hosts []string, allowPrivate bool) (string, <-chan core.EgressBody) {
+func startProxy(t *testing.T, hosts []string, allowPrivate bool, roots ...*x509.Certificate) (string, <-chan core.EgressBody) {
 	t.Helper()
 	ca, err := egress.LoadOrCreateCA(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	decisions := make(chan core.EgressBody, 64)
-	p, err := egress.New(egress.Config{CA: ca, Clients: sandboxClient{egress.Policy{Hosts: hosts}}, AllowPrivate: allowPrivate,
+	pool := x509.NewCertPool()
+	for _, c := range roots {
+		pool.AddCert(c)
+	}
+	p, err := egress.New(egress.Config{CA: ca, Clients: sandboxClient{egress.Policy{Hosts: hosts}}, AllowPrivate: allowPrivate, RootCAs: pool,
 		Record: func(_ context.Context, _ string, b core.EgressBody) { decisions <- b }})
 	if err != nil {
 		t.Fatal(err)
@@ -139,6 +145,21 @@ func TestFetchFromSandbox(t *testing.T) {
 		res := fetchInSandbox(t, localSandbox{}, false, srv.URL+"/page")
 		if !res.IsError || !strings.Contains(res.Output, "this session's sandbox has no way out") {
 			t.Fatalf("%v: %s", res.IsError, res.Output)
+		}
+	})
+	t.Run("https", func(t *testing.T) {
+		tlsSite := httptest.NewTLSServer(siteMux())
+		defer tlsSite.Close()
+		tlsProxy, _ := startProxy(t, []string{strings.TrimPrefix(tlsSite.URL, "https://")}, true, tlsSite.Certificate())
+		res := fetchInSandbox(t, localSandbox{env: []string{"HTTP_PROXY=" + tlsProxy}}, true, tlsSite.URL+"/page")
+		if res.IsError || !strings.Contains(res.Output, "URL: "+tlsSite.URL+"/page") || !strings.Contains(res.Output, "# Release 2.0") {
+			t.Fatalf("%v: %s", res.IsError, res.Output)
+		}
+		// The proxy verifies the site: one it does not trust is an error.
+		untrusting, _ := startProxy(t, []string{strings.TrimPrefix(tlsSite.URL, "https://")}, true)
+		res = fetchInSandbox(t, localSandbox{env: []string{"HTTP_PROXY=" + untrusting}}, false, tlsSite.URL+"/page")
+		if !res.IsError || !strings.Contains(res.Output, "upstream unreachable") {
+			t.Fatalf("an untrusted certificate: %v: %s", res.IsError, res.Output)
 		}
 	})
 	t.Run("size cap", func(t *testing.T) {

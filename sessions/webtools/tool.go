@@ -65,7 +65,8 @@ func (t *Tools) Tools(_ context.Context, s *core.Session, _ *core.Agent) ([]core
 		if t.sandbox != nil {
 			tr = &sandboxed{sb: t.sandbox, session: s.ID}
 		}
-		out = append(out, &fetchTool{policy: t.cfg.FetchPolicy, f: &fetcher{tr: tr, maxBytes: t.cfg.MaxBytes, timeout: t.cfg.Timeout, robots: t.cfg.Robots}})
+		out = append(out, &fetchTool{policy: t.cfg.FetchPolicy, sandboxed: t.sandbox != nil,
+			f: &fetcher{tr: tr, maxBytes: t.cfg.MaxBytes, timeout: t.cfg.Timeout, robots: t.cfg.Robots}})
 	}
 	if t.search != nil {
 		out = append(out, &searchTool{policy: t.cfg.SearchPolicy, backend: t.search, max: t.cfg.MaxResults})
@@ -75,19 +76,25 @@ func (t *Tools) Tools(_ context.Context, s *core.Session, _ *core.Agent) ([]core
 
 type fetchTool struct {
 	policy core.Policy
-	f      *fetcher
+	// sandboxed: the fetch leaves from the session's sandbox, under its
+	// network allowlist.
+	sandboxed bool
+	f         *fetcher
 }
 
 // Policy is the operator's policy for the tool (toolset honours it).
 func (t *fetchTool) Policy() core.Policy { return t.policy }
 
 func (t *fetchTool) Def() core.ToolDef {
+	reach := "private and internal addresses are refused, and so are pages a site's robots.txt keeps out."
+	if t.sandboxed {
+		reach = "the page is fetched from your sandbox, so only the hosts its network allowlist names are reached; pages a site's robots.txt keeps out are refused."
+	}
 	return core.ToolDef{
 		Name: FetchTool,
 		Description: "Fetch a web page (http or https) and read it as text: HTML is reduced to its readable text, with links as [text](url); " +
 			"other text (JSON, plain text, XML) comes as it is. Redirects are followed. " +
-			fmt.Sprintf("At most %d bytes are downloaded and %d KiB of text returned; ", t.f.maxBytes, maxOutput>>10) +
-			"private and internal addresses are refused, and so are pages a site's robots.txt keeps out.",
+			fmt.Sprintf("At most %d bytes are downloaded and %d KiB of text returned; ", t.f.maxBytes, maxOutput>>10) + reach,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 			`"url":{"type":"string","description":"The absolute http(s) URL of the page."}},` +
 			`"required":["url"]}`),

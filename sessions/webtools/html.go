@@ -52,7 +52,7 @@ var blocks = map[atom.Atom]int{
 	atom.P: 2, atom.Blockquote: 2, atom.Table: 2, atom.Ul: 2, atom.Ol: 2, atom.Dl: 2, atom.Figure: 2, atom.Hr: 2,
 	atom.Div: 1, atom.Section: 1, atom.Article: 1, atom.Header: 1, atom.Footer: 1, atom.Main: 1, atom.Aside: 1,
 	atom.Nav: 1, atom.Form: 1, atom.Address: 1, atom.Details: 1, atom.Summary: 1, atom.Figcaption: 1,
-	atom.Dt: 1, atom.Dd: 1, atom.Tr: 1, atom.Caption: 1, atom.Fieldset: 1, atom.Legend: 1, atom.Label: 0,
+	atom.Dt: 1, atom.Dd: 1, atom.Tr: 1, atom.Caption: 1, atom.Fieldset: 1, atom.Legend: 1,
 }
 
 var headings = map[atom.Atom]int{atom.H1: 1, atom.H2: 2, atom.H3: 3, atom.H4: 4, atom.H5: 5, atom.H6: 6}

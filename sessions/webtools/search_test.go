@@ -97,3 +97,15 @@ func TestPolicies(t *testing.T) {
 		t.Fatalf("off, yet offered %d tools", len(tools))
 	}
 }
+
+// TestAgentsOwnToolKept: an agent saved before the names were reserved
+// keeps its custom tool of the same name; the built-in one is not
+// offered beside it (the registry would refuse the pair).
+func TestAgentsOwnToolKept(t *testing.T) {
+	cfg := Config{Fetch: true, Search: BackendSearXNG, SearchURL: "http://search.internal", MaxResults: 5, Timeout: 1}
+	a := &core.Agent{Tools: []core.ToolSpec{{Type: "custom", Name: SearchTool}}}
+	tools, _ := New(cfg, nil).Tools(context.Background(), &core.Session{ID: "s"}, a)
+	if len(tools) != 1 || tools[0].Def().Name != FetchTool {
+		t.Fatalf("offered %d tools: %v", len(tools), tools)
+	}
+}

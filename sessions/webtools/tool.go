@@ -57,10 +57,12 @@ func New(cfg Config, sb core.Sandbox) *Tools {
 	return t
 }
 
-// Tools returns the web tools of session s.
-func (t *Tools) Tools(_ context.Context, s *core.Session, _ *core.Agent) ([]core.Tool, error) {
+// Tools returns the web tools of session s. An agent saved before the
+// names were reserved may declare a custom tool of the same name: its
+// own is kept, and the built-in one not offered.
+func (t *Tools) Tools(_ context.Context, s *core.Session, a *core.Agent) ([]core.Tool, error) {
 	var out []core.Tool
-	if t.cfg.Fetch {
+	if t.cfg.Fetch && !declares(a, FetchTool) {
 		var tr transport = t.direct
 		if t.sandbox != nil {
 			tr = &sandboxed{sb: t.sandbox, session: s.ID}
@@ -68,10 +70,23 @@ func (t *Tools) Tools(_ context.Context, s *core.Session, _ *core.Agent) ([]core
 		out = append(out, &fetchTool{policy: t.cfg.FetchPolicy, sandboxed: t.sandbox != nil,
 			f: &fetcher{tr: tr, maxBytes: t.cfg.MaxBytes, timeout: t.cfg.Timeout, robots: t.cfg.Robots}})
 	}
-	if t.search != nil {
+	if t.search != nil && !declares(a, SearchTool) {
 		out = append(out, &searchTool{policy: t.cfg.SearchPolicy, backend: t.search, max: t.cfg.MaxResults})
 	}
 	return out, nil
+}
+
+// declares reports whether agent a has a custom tool named name.
+func declares(a *core.Agent, name string) bool {
+	if a == nil {
+		return false
+	}
+	for _, spec := range a.Tools {
+		if spec.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 type fetchTool struct {

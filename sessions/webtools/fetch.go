@@ -39,6 +39,12 @@ type transport interface {
 	get(ctx context.Context, u *url.URL, max int64) (*answer, error)
 }
 
+// preparer is a transport with work to do before a fetch's clock
+// starts: a sandbox to start, whose first start may build its image.
+type preparer interface {
+	prepare(ctx context.Context) error
+}
+
 // refusal is a fetch refused by a rule (an address, an allowlist,
 // robots.txt): the model is told why.
 type refusal struct{ msg string }
@@ -74,6 +80,11 @@ func (f *fetcher) fetch(ctx context.Context, raw string) (*page, error) {
 	u, err := checkURL(raw)
 	if err != nil {
 		return nil, err
+	}
+	if p, ok := f.tr.(preparer); ok {
+		if err := p.prepare(ctx); err != nil {
+			return nil, err
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()

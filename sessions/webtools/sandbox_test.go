@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -171,4 +172,41 @@ func TestFetchFromSandbox(t *testing.T) {
 			t.Fatalf("%v %v: %s", err, res.IsError, res.Output)
 		}
 	})
+}
+
+// countingSandbox records each command's argv and whether its context
+// had a deadline.
+type countingSandbox struct {
+	localSandbox
+	mu    sync.Mutex
+	calls []string
+}
+
+func (c *countingSandbox) Exec(ctx context.Context, id string, req core.ExecRequest) (*core.ExecResult, error) {
+	_, bounded := ctx.Deadline()
+	c.mu.Lock()
+	c.calls = append(c.calls, fmt.Sprintf("%s bounded=%v", strings.Fields(req.Cmd[0])[0], bounded))
+	c.mu.Unlock()
+	return c.localSandbox.Exec(ctx, id, req)
+}
+
+// TestSandboxStartedOutsideTheFetchTime: the sandbox is started first,
+// once per cycle, under the turn's time, not the fetch's (a first start
+// may prepare an image); the fetches then run under the fetch's.
+func TestSandboxStartedOutsideTheFetchTime(t *testing.T) {
+	srv := site(t)
+	proxy, _ := startProxy(t, []string{strings.TrimPrefix(srv.URL, "http://")}, true)
+	sb := &countingSandbox{localSandbox: localSandbox{env: []string{"HTTP_PROXY=" + proxy}}}
+	cfg := testConfig()
+	cfg.Robots = false
+	tools, _ := New(cfg, sb).Tools(context.Background(), &core.Session{ID: "sess_1"}, nil)
+	for range 2 {
+		if res, err := tools[0].Call(context.Background(), core.ToolCall{Input: []byte(`{"url":"` + srv.URL + `/page"}`)}); err != nil || res.IsError {
+			t.Fatalf("%v: %s", err, res.Output)
+		}
+	}
+	want := []string{"true bounded=false", "proxy=${HTTP_PROXY:-$http_proxy} bounded=true", "proxy=${HTTP_PROXY:-$http_proxy} bounded=true"}
+	if strings.Join(sb.calls, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("commands:\n%s\nwant:\n%s", strings.Join(sb.calls, "\n"), strings.Join(want, "\n"))
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -109,6 +110,29 @@ func unwrapURL(err error) error {
 type sandboxed struct {
 	sb      core.Sandbox
 	session string
+
+	mu    sync.Mutex
+	ready bool
+}
+
+// prepare starts the sandbox, once per cycle, with the turn's time
+// rather than the fetch's: a session's first command may wait for its
+// environment's image to be prepared.
+func (s *sandboxed) prepare(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ready {
+		return nil
+	}
+	res, err := s.sb.Exec(ctx, s.session, core.ExecRequest{Cmd: []string{"true"}})
+	if err != nil {
+		return fmt.Errorf("start the sandbox to fetch from: %w", err)
+	}
+	if res.Killed != "" {
+		return fmt.Errorf("start the sandbox to fetch from: %s", res.Killed)
+	}
+	s.ready = true
+	return nil
 }
 
 // fetchScript runs in the sandbox: $1 the URL, $2 the most bytes kept,

@@ -12,16 +12,18 @@ import (
 	"github.com/switchboardhq/switchboard/fixtures/sandboximage"
 )
 
-// webEnv runs serve without a sandbox, with web_fetch on (the test
-// site is on loopback, so private addresses are allowed) and web_search
+// webEnv runs serve without a sandbox, with web_fetch on (private
+// addresses allowed or not: test sites are on loopback) and web_search
 // on a fake SearXNG, each under the policy given.
-func webEnv(t *testing.T, search *fakesearch.Server, fetchPolicy, searchPolicy string) (*modelserver.Server, *server) {
+func webEnv(t *testing.T, search *fakesearch.Server, allowPrivate bool, fetchPolicy, searchPolicy string) (*modelserver.Server, *server) {
 	t.Helper()
 	ms, hs := modelserver.Start(t)
 	env := modelEnv(hs.URL, modelserver.FormatAnthropic)
 	env["SWITCHBOARD_SANDBOX"] = "none"
 	env["SWITCHBOARD_WEB_FETCH"] = "on"
-	env["SWITCHBOARD_WEB_FETCH_ALLOW_PRIVATE"] = "true"
+	if allowPrivate {
+		env["SWITCHBOARD_WEB_FETCH_ALLOW_PRIVATE"] = "true"
+	}
 	env["SWITCHBOARD_WEB_FETCH_POLICY"] = fetchPolicy
 	env["SWITCHBOARD_WEB_SEARCH"] = "searxng"
 	env["SWITCHBOARD_WEB_SEARCH_URL"] = fakesearch.Start(t, search).URL
@@ -47,7 +49,7 @@ func TestWebTools(t *testing.T) {
 		{Title: "How we ship", URL: page.URL + "/ship", Content: "the release process", Score: 9},
 		{Title: "Second", URL: "https://b.example/", Content: "also relevant", Score: 3},
 	}}
-	ms, srv := webEnv(t, search, "always_allow", "always_allow")
+	ms, srv := webEnv(t, search, true, "always_allow", "always_allow")
 	ms.Push(call("tu_search", "web_search", map[string]any{"query": "how do we ship"}),
 		call("tu_fetch", "web_fetch", map[string]any{"url": page.URL + "/ship"}),
 		modelserver.Step{Text: "We ship every Monday."})
@@ -85,12 +87,14 @@ func TestWebTools(t *testing.T) {
 	}
 }
 
-// TestWebToolsAskFirst: with the ask-first policy a search waits for a
+// TestWebToolsAskFirst: with the default settings a fetch of a private
+// address is refused; with the ask-first policy a search waits for a
 // person's confirmation before the backend is asked.
 func TestWebToolsAskFirst(t *testing.T) {
 	search := &fakesearch.Server{Results: []fakesearch.Result{{Title: "Only", URL: "https://a.example/", Score: 1}}}
-	ms, srv := webEnv(t, search, "always_allow", "always_ask")
-	ms.Push(call("tu_ask", "web_search", map[string]any{"query": "careful"}), modelserver.Step{Text: "found it"})
+	ms, srv := webEnv(t, search, false, "always_allow", "always_ask")
+	ms.Push(call("tu_private", "web_fetch", map[string]any{"url": srv.url + "/v1/agents"}),
+		call("tu_ask", "web_search", map[string]any{"query": "careful"}), modelserver.Step{Text: "found it"})
 	id := srv.createSession("search carefully")
 	srv.waitFor(id, "requires_action", func(st sessionState, _ []event) bool {
 		return st.Status == "awaiting_input" && st.StopReason != nil && *st.StopReason == "requires_action"
@@ -100,6 +104,9 @@ func TestWebToolsAskFirst(t *testing.T) {
 	}
 	srv.post(id, map[string]any{"type": "user.tool_confirmation", "tool_use_id": "tu_ask", "result": "allow"})
 	_, evs := srv.waitIdle(id)
+	if out, isErr := result(t, evs, "tu_private"); !isErr || !strings.Contains(out, "is a loopback address); web_fetch reaches public addresses only") {
+		t.Fatalf("a fetch of the gateway itself: %v %s", isErr, out)
+	}
 	if out, isErr := result(t, evs, "tu_ask"); isErr || !strings.Contains(out, "1. Only\n   https://a.example/") {
 		t.Fatalf("allowed search: %v %s", isErr, out)
 	}

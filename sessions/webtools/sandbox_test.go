@@ -210,3 +210,23 @@ func TestSandboxStartedOutsideTheFetchTime(t *testing.T) {
 		t.Fatalf("commands:\n%s\nwant:\n%s", strings.Join(sb.calls, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestFetchFromGatewayDespiteSandbox: SWITCHBOARD_WEB_FETCH_FROM=gateway
+// fetches from the gateway, behind netguard, though there is a sandbox.
+func TestFetchFromGatewayDespiteSandbox(t *testing.T) {
+	srv := site(t)
+	sb := &countingSandbox{}
+	cfg := testConfig()
+	cfg.FromGateway, cfg.AllowPrivate = true, false
+	tools, _ := New(cfg, sb).Tools(context.Background(), &core.Session{ID: "sess_1"}, nil)
+	if strings.Contains(tools[0].Def().Description, "sandbox") {
+		t.Fatalf("the tool says it fetches from the sandbox: %s", tools[0].Def().Description)
+	}
+	res, err := tools[0].Call(context.Background(), core.ToolCall{Input: []byte(`{"url":"` + srv.URL + `/page"}`)})
+	if err != nil || !res.IsError || !strings.Contains(res.Output, "is a loopback address); web_fetch reaches public addresses only") {
+		t.Fatalf("%v %v: %s", err, res.IsError, res.Output)
+	}
+	if len(sb.calls) != 0 {
+		t.Fatalf("the sandbox ran %v", sb.calls)
+	}
+}

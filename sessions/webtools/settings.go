@@ -20,6 +20,12 @@ const (
 	BraveURL = "https://api.search.brave.com/res/v1/web/search"
 )
 
+// Where web_fetch fetches from.
+const (
+	FromSandbox = "sandbox"
+	FromGateway = "gateway"
+)
+
 // The search backends.
 const (
 	BackendSearXNG = "searxng"
@@ -30,6 +36,7 @@ const (
 func Options() []settings.Option {
 	return []settings.Option{
 		{Env: "SWITCHBOARD_WEB_FETCH", Flag: "web-fetch", Default: "off", Usage: "offer the web_fetch tool: on or off"},
+		{Env: "SWITCHBOARD_WEB_FETCH_FROM", Flag: "web-fetch-from", Default: FromSandbox, Usage: "where web_fetch fetches from: sandbox (the session's sandbox through its egress proxy, its environment's allowlist applying; the gateway when there is no sandbox) or gateway (always the gateway, public addresses only)"},
 		{Env: "SWITCHBOARD_WEB_FETCH_POLICY", Flag: "web-fetch-policy", Default: string(core.PolicyAllow), Usage: "web_fetch runs at once (always_allow) or after a person confirms each call (always_ask)"},
 		{Env: "SWITCHBOARD_WEB_FETCH_MAX_BYTES", Flag: "web-fetch-max-bytes", Default: strconv.Itoa(DefaultMaxBytes), Usage: "most bytes of a page web_fetch downloads; the rest is cut, with a note"},
 		{Env: "SWITCHBOARD_WEB_FETCH_TIMEOUT_SECONDS", Flag: "web-fetch-timeout-seconds", Default: strconv.Itoa(int(DefaultTimeout / time.Second)), Usage: "longest one web_fetch call may take, redirects and robots.txt included"},
@@ -48,6 +55,9 @@ type Config struct {
 	// Fetch offers web_fetch, under FetchPolicy.
 	Fetch       bool
 	FetchPolicy core.Policy
+	// FromGateway fetches from the gateway even for sessions with a
+	// sandbox.
+	FromGateway bool
 	MaxBytes    int64
 	Timeout     time.Duration
 	Robots      bool
@@ -76,6 +86,13 @@ func LoadConfig(v settings.Values) (Config, error) {
 	case "off", "":
 	default:
 		return c, fmt.Errorf("SWITCHBOARD_WEB_FETCH=%q: want on or off", v["SWITCHBOARD_WEB_FETCH"])
+	}
+	switch v["SWITCHBOARD_WEB_FETCH_FROM"] {
+	case FromSandbox, "":
+	case FromGateway:
+		c.FromGateway = true
+	default:
+		return c, fmt.Errorf("SWITCHBOARD_WEB_FETCH_FROM=%q: want sandbox or gateway", v["SWITCHBOARD_WEB_FETCH_FROM"])
 	}
 	if c.FetchPolicy, err = policy(v, "SWITCHBOARD_WEB_FETCH_POLICY"); err != nil {
 		return c, err

@@ -27,6 +27,9 @@ func TestLoadConfig(t *testing.T) {
 	if err != nil || !c.Fetch || c.FetchPolicy != core.PolicyAsk || c.Search != BackendBrave || c.SearchURL != BraveURL || c.SearchPolicy != core.PolicyAllow {
 		t.Fatalf("brave: %+v %v", c, err)
 	}
+	if c, err = load(t, map[string]string{"SWITCHBOARD_WEB_FETCH_FROM": "gateway"}); err != nil || !c.FromGateway {
+		t.Fatalf("from the gateway: %+v %v", c, err)
+	}
 	c, err = load(t, map[string]string{"SWITCHBOARD_WEB_SEARCH": "searxng", "SWITCHBOARD_WEB_SEARCH_URL": "http://searxng:8080"})
 	if err != nil || c.Search != BackendSearXNG || c.SearchURL != "http://searxng:8080" {
 		t.Fatalf("searxng: %+v %v", c, err)
@@ -36,6 +39,7 @@ func TestLoadConfig(t *testing.T) {
 		want string
 	}{
 		{map[string]string{"SWITCHBOARD_WEB_FETCH": "yes"}, `SWITCHBOARD_WEB_FETCH="yes": want on or off`},
+		{map[string]string{"SWITCHBOARD_WEB_FETCH_FROM": "proxy"}, `SWITCHBOARD_WEB_FETCH_FROM="proxy": want sandbox or gateway`},
 		{map[string]string{"SWITCHBOARD_WEB_FETCH_POLICY": "deny"}, `SWITCHBOARD_WEB_FETCH_POLICY="deny": want always_allow or always_ask`},
 		{map[string]string{"SWITCHBOARD_WEB_SEARCH": "google"}, `SWITCHBOARD_WEB_SEARCH="google": want off, searxng or brave`},
 		{map[string]string{"SWITCHBOARD_WEB_SEARCH": "searxng"}, "SWITCHBOARD_WEB_SEARCH_URL is required with SWITCHBOARD_WEB_SEARCH=searxng"},

@@ -41,8 +41,12 @@ type Tools struct {
 }
 
 // New returns the web tools of cfg. sb is the sessions' sandbox, nil
-// when they run without one (fetches then leave from the gateway).
+// when they run without one: fetches then leave from the gateway, as
+// they do when cfg says so.
 func New(cfg Config, sb core.Sandbox) *Tools {
+	if cfg.FromGateway {
+		sb = nil
+	}
 	t := &Tools{cfg: cfg, sandbox: sb}
 	if cfg.Fetch && sb == nil {
 		t.direct = newDirect(cfg.AllowPrivate)

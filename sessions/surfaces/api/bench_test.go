@@ -128,7 +128,9 @@ func benchEvent() core.Event {
 // bare net/http handler that writes the same frame bytes to as many
 // streams when told, with no store and no hub.
 func BenchmarkSSEDelivery(b *testing.B) {
-	e := newAPI(b)
+	// Heartbeats at the served default: a stream sending events sends
+	// none, and the bare streams have none.
+	e := newAPIHeartbeat(b, 15*time.Second)
 	s := e.session(b, e.agent(b), "")
 	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 0, MaxIdleConnsPerHost: benchSubscribers}}
 	streams := openStreams(b, client, e.srv.URL+"/v1/sessions/"+s.ID+"/events", admin, benchSubscribers)

@@ -95,26 +95,37 @@ func openStreams(b *testing.B, client *http.Client, url, token string, n int) []
 	return out
 }
 
-// follow1000 follows n streams until seq last and returns the delivery
-// latencies' p50 and p99 (ms); send(seq) makes seq's event go out.
-func follow1000(b *testing.B, streams []*http.Response, n int, send func(seq uint64)) (p50, p99 float64) {
-	d := &deliveries{sent: map[uint64]time.Time{}}
+// fanOut is one set of streams the SSE benchmark times.
+type fanOut struct {
+	streams []*http.Response
+	send    func(seq uint64) // makes seq's event go out
+	d       *deliveries
+}
+
+// followAll follows every set's streams until seq n and sends n events to
+// each set, the sets taking turns event by event (one at a time, not a
+// burst), so that a change of load on the machine falls on each alike.
+func followAll(b *testing.B, n int, sets ...*fanOut) {
 	var wg sync.WaitGroup
-	for _, resp := range streams {
-		wg.Add(1)
-		go d.follow(b, resp, uint64(n), &wg)
+	for _, f := range sets {
+		f.d = &deliveries{sent: map[uint64]time.Time{}}
+		for _, resp := range f.streams {
+			wg.Add(1)
+			go f.d.follow(b, resp, uint64(n), &wg)
+		}
 	}
 	b.StopTimer()
 	time.Sleep(100 * time.Millisecond) // let every stream pass its history
 	b.StartTimer()
 	for i := range n {
 		seq := uint64(i + 1)
-		d.mark(seq, time.Now())
-		send(seq)
-		time.Sleep(20 * time.Millisecond) // one event at a time, not a burst
+		for _, f := range sets {
+			f.d.mark(seq, time.Now())
+			f.send(seq)
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 	wg.Wait()
-	return percentiles(d.lat)
 }
 
 // benchEvent is the agent.message every SSE benchmark sends.
@@ -126,7 +137,7 @@ func benchEvent() core.Event {
 // subscribers of one session: from the call to Append (which includes the
 // fsync) to each stream's receipt. The baseline, in the same run, is a
 // bare net/http handler that writes the same frame bytes to as many
-// streams when told, with no store and no hub.
+// streams when told, with no store and no hub; the two take turns.
 func BenchmarkSSEDelivery(b *testing.B) {
 	// Heartbeats at the served default: a stream sending events sends
 	// none, and the bare streams have none.
@@ -137,7 +148,9 @@ func BenchmarkSSEDelivery(b *testing.B) {
 	var mu sync.Mutex
 	var conns []chan []byte
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ch := make(chan []byte, 16)
+		// As deep as a follower's buffer: a slow stream never holds up
+		// the broadcast (nor the other set's next event).
+		ch := make(chan []byte, 256)
 		mu.Lock()
 		conns = append(conns, ch)
 		mu.Unlock()
@@ -156,13 +169,12 @@ func BenchmarkSSEDelivery(b *testing.B) {
 	}))
 	defer srv.Close()
 	bare := openStreams(b, client, srv.URL, "x", benchSubscribers)
-	b.ResetTimer()
-	p50, p99 := follow1000(b, streams, b.N, func(uint64) {
+	sb := &fanOut{streams: streams, send: func(uint64) {
 		if _, err := e.store.Append(context.Background(), s.ID, core.AppendRequest{Events: []core.Event{benchEvent()}}); err != nil {
 			b.Error(err)
 		}
-	})
-	base50, base99 := follow1000(b, bare, b.N, func(seq uint64) {
+	}}
+	base := &fanOut{streams: bare, send: func(seq uint64) {
 		ev := benchEvent()
 		ev.Seq, ev.SessionID = seq, s.ID
 		f, err := live.NewFrame(ev)
@@ -175,7 +187,11 @@ func BenchmarkSSEDelivery(b *testing.B) {
 			ch <- f.SSE
 		}
 		mu.Unlock()
-	})
+	}}
+	b.ResetTimer()
+	followAll(b, b.N, sb, base)
+	p50, p99 := percentiles(sb.d.lat)
+	base50, base99 := percentiles(base.d.lat)
 	b.StopTimer()
 	b.ReportMetric(p50, "p50-ms")
 	b.ReportMetric(p99, "p99-ms")

@@ -92,9 +92,12 @@ func (s *Store) DeliveryEvent(ctx context.Context, d *core.Delivery) (core.Event
 		if raw == nil {
 			return fmt.Errorf("session %s: %w", d.SessionID, core.ErrNotFound)
 		}
-		var err error
-		if meta, err = record.SessionMetadata(raw); err != nil {
-			return err
+		var ok bool
+		if meta, ok = s.hot.metadata(d.SessionID, raw); !ok {
+			var err error
+			if meta, err = record.SessionMetadata(raw); err != nil {
+				return err
+			}
 		}
 		log := bkt(tx, bucketLogs).Bucket([]byte(d.SessionID))
 		var v []byte

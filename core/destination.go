@@ -259,11 +259,18 @@ type DeliveryQueue interface {
 	// another epoch (another holder claimed it after c expired, or the
 	// destination was deleted) nothing is recorded: ErrLeaseLost.
 	RecordAttempt(ctx context.Context, c Claim, id string, r AttemptResult) (stored, next *Delivery, err error)
-	// RecordAttempts is RecordAttempt for attempts of distinct streams,
-	// stored in one transaction: one commit for many attempts. An attempt
-	// RecordAttempt would refuse (ErrLeaseLost, ErrNotFound) is refused
-	// alone, in its answer's Err; any other error records none of them.
+	// RecordAttempts is RecordAttempt for many attempts, stored in one
+	// transaction: one commit for many attempts. Attempts of one stream
+	// are stored in the order given, each as RecordAttempt would store it
+	// after the one before. An attempt RecordAttempt would refuse
+	// (ErrLeaseLost, ErrNotFound) is refused alone, in its answer's Err;
+	// any other error records none of them.
 	RecordAttempts(ctx context.Context, attempts []AttemptRecord) ([]RecordedAttempt, error)
+	// QueuedDeliveries returns up to limit of a stream's pending
+	// deliveries with a seq above after, in seq order: what the stream's
+	// holder may send while the attempts before are being recorded.
+	// RecordAttempt's next stays the authority on what comes next.
+	QueuedDeliveries(ctx context.Context, st Stream, after uint64, limit int) ([]*Delivery, error)
 	// ReleaseDeliveryClaims ends every claim holder has, so others may
 	// claim those streams at once: a clean stop, once none of holder's
 	// attempts is under way.

@@ -110,30 +110,7 @@ func (s *Service) startStream(ctx context.Context, c core.ClaimedDelivery) {
 			s.mu.Unlock()
 			s.Notify()
 		}()
-		for d := c.Delivery; d != nil; {
-			r, ok := s.attempt(ctx, d)
-			if !ok {
-				return
-			}
-			// Recorded even when a stop began meanwhile: the answer came.
-			next, err := s.rec.record(context.WithoutCancel(ctx), c.Claim, d.ID, r)
-			if errors.Is(err, core.ErrLeaseLost) {
-				// Another replica took the stream over (this one stalled
-				// past the claim): it delivers from here.
-				s.log.Warn("delivery stream claimed by another replica; leaving it", "delivery_id", d.ID, "destination_id", d.DestinationID, "session_id", d.SessionID, "epoch", c.Claim.Epoch)
-				return
-			}
-			if err != nil {
-				// The claim keeps the stream until it runs out, so no one
-				// is handed it straight back while the store is failing.
-				s.log.Error("record a delivery attempt", "delivery_id", d.ID, "err", err)
-				return
-			}
-			if !r.Success {
-				s.logFailure(d, r)
-			}
-			d = next
-		}
+		s.deliverStream(ctx, c)
 	})
 }
 

@@ -27,9 +27,10 @@ type recordCall struct {
 	done chan core.RecordedAttempt
 }
 
-// record stores an attempt as RecordAttempt does, returning the stream's
-// next delivery when it is due now.
-func (r *recorder) record(ctx context.Context, c core.Claim, id string, res core.AttemptResult) (*core.Delivery, error) {
+// submit queues an attempt to be stored as RecordAttempt does and returns
+// where its answer comes. Attempts are stored in the order submitted, so
+// a stream's attempts submitted one after another are stored in order.
+func (r *recorder) submit(ctx context.Context, c core.Claim, id string, res core.AttemptResult) <-chan core.RecordedAttempt {
 	call := &recordCall{rec: core.AttemptRecord{Claim: c, ID: id, Result: res}, done: make(chan core.RecordedAttempt, 1)}
 	r.mu.Lock()
 	r.queue = append(r.queue, call)
@@ -39,8 +40,7 @@ func (r *recorder) record(ctx context.Context, c core.Claim, id string, res core
 	if lead {
 		go r.run(ctx)
 	}
-	out := <-call.done
-	return out.Next, out.Err
+	return call.done
 }
 
 // run stores queued attempts until the queue is empty.

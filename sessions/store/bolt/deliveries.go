@@ -88,11 +88,17 @@ func (s *Store) DeliveryEvent(ctx context.Context, d *core.Delivery) (core.Event
 	var e core.Event
 	var meta map[string]string
 	err := s.db.View(func(tx *bbolt.Tx) error {
-		sess, err := loadSession(tx, d.SessionID)
-		if err != nil {
-			return err
+		raw := bkt(tx, bucketSessions).Get([]byte(d.SessionID))
+		if raw == nil {
+			return fmt.Errorf("session %s: %w", d.SessionID, core.ErrNotFound)
 		}
-		meta = sess.Metadata
+		var ok bool
+		if meta, ok = s.hot.metadata(d.SessionID, raw); !ok {
+			var err error
+			if meta, err = record.SessionMetadata(raw); err != nil {
+				return err
+			}
+		}
 		log := bkt(tx, bucketLogs).Bucket([]byte(d.SessionID))
 		var v []byte
 		if log != nil {

@@ -204,6 +204,37 @@ func head(tx *bbolt.Tx, st core.Stream) (*core.Delivery, error) {
 	return nil, nil
 }
 
+// QueuedDeliveries returns a stream's pending deliveries after a seq; see
+// core.DeliveryQueue.
+func (s *Store) QueuedDeliveries(ctx context.Context, st core.Stream, after uint64, limit int) ([]*core.Delivery, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		return nil, nil
+	}
+	var out []*core.Delivery
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		prefix := streamKey(st)
+		c := bkt(tx, bucketOutbox).Cursor()
+		for k, v := c.Seek(queueKey(st, after+1)); k != nil && bytes.HasPrefix(k, prefix) && len(out) < limit; k, v = c.Next() {
+			if len(k) != len(prefix)+8 {
+				continue // a session id that extends this one
+			}
+			d, err := loadDelivery(tx, string(v))
+			if err != nil {
+				return err
+			}
+			out = append(out, d)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queued deliveries of %s/%s: %w", st.DestinationID, st.SessionID, err)
+	}
+	return out, nil
+}
+
 // reschedule puts a stream in the due index at its first delivery's next
 // attempt, or takes it out when it is empty or its destination is paused.
 // It returns that first delivery.

@@ -3,6 +3,7 @@ package bolt
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"sync"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -55,6 +56,19 @@ func (h *hotSessions) status(id string, raw []byte) (core.Status, bool) {
 		return "", false
 	}
 	return e.sess.Status, true
+}
+
+// metadata is a copy of the metadata of the record stored as raw under
+// id, if kept: a delivery's envelope carries it, and the sessions whose
+// events are being delivered are the ones appending.
+func (h *hotSessions) metadata(id string, raw []byte) (map[string]string, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e, ok := h.entries[id]
+	if !ok || !bytes.Equal(e.raw, raw) {
+		return nil, false
+	}
+	return maps.Clone(e.sess.Metadata), true
 }
 
 // put keeps sess, stored as raw; the caller must not change either after.

@@ -36,6 +36,22 @@ func TestHotSessions(t *testing.T) {
 				t.Fatal("a record taken twice")
 			}
 		}},
+		{"metadata is a copy, of the same bytes only", func(t *testing.T, h *hotSessions) {
+			r := rec("s1")
+			r.Metadata = map[string]string{"ticket": "T-1"}
+			h.put(r, []byte(`{"a":1}`))
+			if _, ok := h.metadata("s1", []byte(`{"a":2}`)); ok {
+				t.Fatal("metadata of other bytes answered")
+			}
+			m, ok := h.metadata("s1", []byte(`{"a":1}`))
+			if !ok || m["ticket"] != "T-1" {
+				t.Fatalf("metadata = %v, %v", m, ok)
+			}
+			m["ticket"] = "changed"
+			if r.Metadata["ticket"] != "T-1" {
+				t.Fatal("the kept record changed through its metadata")
+			}
+		}},
 		{"bounded", func(t *testing.T, h *hotSessions) {
 			for i := range maxHotSessions + 10 {
 				h.put(rec(fmt.Sprint(i)), []byte("x"))

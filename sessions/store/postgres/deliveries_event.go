@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/store/record"
 )
 
 // DeliveryEvent reads the logged event a delivery carries and its
@@ -28,7 +29,7 @@ func (s *Store) DeliveryEvent(ctx context.Context, d *core.Delivery) (core.Event
 	if err != nil {
 		return core.Event{}, nil, fmt.Errorf("delivery event of %s: %w", d.ID, err)
 	}
-	sess, err := decodeSession(sessBody)
+	meta, err := record.SessionMetadata(sessBody)
 	if err != nil {
 		return core.Event{}, nil, fmt.Errorf("delivery event of %s: %w", d.ID, err)
 	}
@@ -36,5 +37,5 @@ func (s *Store) DeliveryEvent(ctx context.Context, d *core.Delivery) (core.Event
 	if err != nil {
 		return core.Event{}, nil, fmt.Errorf("delivery event of %s: %w", d.ID, err)
 	}
-	return e, sess.Metadata, nil
+	return e, meta, nil
 }

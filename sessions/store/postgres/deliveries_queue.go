@@ -182,3 +182,21 @@ func (s *Store) recordAttempt(ctx context.Context, tx pgx.Tx, c core.Claim, id s
 	}
 	return d, next, settleClaim(ctx, tx, d.Stream(), c, next != nil)
 }
+
+// QueuedDeliveries returns a stream's pending deliveries after a seq; see
+// core.DeliveryQueue.
+func (s *Store) QueuedDeliveries(ctx context.Context, st core.Stream, after uint64, limit int) ([]*core.Delivery, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		return nil, nil
+	}
+	ds, err := queryDeliveries(ctx, s.poolFor(ctx), `SELECT body FROM deliveries
+		WHERE destination_id = $1 AND session_id = $2 AND state = 'pending' AND seq > $3
+		ORDER BY seq LIMIT $4`, st.DestinationID, st.SessionID, int64(after), limit)
+	if err != nil {
+		return nil, fmt.Errorf("queued deliveries of %s/%s: %w", st.DestinationID, st.SessionID, err)
+	}
+	return ds, nil
+}

@@ -51,3 +51,16 @@ func newID(id *string, prefix, op, noun string) error {
 	}
 	return nil
 }
+
+// SessionMetadata reads only the metadata of a stored session record: a
+// delivery's envelope carries it, and decoding the whole record for it
+// cost every attempt as much as its event.
+func SessionMetadata(raw []byte) (map[string]string, error) {
+	var s struct {
+		Metadata map[string]string `json:"metadata"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("decode session: %w", err)
+	}
+	return s.Metadata, nil
+}

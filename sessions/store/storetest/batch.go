@@ -88,3 +88,51 @@ func testRecordBatch(t *testing.T, s DeliveryStore) {
 		t.Fatalf("due = %+v; want only %s", ds, lost.ID)
 	}
 }
+
+// testSendAhead: a holder reads the deliveries queued behind the one it
+// sends (QueuedDeliveries) and records their attempts in order in one
+// batch; each is stored as if recorded after the one before, and the
+// claim ends with the stream.
+func testSendAhead(t *testing.T, s DeliveryStore) {
+	ctx := t.Context()
+	createDest(t, s, "", core.EventFilter{})
+	sess := sessionOf(t, s, "agt_a")
+	say(t, s, sess.ID, "one", "two", "three")
+	held := claim(t, s, "a")
+	if len(held) != 1 || held[0].Seq != 1 {
+		t.Fatalf("a claimed %+v", held)
+	}
+	head := held[0]
+	ahead, err := s.QueuedDeliveries(ctx, head.Stream(), head.Seq, 10)
+	must(t, err)
+	if len(ahead) != 2 || ahead[0].Seq != 2 || ahead[1].Seq != 3 || ahead[0].State != core.DeliveryPending {
+		t.Fatalf("queued after %d = %+v", head.Seq, ahead)
+	}
+	if one, err := s.QueuedDeliveries(ctx, head.Stream(), head.Seq, 1); err != nil || len(one) != 1 || one[0].Seq != 2 {
+		t.Fatalf("queued, limit 1 = %+v, %v", one, err)
+	}
+	done := core.AttemptResult{Success: true, Attempt: core.Attempt{At: core.Now(), StatusCode: 204}}
+	out, err := s.RecordAttempts(ctx, []core.AttemptRecord{
+		{Claim: head.Claim, ID: head.ID, Result: done},
+		{Claim: head.Claim, ID: ahead[0].ID, Result: done},
+		{Claim: head.Claim, ID: ahead[1].ID, Result: done},
+	})
+	must(t, err)
+	for i, o := range out {
+		if o.Err != nil || o.Stored.State != core.DeliveryDelivered {
+			t.Fatalf("attempt %d: %+v", i, o)
+		}
+	}
+	if out[0].Next == nil || out[0].Next.ID != ahead[0].ID || out[1].Next == nil || out[1].Next.ID != ahead[1].ID || out[2].Next != nil {
+		t.Fatalf("nexts %+v %+v %+v", out[0].Next, out[1].Next, out[2].Next)
+	}
+	if rest, err := s.QueuedDeliveries(ctx, head.Stream(), 0, 10); err != nil || len(rest) != 0 {
+		t.Fatalf("queued once delivered = %+v, %v", rest, err)
+	}
+	// The stream ended with its claim: a new event is claimed afresh.
+	say(t, s, sess.ID, "four")
+	again := claim(t, s, "b")
+	if len(again) != 1 || again[0].Seq != 4 || again[0].Claim.Epoch <= head.Claim.Epoch {
+		t.Fatalf("claimed after the stream drained = %+v", again)
+	}
+}

@@ -42,6 +42,7 @@ func RunDeliveries[S DeliveryStore](t *testing.T, open func(t *testing.T) S) {
 		{"outbox/claims_release", testClaimsRelease},
 		{"deliveries/list", testDeliveryList},
 		{"outbox/record_batch", testRecordBatch},
+		{"outbox/send_ahead", testSendAhead},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })

@@ -169,9 +169,15 @@ func contains(list []string, s string) bool {
 }
 
 func (h *Handler) postEvents(w http.ResponseWriter, r *http.Request) error {
-	s, err := h.session(r)
-	if err != nil {
-		return err
+	// The store refuses a session that does not exist or is archived in
+	// the transaction that queues: only a retry reads the session first.
+	id := r.PathValue("id")
+	p, ok := core.PrincipalFrom(r.Context())
+	if !ok {
+		return web.Errorf(http.StatusUnauthorized, "unauthorized", "missing credentials")
+	}
+	if !p.MaySee(id) {
+		return notFound("session", id)
 	}
 	raw, err := web.ReadBody(w, r, h.MaxBody)
 	if err != nil {
@@ -204,16 +210,20 @@ func (h *Handler) postEvents(w http.ResponseWriter, r *http.Request) error {
 		}
 		in := core.NewInput(typ, b)
 		if typ == core.TypeUserRetry {
+			s, err := h.session(r)
+			if err != nil {
+				return err
+			}
 			var rb core.RetryBody
 			_ = json.Unmarshal(b, &rb) // parseInput wrote it
 			if in, err = core.NewRetry(s, rb.TurnID); err != nil {
 				return fmt.Errorf("events[%d]: %w", i, err)
 			}
 		}
-		in.SessionID = s.ID
+		in.SessionID = id
 		inputs = append(inputs, in)
 	}
-	idem, err := idempotency(r, "events:"+s.ID, raw)
+	idem, err := idempotency(r, "events:"+id, raw)
 	if err != nil {
 		return err
 	}
@@ -224,7 +234,7 @@ func (h *Handler) postEvents(w http.ResponseWriter, r *http.Request) error {
 	if idem != nil {
 		idem.Answer = mustJSON(map[string]any{"data": answer.Data})
 	}
-	res, err := h.Store.QueueInputs(background(r), s.ID, core.QueueRequest{Inputs: inputs, Idempotency: idem, AnswersPending: true})
+	res, err := h.Store.QueueInputs(background(r), id, core.QueueRequest{Inputs: inputs, Idempotency: idem, AnswersPending: true})
 	if err != nil {
 		return err
 	}

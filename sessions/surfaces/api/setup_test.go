@@ -83,6 +83,12 @@ type apiEnv struct {
 
 func newAPI(t testing.TB) *apiEnv {
 	t.Helper()
+	return newAPIHeartbeat(t, 50*time.Millisecond)
+}
+
+// newAPIHeartbeat is newAPI with SSE heartbeats every hb.
+func newAPIHeartbeat(t testing.TB, hb time.Duration) *apiEnv {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "db")
 	db, err := bolt.Open(path, bolt.Options{})
 	if err != nil {
@@ -100,7 +106,7 @@ func newAPI(t testing.TB) *apiEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	(&api.Handler{Store: store, Runtime: rt, Environments: store, Sealer: newTestSealer(t), Hub: hub, MaxBody: 64 << 10, Heartbeat: 50 * time.Millisecond, StdioAllow: allow,
+	(&api.Handler{Store: store, Runtime: rt, Environments: store, Sealer: newTestSealer(t), Hub: hub, MaxBody: 64 << 10, Heartbeat: hb, StdioAllow: allow,
 		Links: forbidAcme{}, Repositories: acmeRepositories{}}).Register(mux)
 	srv := httptest.NewServer((&api.Auth{AdminToken: admin, Sessions: store}).Wrap(mux))
 	t.Cleanup(srv.Close)

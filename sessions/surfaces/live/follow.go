@@ -76,10 +76,39 @@ func (f *Follower) Next(ctx context.Context, heartbeat <-chan time.Time) ([]Fram
 				continue // already sent from the history
 			case seq == f.last+1:
 				f.last = seq
-				return []Frame{fr}, nil
+				return f.burst(ctx, fr)
 			default:
 				return f.Backlog(ctx)
 			}
 		}
 	}
+}
+
+// maxBurst bounds the frames one Next returns beyond the first.
+const maxBurst = 64
+
+// burst returns first with the live frames already waiting behind it, so
+// a stream that fell behind, or events committed together, cost one
+// write and one flush rather than one each.
+func (f *Follower) burst(ctx context.Context, first Frame) ([]Frame, error) {
+	out := []Frame{first}
+	for range maxBurst {
+		select {
+		case fr := <-f.sub.C:
+			switch seq := fr.Event.Seq; {
+			case seq <= f.last:
+				continue
+			case seq == f.last+1:
+				f.last = seq
+				out = append(out, fr)
+				continue
+			}
+			// A gap: the store has it, and this frame after it.
+			more, err := f.Backlog(ctx)
+			return append(out, more...), err
+		default:
+		}
+		break
+	}
+	return out, nil
 }

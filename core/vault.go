@@ -42,6 +42,11 @@ type Credential struct {
 	ExpiresAt *Time `json:"expires_at,omitempty"`
 	CreatedAt Time  `json:"created_at"`
 	UpdatedAt Time  `json:"updated_at"`
+	// Scope is who owns the credential, which sessions may use it: global
+	// (the default, and every credential stored before scopes), a tenant
+	// or a tenant group. Last, so a record of an earlier release gains it
+	// where the encoder writes it (see the stores' migrations).
+	Scope CredentialScope `json:"scope"`
 }
 
 // CredentialSecret is the sealed part of a credential.

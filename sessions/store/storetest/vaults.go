@@ -266,9 +266,9 @@ func testCredentialInvalid(t *testing.T, s core.VaultStore) {
 		{"missing vault", with(func(c *core.Credential) { c.VaultID = core.NewID(core.PrefixVault) }), "s", core.ErrNotFound},
 		{"unknown scope", with(func(c *core.Credential) { c.Scope = core.CredentialScope{Type: "team"} }), "s", core.ErrInvalid},
 		{"tenant scope without tenant", with(func(c *core.Credential) { c.Scope = core.CredentialScope{Type: core.ScopeTenant} }), "s", core.ErrInvalid},
-		{"global scope naming a tenant", with(func(c *core.Credential) { c.Scope = core.CredentialScope{Type: core.ScopeGlobal, Tenant: "slack:T1"} }), "s", core.ErrInvalid},
+		{"global scope naming a tenant", with(func(c *core.Credential) { c.Scope = core.CredentialScope{Type: core.ScopeGlobal, Tenant: "chat:T1"} }), "s", core.ErrInvalid},
 		{"group scope naming a tenant", with(func(c *core.Credential) {
-			c.Scope = core.CredentialScope{Type: core.ScopeTenantGroup, TenantGroup: "acme", Tenant: "slack:T1"}
+			c.Scope = core.CredentialScope{Type: core.ScopeTenantGroup, TenantGroup: "acme", Tenant: "chat:T1"}
 		}), "s", core.ErrInvalid},
 	}
 	for _, tc := range tests {
@@ -344,7 +344,7 @@ func testCredentialScope(t *testing.T, s core.VaultStore) {
 		t.Fatalf("credential put without a scope has scope %+v, want global", global.Scope)
 	}
 	tenant := newCredential("tenant", v.ID)
-	tenant.Scope = core.CredentialScope{Type: core.ScopeTenant, Tenant: "github:acme/app"}
+	tenant.Scope = core.CredentialScope{Type: core.ScopeTenant, Tenant: "forge:acme/app"}
 	putCredential(t, s, tenant, "s")
 	group := newCredential("group", v.ID)
 	group.Scope = core.CredentialScope{Type: core.ScopeTenantGroup, TenantGroup: "acme"}

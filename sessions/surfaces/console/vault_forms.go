@@ -45,7 +45,7 @@ var (
 	nameField  = fieldSpec{Name: "name", Label: "Name"}
 	hostsField = fieldSpec{Name: "hosts", Label: "Hosts", Help: "Where it may be sent: host, host:port, or *.example.com for subdomains; separate several with spaces or commas."}
 	scopeField = fieldSpec{Name: "scope", Label: "Owner", Optional: true,
-		Help: "Which sessions may use it: empty for global (any session), tenant:<tenant> (such as tenant:slack:T0123) or tenant_group:<group>."}
+		Help: "Which sessions may use it: empty for global (any session), tenant:<tenant> (as sessions name their tenant) or tenant_group:<group>."}
 	tokenField = fieldSpec{Name: "token", Label: "Token", Secret: true}
 	valueField = fieldSpec{Name: "value", Label: "Value", Secret: true}
 	refresh    = fieldSpec{Name: "refresh_token", Label: "Refresh token", Secret: true}

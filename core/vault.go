@@ -42,6 +42,11 @@ type Credential struct {
 	ExpiresAt *Time `json:"expires_at,omitempty"`
 	CreatedAt Time  `json:"created_at"`
 	UpdatedAt Time  `json:"updated_at"`
+	// Scope is who owns the credential, which sessions may use it: global
+	// (the default, and every credential stored before scopes), a tenant
+	// or a tenant group. Last, so a record of an earlier release gains it
+	// where the encoder writes it (see the stores' migrations).
+	Scope CredentialScope `json:"scope"`
 }
 
 // CredentialSecret is the sealed part of a credential.
@@ -85,6 +90,9 @@ const (
 // CredentialSource resolves vault credentials for outbound requests made
 // on the model's behalf (MCP servers, the sandbox's egress proxy). The
 // values it returns must never be logged or put into an event.
+// Callers name the session a credential is used for with
+// WithCredentialSession: a credential scoped to a tenant or tenant group
+// resolves only for a session of its owner (else a *ScopeError).
 type CredentialSource interface {
 	// Header returns the header carrying credential id for a request to
 	// host (host or host:port), refreshing an expired oauth token first. A

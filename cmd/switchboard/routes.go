@@ -44,7 +44,8 @@ func routes(cfg *serveConfig, store backend.Store, hub *live.Hub, rt *runtime.Ru
 	a := &api.Auth{AdminToken: cfg.adminToken, Sessions: store, Logger: log}
 	v1 := http.NewServeMux()
 	(&api.Handler{Store: store, Runtime: rt, Schedules: store, Links: gw, Repositories: gw, Models: clients, Destinations: wh, Environments: store, Sealer: cfg.sealer, StdioAllow: cfg.mcp.StdioAllow, Hub: hub, Logger: log, MaxBody: cfg.maxBody, Heartbeat: cfg.heartbeat, OnSSE: m.SSE, Runtimes: runtimes(sb),
-		Secrets: (&vaults.Resolver{Store: store, Sealer: cfg.sealer, Logger: log}).CheckNotSecret}).Register(v1)
+		Secrets:     (&vaults.Resolver{Store: store, Sealer: cfg.sealer, Logger: log}).CheckNotSecret,
+		Credentials: (&vaults.Resolver{Store: store, Sealer: cfg.sealer, Logger: log}).CheckSession}).Register(v1)
 	sandbox.RegisterEnvironments(v1, sb, store, store, cfg.maxBody, log)
 	(&vaults.Handler{Store: store, Sealer: cfg.sealer, Logger: log, MaxBody: cfg.maxBody}).Register(v1)
 	(&skills.Handler{Store: store, Logger: log, MaxBytes: cfg.skills.MaxBytes}).Register(v1)

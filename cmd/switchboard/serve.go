@@ -236,7 +236,7 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 	// Continue commands read addresses and installations through the
 	// providers the intake feeds.
 	intake.Links = gw
-	sb, err := sandbox.Open(ctx, cfg.sandbox, sandbox.Deps{Store: db, Vault: &vaults.Resolver{Store: db, Sealer: cfg.sealer, Logger: log},
+	sb, err := sandbox.Open(ctx, cfg.sandbox, sandbox.Deps{Store: db, Vault: &vaults.Resolver{Store: db, Sealer: cfg.sealer, Sessions: db, Logger: log},
 		Granters: []sandbox.GitGranter{gw}, Logger: log, Replica: holder, Skills: &skills.Source{Store: db},
 		// The usage of ACP agents' model calls, read by the egress proxy,
 		// and their platform tools, served by it.
@@ -245,7 +245,7 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 		return err
 	}
 	mc := cfg.mcp
-	mc.Credentials, mc.Logger = &vaults.Resolver{Store: db, Sealer: cfg.sealer, Logger: log}, log
+	mc.Credentials, mc.Logger = &vaults.Resolver{Store: db, Sealer: cfg.sealer, Sessions: db, Logger: log}, log
 	v, _ := buildVersion()
 	mc.ClientInfo = mcpbridge.ClientInfo{Name: "switchboard", Version: v}
 	mcp := mcpbridge.New(mc)

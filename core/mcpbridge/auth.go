@@ -24,8 +24,11 @@ type authTransport struct {
 	base  http.RoundTripper
 	creds core.CredentialSource
 	id    string
-	sec   *secrets
-	log   *slog.Logger
+	// session is the session the credential is used for: a credential
+	// scoped to another tenant is refused.
+	session string
+	sec     *secrets
+	log     *slog.Logger
 }
 
 func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -43,7 +46,7 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// The server refused the credential: an expired oauth token is renewed
 	// once and the request sent again; anything else keeps the 401.
-	if rerr := t.creds.Refresh(req.Context(), t.id); rerr != nil {
+	if rerr := t.creds.Refresh(core.WithCredentialSession(req.Context(), t.session), t.id); rerr != nil {
 		t.log.Debug("mcp credential refresh failed", "credential", t.id, "host", req.URL.Host, "err", rerr)
 		return resp, nil
 	}
@@ -65,7 +68,7 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // authorize returns a copy of req carrying the credential (a RoundTripper
 // must not change the request it was given).
 func (t *authTransport) authorize(req *http.Request) (*http.Request, error) {
-	name, value, err := t.creds.Header(req.Context(), t.id, req.URL.Host)
+	name, value, err := t.creds.Header(core.WithCredentialSession(req.Context(), t.session), t.id, req.URL.Host)
 	if err != nil {
 		return nil, fmt.Errorf("credential %s for %s: %w", t.id, req.URL.Host, err)
 	}

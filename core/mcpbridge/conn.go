@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/switchboardhq/switchboard/core"
 )
 
 // conn is a session's connection to one server. It outlives the MCP
@@ -25,6 +26,9 @@ type conn struct {
 	key string
 	log *slog.Logger
 	sec *secrets
+	// session is the session the conn serves, whose tenancy its vault
+	// credential is resolved for.
+	session string
 
 	mu      sync.Mutex // held while connecting and listing, never during a call
 	link    *link
@@ -118,7 +122,7 @@ func (c *conn) linkLocked(ctx context.Context) (*link, error) {
 	defer cancel()
 	life, stop := context.WithCancel(c.p.life)
 	l := &link{cancel: stop}
-	cl, err := c.p.open(ctx, l, c.srv, c.sec, c.log)
+	cl, err := c.p.open(core.WithCredentialSession(ctx, c.session), l, c.srv, c.sec, c.log)
 	if err != nil {
 		stop()
 		return nil, err

@@ -201,11 +201,12 @@ func (p *Pool) Tools(ctx context.Context, sessionID string, servers []Server) ([
 
 func (p *Pool) newConn(sessionID string, srv Server) *conn {
 	return &conn{
-		p:   p,
-		srv: srv,
-		key: srv.key(),
-		log: p.log.With("session_id", sessionID, "mcp_server", srv.ServerName()),
-		sec: &secrets{},
+		p:       p,
+		srv:     srv,
+		session: sessionID,
+		key:     srv.key(),
+		log:     p.log.With("session_id", sessionID, "mcp_server", srv.ServerName()),
+		sec:     &secrets{},
 	}
 }
 

@@ -110,7 +110,7 @@ func (p *Pool) open(ctx context.Context, l *link, srv Server, sec *secrets, log 
 		switch s.transport() {
 		case core.TransportStreamableHTTP:
 			tr, err := transport.NewStreamableHTTP(s.URL,
-				transport.WithHTTPBasicClient(p.httpClient(s, sec, log, nil)),
+				transport.WithHTTPBasicClient(p.httpClient(core.CredentialSessionFrom(ctx), s, sec, log, nil)),
 				// The standalone GET stream is where a server sends
 				// tools/list_changed between requests. mcp-go deprecates
 				// it for protocol 2026-07-28, which this client does not
@@ -125,7 +125,7 @@ func (p *Pool) open(ctx context.Context, l *link, srv Server, sec *secrets, log 
 			return client.NewClient(tr, opts...), nil
 		case core.TransportSSE:
 			tr, err := transport.NewSSE(s.URL,
-				transport.WithHTTPClient(p.httpClient(s, sec, log, l)),
+				transport.WithHTTPClient(p.httpClient(core.CredentialSessionFrom(ctx), s, sec, log, l)),
 				transport.WithEndpointTimeout(p.cfg.ConnectTimeout),
 				// mcp-go's default of 60s would cut long tool calls: the
 				// turn's context bounds a call, as on the other transports.
@@ -155,13 +155,14 @@ func (p *Pool) open(ctx context.Context, l *link, srv Server, sec *secrets, log 
 	return nil, fmt.Errorf("server %T: want External or InProcess: %w", srv, core.ErrInvalid)
 }
 
-// httpClient sends the server's vault credential with every request. With
+// httpClient sends the server's vault credential, resolved for session,
+// with every request. With
 // sse set (the SSE transport) it also watches for the server refusing the
 // session.
-func (p *Pool) httpClient(s External, sec *secrets, log *slog.Logger, sse *link) *http.Client {
+func (p *Pool) httpClient(session string, s External, sec *secrets, log *slog.Logger, sse *link) *http.Client {
 	rt := p.transport
 	if id, ok := s.credential(); ok {
-		rt = &authTransport{base: rt, creds: p.cfg.Credentials, id: id, sec: sec, log: log}
+		rt = &authTransport{base: rt, creds: p.cfg.Credentials, id: id, session: session, sec: sec, log: log}
 	}
 	if sse != nil {
 		rt = sessionWatch{base: rt, l: sse}

@@ -2,6 +2,7 @@ package egress
 
 import (
 	"crypto/tls"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -83,7 +84,12 @@ func (p *Proxy) injector(c Client, host string, port int, cred string) http.Hand
 		}
 		b := core.EgressBody{Host: host, Port: port, Method: r.Method, CredentialID: cred}
 		// Resolved per request: an oauth token refreshed meanwhile is used.
-		name, value, err := p.cfg.Credentials.Header(r.Context(), cred, hostport)
+		name, value, err := p.cfg.Credentials.Header(credentialContext(r.Context(), c), cred, hostport)
+		if se := (*core.ScopeError)(nil); errors.As(err, &se) {
+			// Rescoped since the tunnel opened.
+			p.outOfScope(w, c, b, se)
+			return
+		}
 		if err != nil {
 			b.Decision, b.Reason = core.EgressDenied, "the credential could not be resolved"
 			p.decide(c, b)

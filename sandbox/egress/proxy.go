@@ -309,22 +309,55 @@ func (p *Proxy) decide(c Client, b core.EgressBody) {
 }
 
 // credentialFor returns the first of the client's credentials bound to
-// host:port, or "".
-func (p *Proxy) credentialFor(ctx context.Context, c Client, hostport string) string {
+// host:port that its session may use, or "". When every one bound there
+// belongs to another tenant than the session's, the first is returned
+// with its refusal.
+func (p *Proxy) credentialFor(ctx context.Context, c Client, hostport string) (string, *core.ScopeError) {
 	if p.cfg.Credentials == nil {
-		return ""
+		return "", nil
 	}
+	ctx = credentialContext(ctx, c)
+	var refused *core.ScopeError
 	for _, id := range c.Policy.Credentials {
 		_, _, err := p.cfg.Credentials.Header(ctx, id, hostport)
 		if err == nil {
-			return id
+			return id, nil
+		}
+		if se := (*core.ScopeError)(nil); errors.As(err, &se) {
+			if refused == nil {
+				refused = se
+			}
+			continue
 		}
 		if !errors.Is(err, core.ErrForbidden) {
 			// Deleted, or unreadable: the request goes on without it.
 			p.log.Warn("egress credential unusable", "client", c.Name, "credential_id", id, "err", err)
 		}
 	}
-	return ""
+	if refused != nil {
+		return refused.Credential, refused
+	}
+	return "", nil
+}
+
+// credentialContext names, for the credential source, the session the
+// client's credentials are resolved for: a scoped credential is used only
+// for a session of its owner.
+func credentialContext(ctx context.Context, c Client) context.Context {
+	if c.Session == "" {
+		return ctx
+	}
+	return core.WithCredentialSession(ctx, c.Session)
+}
+
+// outOfScope refuses a request toward a host whose credential belongs to
+// another tenant than the client's session, saying whose it is.
+func (p *Proxy) outOfScope(w http.ResponseWriter, c Client, b core.EgressBody, se *core.ScopeError) {
+	b.Decision, b.CredentialID = core.EgressDenied, se.Credential
+	b.Reason = "credential " + se.Credential + " is scoped to " + se.Scope.String() + ", not this session's tenant"
+	p.decide(c, b)
+	p.log.Warn("egress credential out of scope", "client", c.Name, "credential_id", se.Credential, "err", se)
+	http.Error(w, "switchboard egress: "+se.Error(), http.StatusForbidden)
 }
 
 // upstreamFailed answers a dial or round-trip failure: 403 for a refused

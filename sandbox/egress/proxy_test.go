@@ -21,13 +21,15 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 )
 
-// fakeCredentials is a core.CredentialSource over fixed values.
+// fakeCredentials is a core.CredentialSource over fixed values. One with
+// an owner resolves only for that session (core.WithCredentialSession).
 type fakeCredentials map[string]struct {
 	hosts       []string
 	name, value string
+	owner       string
 }
 
-func (f fakeCredentials) Header(_ context.Context, id, hostport string) (string, string, error) {
+func (f fakeCredentials) Header(ctx context.Context, id, hostport string) (string, string, error) {
 	c, ok := f[id]
 	if !ok {
 		return "", "", fmt.Errorf("credential %s: %w", id, core.ErrNotFound)
@@ -36,6 +38,10 @@ func (f fakeCredentials) Header(_ context.Context, id, hostport string) (string,
 	n, _ := strconv.Atoi(port)
 	if !core.HostAllowed(c.hosts, host, n) {
 		return "", "", fmt.Errorf("credential %s not bound to %s: %w", id, hostport, core.ErrForbidden)
+	}
+	if s := core.CredentialSessionFrom(ctx); c.owner != "" && s != c.owner {
+		return "", "", &core.ScopeError{Credential: id, Name: id, Scope: core.CredentialScope{Type: core.ScopeTenant, Tenant: "tenant-b"},
+			Tenancy: core.Tenancy{Session: s, Tenant: "tenant-a"}}
 	}
 	return c.name, c.value, nil
 }
@@ -87,7 +93,7 @@ func upstream(t *testing.T) *httptest.Server {
 }
 
 func TestProxy(t *testing.T) {
-	injected, keyed, plain := upstream(t), upstream(t), upstream(t)
+	injected, keyed, plain, scoped := upstream(t), upstream(t), upstream(t), upstream(t)
 	cleartext := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintf(w, "plain %s", r.URL.Path) }))
 	defer cleartext.Close()
 	port := func(s *httptest.Server) string { u, _ := url.Parse(s.URL); return u.Port() }
@@ -97,17 +103,21 @@ func TestProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	roots := x509.NewCertPool()
-	for _, s := range []*httptest.Server{injected, keyed, plain} {
+	for _, s := range []*httptest.Server{injected, keyed, plain, scoped} {
 		roots.AddCert(s.Certificate())
 	}
+	// vcr_bearer is the session's own; vcr_theirs, bound to the same
+	// host, is skipped for it; vcr_other, alone on its host, is refused.
 	creds := fakeCredentials{
-		"vcr_bearer": {hosts: []string{"127.0.0.1:" + port(injected)}, name: "Authorization", value: "Bearer vault-secret"},
+		"vcr_theirs": {hosts: []string{"127.0.0.1:" + port(injected)}, name: "Authorization", value: "Bearer theirs", owner: "ses_b"},
+		"vcr_bearer": {hosts: []string{"127.0.0.1:" + port(injected)}, name: "Authorization", value: "Bearer vault-secret", owner: "ses_a"},
 		"vcr_header": {hosts: []string{"127.0.0.1:" + port(keyed)}, name: "X-Api-Key", value: "vault-key"},
 		"vcr_gone":   {hosts: []string{"elsewhere.example"}},
+		"vcr_other":  {hosts: []string{"127.0.0.1:" + port(scoped)}, name: "Authorization", value: "Bearer other", owner: "ses_b"},
 	}
 	policy := Policy{
-		Hosts:       []string{"127.0.0.1:" + port(injected), "127.0.0.1:" + port(keyed), "127.0.0.1:" + port(plain), "127.0.0.1:" + port(cleartext)},
-		Credentials: []string{"vcr_missing", "vcr_gone", "vcr_bearer", "vcr_header"},
+		Hosts:       []string{"127.0.0.1:" + port(injected), "127.0.0.1:" + port(keyed), "127.0.0.1:" + port(plain), "127.0.0.1:" + port(cleartext), "127.0.0.1:" + port(scoped)},
+		Credentials: []string{"vcr_missing", "vcr_gone", "vcr_theirs", "vcr_bearer", "vcr_header", "vcr_other"},
 	}
 	rec := &recorded{}
 	start := func(allowPrivate bool) string {
@@ -167,6 +177,10 @@ func TestProxy(t *testing.T) {
 		{"plain http forwarded", proxyURL, cleartext.URL + "/p", 200,
 			[]string{"plain /p"},
 			core.EgressBody{Host: "127.0.0.1", Port: atoi(port(cleartext)), Method: "GET", Decision: core.EgressAllowed}},
+		{"another tenant's credential refused", proxyURL, scoped.URL + "/s", 0,
+			[]string{"Forbidden"},
+			core.EgressBody{Host: "127.0.0.1", Port: atoi(port(scoped)), Method: "CONNECT", Decision: core.EgressDenied, CredentialID: "vcr_other",
+				Reason: "credential vcr_other is scoped to tenant tenant-b, not this session's tenant"}},
 		{"not on the allowlist", proxyURL, "https://127.0.0.2:9/", 0,
 			[]string{"Forbidden"},
 			core.EgressBody{Host: "127.0.0.2", Port: 9, Method: "CONNECT", Decision: core.EgressDenied, Reason: "not on the environment's allowlist"}},

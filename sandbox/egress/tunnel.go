@@ -15,7 +15,12 @@ import (
 // is bound to the host.
 func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, c Client, host string, port int) {
 	hostport := net.JoinHostPort(host, strconv.Itoa(port))
-	if cred := p.credentialFor(r.Context(), c, hostport); cred != "" {
+	cred, se := p.credentialFor(r.Context(), c, hostport)
+	if se != nil {
+		p.outOfScope(w, c, core.EgressBody{Host: host, Port: port, Method: r.Method}, se)
+		return
+	}
+	if cred != "" {
 		p.terminate(w, c, host, port, cred)
 		return
 	}

@@ -17,6 +17,8 @@ type credentialBody struct {
 	Name  *string              `json:"name"`
 	Kind  *core.CredentialKind `json:"kind"`
 	Hosts *[]string            `json:"hosts"`
+	// Scope is the credential's owner (absent on create: global).
+	Scope *core.CredentialScope `json:"scope"`
 	// static_bearer
 	Token *string `json:"token"`
 	// header
@@ -74,6 +76,9 @@ func (b *credentialBody) given() []string {
 	if b.Hosts != nil {
 		out = append(out, "hosts")
 	}
+	if b.Scope != nil {
+		out = append(out, "scope")
+	}
 	for _, f := range b.kindFields() {
 		if f.given {
 			out = append(out, f.name)
@@ -101,6 +106,12 @@ func (b *credentialBody) apply(c *core.Credential, sec *core.CredentialSecret) e
 			return err
 		}
 		c.Hosts = hosts
+	}
+	if b.Scope != nil {
+		if err := b.Scope.Validate(); err != nil {
+			return err
+		}
+		c.Scope = b.Scope.Normal()
 	}
 	for _, s := range []struct {
 		field string
@@ -233,7 +244,7 @@ func (h *Handler) createCredential(w http.ResponseWriter, r *http.Request) error
 	}
 	// The id is made here, not by the store, because the secret is sealed
 	// to it before the store sees either.
-	c := &core.Credential{ID: core.NewID(core.PrefixCredential), VaultID: vaultID, Kind: *b.Kind}
+	c := &core.Credential{ID: core.NewID(core.PrefixCredential), VaultID: vaultID, Kind: *b.Kind, Scope: core.GlobalScope}
 	var sec core.CredentialSecret
 	if err := b.apply(c, &sec); err != nil {
 		return err
@@ -245,7 +256,7 @@ func (h *Handler) createCredential(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return web.NotFound(err, "vault", vaultID)
 	}
-	h.Logger.Info("credential created", "vault_id", vaultID, "credential_id", out.ID, "kind", string(out.Kind))
+	h.Logger.Info("credential created", "vault_id", vaultID, "credential_id", out.ID, "kind", string(out.Kind), "scope", out.Scope.String())
 	web.WriteJSON(w, http.StatusCreated, out)
 	return nil
 }
@@ -278,7 +289,7 @@ func (h *Handler) rotateCredential(w http.ResponseWriter, r *http.Request) error
 	}
 	fields := b.given()
 	if len(fields) == 0 {
-		return web.Invalid("nothing to change: give name, hosts or the fields of kind %q", c.Kind)
+		return web.Invalid("nothing to change: give name, hosts, scope or the fields of kind %q", c.Kind)
 	}
 	sec, err := openSecret(h.Sealer, c.ID, sealed)
 	if err != nil {

@@ -33,6 +33,10 @@ var _ core.CredentialSource = (*Resolver)(nil)
 type Resolver struct {
 	Store  core.VaultStore
 	Sealer core.Sealer
+	// Sessions tells the tenancy of the session a scoped credential is
+	// used for (core.WithCredentialSession); nil refuses every scoped
+	// credential.
+	Sessions Tenancies
 	// HTTPClient talks to token endpoints (default http.DefaultClient).
 	HTTPClient *http.Client
 	Logger     *slog.Logger
@@ -68,12 +72,16 @@ func (r *Resolver) now() time.Time {
 
 // Header returns the header that carries credential id to host.
 func (r *Resolver) Header(ctx context.Context, id, host string) (string, string, error) {
-	c, sec, err := r.load(ctx, id)
+	c, sec, err := r.use(ctx, id, func(c *core.Credential) error {
+		// Before the owner: a credential bound elsewhere is not a refusal
+		// of this request, whoever owns it.
+		if !core.MatchHost(c.Hosts, host) {
+			return fmt.Errorf("credential %s is not bound to host %q: %w", id, host, core.ErrForbidden)
+		}
+		return nil
+	})
 	if err != nil {
 		return "", "", err
-	}
-	if !core.MatchHost(c.Hosts, host) {
-		return "", "", fmt.Errorf("credential %s is not bound to host %q: %w", id, host, core.ErrForbidden)
 	}
 	v, err := r.secret(ctx, c, sec)
 	if err != nil {
@@ -89,7 +97,7 @@ func (r *Resolver) Header(ctx context.Context, id, host string) (string, string,
 // token first. It does not check hosts: the caller hands the value to a
 // process (a stdio server) rather than sending it to a host.
 func (r *Resolver) Token(ctx context.Context, id string) (string, error) {
-	c, sec, err := r.load(ctx, id)
+	c, sec, err := r.use(ctx, id, nil)
 	if err != nil {
 		return "", err
 	}
@@ -99,7 +107,7 @@ func (r *Resolver) Token(ctx context.Context, id string) (string, error) {
 // Refresh renews an oauth credential whose token a server refused, even
 // if it has not expired.
 func (r *Resolver) Refresh(ctx context.Context, id string) error {
-	c, _, err := r.load(ctx, id)
+	c, _, err := r.use(ctx, id, nil)
 	if err != nil {
 		return err
 	}
@@ -136,6 +144,29 @@ func (r *Resolver) secret(ctx context.Context, c *core.Credential, sec core.Cred
 // as is. One without an expiry is used until a server refuses it.
 func (r *Resolver) fresh(c *core.Credential, sec core.CredentialSecret) bool {
 	return sec.AccessToken != "" && (c.ExpiresAt == nil || c.ExpiresAt.After(r.now().Add(refreshLeeway)))
+}
+
+// use loads a credential for the session ctx names, refusing one that
+// check refuses (check may be nil), then one of another owner (see
+// checkUse), before its secret is opened.
+func (r *Resolver) use(ctx context.Context, id string, check func(*core.Credential) error) (*core.Credential, core.CredentialSecret, error) {
+	c, sealed, err := r.Store.GetCredential(ctx, id)
+	if err != nil {
+		return nil, core.CredentialSecret{}, fmt.Errorf("credential %s: %w", id, err)
+	}
+	if check != nil {
+		if err := check(c); err != nil {
+			return nil, core.CredentialSecret{}, err
+		}
+	}
+	if err := r.checkUse(ctx, c); err != nil {
+		return nil, core.CredentialSecret{}, err
+	}
+	sec, err := openSecret(r.Sealer, id, sealed)
+	if err != nil {
+		return nil, sec, err
+	}
+	return c, sec, nil
 }
 
 func (r *Resolver) load(ctx context.Context, id string) (*core.Credential, core.CredentialSecret, error) {

@@ -97,7 +97,10 @@
 //
 //	vaults              vault id → JSON of core.Vault
 //	credentials         credential id → JSON of core.Credential (metadata
-//	                    only: no secret value is ever in it)
+//	                    only: no secret value is ever in it), its scope
+//	                    included; meta's "credential_scopes" marks a file
+//	                    where every record has one: Open writes global
+//	                    into those of an earlier release, once
 //	credential_secrets  credential id → the sealed core.CredentialSecret:
 //	                    the core.Sealer's output over its JSON, with the
 //	                    credential id as aad (oauth.Sealer: 1 version byte

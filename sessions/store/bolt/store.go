@@ -137,6 +137,9 @@ func Open(path string, opts Options) (*Store, error) {
 		if err := initBuckets(tx); err != nil || !tx.Writable() {
 			return err
 		}
+		if err := scopeCredentials(tx); err != nil {
+			return err
+		}
 		return buildFilters(tx)
 	}); err != nil {
 		_ = db.Close()

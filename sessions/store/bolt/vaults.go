@@ -31,7 +31,7 @@ func vaultCredentialKey(vaultID, id string) []byte {
 func decodeVault(v []byte) (*core.Vault, error) { return record.Decode[core.Vault]("vault", v) }
 
 func decodeCredential(v []byte) (*core.Credential, error) {
-	return record.Decode[core.Credential]("credential", v)
+	return record.DecodeCredential(v)
 }
 
 // CreateVault saves a new vault. An empty ID gets a fresh one; a given ID

@@ -122,7 +122,7 @@ func (s *Store) PutCredential(ctx context.Context, in *core.Credential, sealed [
 			return err
 		}
 		if prev != nil {
-			old, err := record.Decode[core.Credential]("credential", prev)
+			old, err := record.DecodeCredential(prev)
 			if err != nil {
 				return err
 			}
@@ -144,7 +144,7 @@ func (s *Store) PutCredential(ctx context.Context, in *core.Credential, sealed [
 	if err != nil {
 		return nil, fmt.Errorf("put credential: %w", err)
 	}
-	out, err := record.Decode[core.Credential]("credential", raw)
+	out, err := record.DecodeCredential(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,7 @@ func (s *Store) GetCredential(ctx context.Context, id string) (*core.Credential,
 	if sealed == nil {
 		return nil, nil, fmt.Errorf("get credential: credential %s has no secret stored", id)
 	}
-	c, err := record.Decode[core.Credential]("credential", raw)
+	c, err := record.DecodeCredential(raw)
 	if err != nil {
 		return nil, nil, fmt.Errorf("get credential: %w", err)
 	}
@@ -200,7 +200,7 @@ func (s *Store) ListCredentials(ctx context.Context, vaultID string) ([]*core.Cr
 		if raw == nil { // the vault, without credentials
 			continue
 		}
-		c, err := record.Decode[core.Credential]("credential", raw)
+		c, err := record.DecodeCredential(raw)
 		if err != nil {
 			return nil, fmt.Errorf("list credentials: %w", err)
 		}

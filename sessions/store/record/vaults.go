@@ -38,15 +38,19 @@ func CheckCredential(c *core.Credential, sealed []byte) error {
 	case len(sealed) == 0:
 		return fmt.Errorf("credential %s: sealed secret is empty: %w", c.ID, core.ErrInvalid)
 	}
+	if err := c.Scope.Validate(); err != nil {
+		return fmt.Errorf("credential %s: %w", c.ID, err)
+	}
 	return nil
 }
 
 // PutCredential is the record PutCredential stores for in at now, over
 // prev, the credential stored under its id (nil: none). A credential
 // never moves between vaults; its creation time is kept across
-// replacements.
+// replacements. An empty scope is stored as global.
 func PutCredential(in, prev *core.Credential, now core.Time) (*core.Credential, error) {
 	c := *in
+	c.Scope = c.Scope.Normal()
 	c.CreatedAt, c.UpdatedAt = now, now
 	if prev != nil {
 		if prev.VaultID != c.VaultID {
@@ -55,4 +59,16 @@ func PutCredential(in, prev *core.Credential, now core.Time) (*core.Credential, 
 		c.CreatedAt = prev.CreatedAt
 	}
 	return &c, nil
+}
+
+// DecodeCredential decodes a stored credential. One stored before scopes
+// existed, which a store's migration has not reached yet, reads as
+// global.
+func DecodeCredential(raw []byte) (*core.Credential, error) {
+	c, err := Decode[core.Credential]("credential", raw)
+	if err != nil {
+		return nil, err
+	}
+	c.Scope = c.Scope.Normal()
+	return c, nil
 }

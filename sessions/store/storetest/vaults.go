@@ -26,6 +26,7 @@ func RunVaults[S core.VaultStore](t *testing.T, open func(t *testing.T) S) {
 		{"credentials/invalid", testCredentialInvalid},
 		{"credentials/list", testCredentialList},
 		{"credentials/delete", testCredentialDelete},
+		{"credentials/scope", testCredentialScope},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
@@ -263,6 +264,12 @@ func testCredentialInvalid(t *testing.T, s core.VaultStore) {
 		{"bad kind", with(func(c *core.Credential) { c.Kind = "basic" }), "s", core.ErrInvalid},
 		{"no secret", with(func(*core.Credential) {}), "", core.ErrInvalid},
 		{"missing vault", with(func(c *core.Credential) { c.VaultID = core.NewID(core.PrefixVault) }), "s", core.ErrNotFound},
+		{"unknown scope", with(func(c *core.Credential) { c.Scope = core.CredentialScope{Type: "team"} }), "s", core.ErrInvalid},
+		{"tenant scope without tenant", with(func(c *core.Credential) { c.Scope = core.CredentialScope{Type: core.ScopeTenant} }), "s", core.ErrInvalid},
+		{"global scope naming a tenant", with(func(c *core.Credential) { c.Scope = core.CredentialScope{Type: core.ScopeGlobal, Tenant: "chat:T1"} }), "s", core.ErrInvalid},
+		{"group scope naming a tenant", with(func(c *core.Credential) {
+			c.Scope = core.CredentialScope{Type: core.ScopeTenantGroup, TenantGroup: "acme", Tenant: "chat:T1"}
+		}), "s", core.ErrInvalid},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -324,5 +331,47 @@ func testCredentialDelete(t *testing.T, s core.VaultStore) {
 	again := putCredential(t, s, &core.Credential{ID: c.ID, VaultID: a.ID, Name: "again", Kind: core.CredentialHeader, HeaderName: "X-Key", Hosts: []string{"h"}}, "z")
 	if again.Name != "again" {
 		t.Fatalf("re-created = %+v", again)
+	}
+}
+
+// testCredentialScope: a credential keeps its owner's scope through get,
+// list and replace; one given none is stored global.
+func testCredentialScope(t *testing.T, s core.VaultStore) {
+	ctx := t.Context()
+	v := newVault(t, s, "v")
+	global := putCredential(t, s, newCredential("global", v.ID), "s")
+	if global.Scope != core.GlobalScope {
+		t.Fatalf("credential put without a scope has scope %+v, want global", global.Scope)
+	}
+	tenant := newCredential("tenant", v.ID)
+	tenant.Scope = core.CredentialScope{Type: core.ScopeTenant, Tenant: "forge:acme/app"}
+	putCredential(t, s, tenant, "s")
+	group := newCredential("group", v.ID)
+	group.Scope = core.CredentialScope{Type: core.ScopeTenantGroup, TenantGroup: "acme"}
+	putCredential(t, s, group, "s")
+
+	want := map[string]core.CredentialScope{global.ID: core.GlobalScope, tenant.ID: tenant.Scope, group.ID: group.Scope}
+	for id, scope := range want {
+		got, _, err := s.GetCredential(ctx, id)
+		must(t, err)
+		if got.Scope != scope {
+			t.Fatalf("get %s: scope %+v, want %+v", id, got.Scope, scope)
+		}
+	}
+	list, err := s.ListCredentials(ctx, v.ID)
+	must(t, err)
+	for _, c := range list {
+		if c.Scope != want[c.ID] {
+			t.Fatalf("listed %s: scope %+v, want %+v", c.ID, c.Scope, want[c.ID])
+		}
+	}
+	// An admin may move a credential to another owner.
+	moved := *tenant
+	moved.Scope = core.GlobalScope
+	putCredential(t, s, &moved, "s")
+	got, _, err := s.GetCredential(ctx, tenant.ID)
+	must(t, err)
+	if got.Scope != core.GlobalScope {
+		t.Fatalf("after replace: scope %+v, want global", got.Scope)
 	}
 }

@@ -71,6 +71,10 @@ type Handler struct {
 	// Repositories, when set, checks an agent's repository_access against
 	// the installation it names; without it such an agent is refused.
 	Repositories RepositoryChecker
+	// Credentials, when set, refuses a session whose agent or environment
+	// names a vault credential of another owner than the session's
+	// tenancy (vaults.Resolver.CheckSession); env is nil for none.
+	Credentials func(ctx context.Context, t core.Tenancy, a *core.Agent, env *core.Environment) error
 }
 
 // ModelChecker says whether a model client serves a model
@@ -191,14 +195,40 @@ func (h *Handler) checkRepositoryAccess(ctx context.Context, ra *core.Repository
 }
 
 func (h *Handler) checkEnvironment(ctx context.Context, name string) error {
+	_, err := h.environment(ctx, name)
+	return err
+}
+
+// environment is the environment name names (nil for none, or when
+// environments are not checked here).
+func (h *Handler) environment(ctx context.Context, name string) (*core.Environment, error) {
 	if name == "" || h.Environments == nil {
+		return nil, nil
+	}
+	env, err := h.Environments.GetEnvironment(ctx, name)
+	if err != nil {
+		if errors.Is(err, core.ErrNotFound) {
+			return nil, fmt.Errorf("field \"environment\": no environment %q: %w", name, core.ErrInvalid)
+		}
+		return nil, err
+	}
+	return env, nil
+}
+
+// checkCredentials refuses a new session (id, of tenant) whose agent or
+// environment (the session's, else the agent's) names a credential the
+// session may not use. A session created here has no installation, so
+// no tenant group.
+func (h *Handler) checkCredentials(ctx context.Context, id, tenant string, a *core.Agent, envName string) error {
+	if h.Credentials == nil {
 		return nil
 	}
-	if _, err := h.Environments.GetEnvironment(ctx, name); err != nil {
-		if errors.Is(err, core.ErrNotFound) {
-			return fmt.Errorf("field \"environment\": no environment %q: %w", name, core.ErrInvalid)
-		}
+	if envName == "" {
+		envName = a.Environment
+	}
+	env, err := h.environment(ctx, envName)
+	if err != nil {
 		return err
 	}
-	return nil
+	return h.Credentials(ctx, core.Tenancy{Session: id, Tenant: tenant}, a, env)
 }

@@ -146,6 +146,9 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request) error {
 	if err := h.checkEnvironment(r.Context(), b.Environment); err != nil {
 		return err
 	}
+	if err := h.checkCredentials(r.Context(), id, tenant, agent, b.Environment); err != nil {
+		return err
+	}
 	var creator core.SessionDestinationCreator
 	var dests []core.NewDestination
 	var shown []core.CreatedDestination

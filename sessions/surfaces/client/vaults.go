@@ -23,6 +23,8 @@ type CredentialParams struct {
 	Name  *string              `json:"name,omitempty"`
 	Kind  *core.CredentialKind `json:"kind,omitempty"`
 	Hosts *[]string            `json:"hosts,omitempty"`
+	// Scope is the credential's owner; none on create makes it global.
+	Scope *core.CredentialScope `json:"scope,omitempty"`
 	// static_bearer
 	Token *string `json:"token,omitempty"`
 	// header

@@ -20,7 +20,7 @@ const maxCredentialsShown = 1000
 var secretFields = []string{"token", "value", "access_token", "refresh_token", "client_secret"}
 
 // textFields are the credential fields that are not secret.
-var textFields = []string{"name", "hosts", "header_name", "token_url", "client_id", "scopes", "expires_at"}
+var textFields = []string{"name", "hosts", "scope", "header_name", "token_url", "client_id", "scopes", "expires_at"}
 
 // credentialFields are every field of the credential forms, as the API
 // names them (so its refusals land under the right one).
@@ -108,6 +108,7 @@ func readCredentialForm(r *http.Request) (client.CredentialParams, credentialFor
 		Name: given(v["name"]), Hosts: list(v["hosts"]), HeaderName: given(v["header_name"]), TokenURL: given(v["token_url"]),
 		ClientID: given(v["client_id"]), Scopes: list(v["scopes"]), ExpiresAt: given(v["expires_at"]),
 	}
+	p.Scope = readScope(v["scope"])
 	if f.Kind != "" {
 		k := core.CredentialKind(f.Kind)
 		p.Kind = &k
@@ -122,6 +123,24 @@ func readCredentialForm(r *http.Request) (client.CredentialParams, credentialFor
 		}
 	}
 	return p, f
+}
+
+// readScope reads the owner field: empty (the API's default, global),
+// "global", "tenant:<tenant>" or "tenant_group:<group>". Anything else is
+// sent as a type for the API to refuse, naming the field.
+func readScope(v string) *core.CredentialScope {
+	if v == "" {
+		return nil
+	}
+	typ, name, _ := strings.Cut(v, ":")
+	sc := &core.CredentialScope{Type: core.ScopeType(strings.TrimSpace(typ))}
+	switch sc.Type {
+	case core.ScopeTenant:
+		sc.Tenant = strings.TrimSpace(name)
+	case core.ScopeTenantGroup:
+		sc.TenantGroup = strings.TrimSpace(name)
+	}
+	return sc
 }
 
 func (h *Handler) createCredential(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {
@@ -141,9 +160,9 @@ func (h *Handler) createCredential(w http.ResponseWriter, r *http.Request, s *co
 
 func (h *Handler) rotateCredential(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {
 	p, f := readCredentialForm(r)
-	// A rotate keeps the credential's kind, name and hosts: only its
-	// values (and an oauth token's expiry) are replaced.
-	p.Kind, p.Name, p.Hosts, f.Kind = nil, nil, nil, ""
+	// A rotate keeps the credential's kind, name, hosts and owner: only
+	// its values (and an oauth token's expiry) are replaced.
+	p.Kind, p.Name, p.Hosts, p.Scope, f.Kind = nil, nil, nil, nil, ""
 	f.ID = r.PathValue("cid")
 	if _, err := h.api.RotateCredential(r.Context(), r.PathValue("id"), f.ID, p); err != nil {
 		fe, status, ok := refusal(err, credentialFields...)

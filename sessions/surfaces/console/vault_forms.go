@@ -44,6 +44,8 @@ type kindForm struct {
 var (
 	nameField  = fieldSpec{Name: "name", Label: "Name"}
 	hostsField = fieldSpec{Name: "hosts", Label: "Hosts", Help: "Where it may be sent: host, host:port, or *.example.com for subdomains; separate several with spaces or commas."}
+	scopeField = fieldSpec{Name: "scope", Label: "Owner", Optional: true,
+		Help: "Which sessions may use it: empty for global (any session), tenant:<tenant> (as sessions name their tenant) or tenant_group:<group>."}
 	tokenField = fieldSpec{Name: "token", Label: "Token", Secret: true}
 	valueField = fieldSpec{Name: "value", Label: "Value", Secret: true}
 	refresh    = fieldSpec{Name: "refresh_token", Label: "Refresh token", Secret: true}
@@ -60,11 +62,11 @@ var credentialKinds = []struct {
 	Create, Rotate []fieldSpec
 }{
 	{core.CredentialStaticBearer, "Bearer token", "Sent as Authorization: Bearer <token>.",
-		[]fieldSpec{nameField, hostsField, tokenField}, []fieldSpec{tokenField}},
+		[]fieldSpec{nameField, hostsField, scopeField, tokenField}, []fieldSpec{tokenField}},
 	{core.CredentialHeader, "Header", "Sent as a header of your choosing, such as X-Api-Key.",
-		[]fieldSpec{nameField, hostsField, {Name: "header_name", Label: "Header name"}, valueField}, []fieldSpec{valueField}},
+		[]fieldSpec{nameField, hostsField, scopeField, {Name: "header_name", Label: "Header name"}, valueField}, []fieldSpec{valueField}},
 	{core.CredentialOAuth, "OAuth", "An access token the gateway refreshes at the token URL with the refresh token, sent as a bearer token.",
-		[]fieldSpec{nameField, hostsField, {Name: "token_url", Label: "Token URL"}, {Name: "client_id", Label: "Client ID"}, clientSec, refresh, access, expiresAt,
+		[]fieldSpec{nameField, hostsField, scopeField, {Name: "token_url", Label: "Token URL"}, {Name: "client_id", Label: "Client ID"}, clientSec, refresh, access, expiresAt,
 			{Name: "scopes", Label: "Scopes", Help: "Separate several with spaces.", Optional: true}},
 		[]fieldSpec{optional(refresh), clientSec, access, expiresAt}},
 }

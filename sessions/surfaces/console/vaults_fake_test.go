@@ -160,10 +160,11 @@ func (f *fakeVaultsAPI) deleteVault(r *http.Request, _ []byte) (int, any) {
 // credBody is the credential body's metadata fields (the fake keeps no
 // value).
 type credBody struct {
-	Name       *string              `json:"name"`
-	Kind       *core.CredentialKind `json:"kind"`
-	Hosts      *[]string            `json:"hosts"`
-	HeaderName *string              `json:"header_name"`
+	Name       *string               `json:"name"`
+	Kind       *core.CredentialKind  `json:"kind"`
+	Hosts      *[]string             `json:"hosts"`
+	HeaderName *string               `json:"header_name"`
+	Scope      *core.CredentialScope `json:"scope"`
 }
 
 func (f *fakeVaultsAPI) createCredential(r *http.Request, body []byte) (int, any) {
@@ -178,6 +179,10 @@ func (f *fakeVaultsAPI) createCredential(r *http.Request, body []byte) (int, any
 	c := &core.Credential{ID: f.id("vcr"), VaultID: r.PathValue("id"), Name: *b.Name, Kind: *b.Kind, Hosts: *b.Hosts, CreatedAt: f.now, UpdatedAt: f.now}
 	if b.HeaderName != nil {
 		c.HeaderName = *b.HeaderName
+	}
+	c.Scope = core.GlobalScope
+	if b.Scope != nil {
+		c.Scope = b.Scope.Normal()
 	}
 	f.creds[c.ID] = c
 	return http.StatusCreated, c

@@ -68,7 +68,7 @@ func TestVaultPages(t *testing.T) {
 	t.Run("create credentials of each kind", func(t *testing.T) {
 		for _, form := range []url.Values{
 			{"kind": {"static_bearer"}, "name": {"docs"}, "hosts": {"docs.example.com, *.docs.example.com"}, "token": {secretValues[0]}},
-			{"kind": {"header"}, "name": {"search"}, "hosts": {"search.example.com"}, "header_name": {"X-Api-Key"}, "value": {secretValues[1]}},
+			{"kind": {"header"}, "name": {"search"}, "hosts": {"search.example.com"}, "scope": {"tenant:slack:T0123"}, "header_name": {"X-Api-Key"}, "value": {secretValues[1]}},
 			{"kind": {"oauth"}, "name": {"crm"}, "hosts": {"api.crm.example.com"}, "token_url": {"https://crm.example.com/token"}, "client_id": {"cid"},
 				"client_secret": {secretValues[3]}, "refresh_token": {secretValues[2]}, "access_token": {""}, "expires_at": {""}, "scopes": {"read write"}},
 		} {
@@ -92,12 +92,15 @@ func TestVaultPages(t *testing.T) {
 					}
 					continue
 				}
-				if k == "hosts" || k == "scopes" || k == "csrf" {
+				if k == "hosts" || k == "scopes" || k == "scope" || k == "csrf" {
 					continue
 				}
 				if sent[k] != v[0] {
 					t.Errorf("%s: sent %s=%v, want %q", form.Get("kind"), k, sent[k], v[0])
 				}
+			}
+			if sc, _ := json.Marshal(sent["scope"]); form.Get("scope") != "" && string(sc) != `{"tenant":"slack:T0123","type":"tenant"}` {
+				t.Errorf("scope sent %s", sc)
 			}
 			if form.Get("kind") == "static_bearer" && len(sent["hosts"].([]any)) != 2 {
 				t.Errorf("hosts sent %v", sent["hosts"])
@@ -107,7 +110,9 @@ func TestVaultPages(t *testing.T) {
 			}
 		}
 		body := get("/console/vaults/vlt_001")
-		for _, want := range []string{`id="cred-vcr_002"`, `<code>docs.example.com</code>, <code>*.docs.example.com</code>`, `<code>X-Api-Key</code>`, `id="rotate-vcr_002"`, `id="delete-vcr_003"`} {
+		for _, want := range []string{`id="cred-vcr_002"`, `<code>docs.example.com</code>, <code>*.docs.example.com</code>`, `<code>X-Api-Key</code>`, `id="rotate-vcr_002"`, `id="delete-vcr_003"`,
+			`id="cred-vcr_002-scope">global: any session may use it`, `id="cred-vcr_003-scope">tenant slack:T0123: only its sessions may use it`,
+			`id="credential-oauth-scope" name="scope"`} {
 			if !strings.Contains(body, want) {
 				t.Errorf("the vault page lacks %q", want)
 			}

@@ -264,12 +264,19 @@
 //	                    versions for pruning, oldest first
 //	memory_contents     the memory_versions key of a version that is not
 //	                    a deletion → its content (UTF-8 text)
+//	memory_embeddings   memory store id ‖ partition ‖ 0x00 ‖ path ‖ 0x00
+//	                    → JSON of a file's embedding (record.
+//	                    MemoryEmbeddingBody: path, version, model, dims,
+//	                    chunks of {start, end, vector}, each vector its
+//	                    float32 values little-endian in base64). Derived
+//	                    data: one per file, of one version, re-made by the
+//	                    memory tool when stale; a file's deletion deletes it
 //
 // A change to a partition (ChangeMemory) writes its versions and prunes
 // the versions its limits drop in one transaction. A file's latest
 // version is never pruned, so version numbers, the latest's plus one,
 // are never reused. DeleteMemoryStore deletes the store's entries of all
-// four buckets in one transaction.
+// five buckets in one transaction.
 //
 // The console's sign-ins and failed sign-ins (Store also implements
 // core.ConsoleStore). Their times are unix nanoseconds of instants kept

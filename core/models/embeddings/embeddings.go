@@ -70,6 +70,11 @@ func New(cfg Config) *Client {
 // model. The base URL and key default to OpenAI's variables, so a server
 // that already serves the chat model serves the embeddings too.
 func Load(v settings.Values, getenv func(string) string) (*Client, error) {
+	if v[EnvBaseURL] != "" {
+		if _, err := v.URL(EnvBaseURL); err != nil {
+			return nil, err
+		}
+	}
 	raw := v[EnvModel]
 	if raw == "" {
 		return nil, nil
@@ -84,11 +89,7 @@ func Load(v settings.Values, getenv func(string) string) (*Client, error) {
 	}
 	switch {
 	case v[EnvBaseURL] != "":
-		u, err := v.URL(EnvBaseURL)
-		if err != nil {
-			return nil, err
-		}
-		cfg.BaseURL = u
+		cfg.BaseURL = v[EnvBaseURL]
 	case getenv("OPENAI_BASE_URL") != "":
 		cfg.BaseURL = getenv("OPENAI_BASE_URL")
 	}

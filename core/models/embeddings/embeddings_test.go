@@ -116,6 +116,7 @@ func TestLoad(t *testing.T) {
 		{"no vendor", settings.Values{embeddings.EnvModel: "nomic-embed-text"}, "", "SWITCHBOARD_EMBEDDING_MODEL=\"nomic-embed-text\": want openai/<model>"},
 		{"another vendor", settings.Values{embeddings.EnvModel: "anthropic/x"}, "", "want openai/<model>"},
 		{"a bad base URL", settings.Values{embeddings.EnvModel: "openai/m", embeddings.EnvBaseURL: "ftp://x"}, "", "SWITCHBOARD_EMBEDDING_BASE_URL=\"ftp://x\""},
+		{"a bad base URL without a model", settings.Values{embeddings.EnvBaseURL: "localhost:11434"}, "", "SWITCHBOARD_EMBEDDING_BASE_URL=\"localhost:11434\""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

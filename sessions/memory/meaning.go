@@ -72,12 +72,14 @@ func (t *tool) searchByMeaning(ctx context.Context, query, phrase string, terms 
 	for _, p := range parts {
 		var now []core.MemoryVersion
 		for _, f := range p.stale {
+			// A file larger than the whole budget is embedded when it
+			// comes first, or it would never be.
 			n := len(chunks(f.Content))
-			if n > budget {
+			if n > budget && budget < searchEmbedChunks {
 				unembedded = append(unembedded, shownFile{m: p.m, f: f})
 				continue
 			}
-			budget -= n
+			budget = max(0, budget-n)
 			now = append(now, f)
 		}
 		if len(now) == 0 {

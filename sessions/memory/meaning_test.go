@@ -225,3 +225,21 @@ func TestSearchEmbedsABoundedAmount(t *testing.T) {
 		}
 	})
 }
+
+// TestSearchEmbedsALargeFile: a file of more chunks than a search's
+// budget is embedded when it comes first, else it never would be.
+func TestSearchEmbedsALargeFile(t *testing.T) {
+	eachBackend(t, func(t *testing.T, stores core.MemoryStores) {
+		m := newStore(t, stores, core.MemoryStore{Name: "notes", Limits: core.MemoryLimits{MaxFileBytes: 400 << 10}})
+		seed(t, stores, m.ID, "api", map[string]string{"big.md": strings.Repeat(strings.Repeat("pipeline ", 99)+"\n", 300)})
+		fake, base := embedServer(t, "embed-small")
+		tool := semanticTool(t, stores, base, "embed-small", nil, &core.Session{ID: "ses_1"}, core.MemoryStoreRef{ID: m.ID})
+		out := mustRun(t, tool, map[string]any{"command": "search", "query": "deploys"})
+		if strings.Join(order(out), " ") != "/memories/big.md" || strings.Contains(out, "not indexed") {
+			t.Fatalf("search:\n%.2000s", out)
+		}
+		if n := len(fake.Inputs()); n != 1+300 {
+			t.Fatalf("embedded %d texts, want the query and the file's 300 chunks", n)
+		}
+	})
+}

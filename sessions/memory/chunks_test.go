@@ -37,3 +37,23 @@ func TestChunks(t *testing.T) {
 		})
 	}
 }
+
+func TestHoldsWords(t *testing.T) {
+	tests := []struct {
+		text, phrase string
+		want         bool
+	}{
+		{"We ship on Fridays", "ship", true},
+		{"a good relationship", "ship", false},
+		{"relationship, then ship", "ship", true},
+		{"Ticket INC-4521 was the pager", "inc-4521", true},
+		{"release\n  train", "release train", true},
+		{"", "x", false},
+		{"ship", "ship", true},
+	}
+	for _, tt := range tests {
+		if got := holdsWords(tt.text, tt.phrase); got != tt.want {
+			t.Errorf("holdsWords(%q, %q) = %v", tt.text, tt.phrase, got)
+		}
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/switchboardhq/switchboard/core"
 )
@@ -19,6 +21,7 @@ func (e *embedError) Error() string { return e.err.Error() }
 // hit is how one file answers a query by meaning: its best chunk.
 type hit struct {
 	path       string // as the model sees it
+	exact      bool   // the file holds the query as written, as whole words
 	similarity float64
 	content    string
 	best       span
@@ -101,16 +104,25 @@ func (t *tool) searchByMeaning(ctx context.Context, query, phrase string, terms 
 			continue
 		}
 		h := hit{path: sf.m.show(sf.f.Path), similarity: -2, content: sf.f.Content}
+		h.exact = holdsWords(sf.f.Content, phrase) || holdsWords(sf.f.Path, phrase)
 		for _, c := range e.Chunks {
 			if sim := cosine(q, c.Vector); sim > h.similarity && c.End <= len(sf.f.Content) {
 				h.similarity, h.best = sim, span{c.Start, c.End}
 			}
 		}
-		if h.similarity > 0 {
+		if h.similarity > 0 || h.exact {
 			hits = append(hits, h)
 		}
 	}
+	// A file holding the query as written comes first: a name or an
+	// identifier ("INC-4521") means little to an embedding model.
 	slices.SortFunc(hits, func(a, b hit) int {
+		if a.exact != b.exact {
+			if a.exact {
+				return -1
+			}
+			return 1
+		}
 		return cmp.Or(cmp.Compare(b.similarity, a.similarity), cmp.Compare(a.path, b.path))
 	})
 
@@ -121,7 +133,11 @@ func (t *tool) searchByMeaning(ctx context.Context, query, phrase string, terms 
 		fmt.Fprintf(&b, "%d file(s) ranked by meaning for %q, best first:\n", min(len(hits), maxMeaningResults), query)
 	}
 	for _, h := range hits[:min(len(hits), maxMeaningResults)] {
-		fmt.Fprintf(&b, "\n%s (similarity %.2f)\n", h.path, h.similarity)
+		how := fmt.Sprintf("similarity %.2f", h.similarity)
+		if h.exact {
+			how = "holds the query as written; " + how
+		}
+		fmt.Fprintf(&b, "\n%s (%s)\n", h.path, how)
 		for _, s := range chunkLines(h.content, h.best) {
 			fmt.Fprintf(&b, "%6d\t%s\n", s.line, s.text)
 		}
@@ -148,3 +164,26 @@ func chunkLines(content string, s span) []snippet {
 	}
 	return out
 }
+
+// holdsWords says whether text holds phrase (lower case, single spaces)
+// as whole words, case and spacing aside: "ship" is not in
+// "relationship".
+func holdsWords(text, phrase string) bool {
+	norm := strings.Join(strings.Fields(strings.ToLower(text)), " ")
+	for i := 0; ; {
+		j := strings.Index(norm[i:], phrase)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(phrase)
+		before, _ := utf8.DecodeLastRuneInString(norm[:start])
+		after, _ := utf8.DecodeRuneInString(norm[end:])
+		if !wordRune(before) && !wordRune(after) {
+			return true
+		}
+		_, size := utf8.DecodeRuneInString(norm[start:])
+		i = start + size
+	}
+}
+
+func wordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }

@@ -243,3 +243,19 @@ func TestSearchEmbedsALargeFile(t *testing.T) {
 		}
 	})
 }
+
+// TestSearchByMeaningPutsTheQueryAsWrittenFirst: an identifier means
+// little to an embedding model; the file that holds it comes first.
+func TestSearchByMeaningPutsTheQueryAsWrittenFirst(t *testing.T) {
+	eachBackend(t, func(t *testing.T, stores core.MemoryStores) {
+		_, base := embedServer(t, "embed-small")
+		m := newStore(t, stores, core.MemoryStore{Name: "notes"})
+		tool := semanticTool(t, stores, base, "embed-small", nil, &core.Session{ID: "ses_1"}, core.MemoryStoreRef{ID: m.ID})
+		mustRun(t, tool, map[string]any{"command": "create", "path": "/memories/incident.md", "file_text": "INC-4521: the outage that paged everyone.\n"})
+		mustRun(t, tool, map[string]any{"command": "create", "path": "/memories/misc.md", "file_text": "Assorted jottings.\n"})
+		out := mustRun(t, tool, map[string]any{"command": "search", "query": "INC-4521"})
+		if got := order(out); len(got) == 0 || got[0] != "/memories/incident.md" || !strings.Contains(out, "holds the query as written") {
+			t.Fatalf("order %v:\n%s", got, out)
+		}
+	})
+}

@@ -265,12 +265,13 @@
 //	memory_contents     the memory_versions key of a version that is not
 //	                    a deletion → its content (UTF-8 text)
 //	memory_embeddings   memory store id ‖ partition ‖ 0x00 ‖ path ‖ 0x00
-//	                    → JSON of a file's embedding (record.
-//	                    MemoryEmbeddingBody: path, version, model, dims,
-//	                    chunks of {start, end, vector}, each vector its
-//	                    float32 values little-endian in base64). Derived
-//	                    data: one per file, of one version, re-made by the
-//	                    memory tool when stale; a file's deletion deletes it
+//	                    → a file's embedding (record.MemoryEmbeddingBody):
+//	                    4-byte big-endian length n ‖ n bytes of JSON {path,
+//	                    version, model, dims, spans: [[start, end], …]} ‖
+//	                    each chunk's vector, dims little-endian float32s.
+//	                    Derived data: one per file, of one version, re-made
+//	                    by the memory tool when stale; a file's deletion
+//	                    deletes it
 //
 // A change to a partition (ChangeMemory) writes its versions and prunes
 // the versions its limits drop in one transaction. A file's latest

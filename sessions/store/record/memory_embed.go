@@ -9,21 +9,14 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 )
 
-// memoryEmbeddingBody is the stored form of a core.MemoryEmbedding: each
-// vector is its float32 values, little-endian, in base64 (JSON's []byte),
-// a quarter of the size of JSON numbers.
-type memoryEmbeddingBody struct {
-	Path    string           `json:"path"`
-	Version int              `json:"version"`
-	Model   string           `json:"model"`
-	Dims    int              `json:"dims"`
-	Chunks  []memoryChunkRaw `json:"chunks"`
-}
-
-type memoryChunkRaw struct {
-	Start  int    `json:"start"`
-	End    int    `json:"end"`
-	Vector []byte `json:"vector"`
+// memoryEmbeddingHead is the JSON part of a stored core.MemoryEmbedding;
+// the vectors follow it in binary (MemoryEmbeddingBody).
+type memoryEmbeddingHead struct {
+	Path    string   `json:"path"`
+	Version int      `json:"version"`
+	Model   string   `json:"model"`
+	Dims    int      `json:"dims"`
+	Spans   [][2]int `json:"spans"` // each chunk's [start, end)
 }
 
 // CheckMemoryEmbedding refuses an embedding a store must not save: a bad
@@ -51,35 +44,52 @@ func CheckMemoryEmbedding(partition string, e core.MemoryEmbedding) error {
 	return nil
 }
 
-// MemoryEmbeddingBody encodes e as stored.
+// MemoryEmbeddingBody encodes e as stored: a 4-byte big-endian length,
+// that many bytes of JSON (path, version, model, dims, spans), then every
+// chunk's vector in order, each value a little-endian float32. Binary
+// vectors read back at memory speed: a search reads every chunk of a
+// partition.
 func MemoryEmbeddingBody(e core.MemoryEmbedding) ([]byte, error) {
-	b := memoryEmbeddingBody{Path: e.Path, Version: e.Version, Model: e.Model, Dims: e.Dims(), Chunks: make([]memoryChunkRaw, len(e.Chunks))}
+	h := memoryEmbeddingHead{Path: e.Path, Version: e.Version, Model: e.Model, Dims: e.Dims(), Spans: make([][2]int, len(e.Chunks))}
 	for i, c := range e.Chunks {
-		raw := make([]byte, 0, 4*len(c.Vector))
-		for _, f := range c.Vector {
-			raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(f))
-		}
-		b.Chunks[i] = memoryChunkRaw{Start: c.Start, End: c.End, Vector: raw}
+		h.Spans[i] = [2]int{c.Start, c.End}
 	}
-	return json.Marshal(b)
+	head, err := json.Marshal(h)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, 4+len(head)+4*h.Dims*len(e.Chunks))
+	out = binary.BigEndian.AppendUint32(out, uint32(len(head)))
+	out = append(out, head...)
+	for _, c := range e.Chunks {
+		for _, f := range c.Vector {
+			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(f))
+		}
+	}
+	return out, nil
 }
 
 // DecodeMemoryEmbedding reads what MemoryEmbeddingBody wrote.
 func DecodeMemoryEmbedding(raw []byte) (core.MemoryEmbedding, error) {
-	var b memoryEmbeddingBody
-	if err := json.Unmarshal(raw, &b); err != nil {
+	if len(raw) < 4 || uint64(len(raw)-4) < uint64(binary.BigEndian.Uint32(raw)) {
+		return core.MemoryEmbedding{}, fmt.Errorf("decode memory embedding: %d bytes are truncated", len(raw))
+	}
+	n := int(binary.BigEndian.Uint32(raw))
+	var h memoryEmbeddingHead
+	if err := json.Unmarshal(raw[4:4+n], &h); err != nil {
 		return core.MemoryEmbedding{}, fmt.Errorf("decode memory embedding: %w", err)
 	}
-	e := core.MemoryEmbedding{Path: b.Path, Version: b.Version, Model: b.Model, Chunks: make([]core.MemoryChunk, len(b.Chunks))}
-	for i, c := range b.Chunks {
-		if len(c.Vector) != 4*b.Dims {
-			return core.MemoryEmbedding{}, fmt.Errorf("decode memory embedding of %q: chunk %d has %d bytes, want %d", b.Path, i, len(c.Vector), 4*b.Dims)
-		}
-		v := make([]float32, b.Dims)
-		for j := range v {
-			v[j] = math.Float32frombits(binary.LittleEndian.Uint32(c.Vector[4*j:]))
-		}
-		e.Chunks[i] = core.MemoryChunk{Start: c.Start, End: c.End, Vector: v}
+	vectors := raw[4+n:]
+	if h.Dims < 0 || len(vectors) != 4*h.Dims*len(h.Spans) {
+		return core.MemoryEmbedding{}, fmt.Errorf("decode memory embedding of %q: %d bytes of vectors, want %d chunks of %d dimensions", h.Path, len(vectors), len(h.Spans), h.Dims)
+	}
+	e := core.MemoryEmbedding{Path: h.Path, Version: h.Version, Model: h.Model, Chunks: make([]core.MemoryChunk, len(h.Spans))}
+	all := make([]float32, h.Dims*len(h.Spans))
+	for i := range all {
+		all[i] = math.Float32frombits(binary.LittleEndian.Uint32(vectors[4*i:]))
+	}
+	for i, sp := range h.Spans {
+		e.Chunks[i] = core.MemoryChunk{Start: sp[0], End: sp[1], Vector: all[i*h.Dims : (i+1)*h.Dims : (i+1)*h.Dims]}
 	}
 	return e, nil
 }

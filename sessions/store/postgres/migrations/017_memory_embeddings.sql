@@ -9,9 +9,10 @@
 --   version              the file version that was embedded: a put of an
 --                        older version than the row's changes nothing.
 --   model                the embedding model that made the vectors.
---   body                 record.MemoryEmbeddingBody: JSON with the chunks'
---                        byte spans and vectors (float32, little-endian,
---                        base64).
+--   body                 record.MemoryEmbeddingBody: a 4-byte big-endian
+--                        length n, n bytes of JSON (path, version, model,
+--                        dims, the chunks' byte spans), then each chunk's
+--                        vector as little-endian float32s.
 -- A file's deletion deletes its row (ChangeMemory, in its transaction);
 -- a store's or partition's goes with it (ON DELETE CASCADE).
 CREATE TABLE memory_embeddings (

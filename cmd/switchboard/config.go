@@ -9,6 +9,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/httpserver"
 	"github.com/switchboardhq/switchboard/core/mcpbridge"
 	"github.com/switchboardhq/switchboard/core/models"
+	"github.com/switchboardhq/switchboard/core/models/embeddings"
 	"github.com/switchboardhq/switchboard/core/pricing"
 	"github.com/switchboardhq/switchboard/core/settings"
 	"github.com/switchboardhq/switchboard/providers"
@@ -58,7 +59,7 @@ func modules() []providers.Module {
 // and those the packages it wires declare.
 func allServeOptions() []settings.Option {
 	var opts []settings.Option
-	for _, list := range [][]settings.Option{serveOptions, backend.Options(), httpserver.Options(), settings.LogOptions(), runtime.Options(), acpclient.Options(), mcpbridge.Options(), sandbox.Options(), webhooks.Options(), skills.Options(), pricing.Options(), models.Options(), attach.Options(), webtools.Options(), providers.Options(modules())} {
+	for _, list := range [][]settings.Option{serveOptions, backend.Options(), httpserver.Options(), settings.LogOptions(), runtime.Options(), acpclient.Options(), mcpbridge.Options(), sandbox.Options(), webhooks.Options(), skills.Options(), pricing.Options(), models.Options(), embeddings.Options(), attach.Options(), webtools.Options(), providers.Options(modules())} {
 		opts = append(opts, list...)
 	}
 	return opts

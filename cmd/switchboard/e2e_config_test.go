@@ -39,6 +39,8 @@ func TestMisconfigurationNamesTheVariable(t *testing.T) {
 		{"SWITCHBOARD_MODEL", "openai/gpt-test"},
 		{"SWITCHBOARD_ATTACHMENT_MAX_BYTES", "0"},
 		{"SWITCHBOARD_MODEL_IMAGES", "mistral/*"},
+		{"SWITCHBOARD_EMBEDDING_MODEL", "nomic-embed-text"},
+		{"SWITCHBOARD_EMBEDDING_BASE_URL", "localhost:11434"},
 	}
 	// These are checked before anything is written.
 	early := map[string]bool{"SWITCHBOARD_ADDR": true, "SWITCHBOARD_PUBLIC_URL": true, "SWITCHBOARD_ADMIN_TOKEN": true, "SWITCHBOARD_MODEL": true}

@@ -18,6 +18,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/httpserver"
 	"github.com/switchboardhq/switchboard/core/mcpbridge"
 	"github.com/switchboardhq/switchboard/core/models"
+	"github.com/switchboardhq/switchboard/core/models/embeddings"
 	"github.com/switchboardhq/switchboard/core/pricing"
 	"github.com/switchboardhq/switchboard/core/settings"
 	"github.com/switchboardhq/switchboard/oauth"
@@ -59,6 +60,7 @@ type serveConfig struct {
 	skills                      skills.Config
 	prices                      *pricing.Table
 	images                      models.Images
+	embedder                    *embeddings.Client // nil: memory search by words
 	attachments                 attach.Config
 	web                         webtools.Config
 	acp                         *acpclient.Harness
@@ -143,6 +145,9 @@ func loadServeConfig(args []string, env command.Env, stderr io.Writer) (*serveCo
 		return nil, err
 	}
 	if c.images, err = models.LoadImages(s, getenv); err != nil {
+		return nil, err
+	}
+	if c.embedder, err = embeddings.Load(s, getenv); err != nil {
 		return nil, err
 	}
 	if c.attachments, err = attach.LoadConfig(s); err != nil {
@@ -302,7 +307,7 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 	}
 	tc := providers.ToolsetConfig{
 		Base:         append(append(harness.Conversation(), sandbox.HandsTools(sb, cfg.sandbox)...), testTools(getenv)...),
-		SessionTools: []providers.SessionTools{&memory.SessionTools{Stores: db, Logger: log}, &schedules.SessionTools{Store: db, Runner: sr, Clock: sr.Clock}},
+		SessionTools: []providers.SessionTools{memoryTools(db, cfg.embedder, log), &schedules.SessionTools{Store: db, Runner: sr, Clock: sr.Clock}},
 		MCP:          mcp, Log: db, Logger: log,
 	}
 	// The model learns its skills before the first turn: mounted in the
@@ -384,4 +389,16 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// memoryTools is the memory tool's provider: search by meaning when an
+// embedding model is configured. A nil *embeddings.Client must not reach
+// the interface field, where it would not be nil.
+func memoryTools(db backend.Store, emb *embeddings.Client, log *slog.Logger) *memory.SessionTools {
+	st := &memory.SessionTools{Stores: db, Embeddings: db, Logger: log}
+	if emb != nil {
+		st.Embedder = emb
+		log.Info("memory search ranks by meaning", "embedding_model", emb.Model())
+	}
+	return st
 }

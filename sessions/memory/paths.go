@@ -121,7 +121,10 @@ func (t *tool) change(ctx context.Context, call core.ToolCall, g target, c core.
 	if c.Path == "" {
 		c.Path = g.rel
 	}
-	_, err := t.stores.ChangeMemory(ctx, c)
+	written, err := t.stores.ChangeMemory(ctx, c)
+	if err == nil {
+		t.embedWritten(ctx, g.m, written)
+	}
 	switch {
 	case errors.Is(err, core.ErrConflict):
 		return fail("%s was changed by another session since you read it: view it again and retry", g.m.show(c.Path))

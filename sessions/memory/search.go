@@ -3,10 +3,13 @@ package memory
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/switchboardhq/switchboard/core"
 )
 
 // Search bounds, so an answer stays small in the model's context.
@@ -33,9 +36,10 @@ type snippet struct {
 	text string
 }
 
-// search ranks the files of the agent's stores against a query. It reads
-// only the store (a scan of each partition's latest files), so every
-// replica answers alike.
+// search ranks the files of the agent's stores against a query: by
+// meaning when an embedder is configured and answers, else by words. It
+// reads only the store (a scan of each partition's latest files and
+// embeddings), so every replica answers alike.
 func (t *tool) search(ctx context.Context, in input) (string, error) {
 	phrase := strings.Join(strings.Fields(strings.ToLower(in.Query)), " ")
 	terms := words(phrase)
@@ -52,16 +56,45 @@ func (t *tool) search(ctx context.Context, in input) (string, error) {
 			mounts, rel = []*mount{g.m}, g.rel
 		}
 	}
-	var found []match
+	var all []shownFile
 	for _, m := range mounts {
 		files, err := t.files(ctx, m, true)
 		if err != nil {
 			return "", err
 		}
 		for _, f := range under(files, rel) {
-			if r, ok := score(m.show(f.Path), f.Path, f.Content, phrase, terms); ok {
-				found = append(found, r)
-			}
+			all = append(all, shownFile{m: m, f: f})
+		}
+	}
+	note := ""
+	if t.sem != nil {
+		out, err := t.searchByMeaning(ctx, in.Query, phrase, terms, all)
+		if err == nil {
+			return out, nil
+		}
+		var ee *embedError
+		if !errors.As(err, &ee) {
+			return "", err
+		}
+		t.log.Warn("memory search by meaning failed; matching words", "model", t.sem.embedder.Model(), "err", ee.err)
+		note = "(Search by meaning is unavailable right now; these files match by words.)\n"
+	}
+	return note + byWords(in.Query, phrase, terms, all), nil
+}
+
+// shownFile is a file of a mount, with its content.
+type shownFile struct {
+	m *mount
+	f core.MemoryVersion
+}
+
+// byWords ranks files by the query's words: those holding the whole
+// phrase first, then by words matched and hits.
+func byWords(query, phrase string, terms []string, files []shownFile) string {
+	var found []match
+	for _, sf := range files {
+		if r, ok := score(sf.m.show(sf.f.Path), sf.f.Path, sf.f.Content, phrase, terms); ok {
+			found = append(found, r)
 		}
 	}
 	slices.SortFunc(found, func(a, b match) int {
@@ -74,10 +107,10 @@ func (t *tool) search(ctx context.Context, in input) (string, error) {
 		return cmp.Or(cmp.Compare(b.matched, a.matched), cmp.Compare(b.hits, a.hits), cmp.Compare(a.path, b.path))
 	})
 	if len(found) == 0 {
-		return fmt.Sprintf("No memory file matches %q.", in.Query), nil
+		return fmt.Sprintf("No memory file matches %q.", query)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d file(s) match %q, best first:\n", len(found), in.Query)
+	fmt.Fprintf(&b, "%d file(s) match %q, best first:\n", len(found), query)
 	for _, r := range found[:min(len(found), maxResults)] {
 		how := fmt.Sprintf("%d of %d words, %d hits", r.matched, len(terms), r.hits)
 		if r.phrase && len(terms) > 1 {
@@ -91,7 +124,7 @@ func (t *tool) search(ctx context.Context, in input) (string, error) {
 	if len(found) > maxResults {
 		fmt.Fprintf(&b, "\n(%d more; narrow the query or pass a path)\n", len(found)-maxResults)
 	}
-	return b.String(), nil
+	return b.String()
 }
 
 // score measures one file against the query; ok is false when nothing

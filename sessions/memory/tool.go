@@ -19,7 +19,12 @@ import (
 // names memory stores (a providers.SessionTools).
 type SessionTools struct {
 	Stores core.MemoryStores
-	Logger *slog.Logger
+	// Embedder, when set, embeds memory files as they are written, and
+	// search ranks by meaning with the embeddings kept in Embeddings (the
+	// store's); without it, or when it fails, search matches words.
+	Embedder   Embedder
+	Embeddings core.MemoryEmbeddings
+	Logger     *slog.Logger
 }
 
 // mount is one of the agent's stores as the session sees it: under
@@ -80,13 +85,19 @@ func (t *SessionTools) Tools(ctx context.Context, s *core.Session, a *core.Agent
 	if len(mounts) == 1 {
 		mounts[0].dir = ""
 	}
-	return []core.Tool{&tool{stores: t.Stores, mounts: mounts}}, nil
+	tl := &tool{stores: t.Stores, mounts: mounts, log: log}
+	if t.Embedder != nil && t.Embeddings != nil {
+		tl.sem = &semantic{embedder: t.Embedder, store: t.Embeddings, log: log}
+	}
+	return []core.Tool{tl}, nil
 }
 
 // tool is the memory tool of one session's cycle.
 type tool struct {
 	stores core.MemoryStores
 	mounts []*mount
+	sem    *semantic // nil: search matches words
+	log    *slog.Logger
 }
 
 // input is every command's fields; each command reads its own.
@@ -113,7 +124,7 @@ Commands:
 - insert: insert insert_text after line insert_line (0 inserts at the top).
 - delete: delete a file, or a directory and every file in it.
 - rename: move old_path to new_path (new_path must not exist).
-- search: find files whose path or content match query, best first, with matching lines.
+- search: find files about query, best first, with their most relevant lines.
 
 If an edit fails because another session changed the file, view it again and retry.`
 
@@ -130,7 +141,7 @@ var inputSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"old_path":{"type":"string","description":"rename: the file or directory to move."},` +
 	`"new_path":{"type":"string","description":"rename: where to move it."},` +
 	`"view_range":{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":2,"description":"view: [start, end] lines of a file, from 1; end -1 is the last line."},` +
-	`"query":{"type":"string","description":"search: words or a phrase to look for."}` +
+	`"query":{"type":"string","description":"search: what to look for, in words or a phrase."}` +
 	`},"required":["command"]}`)
 
 func (t *tool) Def() core.ToolDef {

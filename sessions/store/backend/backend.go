@@ -34,6 +34,7 @@ type Store interface {
 	core.DeliveryQueue
 	core.SkillStore
 	core.MemoryStores
+	core.MemoryEmbeddings
 	core.ConsoleStore
 	core.StatsStore
 	core.ScheduleStore

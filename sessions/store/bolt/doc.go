@@ -267,12 +267,20 @@
 //	                    versions for pruning, oldest first
 //	memory_contents     the memory_versions key of a version that is not
 //	                    a deletion → its content (UTF-8 text)
+//	memory_embeddings   memory store id ‖ partition ‖ 0x00 ‖ path ‖ 0x00
+//	                    → a file's embedding (record.MemoryEmbeddingBody):
+//	                    4-byte big-endian length n ‖ n bytes of JSON {path,
+//	                    version, model, dims, spans: [[start, end], …]} ‖
+//	                    each chunk's vector, dims little-endian float32s.
+//	                    Derived data: one per file, of one version, re-made
+//	                    by the memory tool when stale; a file's deletion
+//	                    deletes it
 //
 // A change to a partition (ChangeMemory) writes its versions and prunes
 // the versions its limits drop in one transaction. A file's latest
 // version is never pruned, so version numbers, the latest's plus one,
 // are never reused. DeleteMemoryStore deletes the store's entries of all
-// four buckets in one transaction.
+// five buckets in one transaction.
 //
 // The console's sign-ins and failed sign-ins (Store also implements
 // core.ConsoleStore). Their times are unix nanoseconds of instants kept

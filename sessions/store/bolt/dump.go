@@ -42,6 +42,7 @@ var undumped = map[string]string{
 	bucketDeliveriesBySess:   "index: rebuilt from the deliveries",
 	bucketEnvironmentNames:   "index: rebuilt from the environments",
 	bucketMemoryStoreNames:   "index: rebuilt from the memory stores",
+	bucketMemoryEmbeddings:   "derived: re-made from the memory files by the embedding model",
 	bucketInstallationKeys:   "index: rebuilt from the installations",
 	bucketOnceTimes:          "index: rebuilt from the once keys",
 	bucketRunLeases:          "running processes' leases: void in another store",

@@ -109,6 +109,9 @@ func (s *Store) DeleteMemoryStore(ctx context.Context, idOrName string) error {
 		if err := deleteMemoryVersions(tx, keys); err != nil {
 			return err
 		}
+		if err := deleteMemoryEmbeddings(tx, prefix); err != nil {
+			return err
+		}
 		return memoryStores.delete(tx, m)
 	})
 	if err != nil {

@@ -132,7 +132,9 @@ func putMemoryVersion(tx *bbolt.Tx, v core.MemoryVersion) error {
 		return err
 	}
 	if v.Deleted {
-		return nil
+		// The embedding goes with the file; a write's stays until the
+		// new version's replaces it, its version telling it is stale.
+		return bkt(tx, bucketMemoryEmbeddings).Delete(memoryPrefix(v.Store, v.Partition, v.Path))
 	}
 	return bkt(tx, bucketMemoryContents).Put(k, []byte(v.Content))
 }

@@ -57,7 +57,7 @@ var allBuckets = []string{
 	bucketOnce, bucketOnceTimes, bucketSinkPositions, bucketSinkActive, bucketSinkClaims,
 	bucketRunLeases, bucketReplicas,
 	bucketSkills, bucketSkillNames, bucketSkillVersions, bucketSkillContents,
-	bucketMemoryStores, bucketMemoryStoreNames, bucketMemoryVersions, bucketMemoryContents,
+	bucketMemoryStores, bucketMemoryStoreNames, bucketMemoryVersions, bucketMemoryContents, bucketMemoryEmbeddings,
 	bucketConsoleSessions, bucketConsoleSessionTimes, bucketConsoleFailures, bucketConsoleFailureTimes,
 	bucketHourlyStats,
 	bucketSessionsByProvider, bucketSessionsByTenant, bucketSessionTexts,

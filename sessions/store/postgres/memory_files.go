@@ -73,6 +73,12 @@ func (s *Store) ChangeMemory(ctx context.Context, c core.MemoryChange) ([]core.M
 			}
 			b.Queue(`INSERT INTO memory_versions (store_id, partition, path, version, seq, deleted, size, body, content)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, st.ID, c.Partition, v.Path, v.Version, seq, v.Deleted, v.Size, body, content)
+			if v.Deleted {
+				// The embedding goes with the file; a write's stays until
+				// the new version's replaces it, its version telling it is
+				// stale.
+				b.Queue(`DELETE FROM memory_embeddings WHERE store_id = $1 AND partition = $2 AND path = $3`, st.ID, c.Partition, v.Path)
+			}
 		}
 		b.Queue(`UPDATE memory_partitions SET last_seq = $3 WHERE store_id = $1 AND partition = $2`, st.ID, c.Partition, seq)
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {

@@ -11,10 +11,11 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 )
 
-// MemoryStore is what the memory suite needs: memory stores, and the
-// agents that name them.
+// MemoryStore is what the memory suite needs: memory stores, their
+// files' embeddings, and the agents that name them.
 type MemoryStore interface {
 	core.MemoryStores
+	core.MemoryEmbeddings
 	core.AgentStore
 }
 
@@ -41,6 +42,9 @@ func RunMemory[S MemoryStore](t *testing.T, open func(t *testing.T) S) {
 		{"memory/agents_name_stores", testMemoryAgentRefs},
 		{"memory/delete_store", testMemoryDeleteStore},
 		{"memory/concurrent_if_version", testMemoryConcurrent},
+		{"memory/embeddings", testMemoryEmbeddings},
+		{"memory/embeddings_invalid", testMemoryEmbeddingsInvalid},
+		{"memory/embeddings_go_with_files", testMemoryEmbeddingsGo},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })

@@ -13,31 +13,13 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/surfaces/client"
 )
 
-// agentUsage lists the agent subcommands, for help and usage errors.
-var agentUsage = []string{
-	"create --name N --model M [--system S] [--description D] [--max-steps N] [--turn-seconds N] [--max-tokens N] [--max-session-tokens N] [--max-session-cost-usd USD] [--file F]",
-	"list [--after ID] [--limit N]",
-	"get ID",
-	"update ID [--name N] [--model M] [--system S] [--description D] [--max-steps N] [--turn-seconds N] [--max-tokens N] [--max-session-tokens N] [--max-session-cost-usd USD] [--file F] [--version N]",
-}
-
-func agentCommand(ctx context.Context, env cliIO, args []string) error {
-	sub := ""
-	if len(args) > 0 {
-		sub, args = args[0], args[1:]
-	}
-	switch sub {
-	case "create":
-		return agentWrite(ctx, env, args, false)
-	case "update":
-		return agentWrite(ctx, env, args, true)
-	case "list":
-		return agentList(ctx, env, args)
-	case "get":
-		return agentGet(ctx, env, args)
-	}
-	return groupHelp(env, "agent", sub, agentUsage)
-}
+// agentGroup is the agent command.
+var agentGroup = group{name: "agent", summary: "manage agents over the API", subs: []sub{
+	{"create", "", "create an agent", func(ctx context.Context, c *subcommand, args []string) error { return agentWrite(ctx, c, args, false) }},
+	{"list", "", "list agents", agentList},
+	{"get", "ID|NAME", "show an agent's latest version", agentGet},
+	{"update", "ID|NAME", "make a new version of an agent with the given fields", func(ctx context.Context, c *subcommand, args []string) error { return agentWrite(ctx, c, args, true) }},
+}}
 
 // agentFlags are the body flags shared by create and update.
 type agentFlags struct {
@@ -68,12 +50,11 @@ func (f *agentFlags) register(c *subcommand, update bool) {
 }
 
 // agentWrite is agent create and agent update.
-func agentWrite(ctx context.Context, env cliIO, args []string, update bool) error {
-	name, usage, n := "agent create", agentUsage[0], 0
+func agentWrite(ctx context.Context, c *subcommand, args []string, update bool) error {
+	n := 0
 	if update {
-		name, usage, n = "agent update", agentUsage[3], 1
+		n = 1
 	}
-	c := newSubcommand(env, name, usage)
 	var f agentFlags
 	f.register(c, update)
 	pos, err := c.parse(args, n)
@@ -208,8 +189,7 @@ func (c *subcommand) updateAgent(ctx context.Context, cl *client.Client, id stri
 	return cl.UpdateAgent(ctx, id, p)
 }
 
-func agentList(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "agent list", agentUsage[1])
+func agentList(ctx context.Context, c *subcommand, args []string) error {
 	var lp client.ListParams
 	c.fs.StringVar(&lp.After, "after", "", "list agents after this id")
 	c.fs.IntVar(&lp.Limit, "limit", 0, "at most this many (default 100, at most 1000)")
@@ -237,8 +217,7 @@ func agentList(ctx context.Context, env cliIO, args []string) error {
 	return nil
 }
 
-func agentGet(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "agent get", agentUsage[2])
+func agentGet(ctx context.Context, c *subcommand, args []string) error {
 	pos, cl, err := c.start(args, 1)
 	if err != nil {
 		return err

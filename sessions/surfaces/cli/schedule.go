@@ -11,53 +11,30 @@ import (
 )
 
 // Schedule is the schedule command: inputs sent at cron times or once.
-func Schedule(d Defaults) command.Command {
-	return command.Command{Name: "schedule", Usage: "schedule create|list|get|pause|resume|delete [flags]",
-		Summary: "send a session input, or start a session, at cron times or once (see schedule -h)", Run: runner(d, scheduleCommand)}
-}
+func Schedule(d Defaults) command.Command { return scheduleGroup.command(d) }
 
-// scheduleUsage lists the schedule subcommands, for help and usage errors.
-var scheduleUsage = []string{
-	"create (--cron EXPR [--time-zone TZ] | --at TIME | --in DURATION) (--session ID | --agent A [--tenant T | --installation ID --channel C] [--metadata k=v ...]) --input TEXT",
-	"list [--session ID] [--after ID] [--limit N]",
-	"get ID",
-	"pause ID",
-	"resume ID",
-	"delete ID",
-}
+// scheduleGroup is the schedule command.
+var scheduleGroup = group{name: "schedule", summary: "send a session input, or start a session, at cron times or once", subs: []sub{
+	{"create", "", "schedule an input: when (--cron, --at or --in), where (--session or --agent) and --input", scheduleCreate},
+	{"list", "", "list schedules", scheduleList},
+	{"get", "ID", "show a schedule", scheduleChange((*client.Client).GetSchedule)},
+	{"pause", "ID", "stop a schedule's firing until resumed", scheduleChange((*client.Client).PauseSchedule)},
+	{"resume", "ID", "resume a paused schedule", scheduleChange((*client.Client).ResumeSchedule)},
+	{"delete", "ID", "delete a schedule", scheduleDelete},
+}}
 
-func scheduleCommand(ctx context.Context, env cliIO, args []string) error {
-	sub := ""
-	if len(args) > 0 {
-		sub, args = args[0], args[1:]
+func scheduleDelete(ctx context.Context, c *subcommand, args []string) error {
+	pos, cl, err := c.start(args, 1)
+	if err != nil {
+		return err
 	}
-	switch sub {
-	case "create":
-		return scheduleCreate(ctx, env, args)
-	case "list":
-		return scheduleList(ctx, env, args)
-	case "get":
-		return scheduleChange(ctx, env, args, "get", scheduleUsage[2], (*client.Client).GetSchedule)
-	case "pause":
-		return scheduleChange(ctx, env, args, "pause", scheduleUsage[3], (*client.Client).PauseSchedule)
-	case "resume":
-		return scheduleChange(ctx, env, args, "resume", scheduleUsage[4], (*client.Client).ResumeSchedule)
-	case "delete":
-		c := newSubcommand(env, "schedule delete", scheduleUsage[5])
-		pos, cl, err := c.start(args, 1)
-		if err != nil {
-			return err
-		}
-		if err := cl.DeleteSchedule(ctx, pos[0]); err != nil {
-			return err
-		}
-		return c.write("deleted " + pos[0] + "\n")
+	if err := cl.DeleteSchedule(ctx, pos[0]); err != nil {
+		return err
 	}
-	return groupHelp(env, "schedule", sub, scheduleUsage)
+	return c.write("deleted " + pos[0] + "\n")
 }
 
-func scheduleCreate(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "schedule create", scheduleUsage[0])
+func scheduleCreate(ctx context.Context, c *subcommand, args []string) error {
 	var p client.ScheduleParams
 	var at, in, input string
 	meta := kvFlag{}
@@ -124,8 +101,7 @@ func scheduleCreate(ctx context.Context, env cliIO, args []string) error {
 	return c.showSchedule(sc)
 }
 
-func scheduleList(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "schedule list", scheduleUsage[1])
+func scheduleList(ctx context.Context, c *subcommand, args []string) error {
 	var lp client.ListParams
 	var session string
 	c.fs.StringVar(&session, "session", "", "only the schedules that target this session or that its agent made")
@@ -157,18 +133,18 @@ func scheduleList(ctx context.Context, env cliIO, args []string) error {
 
 // scheduleChange runs a subcommand about one schedule and shows it as it
 // then is.
-func scheduleChange(ctx context.Context, env cliIO, args []string, name, usage string,
-	change func(*client.Client, context.Context, string) (*core.Schedule, error)) error {
-	c := newSubcommand(env, "schedule "+name, usage)
-	pos, cl, err := c.start(args, 1)
-	if err != nil {
-		return err
+func scheduleChange(change func(*client.Client, context.Context, string) (*core.Schedule, error)) func(context.Context, *subcommand, []string) error {
+	return func(ctx context.Context, c *subcommand, args []string) error {
+		pos, cl, err := c.start(args, 1)
+		if err != nil {
+			return err
+		}
+		sc, err := change(cl, ctx, pos[0])
+		if err != nil {
+			return err
+		}
+		return c.showSchedule(sc)
 	}
-	sc, err := change(cl, ctx, pos[0])
-	if err != nil {
-		return err
-	}
-	return c.showSchedule(sc)
 }
 
 func (c *subcommand) showSchedule(s *core.Schedule) error {

@@ -11,51 +11,22 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/surfaces/client"
 )
 
-// sessionUsage lists the session subcommands, for help and usage errors.
-var sessionUsage = []string{
-	"create [--agent A] [--input TEXT] [--metadata k=v ...] [--tenant T] [--max-session-tokens N] [--max-session-cost-usd USD] [--idempotency-key K]",
-	"list [--status S] [--agent A] [--origin-key K] [--provider P] [--tenant T] [--text TEXT] [--after ID] [--limit N]",
-	"send ID TEXT [--idempotency-key K]   (TEXT - reads stdin)",
-	"status ID",
-	"events ID [--follow] [--level L] [--after N] [--limit N]",
-	"wake ID",
-	"interrupt ID",
-	"archive ID",
-	"result ID   (exit 1 when the last turn failed)",
-	"limits ID [--max-session-tokens N] [--max-session-cost-usd USD] [--max-steps N] [--max-tokens N] [--turn-seconds N]",
-	"fork ID [--at-seq N]",
-}
+// sessionGroup is the session command.
+var sessionGroup = group{name: "session", summary: "drive sessions over the API", subs: []sub{
+	{"create", "", "create a session, started at once with --input", sessionCreate},
+	{"list", "", "list sessions", sessionList},
+	{"send", "ID TEXT", "send a message (TEXT - reads stdin)", sessionSend},
+	{"status", "ID", "show a session", sessionStatus},
+	{"events", "ID", "print a session's events, or stream them with --follow", sessionEvents},
+	{"wake", "ID", "run a session's pending inputs", sessionAction("wake")},
+	{"interrupt", "ID", "stop a session's running turn", sessionAction("interrupt")},
+	{"archive", "ID", "archive a session", sessionAction("archive")},
+	{"result", "ID", "print the last finished turn's answer (exit 1 when it failed)", sessionResult},
+	{"limits", "ID", "set a session's own limits; raising a reached budget resumes its turn", sessionLimits},
+	{"fork", "ID", "make a new session with a session's log up to the end of a turn", sessionFork},
+}}
 
-func sessionCommand(ctx context.Context, env cliIO, args []string) error {
-	sub := ""
-	if len(args) > 0 {
-		sub, args = args[0], args[1:]
-	}
-	switch sub {
-	case "create":
-		return sessionCreate(ctx, env, args)
-	case "list":
-		return sessionList(ctx, env, args)
-	case "send":
-		return sessionSend(ctx, env, args)
-	case "status":
-		return sessionStatus(ctx, env, args)
-	case "events":
-		return sessionEvents(ctx, env, args)
-	case "result":
-		return sessionResult(ctx, env, args)
-	case "limits":
-		return sessionLimits(ctx, env, args)
-	case "fork":
-		return sessionFork(ctx, env, args)
-	case "wake", "interrupt", "archive":
-		return sessionAction(ctx, env, sub, args)
-	}
-	return groupHelp(env, "session", sub, sessionUsage)
-}
-
-func sessionCreate(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "session create", sessionUsage[0])
+func sessionCreate(ctx context.Context, c *subcommand, args []string) error {
 	var p client.SessionParams
 	var input string
 	meta := kvFlag{}
@@ -118,8 +89,7 @@ func (c *subcommand) showCreated(s *client.CreatedSession) error {
 	return c.keyValues(append(rows, [2]string{"client_token", s.ClientToken + "  (shown once)"}))
 }
 
-func sessionList(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "session list", sessionUsage[1])
+func sessionList(ctx context.Context, c *subcommand, args []string) error {
 	var f client.SessionFilter
 	c.fs.StringVar(&f.Status, "status", "", "only this status: queued, running, awaiting_input, idle, failed or archived")
 	c.fs.StringVar(&f.Agent, "agent", "", "only sessions of this agent id")
@@ -172,8 +142,7 @@ func dash(s string) string {
 	return s
 }
 
-func sessionSend(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "session send", sessionUsage[2])
+func sessionSend(ctx context.Context, c *subcommand, args []string) error {
 	var key string
 	c.fs.StringVar(&key, "idempotency-key", "", "a retry with the same key queues the message once")
 	pos, err := c.parse(args, 2)
@@ -205,8 +174,7 @@ func (c *subcommand) showQueued(id string, q *client.QueuedInput) error {
 	return c.write(fmt.Sprintf("queued %s %s for %s\n", q.Type, q.ID, id))
 }
 
-func sessionStatus(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "session status", sessionUsage[3])
+func sessionStatus(ctx context.Context, c *subcommand, args []string) error {
 	pos, cl, err := c.start(args, 1)
 	if err != nil {
 		return err
@@ -222,8 +190,7 @@ func sessionStatus(ctx context.Context, env cliIO, args []string) error {
 // --json the session's result. A session whose last turn failed (reason
 // error) exits 1 after printing it, so a script can tell; one with no
 // finished turn exits 1 too.
-func sessionResult(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "session result", sessionUsage[8])
+func sessionResult(ctx context.Context, c *subcommand, args []string) error {
 	pos, cl, err := c.start(args, 1)
 	if err != nil {
 		return err
@@ -252,8 +219,7 @@ func sessionResult(ctx context.Context, env cliIO, args []string) error {
 
 // sessionFork makes a new session with a session's log up to the end of
 // a turn.
-func sessionFork(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "session fork", sessionUsage[10])
+func sessionFork(ctx context.Context, c *subcommand, args []string) error {
 	var at uint64
 	c.fs.Uint64Var(&at, "at-seq", 0, "the seq of a turn's turn.completed (or its status change); default: the end of the last completed turn")
 	pos, cl, err := c.start(args, 1)
@@ -269,8 +235,7 @@ func sessionFork(ctx context.Context, env cliIO, args []string) error {
 
 // sessionLimits sets a session's own limits; raising the budget that
 // paused its turn resumes the turn.
-func sessionLimits(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "session limits", sessionUsage[9])
+func sessionLimits(ctx context.Context, c *subcommand, args []string) error {
 	var l core.Limits
 	c.fs.Int64Var(&l.MaxSessionTokens, "max-session-tokens", 0, "the session's token budget, across its turns")
 	c.fs.Float64Var(&l.MaxSessionCostUSD, "max-session-cost-usd", 0, "the session's budget of estimated cost, in US dollars")
@@ -334,8 +299,7 @@ func (c *subcommand) showSession(s *client.SessionView) error {
 	})
 }
 
-func sessionEvents(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "session events", sessionUsage[4])
+func sessionEvents(ctx context.Context, c *subcommand, args []string) error {
 	var follow bool
 	var level string
 	var after uint64
@@ -397,39 +361,39 @@ func (c *subcommand) listEvents(ctx context.Context, cl *client.Client, id strin
 }
 
 // sessionAction is wake, interrupt and archive: one call on one session.
-func sessionAction(ctx context.Context, env cliIO, action string, args []string) error {
-	usage := map[string]string{"wake": sessionUsage[5], "interrupt": sessionUsage[6], "archive": sessionUsage[7]}[action]
-	c := newSubcommand(env, "session "+action, usage)
-	pos, cl, err := c.start(args, 1)
-	if err != nil {
-		return err
-	}
-	id := pos[0]
-	switch action {
-	case "interrupt":
-		q, err := cl.Interrupt(ctx, id)
+func sessionAction(action string) func(context.Context, *subcommand, []string) error {
+	return func(ctx context.Context, c *subcommand, args []string) error {
+		pos, cl, err := c.start(args, 1)
 		if err != nil {
 			return err
 		}
-		return c.showQueued(id, q)
-	case "wake":
-		s, err := cl.Wake(ctx, id)
+		id := pos[0]
+		switch action {
+		case "interrupt":
+			q, err := cl.Interrupt(ctx, id)
+			if err != nil {
+				return err
+			}
+			return c.showQueued(id, q)
+		case "wake":
+			s, err := cl.Wake(ctx, id)
+			if err != nil {
+				return err
+			}
+			if c.json {
+				return c.printJSON(s, false)
+			}
+			return c.write(fmt.Sprintf("woke %s (status: %s)\n", s.ID, s.Status))
+		}
+		s, err := cl.Archive(ctx, id)
 		if err != nil {
 			return err
 		}
 		if c.json {
 			return c.printJSON(s, false)
 		}
-		return c.write(fmt.Sprintf("woke %s (status: %s)\n", s.ID, s.Status))
+		return c.write(fmt.Sprintf("archived %s\n", s.ID))
 	}
-	s, err := cl.Archive(ctx, id)
-	if err != nil {
-		return err
-	}
-	if c.json {
-		return c.printJSON(s, false)
-	}
-	return c.write(fmt.Sprintf("archived %s\n", s.ID))
 }
 
 // showUsage reads a usage as a person would say it, cached tokens only

@@ -33,6 +33,11 @@ func commands() []command.Command {
 		cli.Memory(clientDefaults),
 		cli.Destination(clientDefaults),
 		cli.Schedule(clientDefaults),
+		cli.Vault(clientDefaults),
+		cli.Credential(clientDefaults),
+		cli.Environment(clientDefaults),
+		cli.Installation(clientDefaults),
+		cli.Link(clientDefaults),
 		storecopy.Command(storecopy.Deps{DataDir: defaultDataDir, Keys: func(key string) (storecopy.Keys, error) { return oauth.NewSealer(key) }}),
 		{Name: "version", Usage: "version [--json]", Summary: "print the version", Run: runVersion, Flags: []command.Flag{{Name: "json"}}},
 	}

@@ -1,12 +1,8 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -92,7 +88,7 @@ func agentWrite(ctx context.Context, c *subcommand, args []string, update bool) 
 func (c *subcommand) agentParams(f *agentFlags) (client.AgentParams, error) {
 	var p client.AgentParams
 	if f.file != "" {
-		if err := c.readAgentFile(f.file, &p); err != nil {
+		if err := c.readJSONFile(f.file, &p); err != nil {
 			return p, err
 		}
 		f.fileLimits = p.Limits != nil
@@ -148,27 +144,6 @@ func (f *agentFlags) overlayLimits(c *subcommand, l *core.Limits) {
 	}
 }
 
-// readAgentFile decodes a JSON agent body strictly, so a typo in a field
-// name is caught here rather than silently dropped.
-func (c *subcommand) readAgentFile(path string, p *client.AgentParams) error {
-	var raw []byte
-	var err error
-	if path == "-" {
-		raw, err = io.ReadAll(c.env.stdin)
-	} else {
-		raw, err = os.ReadFile(path)
-	}
-	if err != nil {
-		return fmt.Errorf("--file: %w", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(p); err != nil {
-		return fmt.Errorf("--file %s: %w", path, err)
-	}
-	return nil
-}
-
 // updateAgent sends the update. Limits are one field to the API, so when
 // only some limit flags are given the others are filled from the latest
 // version, and that version is pinned so a concurrent update is refused
@@ -222,7 +197,7 @@ func agentGet(ctx context.Context, c *subcommand, args []string) error {
 	if err != nil {
 		return err
 	}
-	a, err := cl.GetAgent(ctx, pos[0])
+	a, err := getAgent(ctx, cl, pos[0])
 	if err != nil {
 		return err
 	}

@@ -256,3 +256,13 @@ func (m kvFlag) Set(s string) error {
 // Variables are the environment variables the commands read that are no
 // setting of serve.
 func Variables() []string { return []string{"SWITCHBOARD_URL", "SWITCHBOARD_TOKEN"} }
+
+// listFlag collects a repeated flag's values in order.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(s string) error {
+	*l = append(*l, s)
+	return nil
+}

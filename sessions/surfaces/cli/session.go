@@ -24,6 +24,10 @@ var sessionGroup = group{name: "session", summary: "drive sessions over the API"
 	{"result", "ID", "print the last finished turn's answer (exit 1 when it failed)", sessionResult},
 	{"limits", "ID", "set a session's own limits; raising a reached budget resumes its turn", sessionLimits},
 	{"fork", "ID", "make a new session with a session's log up to the end of a turn", sessionFork},
+	{"confirm", "ID TOOL_USE_ID", "allow a tool call that waits for confirmation", sessionConfirm("allow")},
+	{"deny", "ID TOOL_USE_ID", "deny a tool call that waits for confirmation", sessionConfirm("deny")},
+	{"tool-result", "ID TOOL_USE_ID OUTPUT", "answer a custom tool call (OUTPUT - reads stdin)", sessionToolResult},
+	{"retry", "ID", "run a failed or stopped turn again", sessionRetry},
 }}
 
 func sessionCreate(ctx context.Context, c *subcommand, args []string) error {
@@ -64,7 +68,7 @@ func sessionCreate(ctx context.Context, c *subcommand, args []string) error {
 	}
 	s, err := cl.CreateSession(ctx, p)
 	if err != nil {
-		return err
+		return orClosest(ctx, err, "agent", p.Agent, cl.ListAgents, func(a core.Agent) (string, string) { return a.ID, a.Name })
 	}
 	return c.showCreated(s)
 }

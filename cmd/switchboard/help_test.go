@@ -98,3 +98,37 @@ func TestUnknownCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestCompletion: each shell's script, printed by switchboard completion,
+// mentions every command, subcommand and flag of the tree.
+func TestCompletion(t *testing.T) {
+	for _, sh := range command.Shells() {
+		t.Run(sh, func(t *testing.T) {
+			code, script, errOut := runHelp("completion", sh)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			for _, c := range commands() {
+				if c.Usage == "" {
+					continue
+				}
+				if !strings.Contains(script, c.Name) {
+					t.Fatalf("the %s script does not mention %s", sh, c.Name)
+				}
+				for _, s := range c.Subcommands {
+					if !strings.Contains(script, s.Name) {
+						t.Fatalf("the %s script does not mention %s %s", sh, c.Name, s.Name)
+					}
+					for _, f := range s.Flags {
+						if !strings.Contains(script, f.Name) {
+							t.Fatalf("the %s script does not mention %s %s --%s", sh, c.Name, s.Name, f.Name)
+						}
+					}
+				}
+			}
+		})
+	}
+	if code, _, errOut := runHelp("completion", "tcsh"); code != 2 || !strings.Contains(errOut, `no completion for shell "tcsh"`) {
+		t.Fatalf("completion tcsh: exit %d, %s", code, errOut)
+	}
+}

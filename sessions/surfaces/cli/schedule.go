@@ -31,7 +31,7 @@ func scheduleDelete(ctx context.Context, c *subcommand, args []string) error {
 	if err := cl.DeleteSchedule(ctx, pos[0]); err != nil {
 		return err
 	}
-	return c.write("deleted " + pos[0] + "\n")
+	return c.deleted(pos[0])
 }
 
 func scheduleCreate(ctx context.Context, c *subcommand, args []string) error {

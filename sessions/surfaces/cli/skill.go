@@ -187,10 +187,7 @@ func skillDelete(ctx context.Context, c *subcommand, args []string) error {
 	if err := cl.DeleteSkill(ctx, pos[0]); err != nil {
 		return err
 	}
-	if c.json {
-		return c.printJSON(map[string]any{"id": pos[0], "deleted": true}, false)
-	}
-	return c.write(fmt.Sprintf("deleted skill %s\n", pos[0]))
+	return c.deleted(pos[0])
 }
 
 // showSkill prints a skill version and its files.

@@ -30,18 +30,18 @@ type agentFlags struct {
 }
 
 func (f *agentFlags) register(c *subcommand, update bool) {
-	c.fs.StringVar(&f.name, "name", "", "agent name")
-	c.fs.StringVar(&f.model, "model", "", "model: anthropic/<model> or openai/<model>")
-	c.fs.StringVar(&f.system, "system", "", "system prompt")
-	c.fs.StringVar(&f.description, "description", "", "description")
+	c.fs.StringVar(&f.name, "name", "", "agent `NAME`")
+	c.fs.StringVar(&f.model, "model", "", "`MODEL`: anthropic/<model> or openai/<model>")
+	c.fs.StringVar(&f.system, "system", "", "system `PROMPT`")
+	c.fs.StringVar(&f.description, "description", "", "a `DESCRIPTION`")
 	c.fs.IntVar(&f.maxSteps, "max-steps", 0, "limit: model calls per turn")
 	c.fs.IntVar(&f.turnSeconds, "turn-seconds", 0, "limit: wall seconds per turn")
 	c.fs.Int64Var(&f.maxTokens, "max-tokens", 0, "limit: tokens (input+output) per turn")
 	c.fs.Int64Var(&f.maxSessionTokens, "max-session-tokens", 0, "budget: tokens per session, across its turns (reaching it pauses the turn)")
 	c.fs.Float64Var(&f.maxSessionCostUSD, "max-session-cost-usd", 0, "budget: estimated US dollars per session (reaching it pauses the turn)")
-	c.fs.StringVar(&f.file, "file", "", "JSON body as in POST /v1/agents ('-' reads stdin); flags override its fields")
+	c.fs.StringVar(&f.file, "file", "", "a `FILE` of the JSON body as in POST /v1/agents ('-' reads stdin); flags override its fields")
 	if update {
-		c.fs.IntVar(&f.version, "version", 0, "fail with a conflict unless the latest version is this one")
+		c.fs.IntVar(&f.version, "version", 0, "fail with a conflict unless the latest version is `VERSION`")
 	}
 }
 
@@ -166,8 +166,8 @@ func (c *subcommand) updateAgent(ctx context.Context, cl *client.Client, id stri
 
 func agentList(ctx context.Context, c *subcommand, args []string) error {
 	var lp client.ListParams
-	c.fs.StringVar(&lp.After, "after", "", "list agents after this id")
-	c.fs.IntVar(&lp.Limit, "limit", 0, "at most this many (default 100, at most 1000)")
+	c.fs.StringVar(&lp.After, "after", "", "list agents after this `ID`")
+	c.fs.IntVar(&lp.Limit, "limit", 0, "at most `N` (default 100, at most 1000)")
 	_, cl, err := c.start(args, 0)
 	if err != nil {
 		return err

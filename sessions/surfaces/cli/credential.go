@@ -30,15 +30,15 @@ type credentialFlags struct {
 }
 
 func (f *credentialFlags) register(c *subcommand) {
-	c.fs.StringVar(&f.name, "name", "", "the credential's name, unique in its vault")
-	c.fs.StringVar(&f.kind, "kind", "", "static_bearer, header or oauth")
+	c.fs.StringVar(&f.name, "name", "", "the credential's `NAME`, unique in its vault")
+	c.fs.StringVar(&f.kind, "kind", "", "`KIND`: static_bearer, header or oauth")
 	c.fs.Var(&f.hosts, "host", "a `HOST` it may be sent to (repeatable; *.example.com for subdomains)")
-	c.fs.StringVar(&f.headerName, "header-name", "", "kind header: the header it is sent in")
-	c.fs.StringVar(&f.tokenURL, "token-url", "", "kind oauth: where its token is refreshed")
-	c.fs.StringVar(&f.clientID, "client-id", "", "kind oauth: the client id")
+	c.fs.StringVar(&f.headerName, "header-name", "", "kind header: the `HEADER` it is sent in")
+	c.fs.StringVar(&f.tokenURL, "token-url", "", "kind oauth: the `URL` where its token is refreshed")
+	c.fs.StringVar(&f.clientID, "client-id", "", "kind oauth: the client `ID`")
 	c.fs.Var(&f.scopes, "scope", "kind oauth: a `SCOPE` (repeatable)")
 	c.fs.StringVar(&f.expiresAt, "expires-at", "", "kind oauth: the access token's expiry, an RFC 3339 `TIME`")
-	c.fs.StringVar(&f.valueFile, "value-file", "", "a file holding the secret (- reads stdin): the token, the header's value, or for oauth a JSON object of access_token, refresh_token, client_secret")
+	c.fs.StringVar(&f.valueFile, "value-file", "", "a `FILE` holding the secret (- reads stdin): the token, the header's value, or for oauth a JSON object of access_token, refresh_token, client_secret")
 }
 
 // params are the given fields.

@@ -69,10 +69,10 @@ func destinationCreate(ctx context.Context, c *subcommand, args []string) error 
 	var spec core.DestinationSpec
 	var level, secretFile string
 	var types listFlag
-	c.fs.StringVar(&level, "level", "", "the events sent: user, progress or internal (default user)")
+	c.fs.StringVar(&level, "level", "", "the `LEVEL` of the events sent: user, progress or internal (default user)")
 	c.fs.Var(&types, "type", "only events of this `TYPE` (repeatable; none: every type)")
 	c.fs.StringVar(&spec.Agent, "agent", "", "only sessions of this agent (id or `NAME`)")
-	c.fs.StringVar(&secretFile, "secret-file", "", "a file holding the signing secret (- reads stdin); default: generated and shown once")
+	c.fs.StringVar(&secretFile, "secret-file", "", "a `FILE` holding the signing secret (- reads stdin); default: generated and shown once")
 	pos, cl, err := c.start(args, 1)
 	if err != nil {
 		return err
@@ -106,7 +106,7 @@ func destinationCreate(ctx context.Context, c *subcommand, args []string) error 
 
 func destinationList(ctx context.Context, c *subcommand, args []string) error {
 	var p client.DestinationListParams
-	c.fs.StringVar(&p.Session, "session", "", "only this session's destinations")
+	c.fs.StringVar(&p.Session, "session", "", "only the destinations of this session `ID`")
 	c.fs.StringVar(&p.Agent, "agent", "", "only the global destinations of this agent (id or `NAME`)")
 	_, cl, err := c.start(args, 0)
 	if err != nil {
@@ -144,11 +144,11 @@ func destinationDelete(ctx context.Context, c *subcommand, args []string) error 
 func deliveryList(ctx context.Context, c *subcommand, args []string) error {
 	var p client.DeliveryListParams
 	var state string
-	c.fs.StringVar(&p.Destination, "destination", "", "only this destination's deliveries")
-	c.fs.StringVar(&p.Session, "session", "", "only this session's deliveries")
-	c.fs.StringVar(&state, "state", "", "only deliveries in this state: pending, delivered or dead")
-	c.fs.StringVar(&p.After, "after", "", "list deliveries after this id")
-	c.fs.IntVar(&p.Limit, "limit", 0, "at most this many (default 100, at most 1000)")
+	c.fs.StringVar(&p.Destination, "destination", "", "only the deliveries of this destination `ID`")
+	c.fs.StringVar(&p.Session, "session", "", "only the deliveries of this session `ID`")
+	c.fs.StringVar(&state, "state", "", "only deliveries in this `STATE`: pending, delivered or dead")
+	c.fs.StringVar(&p.After, "after", "", "list deliveries after this `ID`")
+	c.fs.IntVar(&p.Limit, "limit", 0, "at most `N` (default 100, at most 1000)")
 	_, cl, err := c.start(args, 0)
 	if err != nil {
 		return err

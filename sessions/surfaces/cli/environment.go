@@ -39,8 +39,8 @@ type environmentFlags struct {
 
 func (f *environmentFlags) register(c *subcommand) {
 	f.env = kvFlag{}
-	c.fs.StringVar(&f.file, "file", "", "JSON body as in POST /v1/environments (- reads stdin); flags override its fields")
-	c.fs.StringVar(&f.description, "description", "", "what the environment is for")
+	c.fs.StringVar(&f.file, "file", "", "a `FILE` of the JSON body as in POST /v1/environments (- reads stdin); flags override its fields")
+	c.fs.StringVar(&f.description, "description", "", "what the environment is for, a `DESCRIPTION`")
 	c.fs.StringVar(&f.image, "image", "", "the sandbox's container `IMAGE`")
 	for _, p := range []struct {
 		l    *listFlag

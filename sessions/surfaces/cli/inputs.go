@@ -15,7 +15,7 @@ import (
 func sessionConfirm(result string) func(context.Context, *subcommand, []string) error {
 	return func(ctx context.Context, c *subcommand, args []string) error {
 		var msg string
-		c.fs.StringVar(&msg, "message", "", "a note for the model with the answer")
+		c.fs.StringVar(&msg, "message", "", "a `NOTE` for the model with the answer")
 		pos, cl, err := c.start(args, 2)
 		if err != nil {
 			return err

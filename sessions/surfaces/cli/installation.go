@@ -23,7 +23,7 @@ var installationGroup = group{name: "installation", summary: "manage installatio
 
 func installationList(ctx context.Context, c *subcommand, args []string) error {
 	var provider string
-	c.fs.StringVar(&provider, "provider", "", "only this platform's: slack, github or linear")
+	c.fs.StringVar(&provider, "provider", "", "only this `PROVIDER`'s: slack, github or linear")
 	_, cl, err := c.start(args, 0)
 	if err != nil {
 		return err

@@ -25,8 +25,8 @@ var memoryGroup = group{name: "memory", summary: "manage memory stores and read 
 
 func memoryStores(ctx context.Context, c *subcommand, args []string) error {
 	var p client.ListParams
-	c.fs.StringVar(&p.After, "after", "", "list stores after this id")
-	c.fs.IntVar(&p.Limit, "limit", 0, "at most this many (default 100, at most 1000)")
+	c.fs.StringVar(&p.After, "after", "", "list stores after this `ID`")
+	c.fs.IntVar(&p.Limit, "limit", 0, "at most `N` (default 100, at most 1000)")
 	_, cl, err := c.start(args, 0)
 	if err != nil {
 		return err
@@ -49,7 +49,7 @@ func memoryCreate(ctx context.Context, c *subcommand, args []string) error {
 	var shared bool
 	var description string
 	c.fs.BoolVar(&shared, "shared", false, "one partition for every tenant (default: files are kept per tenant)")
-	c.fs.StringVar(&description, "description", "", "what the store holds; agents see it when they have several stores")
+	c.fs.StringVar(&description, "description", "", "what the store holds, a `DESCRIPTION`; agents see it when they have several stores")
 	pos, cl, err := c.start(args, 1)
 	if err != nil {
 		return err
@@ -78,7 +78,7 @@ func memoryCreate(ctx context.Context, c *subcommand, args []string) error {
 
 // tenantFlag registers --tenant.
 func (c *subcommand) tenantFlag() *string {
-	return c.fs.String("tenant", "", "the tenant whose files to read (required unless the store is shared): <provider>:<workspace, organization or repository>, or api")
+	return c.fs.String("tenant", "", "the `TENANT` whose files to read (required unless the store is shared): <provider>:<workspace, organization or repository>, or api")
 }
 
 func memoryLs(ctx context.Context, c *subcommand, args []string) error {
@@ -103,7 +103,7 @@ func memoryLs(ctx context.Context, c *subcommand, args []string) error {
 
 func memoryCat(ctx context.Context, c *subcommand, args []string) error {
 	tenant := c.tenantFlag()
-	version := c.fs.Int("version", 0, "this version (default: the latest)")
+	version := c.fs.Int("version", 0, "this `VERSION` (default: the latest)")
 	pos, cl, err := c.start(args, 2)
 	if err != nil {
 		return err

@@ -38,18 +38,18 @@ func scheduleCreate(ctx context.Context, c *subcommand, args []string) error {
 	var p client.ScheduleParams
 	var at, in, input string
 	meta := kvFlag{}
-	c.fs.StringVar(&p.Cron, "cron", "", "cron expression: minute hour day-of-month month day-of-week, or @daily…")
-	c.fs.StringVar(&p.TimeZone, "time-zone", "", "IANA time zone of the cron expression (default UTC), e.g. Europe/Berlin")
-	c.fs.StringVar(&at, "at", "", "a one-off at this RFC 3339 time")
-	c.fs.StringVar(&in, "in", "", "a one-off after this duration from now, e.g. 1h30m")
-	c.fs.StringVar(&p.Target.SessionID, "session", "", "send the input to this session")
-	c.fs.StringVar(&p.Target.Agent, "agent", "", "start a new session of this agent (id or name) at each time")
-	c.fs.StringVar(&p.Target.Tenant, "tenant", "", "the new sessions' tenant (with --agent)")
-	c.fs.Var(meta, "metadata", "key=value metadata of the new sessions (with --agent; repeatable)")
-	c.fs.StringVar(&input, "input", "", "the message to send ('-' reads stdin)")
+	c.fs.StringVar(&p.Cron, "cron", "", "cron `EXPR`: minute hour day-of-month month day-of-week, or @daily…")
+	c.fs.StringVar(&p.TimeZone, "time-zone", "", "IANA time zone `TZ` of the cron expression (default UTC), e.g. Europe/Berlin")
+	c.fs.StringVar(&at, "at", "", "a one-off at this RFC 3339 `TIME`")
+	c.fs.StringVar(&in, "in", "", "a one-off after this `DURATION` from now, e.g. 1h30m")
+	c.fs.StringVar(&p.Target.SessionID, "session", "", "send the input to this session `ID`")
+	c.fs.StringVar(&p.Target.Agent, "agent", "", "start a new session of this agent (id or `NAME`) at each time")
+	c.fs.StringVar(&p.Target.Tenant, "tenant", "", "the new sessions' `TENANT` (with --agent)")
+	c.fs.Var(meta, "metadata", "`KEY=value` metadata of the new sessions (with --agent; repeatable)")
+	c.fs.StringVar(&input, "input", "", "the `MESSAGE` to send ('-' reads stdin)")
 	var installation, channel string
-	c.fs.StringVar(&installation, "installation", "", "with --agent and --channel: the installation (its id) to post in")
-	c.fs.StringVar(&channel, "channel", "", "with --agent and --installation: post the message in this channel of the installation's workspace; the new session answers in its thread")
+	c.fs.StringVar(&installation, "installation", "", "with --agent and --channel: the installation (its `ID`) to post in")
+	c.fs.StringVar(&channel, "channel", "", "with --agent and --installation: post the message in this `CHANNEL` of the installation's workspace; the new session answers in its thread")
 	if _, err := c.parse(args, 0); err != nil {
 		return err
 	}
@@ -104,9 +104,9 @@ func scheduleCreate(ctx context.Context, c *subcommand, args []string) error {
 func scheduleList(ctx context.Context, c *subcommand, args []string) error {
 	var lp client.ListParams
 	var session string
-	c.fs.StringVar(&session, "session", "", "only the schedules that target this session or that its agent made")
-	c.fs.StringVar(&lp.After, "after", "", "list schedules after this id")
-	c.fs.IntVar(&lp.Limit, "limit", 0, "at most this many (default 100, at most 1000)")
+	c.fs.StringVar(&session, "session", "", "only the schedules that target this session `ID` or that its agent made")
+	c.fs.StringVar(&lp.After, "after", "", "list schedules after this `ID`")
+	c.fs.IntVar(&lp.Limit, "limit", 0, "at most `N` (default 100, at most 1000)")
 	_, cl, err := c.start(args, 0)
 	if err != nil {
 		return err

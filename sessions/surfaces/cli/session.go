@@ -34,12 +34,12 @@ func sessionCreate(ctx context.Context, c *subcommand, args []string) error {
 	var p client.SessionParams
 	var input string
 	meta := kvFlag{}
-	c.fs.StringVar(&p.Agent, "agent", "default", "agent id or name")
-	c.fs.IntVar(&p.AgentVersion, "agent-version", 0, "pin this agent version (default: the latest)")
-	c.fs.StringVar(&input, "input", "", "first user message; the session starts at once ('-' reads stdin)")
-	c.fs.Var(meta, "metadata", "key=value metadata (repeatable)")
-	c.fs.StringVar(&p.Tenant, "tenant", "", "the tenant whose memory the session reads and writes (default api)")
-	c.fs.StringVar(&p.IdempotencyKey, "idempotency-key", "", "a retry with the same key returns the first answer")
+	c.fs.StringVar(&p.Agent, "agent", "default", "agent id or `NAME`")
+	c.fs.IntVar(&p.AgentVersion, "agent-version", 0, "pin this agent `VERSION` (default: the latest)")
+	c.fs.StringVar(&input, "input", "", "the first user `MESSAGE`; the session starts at once ('-' reads stdin)")
+	c.fs.Var(meta, "metadata", "`KEY=value` metadata (repeatable)")
+	c.fs.StringVar(&p.Tenant, "tenant", "", "the `TENANT` whose memory the session reads and writes (default api)")
+	c.fs.StringVar(&p.IdempotencyKey, "idempotency-key", "", "a retry with the same `KEY` returns the first answer")
 	var budget core.Limits
 	c.fs.Int64Var(&budget.MaxSessionTokens, "max-session-tokens", 0, "pause the session's turn once it has used this many tokens in all")
 	c.fs.Float64Var(&budget.MaxSessionCostUSD, "max-session-cost-usd", 0, "pause the session's turn once its estimated cost reaches this many US dollars")
@@ -95,14 +95,14 @@ func (c *subcommand) showCreated(s *client.CreatedSession) error {
 
 func sessionList(ctx context.Context, c *subcommand, args []string) error {
 	var f client.SessionFilter
-	c.fs.StringVar(&f.Status, "status", "", "only this status: queued, running, awaiting_input, idle, failed or archived")
-	c.fs.StringVar(&f.Agent, "agent", "", "only sessions of this agent id")
-	c.fs.StringVar(&f.OriginKey, "origin-key", "", "only the session of this origin key, <provider>:<the platform's address of the thread>")
-	c.fs.StringVar(&f.Provider, "provider", "", "only sessions of this provider: a platform's name, or api for sessions created over the API")
-	c.fs.StringVar(&f.Tenant, "tenant", "", "only sessions of this tenant, <provider>:<workspace, organization or repository>")
-	c.fs.StringVar(&f.Text, "text", "", "only sessions whose first message holds this text, ignoring case")
-	c.fs.StringVar(&f.After, "after", "", "list sessions after this id")
-	c.fs.IntVar(&f.Limit, "limit", 0, "at most this many (default 100, at most 1000)")
+	c.fs.StringVar(&f.Status, "status", "", "only this `STATUS`: queued, running, awaiting_input, idle, failed or archived")
+	c.fs.StringVar(&f.Agent, "agent", "", "only sessions of this agent `ID`")
+	c.fs.StringVar(&f.OriginKey, "origin-key", "", "only the session of this origin `KEY`, <provider>:<the platform's address of the thread>")
+	c.fs.StringVar(&f.Provider, "provider", "", "only sessions of this `PROVIDER`: a platform's name, or api for sessions created over the API")
+	c.fs.StringVar(&f.Tenant, "tenant", "", "only sessions of this `TENANT`, <provider>:<workspace, organization or repository>")
+	c.fs.StringVar(&f.Text, "text", "", "only sessions whose first message holds this `TEXT`, ignoring case")
+	c.fs.StringVar(&f.After, "after", "", "list sessions after this `ID`")
+	c.fs.IntVar(&f.Limit, "limit", 0, "at most `N` (default 100, at most 1000)")
 	_, cl, err := c.start(args, 0)
 	if err != nil {
 		return err
@@ -148,7 +148,7 @@ func dash(s string) string {
 
 func sessionSend(ctx context.Context, c *subcommand, args []string) error {
 	var key string
-	c.fs.StringVar(&key, "idempotency-key", "", "a retry with the same key queues the message once")
+	c.fs.StringVar(&key, "idempotency-key", "", "a retry with the same `KEY` queues the message once")
 	pos, err := c.parse(args, 2)
 	if err != nil {
 		return err
@@ -225,7 +225,7 @@ func sessionResult(ctx context.Context, c *subcommand, args []string) error {
 // a turn.
 func sessionFork(ctx context.Context, c *subcommand, args []string) error {
 	var at uint64
-	c.fs.Uint64Var(&at, "at-seq", 0, "the seq of a turn's turn.completed (or its status change); default: the end of the last completed turn")
+	c.fs.Uint64Var(&at, "at-seq", 0, "the `SEQ` of a turn's turn.completed (or its status change); default: the end of the last completed turn")
 	pos, cl, err := c.start(args, 1)
 	if err != nil {
 		return err
@@ -309,9 +309,9 @@ func sessionEvents(ctx context.Context, c *subcommand, args []string) error {
 	var after uint64
 	var limit int
 	c.fs.BoolVar(&follow, "follow", false, "stream: the history, then live events until interrupted")
-	c.fs.StringVar(&level, "level", "", "threshold: user, progress or internal (default: all)")
-	c.fs.Uint64Var(&after, "after", 0, "start after this seq")
-	c.fs.IntVar(&limit, "limit", 0, "without --follow: at most this many (default: all)")
+	c.fs.StringVar(&level, "level", "", "`LEVEL`: user, progress or internal (default: all)")
+	c.fs.Uint64Var(&after, "after", 0, "start after this `SEQ`")
+	c.fs.IntVar(&limit, "limit", 0, "without --follow: at most `N` (default: all)")
 	pos, cl, err := c.start(args, 1)
 	if err != nil {
 		return err

@@ -127,8 +127,8 @@ func packFolder(dir string) ([]byte, error) {
 
 func skillList(ctx context.Context, c *subcommand, args []string) error {
 	var lp client.ListParams
-	c.fs.StringVar(&lp.After, "after", "", "list skills after this id")
-	c.fs.IntVar(&lp.Limit, "limit", 0, "at most this many (default 100, at most 1000)")
+	c.fs.StringVar(&lp.After, "after", "", "list skills after this `ID`")
+	c.fs.IntVar(&lp.Limit, "limit", 0, "at most `N` (default 100, at most 1000)")
 	_, cl, err := c.start(args, 0)
 	if err != nil {
 		return err
@@ -156,7 +156,7 @@ func skillList(ctx context.Context, c *subcommand, args []string) error {
 // skillGet shows a skill version, or prints one of its files as it is.
 func skillGet(ctx context.Context, c *subcommand, args []string) error {
 	var version int
-	c.fs.IntVar(&version, "version", 0, "this version (default: the latest)")
+	c.fs.IntVar(&version, "version", 0, "this `VERSION` (default: the latest)")
 	pos, err := c.parseBetween(args, 1, 2)
 	if err != nil {
 		return err

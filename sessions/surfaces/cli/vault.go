@@ -27,8 +27,8 @@ var vaultGroup = group{name: "vault", summary: "manage vaults, which hold the cr
 func vaultCreate(ctx context.Context, c *subcommand, args []string) error {
 	var p client.VaultParams
 	meta := kvFlag{}
-	c.fs.StringVar(&p.Description, "description", "", "what the vault is for")
-	c.fs.Var(meta, "metadata", "`key=value` metadata (repeatable)")
+	c.fs.StringVar(&p.Description, "description", "", "what the vault is for, a `DESCRIPTION`")
+	c.fs.Var(meta, "metadata", "`KEY=value` metadata (repeatable)")
 	pos, cl, err := c.start(args, 1)
 	if err != nil {
 		return err

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard/fixtures/fakeslack"
-	"github.com/switchboardhq/switchboard/fixtures/modelserver"
 )
 
 // page is a list as --json prints it.
@@ -209,39 +208,4 @@ func TestCLIInstallations(t *testing.T) {
 	if len(ins.Data) != 0 {
 		t.Fatalf("installation list after delete: %+v", ins)
 	}
-}
-
-// TestCLISessionInputs: retry, confirm, deny and tool-result queue their
-// inputs over a real serve (or carry its refusal), and links are listed.
-func TestCLISessionInputs(t *testing.T) {
-	ms, hs := modelserver.Start(t)
-	srv := startServer(t, t.TempDir(), modelEnv(hs.URL, modelserver.FormatAnthropic))
-	sb := newCLI(t, "SWITCHBOARD_URL="+srv.url, "SWITCHBOARD_TOKEN="+adminToken)
-	sb.ok("", "agent", "create", "--name", "helper", "--model", "anthropic/claude-test")
-	sb.fails(`did you mean "helper"?`, "session", "create", "--agent", "helpr")
-
-	ms.Push(modelserver.Step{Status: 401, ErrorMessage: "invalid x-api-key"}, modelserver.Step{Text: "again"})
-	id := field(t, sb.ok("", "session", "create", "--agent", "helper", "--input", "hi"), "id")
-	srv.waitFor(id, "the failed turn", func(st sessionState, _ []event) bool { return st.Status == "failed" })
-	var queued page[struct{ ID, Type string }]
-	sb.okJSON(&queued, "session", "retry", id, "--json")
-	if len(queued.Data) != 1 || queued.Data[0].Type != "user.retry" {
-		t.Fatalf("session retry --json: %+v", queued)
-	}
-	srv.waitFor(id, "the retried turn", func(s sessionState, evs []event) bool { return count(evs, "turn.completed") == 2 && s.Status == "idle" })
-	for _, args := range [][]string{
-		{"session", "confirm", id, "toolu_none"},
-		{"session", "deny", id, "toolu_none", "--message", "no"},
-		{"session", "tool-result", id, "toolu_none", "out"},
-	} {
-		if _, errOut, code := sb.run("", args...); code != 1 || !strings.HasPrefix(errOut, "switchboard: ") {
-			t.Fatalf("%s on a session waiting for nothing: exit %d, %s", args[1], code, errOut)
-		}
-	}
-	var links page[struct{ Key string }]
-	sb.okJSON(&links, "link", "list", id, "--json")
-	if len(links.Data) != 0 {
-		t.Fatalf("link list of an unlinked session: %+v", links)
-	}
-	sb.fails("", "link", "add", id, "not-a-key")
 }

@@ -102,7 +102,7 @@ func TestCLIVaults(t *testing.T) {
 
 // TestCLIEnvironments: environments over a real serve, by id and name.
 func TestCLIEnvironments(t *testing.T) {
-	srv := startServer(t, t.TempDir(), nil)
+	srv := startServer(t, t.TempDir(), map[string]string{"ANTHROPIC_API_KEY": "test-key"})
 	sb := newCLI(t, "SWITCHBOARD_URL="+srv.url, "SWITCHBOARD_TOKEN="+adminToken)
 
 	out := sb.ok("", "environment", "create", "tools", "--apt", "jq", "--apt", "git", "--network", "allowlist", "--allow-host", "api.github.com", "--env", "A=1")
@@ -131,6 +131,12 @@ func TestCLIEnvironments(t *testing.T) {
 		t.Fatalf("environment get --json: %+v", e)
 	}
 	sb.fails(`did you mean "tools"?`, "environment", "get", "tool")
+	// An agent names its environment by name too.
+	sb.fails(`did you mean "tools"?`, "agent", "create", "--name", "builder", "--model", "anthropic/claude-test", "--environment", "tool")
+	if out := sb.ok("", "agent", "create", "--name", "builder", "--model", "anthropic/claude-test", "--environment", "tools"); field(t, out, "environment") != envID {
+		t.Fatalf("agent create --environment printed:\n%s", out)
+	}
+	sb.ok("", "agent", "update", "builder", "--environment", "")
 	sb.ok("", "environment", "delete", "tools")
 	sb.okJSON(&envs, "environment", "list", "--json")
 	if len(envs.Data) != 0 {

@@ -19,11 +19,11 @@ var agentGroup = group{name: "agent", summary: "manage agents over the API", sub
 
 // agentFlags are the body flags shared by create and update.
 type agentFlags struct {
-	name, model, system, description, file string
-	maxSteps, turnSeconds                  int
-	maxTokens, maxSessionTokens            int64
-	maxSessionCostUSD                      float64
-	version                                int
+	name, model, system, description, file, environment string
+	maxSteps, turnSeconds                               int
+	maxTokens, maxSessionTokens                         int64
+	maxSessionCostUSD                                   float64
+	version                                             int
 	// fileLimits records that --file gave limits: the base the limit flags
 	// override, so an update needs not read the latest version.
 	fileLimits bool
@@ -39,6 +39,7 @@ func (f *agentFlags) register(c *subcommand, update bool) {
 	c.fs.Int64Var(&f.maxTokens, "max-tokens", 0, "limit: tokens (input+output) per turn")
 	c.fs.Int64Var(&f.maxSessionTokens, "max-session-tokens", 0, "budget: tokens per session, across its turns (reaching it pauses the turn)")
 	c.fs.Float64Var(&f.maxSessionCostUSD, "max-session-cost-usd", 0, "budget: estimated US dollars per session (reaching it pauses the turn)")
+	c.fs.StringVar(&f.environment, "environment", "", "the `ENVIRONMENT` (id or name) its sandbox is made from; \"\" for none")
 	c.fs.StringVar(&f.file, "file", "", "a `FILE` of the JSON body as in POST /v1/agents ('-' reads stdin); flags override its fields")
 	if update {
 		c.fs.IntVar(&f.version, "version", 0, "fail with a conflict unless the latest version is `VERSION`")
@@ -71,6 +72,13 @@ func agentWrite(ctx context.Context, c *subcommand, args []string, update bool) 
 	if err != nil {
 		return err
 	}
+	if p.Environment != nil && *p.Environment != "" {
+		e, err := getEnvironment(ctx, cl, *p.Environment)
+		if err != nil {
+			return err
+		}
+		p.Environment = &e.ID
+	}
 	var a *core.Agent
 	if update {
 		a, err = c.updateAgent(ctx, cl, pos[0], &f, p)
@@ -102,6 +110,7 @@ func (c *subcommand) agentParams(f *agentFlags) (client.AgentParams, error) {
 	str("model", f.model, &p.Model)
 	str("system", f.system, &p.System)
 	str("description", f.description, &p.Description)
+	str("environment", f.environment, &p.Environment)
 	if c.givenLimits() > 0 {
 		if p.Limits == nil {
 			p.Limits = &core.Limits{}

@@ -105,9 +105,12 @@ func TestCLIEnvironments(t *testing.T) {
 	srv := startServer(t, t.TempDir(), map[string]string{"ANTHROPIC_API_KEY": "test-key"})
 	sb := newCLI(t, "SWITCHBOARD_URL="+srv.url, "SWITCHBOARD_TOKEN="+adminToken)
 
-	out := sb.ok("", "environment", "create", "tools", "--apt", "jq", "--apt", "git", "--network", "allowlist", "--allow-host", "api.github.com", "--env", "A=1")
+	sb.ok("", "vault", "create", "team")
+	credID := field(t, sb.ok("tok\n", "credential", "create", "team", "--name", "gh", "--kind", "static_bearer", "--host", "api.github.com", "--value-file", "-"), "id")
+	sb.fails(`did you mean "gh"?`, "environment", "create", "tools", "--credential", "team/gj")
+	out := sb.ok("", "environment", "create", "tools", "--apt", "jq", "--apt", "git", "--network", "allowlist", "--allow-host", "api.github.com", "--env", "A=1", "--credential", "team/gh")
 	envID := field(t, out, "id")
-	if field(t, out, "packages") != "apt: jq git" || field(t, out, "network") != "allowlist api.github.com" || field(t, out, "env") != "A=1" {
+	if field(t, out, "packages") != "apt: jq git" || field(t, out, "network") != "allowlist api.github.com" || field(t, out, "env") != "A=1" || field(t, out, "credentials") != credID {
 		t.Fatalf("environment create printed:\n%s", out)
 	}
 	var envs page[idName]

@@ -51,7 +51,7 @@ func (f *environmentFlags) register(c *subcommand) {
 	c.fs.Var(f.env, "env", "`KEY=value` in the sandbox's environment (repeatable)")
 	c.fs.StringVar(&f.network, "network", "", "network `MODE`: none, allowlist or open")
 	c.fs.Var(&f.hosts, "allow-host", "with --network allowlist, a `HOST` it may reach (repeatable)")
-	c.fs.Var(&f.creds, "credential", "a vault credential's `ID` its requests carry (repeatable)")
+	c.fs.Var(&f.creds, "credential", "a vault credential its requests carry: its id, or `VAULT/NAME` (repeatable)")
 }
 
 // params builds the body from --file and the flags given.
@@ -128,6 +128,11 @@ func environmentWrite(ctx context.Context, c *subcommand, args []string, update 
 	p, err := f.params(c)
 	if err != nil {
 		return err
+	}
+	if p.Credentials != nil {
+		if err := resolveCredentials(ctx, cl, *p.Credentials); err != nil {
+			return err
+		}
 	}
 	var e *core.Environment
 	if update {
@@ -237,4 +242,21 @@ func (c *subcommand) showEnvironment(e *core.Environment) error {
 		{"created_at", showTime(e.CreatedAt)},
 		{"updated_at", showTime(e.UpdatedAt)},
 	})
+}
+
+// resolveCredentials replaces each VAULT/NAME in refs with the id of that
+// credential; an id is kept as it is.
+func resolveCredentials(ctx context.Context, cl *client.Client, refs []string) error {
+	for i, ref := range refs {
+		vault, name, ok := strings.Cut(ref, "/")
+		if !ok {
+			continue
+		}
+		_, cr, err := findCredential(ctx, cl, vault, name)
+		if err != nil {
+			return err
+		}
+		refs[i] = cr.ID
+	}
+	return nil
 }

@@ -23,7 +23,7 @@ var installationGroup = group{name: "installation", summary: "manage installatio
 
 func installationList(ctx context.Context, c *subcommand, args []string) error {
 	var provider string
-	c.fs.StringVar(&provider, "provider", "", "only this `PROVIDER`'s: slack, github or linear")
+	c.fs.StringVar(&provider, "provider", "", "only the installations of this `PROVIDER`, a platform's name")
 	_, cl, err := c.start(args, 0)
 	if err != nil {
 		return err
@@ -57,8 +57,8 @@ func installationGet(ctx context.Context, c *subcommand, args []string) error {
 func installationPolicy(ctx context.Context, c *subcommand, args []string) error {
 	var channels, users listFlag
 	var agent string
-	c.fs.Var(&channels, "channel", "a `CHANNEL` where it may be triggered: a Slack channel id, a GitHub owner/repo, a Linear team key (repeatable; none: everywhere)")
-	c.fs.Var(&users, "user", "a `USER` who may trigger it: a Slack user id, a GitHub login, a Linear user id (repeatable; none: everyone)")
+	c.fs.Var(&channels, "channel", "a `CHANNEL` where it may be triggered, as its platform names one (repeatable; none: everywhere)")
+	c.fs.Var(&users, "user", "a `USER` who may trigger it, as its platform names one (repeatable; none: everyone)")
 	c.fs.StringVar(&agent, "agent", "", "bind its new sessions to this agent (id or `NAME`; \"\" for the agent named default)")
 	pos, cl, err := c.start(args, 1)
 	if err != nil {

@@ -31,7 +31,7 @@ type Deps struct {
 
 // Command is switchboard dev.
 func Command(deps Deps) command.Command {
-	return command.Command{Name: "dev", Usage: "dev [flags]", Summary: "try it: the gateway with simulated Slack, GitHub and Linear",
+	return command.Command{Name: "dev", Usage: "dev [flags]", Summary: "try it: the gateway with simulated Slack, GitHub and Linear", Flags: []command.Flag{{Name: "addr", Value: "ADDR"}, {Name: "gateway-addr", Value: "ADDR"}, {Name: "scripted"}},
 		Run: func(ctx context.Context, env command.Env, args []string) int { return run(ctx, deps, env, args) }}
 }
 
@@ -41,18 +41,18 @@ type options struct {
 	scripted          bool
 }
 
-func parse(args []string, stderr io.Writer) (options, error) {
+func parse(args []string, stdout io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// Errors are reported once, by run.
+	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8081", "address of the playground's page (loopback only)")
 	fs.StringVar(&o.gatewayAddr, "gateway-addr", "127.0.0.1:8080", "address of the gateway it runs (loopback only)")
 	fs.BoolVar(&o.scripted, "scripted", false, "run the scripted demo model even when a model is configured")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: switchboard dev [flags]\n\nThe gateway on loopback with simulated Slack, GitHub and Linear, and a page to use them.\nIts data lives in a temporary directory, removed when it stops.\n\n")
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, "usage: switchboard dev [flags]\n\nThe gateway on loopback with simulated Slack, GitHub and Linear, and a page to use them.\nIts data lives in a temporary directory, removed when it stops.\n\nflags:\n"+command.FlagUsage(fs))
+		}
 		return o, err
 	}
 	if fs.NArg() > 0 {
@@ -78,7 +78,7 @@ openai/<model> with OPENAI_API_KEY or OPENAI_BASE_URL (Ollama, vLLM), and start 
 `
 
 func run(ctx context.Context, deps Deps, env command.Env, args []string) int {
-	o, err := parse(args, env.Stderr)
+	o, err := parse(args, env.Stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}

@@ -71,7 +71,7 @@ type serveConfig struct {
 
 func loadServeConfig(args []string, env command.Env, stderr io.Writer) (*serveConfig, error) {
 	getenv := env.Getenv
-	s, err := settings.Parse("serve", allServeOptions(), args, getenv, stderr)
+	s, err := settings.Parse("serve", allServeOptions(), args, getenv, env.Stdout)
 	if err != nil {
 		return nil, err
 	}

@@ -28,3 +28,14 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("a stamped build printed %q", got)
 	}
 }
+
+// TestVersionJSON: version --json prints the version and commit as an
+// object.
+func TestVersionJSON(t *testing.T) {
+	defer func(v, c string) { version, commit = v, c }(version, commit)
+	version, commit = "v1.4.0", "0123456789abcdef"
+	code, out, errOut := runHelp("version", "--json")
+	if code != 0 || out != `{"commit":"0123456789abcdef","version":"v1.4.0"}`+"\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}

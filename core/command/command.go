@@ -2,7 +2,8 @@
 // package that owns a subcommand returns it as a Command (sessions/surfaces/cli
 // its agent and session commands, for instance), and the binary
 // dispatches over an explicit list of them, so nothing registers itself
-// and the list reads in one place.
+// and the list reads in one place. The list is also the command tree the
+// help, the completion scripts and their tests walk.
 //
 // It is apart from core/settings because a command need not read
 // settings: the CLI's commands parse flags of their own, and only serve
@@ -36,8 +37,20 @@ type Command struct {
 	// Summary says what the command does, in a few words.
 	Summary string
 	// Run runs the command with the arguments after its name, reports
-	// its own errors on env.Stderr and returns the exit code.
+	// its own errors on env.Stderr and returns the exit code. Given -h or
+	// --help it prints its usage on env.Stdout and returns 0.
 	Run func(ctx context.Context, env Env, args []string) int
+	// Subcommands are the commands of a group (agent create, agent
+	// list), each named without its group; Run dispatches to them.
+	Subcommands []Command
+	// Flags are the command's flags, for completion and the synopsis.
+	Flags []Flag
+}
+
+// Flag is a flag of a command.
+type Flag struct {
+	Name  string // without dashes: "agent"
+	Value string // what its value is, "NAME"; "" for a switch
 }
 
 // summaryColumn is where the summaries of Help start.
@@ -72,4 +85,15 @@ func Find(cmds []Command, name string) (Command, bool) {
 		}
 	}
 	return Command{}, false
+}
+
+// Names are the names of cmds that Help lists.
+func Names(cmds []Command) []string {
+	var out []string
+	for _, c := range cmds {
+		if c.Usage != "" {
+			out = append(out, c.Name)
+		}
+	}
+	return out
 }

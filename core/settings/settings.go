@@ -12,6 +12,7 @@
 package settings
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -19,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/switchboardhq/switchboard/core/command"
 )
 
 // Option is one setting: an environment variable with a matching flag.
@@ -33,10 +36,12 @@ type Option struct {
 type Values map[string]string
 
 // Parse reads flags over environment over defaults, with surrounding
-// spaces trimmed. Flag errors and the -h text are written to output.
-func Parse(name string, opts []Option, args []string, getenv func(string) string, output io.Writer) (Values, error) {
+// spaces trimmed. Given -h or --help it writes the usage of switchboard
+// name to help and returns flag.ErrHelp; a flag error is returned for the
+// caller to report.
+func Parse(name string, opts []Option, args []string, getenv func(string) string, help io.Writer) (Values, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(output)
+	fs.SetOutput(io.Discard)
 	vals := map[string]*string{}
 	for _, o := range opts {
 		def := o.Default
@@ -46,6 +51,9 @@ func Parse(name string, opts []Option, args []string, getenv func(string) string
 		vals[o.Env] = fs.String(o.Flag, def, o.Usage+" ($"+o.Env+")")
 	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(help, "usage: switchboard %s [flags]\n\nEach flag has an environment variable, shown after its description; a flag\nwins over its variable.\n\nflags:\n%s", name, command.FlagUsage(fs))
+		}
 		return nil, err
 	}
 	v := Values{}

@@ -2,6 +2,8 @@ package settings_test
 
 import (
 	"bytes"
+	"errors"
+	"flag"
 	"io"
 	"strings"
 	"testing"
@@ -44,24 +46,22 @@ func TestParse(t *testing.T) {
 	}
 }
 
-func TestParseErrorsGoToOutput(t *testing.T) {
+func TestParseHelpAndErrors(t *testing.T) {
 	opts := []settings.Option{{Env: "X_ADDR", Flag: "addr", Default: "a", Usage: "listen address"}}
-	tests := []struct {
-		name, arg, want string
-	}{
-		{"unknown flag", "-nope", "flag provided but not defined: -nope"},
-		{"help names the variable", "-h", "listen address ($X_ADDR)"},
+	var out bytes.Buffer
+	_, err := settings.Parse("x", opts, []string{"--help"}, func(string) string { return "" }, &out)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("--help: %v", err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var out bytes.Buffer
-			if _, err := settings.Parse("x", opts, []string{tt.arg}, func(string) string { return "" }, &out); err == nil {
-				t.Fatal("no error")
-			}
-			if !strings.Contains(out.String(), tt.want) {
-				t.Fatalf("output %q does not contain %q", out.String(), tt.want)
-			}
-		})
+	for _, want := range []string{"usage: switchboard x [flags]", "  --addr STRING\n      listen address ($X_ADDR) (default \"a\")"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("help %q does not contain %q", out.String(), want)
+		}
+	}
+	out.Reset()
+	_, err = settings.Parse("x", opts, []string{"-nope"}, func(string) string { return "" }, &out)
+	if err == nil || !strings.Contains(err.Error(), "flag provided but not defined: -nope") || out.Len() > 0 {
+		t.Fatalf("unknown flag: %v, output %q", err, out.String())
 	}
 }
 

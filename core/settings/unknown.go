@@ -3,6 +3,8 @@ package settings
 import (
 	"slices"
 	"strings"
+
+	"github.com/switchboardhq/switchboard/core/command"
 )
 
 // Unknown is a variable of the environment that looks like a setting
@@ -28,43 +30,11 @@ func UnknownVariables(environ []string, prefixes []string, opts []Option, also, 
 			continue
 		}
 		seen[name] = true
-		out = append(out, Unknown{Name: name, Closest: closest(name, known)})
+		out = append(out, Unknown{Name: name, Closest: command.Closest(name, known)})
 	}
 	return out
 }
 
 func hasPrefix(name string, prefixes []string) bool {
 	return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(name, p) })
-}
-
-// closest is the name of known fewest edits away from name.
-func closest(name string, known []string) string {
-	best, bestD := "", -1
-	for _, k := range known {
-		if d := edits(name, k); bestD < 0 || d < bestD {
-			best, bestD = k, d
-		}
-	}
-	return best
-}
-
-// edits is the Levenshtein distance between a and b.
-func edits(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

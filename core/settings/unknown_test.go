@@ -25,14 +25,3 @@ func TestUnknownVariables(t *testing.T) {
 		t.Fatalf("unknown\n got %+v\nwant %+v", got, want)
 	}
 }
-
-func TestEdits(t *testing.T) {
-	for _, tt := range []struct {
-		a, b string
-		want int
-	}{{"", "", 0}, {"abc", "abc", 0}, {"MODLE", "MODEL", 2}, {"kitten", "sitting", 3}, {"", "abc", 3}} {
-		if got := edits(tt.a, tt.b); got != tt.want {
-			t.Errorf("edits(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
-		}
-	}
-}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -36,6 +37,7 @@ const usage = "store copy --from DATA_DIR --to postgres://…"
 // bbolt store of a data directory into an empty PostgreSQL database.
 func Command(d Deps) command.Command {
 	return command.Command{Name: "store", Usage: usage, Summary: "copy a bbolt store into an empty PostgreSQL database",
+		Subcommands: []command.Command{{Name: "copy", Usage: usage, Summary: "copy a bbolt store into an empty PostgreSQL database", Flags: []command.Flag{{Name: "from", Value: "DATA_DIR"}, {Name: "to", Value: "DSN"}}}},
 		Run: func(ctx context.Context, env command.Env, args []string) int {
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -58,22 +60,20 @@ func (e usageError) Error() string { return string(e) }
 
 func run(ctx context.Context, d Deps, env command.Env, args []string) error {
 	if len(args) == 0 || args[0] != "copy" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+		if len(args) > 0 && command.IsHelp(args[0]) {
 			fmt.Fprintf(env.Stdout, "usage: switchboard %s\n", usage)
 			return nil
 		}
 		return usageError("store: want the subcommand copy")
 	}
 	fset := flag.NewFlagSet("store copy", flag.ContinueOnError)
-	fset.SetOutput(env.Stderr)
-	fset.Usage = func() {
-		fmt.Fprintf(env.Stderr, "usage: switchboard %s\n\nCopies the bbolt store of a stopped gateway's data directory into an empty\nPostgreSQL database. The master key is $SWITCHBOARD_MASTER_KEY, else DATA_DIR/master.key.\n\n", usage)
-		fset.PrintDefaults()
-	}
+	// Errors are reported once, by Command's Run.
+	fset.SetOutput(io.Discard)
 	from := fset.String("from", "", "the data directory of the bbolt store (default $SWITCHBOARD_DATA_DIR, else "+d.DataDir+")")
 	to := fset.String("to", "", "the PostgreSQL database, a postgres:// DSN (default $SWITCHBOARD_STORE)")
 	if err := fset.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(env.Stdout, "usage: switchboard %s\n\nCopies the bbolt store of a stopped gateway's data directory into an empty\nPostgreSQL database. The master key is $SWITCHBOARD_MASTER_KEY, else DATA_DIR/master.key.\n\nflags:\n%s", usage, command.FlagUsage(fset))
 			return err
 		}
 		return usageError(err.Error())

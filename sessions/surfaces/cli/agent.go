@@ -1,79 +1,57 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/sessions/surfaces/client"
 )
 
-// agentUsage lists the agent subcommands, for help and usage errors.
-var agentUsage = []string{
-	"create --name N --model M [--system S] [--description D] [--max-steps N] [--turn-seconds N] [--max-tokens N] [--max-session-tokens N] [--max-session-cost-usd USD] [--file F]",
-	"list [--after ID] [--limit N]",
-	"get ID",
-	"update ID [--name N] [--model M] [--system S] [--description D] [--max-steps N] [--turn-seconds N] [--max-tokens N] [--max-session-tokens N] [--max-session-cost-usd USD] [--file F] [--version N]",
-}
-
-func agentCommand(ctx context.Context, env cliIO, args []string) error {
-	sub := ""
-	if len(args) > 0 {
-		sub, args = args[0], args[1:]
-	}
-	switch sub {
-	case "create":
-		return agentWrite(ctx, env, args, false)
-	case "update":
-		return agentWrite(ctx, env, args, true)
-	case "list":
-		return agentList(ctx, env, args)
-	case "get":
-		return agentGet(ctx, env, args)
-	}
-	return groupHelp(env, "agent", sub, agentUsage)
-}
+// agentGroup is the agent command.
+var agentGroup = group{name: "agent", summary: "manage agents over the API", subs: []sub{
+	{"create", "", "create an agent", func(ctx context.Context, c *subcommand, args []string) error { return agentWrite(ctx, c, args, false) }},
+	{"list", "", "list agents", agentList},
+	{"get", "ID|NAME", "show an agent's latest version", agentGet},
+	{"update", "ID|NAME", "make a new version of an agent with the given fields", func(ctx context.Context, c *subcommand, args []string) error { return agentWrite(ctx, c, args, true) }},
+}}
 
 // agentFlags are the body flags shared by create and update.
 type agentFlags struct {
-	name, model, system, description, file string
-	maxSteps, turnSeconds                  int
-	maxTokens, maxSessionTokens            int64
-	maxSessionCostUSD                      float64
-	version                                int
+	name, model, system, description, file, environment string
+	maxSteps, turnSeconds                               int
+	maxTokens, maxSessionTokens                         int64
+	maxSessionCostUSD                                   float64
+	version                                             int
 	// fileLimits records that --file gave limits: the base the limit flags
 	// override, so an update needs not read the latest version.
 	fileLimits bool
 }
 
 func (f *agentFlags) register(c *subcommand, update bool) {
-	c.fs.StringVar(&f.name, "name", "", "agent name")
-	c.fs.StringVar(&f.model, "model", "", "model: anthropic/<model> or openai/<model>")
-	c.fs.StringVar(&f.system, "system", "", "system prompt")
-	c.fs.StringVar(&f.description, "description", "", "description")
+	c.fs.StringVar(&f.name, "name", "", "agent `NAME`")
+	c.fs.StringVar(&f.model, "model", "", "`MODEL`: anthropic/<model> or openai/<model>")
+	c.fs.StringVar(&f.system, "system", "", "system `PROMPT`")
+	c.fs.StringVar(&f.description, "description", "", "a `DESCRIPTION`")
 	c.fs.IntVar(&f.maxSteps, "max-steps", 0, "limit: model calls per turn")
 	c.fs.IntVar(&f.turnSeconds, "turn-seconds", 0, "limit: wall seconds per turn")
 	c.fs.Int64Var(&f.maxTokens, "max-tokens", 0, "limit: tokens (input+output) per turn")
 	c.fs.Int64Var(&f.maxSessionTokens, "max-session-tokens", 0, "budget: tokens per session, across its turns (reaching it pauses the turn)")
 	c.fs.Float64Var(&f.maxSessionCostUSD, "max-session-cost-usd", 0, "budget: estimated US dollars per session (reaching it pauses the turn)")
-	c.fs.StringVar(&f.file, "file", "", "JSON body as in POST /v1/agents ('-' reads stdin); flags override its fields")
+	c.fs.StringVar(&f.environment, "environment", "", "the `ENVIRONMENT` (id or name) its sandbox is made from; \"\" for none")
+	c.fs.StringVar(&f.file, "file", "", "a `FILE` of the JSON body as in POST /v1/agents ('-' reads stdin); flags override its fields")
 	if update {
-		c.fs.IntVar(&f.version, "version", 0, "fail with a conflict unless the latest version is this one")
+		c.fs.IntVar(&f.version, "version", 0, "fail with a conflict unless the latest version is `VERSION`")
 	}
 }
 
 // agentWrite is agent create and agent update.
-func agentWrite(ctx context.Context, env cliIO, args []string, update bool) error {
-	name, usage, n := "agent create", agentUsage[0], 0
+func agentWrite(ctx context.Context, c *subcommand, args []string, update bool) error {
+	n := 0
 	if update {
-		name, usage, n = "agent update", agentUsage[3], 1
+		n = 1
 	}
-	c := newSubcommand(env, name, usage)
 	var f agentFlags
 	f.register(c, update)
 	pos, err := c.parse(args, n)
@@ -94,6 +72,13 @@ func agentWrite(ctx context.Context, env cliIO, args []string, update bool) erro
 	if err != nil {
 		return err
 	}
+	if p.Environment != nil && *p.Environment != "" {
+		e, err := getEnvironment(ctx, cl, *p.Environment)
+		if err != nil {
+			return err
+		}
+		p.Environment = &e.ID
+	}
 	var a *core.Agent
 	if update {
 		a, err = c.updateAgent(ctx, cl, pos[0], &f, p)
@@ -111,7 +96,7 @@ func agentWrite(ctx context.Context, env cliIO, args []string, update bool) erro
 func (c *subcommand) agentParams(f *agentFlags) (client.AgentParams, error) {
 	var p client.AgentParams
 	if f.file != "" {
-		if err := c.readAgentFile(f.file, &p); err != nil {
+		if err := c.readJSONFile(f.file, &p); err != nil {
 			return p, err
 		}
 		f.fileLimits = p.Limits != nil
@@ -125,6 +110,7 @@ func (c *subcommand) agentParams(f *agentFlags) (client.AgentParams, error) {
 	str("model", f.model, &p.Model)
 	str("system", f.system, &p.System)
 	str("description", f.description, &p.Description)
+	str("environment", f.environment, &p.Environment)
 	if c.givenLimits() > 0 {
 		if p.Limits == nil {
 			p.Limits = &core.Limits{}
@@ -167,27 +153,6 @@ func (f *agentFlags) overlayLimits(c *subcommand, l *core.Limits) {
 	}
 }
 
-// readAgentFile decodes a JSON agent body strictly, so a typo in a field
-// name is caught here rather than silently dropped.
-func (c *subcommand) readAgentFile(path string, p *client.AgentParams) error {
-	var raw []byte
-	var err error
-	if path == "-" {
-		raw, err = io.ReadAll(c.env.stdin)
-	} else {
-		raw, err = os.ReadFile(path)
-	}
-	if err != nil {
-		return fmt.Errorf("--file: %w", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(p); err != nil {
-		return fmt.Errorf("--file %s: %w", path, err)
-	}
-	return nil
-}
-
 // updateAgent sends the update. Limits are one field to the API, so when
 // only some limit flags are given the others are filled from the latest
 // version, and that version is pinned so a concurrent update is refused
@@ -208,11 +173,10 @@ func (c *subcommand) updateAgent(ctx context.Context, cl *client.Client, id stri
 	return cl.UpdateAgent(ctx, id, p)
 }
 
-func agentList(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "agent list", agentUsage[1])
+func agentList(ctx context.Context, c *subcommand, args []string) error {
 	var lp client.ListParams
-	c.fs.StringVar(&lp.After, "after", "", "list agents after this id")
-	c.fs.IntVar(&lp.Limit, "limit", 0, "at most this many (default 100, at most 1000)")
+	c.fs.StringVar(&lp.After, "after", "", "list agents after this `ID`")
+	c.fs.IntVar(&lp.Limit, "limit", 0, "at most `N` (default 100, at most 1000)")
 	_, cl, err := c.start(args, 0)
 	if err != nil {
 		return err
@@ -237,13 +201,12 @@ func agentList(ctx context.Context, env cliIO, args []string) error {
 	return nil
 }
 
-func agentGet(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "agent get", agentUsage[2])
+func agentGet(ctx context.Context, c *subcommand, args []string) error {
 	pos, cl, err := c.start(args, 1)
 	if err != nil {
 		return err
 	}
-	a, err := cl.GetAgent(ctx, pos[0])
+	a, err := getAgent(ctx, cl, pos[0])
 	if err != nil {
 		return err
 	}

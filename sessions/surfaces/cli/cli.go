@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboardhq/switchboard/core/command"
 	"github.com/switchboardhq/switchboard/sessions/surfaces/client"
 )
 
@@ -47,36 +48,18 @@ type usageError struct {
 
 func (e *usageError) Error() string { return e.msg }
 
-// groupHelp prints a command group's subcommands; an unknown or missing
-// subcommand is a usage error.
-func groupHelp(env cliIO, group string, sub string, lines []string) error {
-	text := "usage:\n"
-	for _, l := range lines {
-		text += "  switchboard " + group + " " + l + "\n"
-	}
-	text += "\ncommon flags: --url URL, --token TOKEN, --json (run a command with -h for the rest)\n"
-	switch sub {
-	case "help", "-h", "-help", "--help":
-		fmt.Fprint(env.stdout, text)
-		return flag.ErrHelp
-	case "":
-		fmt.Fprint(env.stderr, text)
-		return &usageError{msg: group + ": missing subcommand"}
-	}
-	fmt.Fprint(env.stderr, text)
-	return &usageError{msg: fmt.Sprintf("%s: unknown subcommand %q", group, sub)}
-}
-
 // subcommand is one command of a group (agent create, session send):
 // its flags, including the common ones, and how to reach the server.
 type subcommand struct {
 	env   cliIO
 	name  string // "session send"
 	usage string // "session send ID TEXT [flags]"
-	fs    *flag.FlagSet
-	url   string
-	token string
-	json  bool
+	// summary says what the command does, under its usage in its help.
+	summary string
+	fs      *flag.FlagSet
+	url     string
+	token   string
+	json    bool
 }
 
 func newSubcommand(env cliIO, name, usage string) *subcommand {
@@ -84,8 +67,8 @@ func newSubcommand(env cliIO, name, usage string) *subcommand {
 	c := &subcommand{env: env, name: name, usage: group + " " + usage, fs: flag.NewFlagSet(name, flag.ContinueOnError)}
 	// Errors are reported once, by cli, in its own format.
 	c.fs.SetOutput(io.Discard)
-	c.fs.StringVar(&c.url, "url", "", "server base URL ($SWITCHBOARD_URL, default "+env.defaults.URL+")")
-	c.fs.StringVar(&c.token, "token", "", "bearer token ($SWITCHBOARD_TOKEN, default: <data dir>/admin-token)")
+	c.fs.StringVar(&c.url, "url", "", "server base `URL` ($SWITCHBOARD_URL, default "+env.defaults.URL+")")
+	c.fs.StringVar(&c.token, "token", "", "bearer `TOKEN` ($SWITCHBOARD_TOKEN, default: <data dir>/admin-token)")
 	c.fs.BoolVar(&c.json, "json", false, "print JSON (NDJSON when following)")
 	return c
 }
@@ -101,10 +84,7 @@ func (c *subcommand) parse(args []string, n int) ([]string, error) {
 func (c *subcommand) parseBetween(args []string, least, most int) ([]string, error) {
 	err := c.fs.Parse(reorder(c.fs, args))
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(c.env.stdout, "usage: switchboard %s\n\nflags:\n", c.usage)
-		c.fs.SetOutput(c.env.stdout)
-		c.fs.PrintDefaults()
-		return nil, flag.ErrHelp
+		return nil, c.help()
 	}
 	if err != nil {
 		return nil, &usageError{cmd: c, msg: err.Error()}
@@ -117,6 +97,17 @@ func (c *subcommand) parseBetween(args []string, least, most int) ([]string, err
 		return nil, &usageError{cmd: c, msg: fmt.Sprintf("%s: want %d to %d arguments, got %d", c.name, least, most, len(pos))}
 	}
 	return pos, nil
+}
+
+// help prints the command's usage, made from its flags, and returns
+// flag.ErrHelp, which exits 0.
+func (c *subcommand) help() error {
+	text := "usage: switchboard " + c.usage + "\n\n"
+	if c.summary != "" {
+		text += c.summary + "\n\n"
+	}
+	fmt.Fprint(c.env.stdout, text+"flags:\n"+command.FlagUsage(c.fs))
+	return flag.ErrHelp
 }
 
 // start parses the command line (n positional arguments) and makes the
@@ -265,3 +256,13 @@ func (m kvFlag) Set(s string) error {
 // Variables are the environment variables the commands read that are no
 // setting of serve.
 func Variables() []string { return []string{"SWITCHBOARD_URL", "SWITCHBOARD_TOKEN"} }
+
+// listFlag collects a repeated flag's values in order.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(s string) error {
+	*l = append(*l, s)
+	return nil
+}

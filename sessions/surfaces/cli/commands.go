@@ -23,23 +23,14 @@ type Defaults struct {
 }
 
 // Agent is the agent command: create, list, get and update agents.
-func Agent(d Defaults) command.Command {
-	return command.Command{Name: "agent", Usage: "agent create|list|get|update [flags]",
-		Summary: "manage agents over the API (see agent -h)", Run: runner(d, agentCommand)}
-}
+func Agent(d Defaults) command.Command { return agentGroup.command(d) }
 
 // Session is the session command: create, list and drive sessions.
-func Session(d Defaults) command.Command {
-	return command.Command{Name: "session", Usage: "session create|list|send|status|events|wake|interrupt|archive [flags]",
-		Summary: "drive sessions over the API (see session -h)", Run: runner(d, sessionCommand)}
-}
+func Session(d Defaults) command.Command { return sessionGroup.command(d) }
 
 // Skill is the skill command: upload skill folders, list, read and
 // delete skills.
-func Skill(d Defaults) command.Command {
-	return command.Command{Name: "skill", Usage: "skill create|update|list|get|delete [flags]",
-		Summary: "manage skills over the API (see skill -h)", Run: runner(d, skillCommand)}
-}
+func Skill(d Defaults) command.Command { return skillGroup.command(d) }
 
 // runner runs a command group until it ends or the process is
 // interrupted, which ends a follow cleanly.
@@ -64,7 +55,7 @@ func report(stderr io.Writer, err error) int {
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "switchboard: %s\n", ue.msg)
 		if ue.cmd != nil {
-			fmt.Fprintf(stderr, "usage: switchboard %s\nrun 'switchboard %s -h' for its flags\n", ue.cmd.usage, ue.cmd.name)
+			fmt.Fprintf(stderr, "usage: switchboard %s\nrun 'switchboard %s --help' for its flags\n", ue.cmd.usage, ue.cmd.name)
 		}
 		return 2
 	}

@@ -43,9 +43,9 @@ func TestDestinationCommands(t *testing.T) {
 		want []string // in stdout, or stderr when code != 0
 		call string   // the request sent, "" for none
 	}{
-		{"pause", []string{"pause", "dst_1"}, 0, []string{"id:        dst_1", "status:    paused", "paused_at: 2026-11-22T10:00:00Z"}, "POST /v1/destinations/dst_1/pause Bearer t"},
+		{"pause", []string{"pause", "dst_1"}, 0, []string{"id:            dst_1", "status:        paused", "paused_at:     2026-11-22T10:00:00Z"}, "POST /v1/destinations/dst_1/pause Bearer t"},
 		{"pause as json", []string{"pause", "dst_1", "--json"}, 0, []string{`"status": "paused"`}, "POST /v1/destinations/dst_1/pause Bearer t"},
-		{"resume", []string{"resume", "dst_1"}, 0, []string{"status:    active"}, "POST /v1/destinations/dst_1/resume Bearer t"},
+		{"resume", []string{"resume", "dst_1"}, 0, []string{"status:        active"}, "POST /v1/destinations/dst_1/resume Bearer t"},
 		{"pause of no destination", []string{"pause", "dst_missing"}, 1, []string{`destination "dst_missing" not found`}, "POST /v1/destinations/dst_missing/pause Bearer t"},
 		{"no id", []string{"pause"}, 2, []string{"want 1 argument(s), got 0"}, ""},
 		{"an unknown subcommand", []string{"stop", "dst_1"}, 2, []string{`unknown subcommand "stop"`}, ""},

@@ -11,48 +11,22 @@ import (
 )
 
 // Memory is the memory command: memory stores and their files.
-func Memory(d Defaults) command.Command {
-	return command.Command{Name: "memory", Usage: "memory stores|create|ls|cat|log|revert [flags]",
-		Summary: "manage memory stores and read their files (see memory -h)", Run: runner(d, memoryCommand)}
-}
+func Memory(d Defaults) command.Command { return memoryGroup.command(d) }
 
-// memoryUsage lists the memory subcommands, for help and usage errors.
-var memoryUsage = []string{
-	"stores [--after ID] [--limit N]",
-	"create NAME [--shared] [--description D]",
-	"ls STORE [--tenant T]",
-	"cat STORE PATH [--tenant T] [--version N]",
-	"log STORE PATH [--tenant T]",
-	"revert STORE PATH VERSION [--tenant T]",
-}
+// memoryGroup is the memory command.
+var memoryGroup = group{name: "memory", summary: "manage memory stores and read their files", subs: []sub{
+	{"stores", "", "list memory stores", memoryStores},
+	{"create", "NAME", "create a memory store", memoryCreate},
+	{"ls", "STORE", "list a store's files", memoryLs},
+	{"cat", "STORE PATH", "print a file of a store", memoryCat},
+	{"log", "STORE PATH", "list a file's versions", memoryLog},
+	{"revert", "STORE PATH VERSION", "make a file's old version its latest", memoryRevert},
+}}
 
-func memoryCommand(ctx context.Context, env cliIO, args []string) error {
-	sub := ""
-	if len(args) > 0 {
-		sub, args = args[0], args[1:]
-	}
-	switch sub {
-	case "stores":
-		return memoryStores(ctx, env, args)
-	case "create":
-		return memoryCreate(ctx, env, args)
-	case "ls":
-		return memoryLs(ctx, env, args)
-	case "cat":
-		return memoryCat(ctx, env, args)
-	case "log":
-		return memoryLog(ctx, env, args)
-	case "revert":
-		return memoryRevert(ctx, env, args)
-	}
-	return groupHelp(env, "memory", sub, memoryUsage)
-}
-
-func memoryStores(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "memory stores", memoryUsage[0])
+func memoryStores(ctx context.Context, c *subcommand, args []string) error {
 	var p client.ListParams
-	c.fs.StringVar(&p.After, "after", "", "list stores after this id")
-	c.fs.IntVar(&p.Limit, "limit", 0, "at most this many (default 100, at most 1000)")
+	c.fs.StringVar(&p.After, "after", "", "list stores after this `ID`")
+	c.fs.IntVar(&p.Limit, "limit", 0, "at most `N` (default 100, at most 1000)")
 	_, cl, err := c.start(args, 0)
 	if err != nil {
 		return err
@@ -71,12 +45,11 @@ func memoryStores(ctx context.Context, env cliIO, args []string) error {
 	return c.table(rows)
 }
 
-func memoryCreate(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "memory create", memoryUsage[1])
+func memoryCreate(ctx context.Context, c *subcommand, args []string) error {
 	var shared bool
 	var description string
 	c.fs.BoolVar(&shared, "shared", false, "one partition for every tenant (default: files are kept per tenant)")
-	c.fs.StringVar(&description, "description", "", "what the store holds; agents see it when they have several stores")
+	c.fs.StringVar(&description, "description", "", "what the store holds, a `DESCRIPTION`; agents see it when they have several stores")
 	pos, cl, err := c.start(args, 1)
 	if err != nil {
 		return err
@@ -105,11 +78,10 @@ func memoryCreate(ctx context.Context, env cliIO, args []string) error {
 
 // tenantFlag registers --tenant.
 func (c *subcommand) tenantFlag() *string {
-	return c.fs.String("tenant", "", "the tenant whose files to read (required unless the store is shared): <provider>:<workspace, organization or repository>, or api")
+	return c.fs.String("tenant", "", "the `TENANT` whose files to read (required unless the store is shared): <provider>:<workspace, organization or repository>, or api")
 }
 
-func memoryLs(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "memory ls", memoryUsage[2])
+func memoryLs(ctx context.Context, c *subcommand, args []string) error {
 	tenant := c.tenantFlag()
 	pos, cl, err := c.start(args, 1)
 	if err != nil {
@@ -129,10 +101,9 @@ func memoryLs(ctx context.Context, env cliIO, args []string) error {
 	return c.table(rows)
 }
 
-func memoryCat(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "memory cat", memoryUsage[3])
+func memoryCat(ctx context.Context, c *subcommand, args []string) error {
 	tenant := c.tenantFlag()
-	version := c.fs.Int("version", 0, "this version (default: the latest)")
+	version := c.fs.Int("version", 0, "this `VERSION` (default: the latest)")
 	pos, cl, err := c.start(args, 2)
 	if err != nil {
 		return err
@@ -150,8 +121,7 @@ func memoryCat(ctx context.Context, env cliIO, args []string) error {
 	return c.write(v.Content)
 }
 
-func memoryLog(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "memory log", memoryUsage[4])
+func memoryLog(ctx context.Context, c *subcommand, args []string) error {
 	tenant := c.tenantFlag()
 	pos, cl, err := c.start(args, 2)
 	if err != nil {
@@ -175,8 +145,7 @@ func memoryLog(ctx context.Context, env cliIO, args []string) error {
 	return c.table(rows)
 }
 
-func memoryRevert(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "memory revert", memoryUsage[5])
+func memoryRevert(ctx context.Context, c *subcommand, args []string) error {
 	tenant := c.tenantFlag()
 	pos, err := c.parse(args, 3)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/web"
 )
 
 // The CLI's human output: aligned "key: value" lines for one record,
@@ -206,4 +207,13 @@ func clip(s string) string {
 	}
 	r := []rune(s)
 	return string(r[:maxSummary]) + "…"
+}
+
+// dataOf is every record of a list as the API pages them, {"data": […]},
+// for --json.
+func dataOf[T any](all []T) web.Page[T] {
+	if all == nil {
+		all = []T{}
+	}
+	return web.Page[T]{Data: all}
 }

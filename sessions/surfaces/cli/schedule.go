@@ -11,68 +11,45 @@ import (
 )
 
 // Schedule is the schedule command: inputs sent at cron times or once.
-func Schedule(d Defaults) command.Command {
-	return command.Command{Name: "schedule", Usage: "schedule create|list|get|pause|resume|delete [flags]",
-		Summary: "send a session input, or start a session, at cron times or once (see schedule -h)", Run: runner(d, scheduleCommand)}
-}
+func Schedule(d Defaults) command.Command { return scheduleGroup.command(d) }
 
-// scheduleUsage lists the schedule subcommands, for help and usage errors.
-var scheduleUsage = []string{
-	"create (--cron EXPR [--time-zone TZ] | --at TIME | --in DURATION) (--session ID | --agent A [--tenant T | --installation ID --channel C] [--metadata k=v ...]) --input TEXT",
-	"list [--session ID] [--after ID] [--limit N]",
-	"get ID",
-	"pause ID",
-	"resume ID",
-	"delete ID",
-}
+// scheduleGroup is the schedule command.
+var scheduleGroup = group{name: "schedule", summary: "send a session input, or start a session, at cron times or once", subs: []sub{
+	{"create", "", "schedule an input: when (--cron, --at or --in), where (--session or --agent) and --input", scheduleCreate},
+	{"list", "", "list schedules", scheduleList},
+	{"get", "ID", "show a schedule", scheduleChange((*client.Client).GetSchedule)},
+	{"pause", "ID", "stop a schedule's firing until resumed", scheduleChange((*client.Client).PauseSchedule)},
+	{"resume", "ID", "resume a paused schedule", scheduleChange((*client.Client).ResumeSchedule)},
+	{"delete", "ID", "delete a schedule", scheduleDelete},
+}}
 
-func scheduleCommand(ctx context.Context, env cliIO, args []string) error {
-	sub := ""
-	if len(args) > 0 {
-		sub, args = args[0], args[1:]
+func scheduleDelete(ctx context.Context, c *subcommand, args []string) error {
+	pos, cl, err := c.start(args, 1)
+	if err != nil {
+		return err
 	}
-	switch sub {
-	case "create":
-		return scheduleCreate(ctx, env, args)
-	case "list":
-		return scheduleList(ctx, env, args)
-	case "get":
-		return scheduleChange(ctx, env, args, "get", scheduleUsage[2], (*client.Client).GetSchedule)
-	case "pause":
-		return scheduleChange(ctx, env, args, "pause", scheduleUsage[3], (*client.Client).PauseSchedule)
-	case "resume":
-		return scheduleChange(ctx, env, args, "resume", scheduleUsage[4], (*client.Client).ResumeSchedule)
-	case "delete":
-		c := newSubcommand(env, "schedule delete", scheduleUsage[5])
-		pos, cl, err := c.start(args, 1)
-		if err != nil {
-			return err
-		}
-		if err := cl.DeleteSchedule(ctx, pos[0]); err != nil {
-			return err
-		}
-		return c.write("deleted " + pos[0] + "\n")
+	if err := cl.DeleteSchedule(ctx, pos[0]); err != nil {
+		return err
 	}
-	return groupHelp(env, "schedule", sub, scheduleUsage)
+	return c.deleted(pos[0])
 }
 
-func scheduleCreate(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "schedule create", scheduleUsage[0])
+func scheduleCreate(ctx context.Context, c *subcommand, args []string) error {
 	var p client.ScheduleParams
 	var at, in, input string
 	meta := kvFlag{}
-	c.fs.StringVar(&p.Cron, "cron", "", "cron expression: minute hour day-of-month month day-of-week, or @daily…")
-	c.fs.StringVar(&p.TimeZone, "time-zone", "", "IANA time zone of the cron expression (default UTC), e.g. Europe/Berlin")
-	c.fs.StringVar(&at, "at", "", "a one-off at this RFC 3339 time")
-	c.fs.StringVar(&in, "in", "", "a one-off after this duration from now, e.g. 1h30m")
-	c.fs.StringVar(&p.Target.SessionID, "session", "", "send the input to this session")
-	c.fs.StringVar(&p.Target.Agent, "agent", "", "start a new session of this agent (id or name) at each time")
-	c.fs.StringVar(&p.Target.Tenant, "tenant", "", "the new sessions' tenant (with --agent)")
-	c.fs.Var(meta, "metadata", "key=value metadata of the new sessions (with --agent; repeatable)")
-	c.fs.StringVar(&input, "input", "", "the message to send ('-' reads stdin)")
+	c.fs.StringVar(&p.Cron, "cron", "", "cron `EXPR`: minute hour day-of-month month day-of-week, or @daily…")
+	c.fs.StringVar(&p.TimeZone, "time-zone", "", "IANA time zone `TZ` of the cron expression (default UTC), e.g. Europe/Berlin")
+	c.fs.StringVar(&at, "at", "", "a one-off at this RFC 3339 `TIME`")
+	c.fs.StringVar(&in, "in", "", "a one-off after this `DURATION` from now, e.g. 1h30m")
+	c.fs.StringVar(&p.Target.SessionID, "session", "", "send the input to this session `ID`")
+	c.fs.StringVar(&p.Target.Agent, "agent", "", "start a new session of this agent (id or `NAME`) at each time")
+	c.fs.StringVar(&p.Target.Tenant, "tenant", "", "the new sessions' `TENANT` (with --agent)")
+	c.fs.Var(meta, "metadata", "`KEY=value` metadata of the new sessions (with --agent; repeatable)")
+	c.fs.StringVar(&input, "input", "", "the `MESSAGE` to send ('-' reads stdin)")
 	var installation, channel string
-	c.fs.StringVar(&installation, "installation", "", "with --agent and --channel: the installation (its id) to post in")
-	c.fs.StringVar(&channel, "channel", "", "with --agent and --installation: post the message in this channel of the installation's workspace; the new session answers in its thread")
+	c.fs.StringVar(&installation, "installation", "", "with --agent and --channel: the installation (its `ID`) to post in")
+	c.fs.StringVar(&channel, "channel", "", "with --agent and --installation: post the message in this `CHANNEL` of the installation's workspace; the new session answers in its thread")
 	if _, err := c.parse(args, 0); err != nil {
 		return err
 	}
@@ -124,13 +101,12 @@ func scheduleCreate(ctx context.Context, env cliIO, args []string) error {
 	return c.showSchedule(sc)
 }
 
-func scheduleList(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "schedule list", scheduleUsage[1])
+func scheduleList(ctx context.Context, c *subcommand, args []string) error {
 	var lp client.ListParams
 	var session string
-	c.fs.StringVar(&session, "session", "", "only the schedules that target this session or that its agent made")
-	c.fs.StringVar(&lp.After, "after", "", "list schedules after this id")
-	c.fs.IntVar(&lp.Limit, "limit", 0, "at most this many (default 100, at most 1000)")
+	c.fs.StringVar(&session, "session", "", "only the schedules that target this session `ID` or that its agent made")
+	c.fs.StringVar(&lp.After, "after", "", "list schedules after this `ID`")
+	c.fs.IntVar(&lp.Limit, "limit", 0, "at most `N` (default 100, at most 1000)")
 	_, cl, err := c.start(args, 0)
 	if err != nil {
 		return err
@@ -157,18 +133,18 @@ func scheduleList(ctx context.Context, env cliIO, args []string) error {
 
 // scheduleChange runs a subcommand about one schedule and shows it as it
 // then is.
-func scheduleChange(ctx context.Context, env cliIO, args []string, name, usage string,
-	change func(*client.Client, context.Context, string) (*core.Schedule, error)) error {
-	c := newSubcommand(env, "schedule "+name, usage)
-	pos, cl, err := c.start(args, 1)
-	if err != nil {
-		return err
+func scheduleChange(change func(*client.Client, context.Context, string) (*core.Schedule, error)) func(context.Context, *subcommand, []string) error {
+	return func(ctx context.Context, c *subcommand, args []string) error {
+		pos, cl, err := c.start(args, 1)
+		if err != nil {
+			return err
+		}
+		sc, err := change(cl, ctx, pos[0])
+		if err != nil {
+			return err
+		}
+		return c.showSchedule(sc)
 	}
-	sc, err := change(cl, ctx, pos[0])
-	if err != nil {
-		return err
-	}
-	return c.showSchedule(sc)
 }
 
 func (c *subcommand) showSchedule(s *core.Schedule) error {

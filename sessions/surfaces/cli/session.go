@@ -11,60 +11,35 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/surfaces/client"
 )
 
-// sessionUsage lists the session subcommands, for help and usage errors.
-var sessionUsage = []string{
-	"create [--agent A] [--input TEXT] [--metadata k=v ...] [--tenant T] [--max-session-tokens N] [--max-session-cost-usd USD] [--idempotency-key K]",
-	"list [--status S] [--agent A] [--origin-key K] [--provider P] [--tenant T] [--text TEXT] [--after ID] [--limit N]",
-	"send ID TEXT [--idempotency-key K]   (TEXT - reads stdin)",
-	"status ID",
-	"events ID [--follow] [--level L] [--after N] [--limit N]",
-	"wake ID",
-	"interrupt ID",
-	"archive ID",
-	"result ID   (exit 1 when the last turn failed)",
-	"limits ID [--max-session-tokens N] [--max-session-cost-usd USD] [--max-steps N] [--max-tokens N] [--turn-seconds N]",
-	"fork ID [--at-seq N]",
-}
+// sessionGroup is the session command.
+var sessionGroup = group{name: "session", summary: "drive sessions over the API", subs: []sub{
+	{"create", "", "create a session, started at once with --input", sessionCreate},
+	{"list", "", "list sessions", sessionList},
+	{"send", "ID TEXT", "send a message (TEXT - reads stdin)", sessionSend},
+	{"status", "ID", "show a session", sessionStatus},
+	{"events", "ID", "print a session's events, or stream them with --follow", sessionEvents},
+	{"wake", "ID", "run a session's pending inputs", sessionAction("wake")},
+	{"interrupt", "ID", "stop a session's running turn", sessionAction("interrupt")},
+	{"archive", "ID", "archive a session", sessionAction("archive")},
+	{"result", "ID", "print the last finished turn's answer (exit 1 when it failed)", sessionResult},
+	{"limits", "ID", "set a session's own limits; raising a reached budget resumes its turn", sessionLimits},
+	{"fork", "ID", "make a new session with a session's log up to the end of a turn", sessionFork},
+	{"confirm", "ID TOOL_USE_ID", "allow a tool call that waits for confirmation", sessionConfirm("allow")},
+	{"deny", "ID TOOL_USE_ID", "deny a tool call that waits for confirmation", sessionConfirm("deny")},
+	{"tool-result", "ID TOOL_USE_ID OUTPUT", "answer a custom tool call (OUTPUT - reads stdin)", sessionToolResult},
+	{"retry", "ID", "run a failed or stopped turn again", sessionRetry},
+}}
 
-func sessionCommand(ctx context.Context, env cliIO, args []string) error {
-	sub := ""
-	if len(args) > 0 {
-		sub, args = args[0], args[1:]
-	}
-	switch sub {
-	case "create":
-		return sessionCreate(ctx, env, args)
-	case "list":
-		return sessionList(ctx, env, args)
-	case "send":
-		return sessionSend(ctx, env, args)
-	case "status":
-		return sessionStatus(ctx, env, args)
-	case "events":
-		return sessionEvents(ctx, env, args)
-	case "result":
-		return sessionResult(ctx, env, args)
-	case "limits":
-		return sessionLimits(ctx, env, args)
-	case "fork":
-		return sessionFork(ctx, env, args)
-	case "wake", "interrupt", "archive":
-		return sessionAction(ctx, env, sub, args)
-	}
-	return groupHelp(env, "session", sub, sessionUsage)
-}
-
-func sessionCreate(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "session create", sessionUsage[0])
+func sessionCreate(ctx context.Context, c *subcommand, args []string) error {
 	var p client.SessionParams
 	var input string
 	meta := kvFlag{}
-	c.fs.StringVar(&p.Agent, "agent", "default", "agent id or name")
-	c.fs.IntVar(&p.AgentVersion, "agent-version", 0, "pin this agent version (default: the latest)")
-	c.fs.StringVar(&input, "input", "", "first user message; the session starts at once ('-' reads stdin)")
-	c.fs.Var(meta, "metadata", "key=value metadata (repeatable)")
-	c.fs.StringVar(&p.Tenant, "tenant", "", "the tenant whose memory the session reads and writes (default api)")
-	c.fs.StringVar(&p.IdempotencyKey, "idempotency-key", "", "a retry with the same key returns the first answer")
+	c.fs.StringVar(&p.Agent, "agent", "default", "agent id or `NAME`")
+	c.fs.IntVar(&p.AgentVersion, "agent-version", 0, "pin this agent `VERSION` (default: the latest)")
+	c.fs.StringVar(&input, "input", "", "the first user `MESSAGE`; the session starts at once ('-' reads stdin)")
+	c.fs.Var(meta, "metadata", "`KEY=value` metadata (repeatable)")
+	c.fs.StringVar(&p.Tenant, "tenant", "", "the `TENANT` whose memory the session reads and writes (default api)")
+	c.fs.StringVar(&p.IdempotencyKey, "idempotency-key", "", "a retry with the same `KEY` returns the first answer")
 	var budget core.Limits
 	c.fs.Int64Var(&budget.MaxSessionTokens, "max-session-tokens", 0, "pause the session's turn once it has used this many tokens in all")
 	c.fs.Float64Var(&budget.MaxSessionCostUSD, "max-session-cost-usd", 0, "pause the session's turn once its estimated cost reaches this many US dollars")
@@ -93,7 +68,7 @@ func sessionCreate(ctx context.Context, env cliIO, args []string) error {
 	}
 	s, err := cl.CreateSession(ctx, p)
 	if err != nil {
-		return err
+		return orClosest(ctx, err, "agent", p.Agent, cl.ListAgents, func(a core.Agent) (string, string) { return a.ID, a.Name })
 	}
 	return c.showCreated(s)
 }
@@ -118,17 +93,16 @@ func (c *subcommand) showCreated(s *client.CreatedSession) error {
 	return c.keyValues(append(rows, [2]string{"client_token", s.ClientToken + "  (shown once)"}))
 }
 
-func sessionList(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "session list", sessionUsage[1])
+func sessionList(ctx context.Context, c *subcommand, args []string) error {
 	var f client.SessionFilter
-	c.fs.StringVar(&f.Status, "status", "", "only this status: queued, running, awaiting_input, idle, failed or archived")
-	c.fs.StringVar(&f.Agent, "agent", "", "only sessions of this agent id")
-	c.fs.StringVar(&f.OriginKey, "origin-key", "", "only the session of this origin key, <provider>:<the platform's address of the thread>")
-	c.fs.StringVar(&f.Provider, "provider", "", "only sessions of this provider: a platform's name, or api for sessions created over the API")
-	c.fs.StringVar(&f.Tenant, "tenant", "", "only sessions of this tenant, <provider>:<workspace, organization or repository>")
-	c.fs.StringVar(&f.Text, "text", "", "only sessions whose first message holds this text, ignoring case")
-	c.fs.StringVar(&f.After, "after", "", "list sessions after this id")
-	c.fs.IntVar(&f.Limit, "limit", 0, "at most this many (default 100, at most 1000)")
+	c.fs.StringVar(&f.Status, "status", "", "only this `STATUS`: queued, running, awaiting_input, idle, failed or archived")
+	c.fs.StringVar(&f.Agent, "agent", "", "only sessions of this agent `ID`")
+	c.fs.StringVar(&f.OriginKey, "origin-key", "", "only the session of this origin `KEY`, <provider>:<the platform's address of the thread>")
+	c.fs.StringVar(&f.Provider, "provider", "", "only sessions of this `PROVIDER`: a platform's name, or api for sessions created over the API")
+	c.fs.StringVar(&f.Tenant, "tenant", "", "only sessions of this `TENANT`, <provider>:<workspace, organization or repository>")
+	c.fs.StringVar(&f.Text, "text", "", "only sessions whose first message holds this `TEXT`, ignoring case")
+	c.fs.StringVar(&f.After, "after", "", "list sessions after this `ID`")
+	c.fs.IntVar(&f.Limit, "limit", 0, "at most `N` (default 100, at most 1000)")
 	_, cl, err := c.start(args, 0)
 	if err != nil {
 		return err
@@ -172,10 +146,9 @@ func dash(s string) string {
 	return s
 }
 
-func sessionSend(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "session send", sessionUsage[2])
+func sessionSend(ctx context.Context, c *subcommand, args []string) error {
 	var key string
-	c.fs.StringVar(&key, "idempotency-key", "", "a retry with the same key queues the message once")
+	c.fs.StringVar(&key, "idempotency-key", "", "a retry with the same `KEY` queues the message once")
 	pos, err := c.parse(args, 2)
 	if err != nil {
 		return err
@@ -205,8 +178,7 @@ func (c *subcommand) showQueued(id string, q *client.QueuedInput) error {
 	return c.write(fmt.Sprintf("queued %s %s for %s\n", q.Type, q.ID, id))
 }
 
-func sessionStatus(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "session status", sessionUsage[3])
+func sessionStatus(ctx context.Context, c *subcommand, args []string) error {
 	pos, cl, err := c.start(args, 1)
 	if err != nil {
 		return err
@@ -222,8 +194,7 @@ func sessionStatus(ctx context.Context, env cliIO, args []string) error {
 // --json the session's result. A session whose last turn failed (reason
 // error) exits 1 after printing it, so a script can tell; one with no
 // finished turn exits 1 too.
-func sessionResult(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "session result", sessionUsage[8])
+func sessionResult(ctx context.Context, c *subcommand, args []string) error {
 	pos, cl, err := c.start(args, 1)
 	if err != nil {
 		return err
@@ -252,10 +223,9 @@ func sessionResult(ctx context.Context, env cliIO, args []string) error {
 
 // sessionFork makes a new session with a session's log up to the end of
 // a turn.
-func sessionFork(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "session fork", sessionUsage[10])
+func sessionFork(ctx context.Context, c *subcommand, args []string) error {
 	var at uint64
-	c.fs.Uint64Var(&at, "at-seq", 0, "the seq of a turn's turn.completed (or its status change); default: the end of the last completed turn")
+	c.fs.Uint64Var(&at, "at-seq", 0, "the `SEQ` of a turn's turn.completed (or its status change); default: the end of the last completed turn")
 	pos, cl, err := c.start(args, 1)
 	if err != nil {
 		return err
@@ -269,8 +239,7 @@ func sessionFork(ctx context.Context, env cliIO, args []string) error {
 
 // sessionLimits sets a session's own limits; raising the budget that
 // paused its turn resumes the turn.
-func sessionLimits(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "session limits", sessionUsage[9])
+func sessionLimits(ctx context.Context, c *subcommand, args []string) error {
 	var l core.Limits
 	c.fs.Int64Var(&l.MaxSessionTokens, "max-session-tokens", 0, "the session's token budget, across its turns")
 	c.fs.Float64Var(&l.MaxSessionCostUSD, "max-session-cost-usd", 0, "the session's budget of estimated cost, in US dollars")
@@ -334,16 +303,15 @@ func (c *subcommand) showSession(s *client.SessionView) error {
 	})
 }
 
-func sessionEvents(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "session events", sessionUsage[4])
+func sessionEvents(ctx context.Context, c *subcommand, args []string) error {
 	var follow bool
 	var level string
 	var after uint64
 	var limit int
 	c.fs.BoolVar(&follow, "follow", false, "stream: the history, then live events until interrupted")
-	c.fs.StringVar(&level, "level", "", "threshold: user, progress or internal (default: all)")
-	c.fs.Uint64Var(&after, "after", 0, "start after this seq")
-	c.fs.IntVar(&limit, "limit", 0, "without --follow: at most this many (default: all)")
+	c.fs.StringVar(&level, "level", "", "`LEVEL`: user, progress or internal (default: all)")
+	c.fs.Uint64Var(&after, "after", 0, "start after this `SEQ`")
+	c.fs.IntVar(&limit, "limit", 0, "without --follow: at most `N` (default: all)")
 	pos, cl, err := c.start(args, 1)
 	if err != nil {
 		return err
@@ -397,39 +365,39 @@ func (c *subcommand) listEvents(ctx context.Context, cl *client.Client, id strin
 }
 
 // sessionAction is wake, interrupt and archive: one call on one session.
-func sessionAction(ctx context.Context, env cliIO, action string, args []string) error {
-	usage := map[string]string{"wake": sessionUsage[5], "interrupt": sessionUsage[6], "archive": sessionUsage[7]}[action]
-	c := newSubcommand(env, "session "+action, usage)
-	pos, cl, err := c.start(args, 1)
-	if err != nil {
-		return err
-	}
-	id := pos[0]
-	switch action {
-	case "interrupt":
-		q, err := cl.Interrupt(ctx, id)
+func sessionAction(action string) func(context.Context, *subcommand, []string) error {
+	return func(ctx context.Context, c *subcommand, args []string) error {
+		pos, cl, err := c.start(args, 1)
 		if err != nil {
 			return err
 		}
-		return c.showQueued(id, q)
-	case "wake":
-		s, err := cl.Wake(ctx, id)
+		id := pos[0]
+		switch action {
+		case "interrupt":
+			q, err := cl.Interrupt(ctx, id)
+			if err != nil {
+				return err
+			}
+			return c.showQueued(id, q)
+		case "wake":
+			s, err := cl.Wake(ctx, id)
+			if err != nil {
+				return err
+			}
+			if c.json {
+				return c.printJSON(s, false)
+			}
+			return c.write(fmt.Sprintf("woke %s (status: %s)\n", s.ID, s.Status))
+		}
+		s, err := cl.Archive(ctx, id)
 		if err != nil {
 			return err
 		}
 		if c.json {
 			return c.printJSON(s, false)
 		}
-		return c.write(fmt.Sprintf("woke %s (status: %s)\n", s.ID, s.Status))
+		return c.write(fmt.Sprintf("archived %s\n", s.ID))
 	}
-	s, err := cl.Archive(ctx, id)
-	if err != nil {
-		return err
-	}
-	if c.json {
-		return c.printJSON(s, false)
-	}
-	return c.write(fmt.Sprintf("archived %s\n", s.ID))
 }
 
 // showUsage reads a usage as a person would say it, cached tokens only

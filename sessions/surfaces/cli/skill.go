@@ -14,43 +14,22 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/surfaces/client"
 )
 
-// skillUsage lists the skill subcommands, for help and usage errors.
-var skillUsage = []string{
-	"create FOLDER",
-	"update ID|NAME FOLDER",
-	"list [--after ID] [--limit N]",
-	"get ID|NAME [--version N] [PATH]",
-	"delete ID|NAME",
-}
-
-func skillCommand(ctx context.Context, env cliIO, args []string) error {
-	sub := ""
-	if len(args) > 0 {
-		sub, args = args[0], args[1:]
-	}
-	switch sub {
-	case "create":
-		return skillUpload(ctx, env, args, false)
-	case "update":
-		return skillUpload(ctx, env, args, true)
-	case "list":
-		return skillList(ctx, env, args)
-	case "get":
-		return skillGet(ctx, env, args)
-	case "delete":
-		return skillDelete(ctx, env, args)
-	}
-	return groupHelp(env, "skill", sub, skillUsage)
-}
+// skillGroup is the skill command.
+var skillGroup = group{name: "skill", summary: "manage skills over the API", subs: []sub{
+	{"create", "FOLDER", "upload a skill folder", func(ctx context.Context, c *subcommand, args []string) error { return skillUpload(ctx, c, args, false) }},
+	{"update", "ID|NAME FOLDER", "upload a new version of a skill", func(ctx context.Context, c *subcommand, args []string) error { return skillUpload(ctx, c, args, true) }},
+	{"list", "", "list skills", skillList},
+	{"get", "ID|NAME [PATH]", "show a skill, or print one of its files", skillGet},
+	{"delete", "ID|NAME", "delete a skill", skillDelete},
+}}
 
 // skillUpload is skill create and skill update: the folder is sent as a
 // gzipped tar.
-func skillUpload(ctx context.Context, env cliIO, args []string, update bool) error {
-	name, usage, n := "skill create", skillUsage[0], 1
+func skillUpload(ctx context.Context, c *subcommand, args []string, update bool) error {
+	n := 1
 	if update {
-		name, usage, n = "skill update", skillUsage[1], 2
+		n = 2
 	}
-	c := newSubcommand(env, name, usage)
 	pos, err := c.parse(args, n)
 	if err != nil {
 		return err
@@ -146,11 +125,10 @@ func packFolder(dir string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func skillList(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "skill list", skillUsage[2])
+func skillList(ctx context.Context, c *subcommand, args []string) error {
 	var lp client.ListParams
-	c.fs.StringVar(&lp.After, "after", "", "list skills after this id")
-	c.fs.IntVar(&lp.Limit, "limit", 0, "at most this many (default 100, at most 1000)")
+	c.fs.StringVar(&lp.After, "after", "", "list skills after this `ID`")
+	c.fs.IntVar(&lp.Limit, "limit", 0, "at most `N` (default 100, at most 1000)")
 	_, cl, err := c.start(args, 0)
 	if err != nil {
 		return err
@@ -176,10 +154,9 @@ func skillList(ctx context.Context, env cliIO, args []string) error {
 }
 
 // skillGet shows a skill version, or prints one of its files as it is.
-func skillGet(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "skill get", skillUsage[3])
+func skillGet(ctx context.Context, c *subcommand, args []string) error {
 	var version int
-	c.fs.IntVar(&version, "version", 0, "this version (default: the latest)")
+	c.fs.IntVar(&version, "version", 0, "this `VERSION` (default: the latest)")
 	pos, err := c.parseBetween(args, 1, 2)
 	if err != nil {
 		return err
@@ -202,8 +179,7 @@ func skillGet(ctx context.Context, env cliIO, args []string) error {
 	return c.showSkill(s)
 }
 
-func skillDelete(ctx context.Context, env cliIO, args []string) error {
-	c := newSubcommand(env, "skill delete", skillUsage[4])
+func skillDelete(ctx context.Context, c *subcommand, args []string) error {
 	pos, cl, err := c.start(args, 1)
 	if err != nil {
 		return err
@@ -211,10 +187,7 @@ func skillDelete(ctx context.Context, env cliIO, args []string) error {
 	if err := cl.DeleteSkill(ctx, pos[0]); err != nil {
 		return err
 	}
-	if c.json {
-		return c.printJSON(map[string]any{"id": pos[0], "deleted": true}, false)
-	}
-	return c.write(fmt.Sprintf("deleted skill %s\n", pos[0]))
+	return c.deleted(pos[0])
 }
 
 // showSkill prints a skill version and its files.

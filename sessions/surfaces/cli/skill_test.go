@@ -113,7 +113,7 @@ func TestSkillCommands(t *testing.T) {
 		t.Fatalf("delete pinned: exit %d: %s", code, errOut)
 	}
 	store.Pin(s.ID, "")
-	if code, out, errOut := runSkill(t, url, "delete", s.ID); code != 0 || out != "deleted skill "+s.ID+"\n" {
+	if code, out, errOut := runSkill(t, url, "delete", s.ID); code != 0 || out != "deleted "+s.ID+"\n" {
 		t.Fatalf("delete: exit %d: %q %s", code, out, errOut)
 	}
 	if code, _, errOut := runSkill(t, url, "get", "deploy", "x/y"); code != 1 || !strings.Contains(errOut, `skill "deploy" not found`) {

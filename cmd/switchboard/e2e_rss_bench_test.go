@@ -114,12 +114,13 @@ func (r *rssServer) read() memory {
 	return m
 }
 
-// steady samples the child's memory until it stops moving (the last few
-// samples within 1 % of each other: the runtime's scavenger returns freed
-// pages gradually) and returns the last sample; after a bounded wait it
-// returns the last sample as it is.
+// steady samples the child's memory until it stops moving (the samples of
+// the last 3 s within 1 % of each other: the runtime's scavenger returns
+// freed pages gradually, and serve returns them once it is quiet after a
+// burst, core/memtrim) and returns the last sample; after a bounded wait
+// it returns the last sample as it is.
 func (r *rssServer) steady() memory {
-	const window, every, most = 5, 200 * time.Millisecond, 30 * time.Second
+	const window, every, most = 15, 200 * time.Millisecond, 60 * time.Second
 	var samples []float64
 	var m memory
 	for deadline := time.Now().Add(most); time.Now().Before(deadline); time.Sleep(every) {

@@ -3,6 +3,7 @@ package harness
 import (
 	"container/list"
 	"sync"
+	"unsafe"
 
 	"github.com/switchboardhq/switchboard/core"
 )
@@ -13,20 +14,29 @@ import (
 // that follow it on this holder: Carry) of one agent version: a lease
 // that moved, or an edited agent, derives afresh; so
 // does a compaction or a fetch of attachments. It keeps at most max
-// sessions, dropping the least recently used. Safe for concurrent use.
+// sessions, and at most about maxBytes of their messages (a context may
+// hold a model's whole window), dropping the least recently used. Safe for
+// concurrent use.
 type Contexts struct {
-	max int
+	max      int
+	maxBytes int
 
-	mu   sync.Mutex
-	lru  *list.List // of *kept, most recent first
-	byID map[string]*list.Element
+	mu    sync.Mutex
+	bytes int        // of the kept contexts, by contextSize
+	lru   *list.List // of *kept, most recent first
+	byID  map[string]*list.Element
 }
+
+// DefaultContextBytes bounds the contexts a Contexts keeps, by
+// contextSize, unless LimitBytes says otherwise.
+const DefaultContextBytes = 64 << 20
 
 // kept is one session's derivation and what it is valid for.
 type kept struct {
 	session string
 	key     contextKey
 	d       *derivation
+	bytes   int
 }
 
 type contextKey struct {
@@ -39,7 +49,33 @@ type contextKey struct {
 // NewContexts returns a cache of at most max sessions' contexts; max <= 0
 // keeps none.
 func NewContexts(max int) *Contexts {
-	return &Contexts{max: max, lru: list.New(), byID: map[string]*list.Element{}}
+	return &Contexts{max: max, maxBytes: DefaultContextBytes, lru: list.New(), byID: map[string]*list.Element{}}
+}
+
+// LimitBytes bounds the kept contexts to about n bytes of messages
+// (default DefaultContextBytes) and returns cs.
+func (cs *Contexts) LimitBytes(n int) *Contexts {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	cs.maxBytes = n
+	cs.trim()
+	return cs
+}
+
+// contextSize approximates the memory a context's messages hold.
+func contextSize(mc *Context) int {
+	n := len(mc.System)
+	for _, m := range mc.Messages {
+		n += int(unsafe.Sizeof(m)) + len(m.Role)
+		for _, b := range m.Content {
+			n += int(unsafe.Sizeof(b)) + len(b.Type) + len(b.Text) + len(b.ToolUseID) + len(b.Name) +
+				len(b.Input) + len(b.Output) + len(b.MediaType) + len(b.Data)
+			if b.Attachment != nil {
+				n += int(unsafe.Sizeof(*b.Attachment))
+			}
+		}
+	}
+	return n
 }
 
 // Derive returns Derive(c.Agent.System, events) for the session of c,
@@ -72,8 +108,7 @@ func (cs *Contexts) take(id string, key contextKey, events []core.Event) *deriva
 	cs.mu.Lock()
 	el, ok := cs.byID[id]
 	if ok {
-		cs.lru.Remove(el)
-		delete(cs.byID, id)
+		cs.drop(el)
 	}
 	cs.mu.Unlock()
 	if !ok {
@@ -93,17 +128,33 @@ func (cs *Contexts) take(id string, key contextKey, events []core.Event) *deriva
 }
 
 func (cs *Contexts) put(id string, key contextKey, d *derivation) {
+	size := contextSize(d.mc)
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if el, ok := cs.byID[id]; ok {
-		cs.lru.Remove(el)
+		cs.drop(el)
 	}
-	cs.byID[id] = cs.lru.PushFront(&kept{session: id, key: key, d: d})
-	for cs.lru.Len() > cs.max {
-		el := cs.lru.Back()
-		cs.lru.Remove(el)
-		delete(cs.byID, el.Value.(*kept).session)
+	if size > cs.maxBytes {
+		return // too large to keep: the next step derives it afresh
 	}
+	cs.byID[id] = cs.lru.PushFront(&kept{session: id, key: key, d: d, bytes: size})
+	cs.bytes += size
+	cs.trim()
+}
+
+// trim drops the least recently used contexts until the rest are within
+// the bounds.
+func (cs *Contexts) trim() {
+	for cs.lru.Len() > 0 && (cs.lru.Len() > cs.max || cs.bytes > cs.maxBytes) {
+		cs.drop(cs.lru.Back())
+	}
+}
+
+func (cs *Contexts) drop(el *list.Element) {
+	k := el.Value.(*kept)
+	cs.bytes -= k.bytes
+	cs.lru.Remove(el)
+	delete(cs.byID, k.session)
 }
 
 // Carry keeps the session's context for its lease's next grant, epoch

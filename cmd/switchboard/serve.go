@@ -17,6 +17,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/command"
 	"github.com/switchboardhq/switchboard/core/httpserver"
 	"github.com/switchboardhq/switchboard/core/mcpbridge"
+	"github.com/switchboardhq/switchboard/core/memtrim"
 	"github.com/switchboardhq/switchboard/core/models"
 	"github.com/switchboardhq/switchboard/core/models/embeddings"
 	"github.com/switchboardhq/switchboard/core/pricing"
@@ -355,6 +356,18 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 	srv := httpserver.New(cfg.http, routes(cfg, db, hub, rt, sr, m, wh, gw, clients, states, sb, con, log), log)
 	wh.Start(ctx)
 	go sr.Run(bg)
+	// What a burst of turns leaves on the heap goes back to the system
+	// once the gateway is quiet, not minutes later, and with it the pages
+	// of the bbolt file its reads mapped.
+	trim := memtrim.Config{Logger: log.With("component", "memtrim")}
+	if m, ok := db.(interface{ ReleaseMapped() error }); ok {
+		trim.After = append(trim.After, func() {
+			if err := m.ReleaseMapped(); err != nil {
+				log.Warn("release the mapped database", "err", err)
+			}
+		})
+	}
+	go memtrim.Run(bg, trim)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	log.Info("switchboard serving", "addr", ln.Addr().String(), "data_dir", cfg.dataDir, "public_url", cfg.publicURL)

@@ -1,9 +1,11 @@
 package harness_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -198,5 +200,38 @@ func TestContextsBounded(t *testing.T) {
 				t.Fatalf("kept %d sessions, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestContextsBoundedBySize: contexts few in number but large are
+// dropped by their size, the most recent kept; one larger than the
+// whole bound is not kept at all.
+func TestContextsBoundedBySize(t *testing.T) {
+	// Each context is a message of 10,000 bytes and a little more: four
+	// fit in 50,000 bytes, five do not.
+	text := strings.Repeat("x", 10_000)
+	derive := func(cs *harness.Contexts, id, text string) {
+		t.Helper()
+		body, err := json.Marshal(core.MessageBody{Text: text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		log := []core.Event{{Seq: 1, Type: core.TypeUserMessage, Body: body}}
+		c := &harness.Cycle{SessionID: id, Agent: &core.Agent{ID: "agt_1", Version: 1}}
+		if _, err := cs.Derive(c, log); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs := harness.NewContexts(1000).LimitBytes(50_000)
+	for i := range 100 {
+		derive(cs, fmt.Sprintf("sesn_%d", i), text)
+	}
+	if got := cs.Len(); got != 4 {
+		t.Fatalf("kept %d contexts of 10,000 bytes within 50,000, want 4", got)
+	}
+	cs = harness.NewContexts(1000).LimitBytes(50_000)
+	derive(cs, "sesn_big", strings.Repeat(text, 6))
+	if got := cs.Len(); got != 0 {
+		t.Fatalf("kept %d contexts over the bound, want none", got)
 	}
 }

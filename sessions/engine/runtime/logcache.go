@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"sync"
+	"unsafe"
 
 	"github.com/switchboardhq/switchboard/core"
 )
@@ -11,13 +12,18 @@ import (
 // logCache keeps the decoded logs of recently run sessions so a wake reads
 // only the events appended since, not the whole log: logs are append-only,
 // so a cached prefix never goes stale. It is bounded by a total number of
-// events; the least recently used sessions go first.
+// events and by their approximate size in memory (events differ in size
+// by orders of magnitude: a status change or a tool's long output), so
+// that however many sessions run, it holds at most about maxBytes; the
+// least recently used sessions go first.
 type logCache struct {
 	Store
-	max int
+	max      int
+	maxBytes int
 
 	mu    sync.Mutex
-	total int
+	total int        // events kept
+	bytes int        // their size, by eventSize
 	lru   *list.List // of *cachedLog, most recent first
 	byID  map[string]*list.Element
 }
@@ -25,10 +31,25 @@ type logCache struct {
 type cachedLog struct {
 	id     string
 	events []core.Event
+	bytes  int
 }
 
-func newLogCache(s Store, maxEvents int) *logCache {
-	return &logCache{Store: s, max: maxEvents, lru: list.New(), byID: map[string]*list.Element{}}
+func newLogCache(s Store, maxEvents, maxBytes int) *logCache {
+	return &logCache{Store: s, max: maxEvents, maxBytes: maxBytes, lru: list.New(), byID: map[string]*list.Element{}}
+}
+
+// eventSize approximates the memory a decoded event holds: its struct and
+// the bytes its strings and body point to.
+func eventSize(e *core.Event) int {
+	n := int(unsafe.Sizeof(*e)) + len(e.ID) + len(e.SessionID) + len(e.Type) + len(e.Level) +
+		len(e.Actor) + len(e.TurnID) + len(e.SourceKey) + len(e.Body)
+	if e.QueuedAt != nil {
+		n += int(unsafe.Sizeof(*e.QueuedAt))
+	}
+	if e.ProcessedAt != nil {
+		n += int(unsafe.Sizeof(*e.ProcessedAt))
+	}
+	return n
 }
 
 // Events serves the log from the cache, reading the tail from the store.
@@ -38,8 +59,10 @@ func (c *logCache) Events(ctx context.Context, id string, after uint64, limit in
 	}
 	c.mu.Lock()
 	var have []core.Event
+	var size int
 	if el, ok := c.byID[id]; ok {
-		have = el.Value.(*cachedLog).events
+		k := el.Value.(*cachedLog)
+		have, size = k.events, k.bytes
 	}
 	c.mu.Unlock()
 	var last uint64
@@ -51,7 +74,10 @@ func (c *logCache) Events(ctx context.Context, id string, after uint64, limit in
 		return nil, err
 	}
 	all := append(have[:len(have):len(have)], tail...)
-	c.put(id, all)
+	for i := range tail {
+		size += eventSize(&tail[i])
+	}
+	c.put(id, all, size)
 	return window(all, after, limit), nil
 }
 
@@ -66,24 +92,28 @@ func window(all []core.Event, after uint64, limit int) []core.Event {
 	return out
 }
 
-func (c *logCache) put(id string, events []core.Event) {
+// put keeps a session's log of size bytes (eventSize).
+func (c *logCache) put(id string, events []core.Event, size int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.byID[id]; ok {
-		c.total -= len(el.Value.(*cachedLog).events)
-		c.lru.Remove(el)
-		delete(c.byID, id)
+		c.drop(el)
 	}
-	if len(events) > c.max {
+	if len(events) > c.max || size > c.maxBytes {
 		return // too long to keep; it is read from the store
 	}
-	c.byID[id] = c.lru.PushFront(&cachedLog{id: id, events: events})
+	c.byID[id] = c.lru.PushFront(&cachedLog{id: id, events: events, bytes: size})
 	c.total += len(events)
-	for c.total > c.max {
-		el := c.lru.Back()
-		old := el.Value.(*cachedLog)
-		c.total -= len(old.events)
-		c.lru.Remove(el)
-		delete(c.byID, old.id)
+	c.bytes += size
+	for c.total > c.max || c.bytes > c.maxBytes {
+		c.drop(c.lru.Back())
 	}
+}
+
+func (c *logCache) drop(el *list.Element) {
+	k := el.Value.(*cachedLog)
+	c.total -= len(k.events)
+	c.bytes -= k.bytes
+	c.lru.Remove(el)
+	delete(c.byID, k.id)
 }

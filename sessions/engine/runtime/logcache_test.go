@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -29,7 +30,7 @@ func (s *tailStore) Events(_ context.Context, id string, after uint64, limit int
 
 func TestLogCacheReadsOnlyTheTail(t *testing.T) {
 	st := &tailStore{logs: map[string]int{"a": 5, "b": 3}}
-	c := newLogCache(st, 10)
+	c := newLogCache(st, 10, 1<<30)
 	ctx := context.Background()
 	check := func(id string, after uint64, limit int, first, n int) {
 		t.Helper()
@@ -56,5 +57,56 @@ func TestLogCacheReadsOnlyTheTail(t *testing.T) {
 	}
 	if c.total > 10 {
 		t.Fatalf("cache holds %d events, bound 10", c.total)
+	}
+}
+
+// bodyStore serves logs of one event each, with a body of size bytes.
+type bodyStore struct {
+	Store
+	size int
+	read map[string]int
+}
+
+func (s *bodyStore) Events(_ context.Context, id string, after uint64, limit int) ([]core.Event, error) {
+	s.read[id]++
+	if after > 0 {
+		return nil, nil
+	}
+	return []core.Event{{SessionID: id, Seq: 1, Body: make([]byte, s.size)}}, nil
+}
+
+// TestLogCacheBoundedBySize: logs few in events but large in bytes are
+// evicted by their size, so touching many sessions leaves the cache
+// within its byte bound, the most recent ones kept.
+func TestLogCacheBoundedBySize(t *testing.T) {
+	st := &bodyStore{size: 10_000, read: map[string]int{}}
+	one := eventSize(&core.Event{SessionID: "s0000", Seq: 1, Body: make([]byte, st.size)})
+	const keep = 8
+	c := newLogCache(st, 1_000_000, keep*one)
+	ctx := context.Background()
+	ids := make([]string, 100)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("s%04d", i)
+		if _, err := c.Events(ctx, ids[i], 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(c.byID) != keep || c.lru.Len() != keep || c.bytes > keep*one || c.total != keep {
+		t.Fatalf("cache holds %d sessions (%d listed), %d events, %d bytes; want %d sessions within %d bytes",
+			len(c.byID), c.lru.Len(), c.total, c.bytes, keep, keep*one)
+	}
+	for _, id := range ids[len(ids)-keep:] {
+		if _, ok := c.byID[id]; !ok {
+			t.Fatalf("recent session %s evicted", id)
+		}
+	}
+	// A log larger than the whole bound is served, not kept.
+	big := &bodyStore{size: 10 * keep * one, read: map[string]int{}}
+	c = newLogCache(big, 1_000_000, keep*one)
+	if evs, err := c.Events(ctx, "big", 0, 0); err != nil || len(evs) != 1 {
+		t.Fatalf("Events = %d, %v", len(evs), err)
+	}
+	if c.lru.Len() != 0 || c.bytes != 0 {
+		t.Fatalf("a log over the bound kept: %d sessions, %d bytes", c.lru.Len(), c.bytes)
 	}
 }

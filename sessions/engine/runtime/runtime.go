@@ -61,6 +61,10 @@ type Config struct {
 	// LogCacheEvents bounds the decoded log events kept in memory across
 	// cycles (default 200,000; negative disables the cache).
 	LogCacheEvents int
+	// LogCacheBytes bounds the same cache by the events' approximate
+	// size in memory (default 16 MiB), so that it stays bounded however
+	// large the events and however many sessions run.
+	LogCacheBytes int
 	// ContextCacheSessions bounds how many sessions' derived model
 	// contexts are kept across cycles (default 256; negative keeps none).
 	ContextCacheSessions int
@@ -167,12 +171,15 @@ func New(cfg Config) *Runtime {
 	if cfg.LogCacheEvents == 0 {
 		cfg.LogCacheEvents = 200_000
 	}
+	if cfg.LogCacheBytes <= 0 {
+		cfg.LogCacheBytes = 16 << 20
+	}
 	if cfg.ContextCacheSessions == 0 {
 		cfg.ContextCacheSessions = 256
 	}
 	return &Runtime{
 		cfg:      cfg,
-		store:    newLogCache(cfg.Store, cfg.LogCacheEvents),
+		store:    newLogCache(cfg.Store, cfg.LogCacheEvents, cfg.LogCacheBytes),
 		contexts: harness.NewContexts(cfg.ContextCacheSessions),
 		log:      cfg.Logger,
 		queued:   map[string]bool{},

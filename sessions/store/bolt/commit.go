@@ -31,6 +31,8 @@ type committer struct {
 	mu      sync.Mutex
 	queue   []*commitCall
 	busy    bool
+	// queued, when set (tests), is told of each write queued.
+	queued func()
 }
 
 // writeFunc is a write transaction's body; it reports what it changed.
@@ -58,6 +60,9 @@ func (c *committer) write(fn writeFunc) error {
 	lead := !c.busy
 	c.busy = true
 	c.mu.Unlock()
+	if c.queued != nil {
+		c.queued()
+	}
 	if lead {
 		go c.run()
 	}

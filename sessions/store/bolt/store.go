@@ -37,6 +37,13 @@ const (
 	bucketKeyTimes      = "key_times"
 )
 
+// initialMmap is the address space mapped at open. A commit that grows
+// the file past the map remaps it, and a remap waits for every read
+// transaction open to end while it holds the writer: the acks and
+// appends queued behind it wait for the slowest reader. Address space,
+// not memory: the file grows only as data is written.
+const initialMmap = 1 << 30
+
 const (
 	metaSchemaVersion  = "schema_version"
 	schemaVersion      = 1
@@ -119,9 +126,10 @@ func Open(path string, opts Options) (*Store, error) {
 	// answered (ack after commit). The map freelist only changes how free
 	// pages are tracked in memory.
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
-		Timeout:      opts.LockTimeout,
-		FreelistType: bbolt.FreelistMapType,
-		ReadOnly:     opts.ReadOnly,
+		Timeout:         opts.LockTimeout,
+		FreelistType:    bbolt.FreelistMapType,
+		ReadOnly:        opts.ReadOnly,
+		InitialMmapSize: initialMmap,
 	})
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("open %s: %w", path, core.ErrLocked)

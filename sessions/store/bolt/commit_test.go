@@ -1,0 +1,137 @@
+package bolt
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"go.etcd.io/bbolt"
+)
+
+// patience bounds a wait for something that must happen; reached only
+// when it does not.
+const patience = 30 * time.Second
+
+// TestTurnAndPostingWritesJoinTheGroupCommit: the writes a turn and a
+// platform's output sink make join the group commit rather than taking
+// the writer for a commit and syncs of their own, which the acks and
+// appends queued behind would wait for. Each is started while a commit
+// holds the writer, and must queue on the committer.
+func TestTurnAndPostingWritesJoinTheGroupCommit(t *testing.T) {
+	s, _ := openTemp(t, Options{})
+	ctx := t.Context()
+	res, err := s.CreateSession(ctx, core.NewSession{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Session.ID
+	claim, ok, err := s.ClaimSink(ctx, "chat", id, "replica-a", time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("claim sink: %v %v", ok, err)
+	}
+	lease, ok, err := s.TakeLease(ctx, id, "replica-a", time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("take lease: %v %v", ok, err)
+	}
+	ev := core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, benchBody())
+	writes := []struct {
+		name  string
+		write func(context.Context) error
+	}{
+		{"append", func(ctx context.Context) error {
+			_, err := s.Append(ctx, id, core.AppendRequest{TurnID: "turn_1", Events: []core.Event{ev}})
+			return err
+		}},
+		{"renew lease", func(ctx context.Context) error { return s.RenewLease(ctx, lease, time.Minute) }},
+		{"save sink position", func(ctx context.Context) error {
+			return s.SaveSinkPosition(ctx, "chat", id, claim, core.SinkPosition{Seq: 1})
+		}},
+		{"renew sink claim", func(ctx context.Context) error { return s.RenewSinkClaim(ctx, "chat", id, claim, time.Minute) }},
+		{"release sink", func(ctx context.Context) error {
+			_, err := s.ReleaseSink(ctx, "chat", id, 1)
+			return err
+		}},
+	}
+	for _, w := range writes {
+		t.Run(w.name, func(t *testing.T) {
+			queued := make(chan struct{}, 2)
+			s.commit.mu.Lock()
+			s.commit.queued = func() { queued <- struct{}{} }
+			s.commit.mu.Unlock()
+			entered, hold := make(chan struct{}), make(chan struct{})
+			var once sync.Once
+			release := func() { once.Do(func() { close(hold) }) }
+			// Let go of the writer even when the test fails, or the
+			// store could not close.
+			defer release()
+			held := make(chan error, 1)
+			go func() {
+				held <- s.commit.do(func(*bbolt.Tx) error {
+					close(entered)
+					<-hold
+					return nil
+				})
+			}()
+			<-queued
+			<-entered
+			done := make(chan error, 1)
+			go func() { done <- w.write(ctx) }()
+			select {
+			case <-queued:
+			case err := <-done:
+				t.Fatalf("done while another commit held the writer: %v", err)
+			case <-time.After(patience):
+				t.Fatal("not queued on the group commit: it waits for the writer on its own")
+			}
+			release()
+			if err := <-held; err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestGrowingTheFileDoesNotWaitForReaders: a commit that grows the
+// database does not wait for the read transactions open (a remap would,
+// holding the writer and every write queued behind it).
+func TestGrowingTheFileDoesNotWaitForReaders(t *testing.T) {
+	s, _ := openTemp(t, Options{})
+	ctx := t.Context()
+	res, err := s.CreateSession(ctx, core.NewSession{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader, err := s.db.Begin(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	end := func() { once.Do(func() { _ = reader.Rollback() }) }
+	defer end()
+	big := core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: strings.Repeat("x", 64<<10)})
+	done := make(chan error, 1)
+	go func() {
+		for range 64 { // 4 MiB: past any map a fresh file starts with
+			if _, err := s.Append(ctx, res.Session.ID, core.AppendRequest{TurnID: "turn_1", Events: []core.Event{big}}); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(patience):
+		end()
+		t.Fatal("the appends waited for a read transaction to end")
+	}
+}

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"sync"
+	"time"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/sessions/store/writehealth"
@@ -11,11 +12,16 @@ import (
 // maxGroup bounds how many writes share one commit.
 const maxGroup = 1000
 
+// maxGather bounds how long a commit waits for the writers of the last
+// one (gather): about what a sync takes on a fast disk.
+const maxGather = 2 * time.Millisecond
+
 // committer groups concurrent write transactions into one bbolt commit and
 // one fsync without waiting on a timer (bbolt's Batch waits up to its
 // MaxBatchDelay, which a lone write would pay in full): a write that finds
 // no commit in flight starts one at once, and writes arriving while it
-// syncs share the next.
+// syncs share the next. Only after a commit of several writes does the
+// next wait, briefly, for as many (gather).
 //
 // It is also where the commit stream starts: once a commit is durable, the
 // changes its writes report are published, in commit order, before any of
@@ -31,6 +37,10 @@ type committer struct {
 	mu      sync.Mutex
 	queue   []*commitCall
 	busy    bool
+	// arrived, when set, is closed at the next write queued (gather).
+	arrived chan struct{}
+	// gatherBound, when set (tests), replaces gather's bound.
+	gatherBound func(took time.Duration) time.Duration
 	// queued, when set (tests), is told of each write queued.
 	queued func()
 }
@@ -57,6 +67,10 @@ func (c *committer) write(fn writeFunc) error {
 	call := &commitCall{fn: fn, err: make(chan error, 1)}
 	c.mu.Lock()
 	c.queue = append(c.queue, call)
+	if c.arrived != nil {
+		close(c.arrived)
+		c.arrived = nil
+	}
 	lead := !c.busy
 	c.busy = true
 	c.mu.Unlock()
@@ -71,7 +85,9 @@ func (c *committer) write(fn writeFunc) error {
 
 // run commits queued calls until the queue is empty.
 func (c *committer) run() {
+	last, took := 0, time.Duration(0)
 	for {
+		c.gather(last, took)
 		c.mu.Lock()
 		n := min(len(c.queue), maxGroup)
 		if n == 0 {
@@ -82,7 +98,46 @@ func (c *committer) run() {
 		calls := c.queue[:n:n]
 		c.queue = c.queue[n:]
 		c.mu.Unlock()
+		start := time.Now()
 		c.commit(calls)
+		last, took = n, time.Since(start)
+	}
+}
+
+// gather lets the writers the last commit answered (last of them) queue
+// their next writes before the next commit starts, so that a steady load
+// shares each sync between all its writers rather than splitting into
+// two cohorts that commit in turn. It waits while the queue is short of
+// last, at most a quarter of what the last commit took (took) and never
+// more than maxGather, so it costs a lone write nothing and a loaded one
+// a fraction of a commit.
+func (c *committer) gather(last int, took time.Duration) {
+	if last < 2 {
+		return
+	}
+	bound := min(took/4, maxGather)
+	c.mu.Lock()
+	if c.gatherBound != nil {
+		bound = c.gatherBound(took)
+	}
+	c.mu.Unlock()
+	deadline := time.Now().Add(bound)
+	for {
+		c.mu.Lock()
+		n := len(c.queue)
+		if n >= last || !time.Now().Before(deadline) {
+			c.mu.Unlock()
+			return
+		}
+		c.arrived = make(chan struct{})
+		wait := c.arrived
+		c.mu.Unlock()
+		t := time.NewTimer(time.Until(deadline))
+		select {
+		case <-wait:
+		case <-t.C:
+		}
+		t.Stop()
 	}
 }
 

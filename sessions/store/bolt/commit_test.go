@@ -135,3 +135,64 @@ func TestGrowingTheFileDoesNotWaitForReaders(t *testing.T) {
 		t.Fatal("the appends waited for a read transaction to end")
 	}
 }
+
+// TestACommitGathersTheWritersOfTheLast: once a commit of several writes
+// is done, the next waits (boundedly) for as many writes before it
+// starts, so a steady load of writers shares each sync instead of
+// splitting into cohorts that commit in turn.
+func TestACommitGathersTheWritersOfTheLast(t *testing.T) {
+	s, _ := openTemp(t, Options{})
+	c := s.commit
+	queued := make(chan struct{}, 16)
+	c.mu.Lock()
+	c.queued = func() { queued <- struct{}{} }
+	c.gatherBound = func(time.Duration) time.Duration { return time.Hour }
+	c.mu.Unlock()
+	// txOf runs a write and tells the id of the transaction it ran in.
+	txOf := func(hold <-chan struct{}) <-chan int {
+		out := make(chan int, 1)
+		go func() {
+			id := 0
+			err := c.do(func(tx *bbolt.Tx) error {
+				id = tx.ID()
+				if hold != nil {
+					<-hold
+				}
+				return nil
+			})
+			if err != nil {
+				t.Error(err)
+			}
+			out <- id
+		}()
+		return out
+	}
+	// A commit held while two writes queue: they commit together next.
+	hold := make(chan struct{})
+	first := txOf(hold)
+	<-queued
+	a, b := txOf(nil), txOf(nil)
+	<-queued
+	<-queued
+	close(hold)
+	<-first
+	if ta, tb := <-a, <-b; ta != tb {
+		t.Fatalf("two writes queued together committed apart (%d, %d)", ta, tb)
+	}
+	// The commit after that one of two waits for two writes, though they
+	// come one at a time.
+	x := txOf(nil)
+	<-queued
+	y := txOf(nil)
+	<-queued
+	if tx, ty := <-x, <-y; tx != ty {
+		t.Errorf("the next commit did not gather two writes: %d, %d", tx, ty)
+	}
+	c.mu.Lock()
+	c.gatherBound = func(time.Duration) time.Duration { return 0 }
+	c.mu.Unlock()
+	// Two more end the wait gather is in, whatever the outcome.
+	e, f := txOf(nil), txOf(nil)
+	<-e
+	<-f
+}

@@ -196,3 +196,110 @@ func TestACommitGathersTheWritersOfTheLast(t *testing.T) {
 	<-e
 	<-f
 }
+
+// held starts a commit that holds the writer until the returned release
+// is called, and waits for it to run; queued is the committer's hook.
+func held(t *testing.T, c *committer, queued <-chan struct{}) (release func()) {
+	t.Helper()
+	entered, hold := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(hold) }) }
+	t.Cleanup(release)
+	go func() {
+		_ = c.do(func(*bbolt.Tx) error {
+			close(entered)
+			<-hold
+			return nil
+		})
+	}()
+	<-queued
+	<-entered
+	return release
+}
+
+// txOfWrite runs a write (an input or not) on c and tells the id of the
+// transaction it committed in.
+func txOfWrite(t *testing.T, c *committer, input bool) <-chan int {
+	out := make(chan int, 1)
+	write := c.write
+	if input {
+		write = c.writeInput
+	}
+	go func() {
+		id := 0
+		err := write(func(tx *bbolt.Tx) ([]core.Change, error) {
+			id = tx.ID()
+			return nil, nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		out <- id
+	}()
+	return out
+}
+
+// TestAnInputGoesIntoTheNextCommit: an input (what an ack waits for)
+// commits in the next commit, ahead of a backlog of other writes larger
+// than a commit takes.
+func TestAnInputGoesIntoTheNextCommit(t *testing.T) {
+	s, _ := openTemp(t, Options{})
+	c := s.commit
+	queued := make(chan struct{}, 2*maxGroup)
+	c.mu.Lock()
+	c.queued = func() { queued <- struct{}{} }
+	c.mu.Unlock()
+	release := held(t, c, queued)
+	var backlog []<-chan int
+	for range maxGroup + 1 {
+		backlog = append(backlog, txOfWrite(t, c, false))
+		<-queued
+	}
+	input := txOfWrite(t, c, true)
+	<-queued
+	release()
+	in := <-input
+	last := 0
+	for _, b := range backlog {
+		last = max(last, <-b)
+	}
+	if in >= last {
+		t.Errorf("the input committed in transaction %d, the backlog's last in %d: it waited behind the backlog", in, last)
+	}
+}
+
+// TestACommitRunsItsWritesForABoundedTime: a commit leaves to the next
+// the writes that would start after it has run writes for its budget,
+// except inputs, which all run.
+func TestACommitRunsItsWritesForABoundedTime(t *testing.T) {
+	s, _ := openTemp(t, Options{})
+	c := s.commit
+	queued := make(chan struct{}, 16)
+	c.mu.Lock()
+	c.queued = func() { queued <- struct{}{} }
+	c.batchTime = time.Nanosecond
+	c.mu.Unlock()
+	release := held(t, c, queued)
+	var writes, inputs []<-chan int
+	for range 3 {
+		writes = append(writes, txOfWrite(t, c, false))
+		<-queued
+		inputs = append(inputs, txOfWrite(t, c, true))
+		<-queued
+	}
+	release()
+	seen := map[int]bool{}
+	for _, w := range writes {
+		id := <-w
+		if seen[id] {
+			t.Errorf("two writes shared transaction %d past the budget", id)
+		}
+		seen[id] = true
+	}
+	first := <-inputs[0]
+	for _, in := range inputs[1:] {
+		if id := <-in; id != first {
+			t.Errorf("inputs committed apart (%d, %d): the budget held one back", first, id)
+		}
+	}
+}

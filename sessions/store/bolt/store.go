@@ -252,11 +252,17 @@ func commitOne[T any](ctx context.Context, s *Store, what string, put func(*bbol
 // the group committer (it may run more than once; its last run answers),
 // and the changes it reports are published once the commit is durable.
 func writeSession[T any](ctx context.Context, s *Store, what string, put func(*bbolt.Tx) (T, []core.Change, error)) (T, error) {
+	return writeVia(ctx, s.commit.write, what, put)
+}
+
+// writeVia is writeSession through write (the committer's write or
+// writeInput).
+func writeVia[T any](ctx context.Context, write func(writeFunc) error, what string, put func(*bbolt.Tx) (T, []core.Change, error)) (T, error) {
 	var out, zero T
 	if err := ctxErr(ctx); err != nil {
 		return zero, err
 	}
-	err := s.commit.write(func(tx *bbolt.Tx) (changes []core.Change, err error) {
+	err := write(func(tx *bbolt.Tx) (changes []core.Change, err error) {
 		out, changes, err = put(tx)
 		return changes, err
 	})
@@ -268,13 +274,14 @@ func writeSession[T any](ctx context.Context, s *Store, what string, put func(*b
 
 // answerOrWrite answers from a read transaction when try does (a replay,
 // a duplicate, a refusal: without an fsync, and without failing a shared
-// batch), else writes through writeSession.
+// batch), else writes through writeSession as an input: what an ack
+// waits for goes into the next commit, ahead of the turns' writes.
 func answerOrWrite[R any](ctx context.Context, s *Store, what string, try func(*bbolt.Tx) (*R, error), write func(*bbolt.Tx) (*R, []core.Change, error)) (*R, error) {
 	res, err := viewOne(ctx, s, what, try)
 	if err != nil || res != nil {
 		return res, err
 	}
-	return writeSession(ctx, s, what, write)
+	return writeVia(ctx, s.commit.writeInput, what, write)
 }
 
 // updateTx is writeOne for a write that answers nothing but its error.

@@ -16,7 +16,7 @@ const maxGroup = 1000
 // it syncs: the writes after are left to the next commit, so that a
 // backlog of turn and posting writes never makes a long transaction for
 // the acks queued behind it. Inputs (writeInput) always run.
-const maxBatchTime = 5 * time.Millisecond
+const maxBatchTime = 10 * time.Millisecond
 
 // maxGather bounds how long a commit waits for the writers of the last
 // one (gather): about what a sync takes on a fast disk.

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"sync"
+	"time"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/sessions/store/writehealth"
@@ -11,11 +12,22 @@ import (
 // maxGroup bounds how many writes share one commit.
 const maxGroup = 1000
 
+// maxBatchTime bounds the time a commit spends running its writes before
+// it syncs: the writes after are left to the next commit, so that a
+// backlog of turn and posting writes never makes a long transaction for
+// the acks queued behind it. Inputs (writeInput) always run.
+const maxBatchTime = 10 * time.Millisecond
+
+// maxGather bounds how long a commit waits for the writers of the last
+// one (gather): about what a sync takes on a fast disk.
+const maxGather = 2 * time.Millisecond
+
 // committer groups concurrent write transactions into one bbolt commit and
 // one fsync without waiting on a timer (bbolt's Batch waits up to its
 // MaxBatchDelay, which a lone write would pay in full): a write that finds
 // no commit in flight starts one at once, and writes arriving while it
-// syncs share the next.
+// syncs share the next. Only after a commit of several writes does the
+// next wait, briefly, for as many (gather).
 //
 // It is also where the commit stream starts: once a commit is durable, the
 // changes its writes report are published, in commit order, before any of
@@ -30,7 +42,18 @@ type committer struct {
 	commits *core.Commits
 	mu      sync.Mutex
 	queue   []*commitCall
-	busy    bool
+	// inputs are the writes an ack waits for (writeInput): each commit
+	// takes them first.
+	inputs []*commitCall
+	busy   bool
+	// batchTime, when set (tests), replaces maxBatchTime.
+	batchTime time.Duration
+	// arrived, when set, is closed at the next write queued (gather).
+	arrived chan struct{}
+	// gatherBound, when set (tests), replaces gather's bound.
+	gatherBound func(took time.Duration) time.Duration
+	// queued, when set (tests), is told of each write queued.
+	queued func()
 }
 
 // writeFunc is a write transaction's body; it reports what it changed.
@@ -38,6 +61,7 @@ type writeFunc func(*bbolt.Tx) ([]core.Change, error)
 
 type commitCall struct {
 	fn      writeFunc
+	input   bool
 	changes []core.Change
 	err     chan error
 }
@@ -52,12 +76,33 @@ func (c *committer) do(fn func(*bbolt.Tx) error) error {
 // write is do for a write that changes sessions: it returns once the
 // transaction is durable and the changes fn reported are published.
 func (c *committer) write(fn writeFunc) error {
-	call := &commitCall{fn: fn, err: make(chan error, 1)}
+	return c.enqueue(&commitCall{fn: fn, err: make(chan error, 1)})
+}
+
+// writeInput is write for what an ack waits for (a webhook's or an API
+// request's input and its dedupe keys): it goes into the next commit
+// ahead of the writes queued before it, whatever their number.
+func (c *committer) writeInput(fn writeFunc) error {
+	return c.enqueue(&commitCall{fn: fn, input: true, err: make(chan error, 1)})
+}
+
+func (c *committer) enqueue(call *commitCall) error {
 	c.mu.Lock()
-	c.queue = append(c.queue, call)
+	if call.input {
+		c.inputs = append(c.inputs, call)
+	} else {
+		c.queue = append(c.queue, call)
+	}
+	if c.arrived != nil {
+		close(c.arrived)
+		c.arrived = nil
+	}
 	lead := !c.busy
 	c.busy = true
 	c.mu.Unlock()
+	if c.queued != nil {
+		c.queued()
+	}
 	if lead {
 		go c.run()
 	}
@@ -66,27 +111,88 @@ func (c *committer) write(fn writeFunc) error {
 
 // run commits queued calls until the queue is empty.
 func (c *committer) run() {
+	last, took := 0, time.Duration(0)
 	for {
+		c.gather(last, took)
 		c.mu.Lock()
-		n := min(len(c.queue), maxGroup)
-		if n == 0 {
+		ni := min(len(c.inputs), maxGroup)
+		n := min(len(c.queue), maxGroup-ni)
+		if ni+n == 0 {
 			c.busy = false
 			c.mu.Unlock()
 			return
 		}
-		calls := c.queue[:n:n]
+		calls := append(c.inputs[:ni:ni], c.queue[:n]...)
+		c.inputs = c.inputs[ni:]
 		c.queue = c.queue[n:]
+		budget := maxBatchTime
+		if c.batchTime > 0 {
+			budget = c.batchTime
+		}
 		c.mu.Unlock()
-		c.commit(calls)
+		start := time.Now()
+		left := c.commit(calls, budget)
+		took = time.Since(start)
+		last = len(calls) - len(left)
+		if len(left) > 0 {
+			c.mu.Lock()
+			c.queue = append(left, c.queue...)
+			c.mu.Unlock()
+		}
 	}
 }
 
-// commit runs calls in one transaction. When one fails, the transaction
-// rolls back for all of them, so each is run again alone and only the
-// failing one reports an error.
-func (c *committer) commit(calls []*commitCall) {
+// gather lets the writers the last commit answered (last of them) queue
+// their next writes before the next commit starts, so that a steady load
+// shares each sync between all its writers rather than splitting into
+// two cohorts that commit in turn. It waits while the queue is short of
+// last, at most a quarter of what the last commit took (took) and never
+// more than maxGather, so it costs a lone write nothing and a loaded one
+// a fraction of a commit.
+func (c *committer) gather(last int, took time.Duration) {
+	if last < 2 {
+		return
+	}
+	// An input never waits for more.
+	bound := min(took/4, maxGather)
+	c.mu.Lock()
+	if c.gatherBound != nil {
+		bound = c.gatherBound(took)
+	}
+	c.mu.Unlock()
+	deadline := time.Now().Add(bound)
+	for {
+		c.mu.Lock()
+		n := len(c.queue)
+		if n >= last || len(c.inputs) > 0 || !time.Now().Before(deadline) {
+			c.mu.Unlock()
+			return
+		}
+		c.arrived = make(chan struct{})
+		wait := c.arrived
+		c.mu.Unlock()
+		t := time.NewTimer(time.Until(deadline))
+		select {
+		case <-wait:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// commit runs calls in one transaction, the inputs among them first, and
+// returns the calls it left for the next commit: those that would have
+// started once the others had run for budget. When one fails, the
+// transaction rolls back for all of them, so each is run again alone and
+// only the failing one reports an error.
+func (c *committer) commit(calls []*commitCall, budget time.Duration) (left []*commitCall) {
 	err := c.update(func(tx *bbolt.Tx) error {
-		for _, call := range calls {
+		start := time.Now()
+		for i, call := range calls {
+			if i > 0 && !call.input && time.Since(start) > budget {
+				calls, left = calls[:i], calls[i:]
+				return nil
+			}
 			ch, err := call.fn(tx)
 			if err != nil {
 				return err
@@ -102,7 +208,7 @@ func (c *committer) commit(calls []*commitCall) {
 			}
 			call.err <- err
 		}
-		return
+		return left
 	}
 	for _, call := range calls {
 		err := c.update(func(tx *bbolt.Tx) error {
@@ -115,6 +221,7 @@ func (c *committer) commit(calls []*commitCall) {
 		}
 		call.err <- err
 	}
+	return left
 }
 
 // update runs fn in a write transaction and tells the store's health

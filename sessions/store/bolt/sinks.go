@@ -55,12 +55,14 @@ func (s *Store) SaveSinkPosition(ctx context.Context, sink, sessionID string, c 
 }
 
 // ReleaseSink unmarks a session the sink has rendered up to rendered,
-// unless something was logged after it.
+// unless something was logged after it. It shares the group commit: a
+// sink releases a session after each turn, and a commit of its own would
+// hold the writer, and its syncs, from the acks and appends waiting.
 func (s *Store) ReleaseSink(ctx context.Context, sink, sessionID string, rendered uint64) (bool, error) {
 	if err := record.ValidSink(sink, sessionID); err != nil {
 		return false, err
 	}
-	return writeOne(ctx, s, "release sink", func(tx *bbolt.Tx) (bool, error) {
+	return commitOne(ctx, s, "release sink", func(tx *bbolt.Tx) (bool, error) {
 		b := bkt(tx, bucketSinkActive)
 		k := sinkKey(sink, sessionID)
 		if b.Get(k) == nil {

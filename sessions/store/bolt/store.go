@@ -37,6 +37,13 @@ const (
 	bucketKeyTimes      = "key_times"
 )
 
+// initialMmap is the address space mapped at open. A commit that grows
+// the file past the map remaps it, and a remap waits for every read
+// transaction open to end while it holds the writer: the acks and
+// appends queued behind it wait for the slowest reader. Address space,
+// not memory: the file grows only as data is written.
+const initialMmap = 1 << 30
+
 const (
 	metaSchemaVersion  = "schema_version"
 	schemaVersion      = 1
@@ -119,9 +126,10 @@ func Open(path string, opts Options) (*Store, error) {
 	// answered (ack after commit). The map freelist only changes how free
 	// pages are tracked in memory.
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
-		Timeout:      opts.LockTimeout,
-		FreelistType: bbolt.FreelistMapType,
-		ReadOnly:     opts.ReadOnly,
+		Timeout:         opts.LockTimeout,
+		FreelistType:    bbolt.FreelistMapType,
+		ReadOnly:        opts.ReadOnly,
+		InitialMmapSize: initialMmap,
 	})
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("open %s: %w", path, core.ErrLocked)
@@ -247,11 +255,17 @@ func commitOne[T any](ctx context.Context, s *Store, what string, put func(*bbol
 // the group committer (it may run more than once; its last run answers),
 // and the changes it reports are published once the commit is durable.
 func writeSession[T any](ctx context.Context, s *Store, what string, put func(*bbolt.Tx) (T, []core.Change, error)) (T, error) {
+	return writeVia(ctx, s.commit.write, what, put)
+}
+
+// writeVia is writeSession through write (the committer's write or
+// writeInput).
+func writeVia[T any](ctx context.Context, write func(writeFunc) error, what string, put func(*bbolt.Tx) (T, []core.Change, error)) (T, error) {
 	var out, zero T
 	if err := ctxErr(ctx); err != nil {
 		return zero, err
 	}
-	err := s.commit.write(func(tx *bbolt.Tx) (changes []core.Change, err error) {
+	err := write(func(tx *bbolt.Tx) (changes []core.Change, err error) {
 		out, changes, err = put(tx)
 		return changes, err
 	})
@@ -263,13 +277,14 @@ func writeSession[T any](ctx context.Context, s *Store, what string, put func(*b
 
 // answerOrWrite answers from a read transaction when try does (a replay,
 // a duplicate, a refusal: without an fsync, and without failing a shared
-// batch), else writes through writeSession.
+// batch), else writes through writeSession as an input: what an ack
+// waits for goes into the next commit, ahead of the turns' writes.
 func answerOrWrite[R any](ctx context.Context, s *Store, what string, try func(*bbolt.Tx) (*R, error), write func(*bbolt.Tx) (*R, []core.Change, error)) (*R, error) {
 	res, err := viewOne(ctx, s, what, try)
 	if err != nil || res != nil {
 		return res, err
 	}
-	return writeSession(ctx, s, what, write)
+	return writeVia(ctx, s.commit.writeInput, what, write)
 }
 
 // updateTx is writeOne for a write that answers nothing but its error.

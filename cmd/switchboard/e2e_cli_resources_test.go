@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/fixtures/fakeslack"
+	"github.com/switchboardhq/switchboard/fixtures/modelserver"
 )
 
 // page is a list as --json prints it.
@@ -256,4 +257,48 @@ func TestCLIInstallations(t *testing.T) {
 	if len(ins.Data) != 0 {
 		t.Fatalf("installation list after delete: %+v", ins)
 	}
+}
+
+// TestCLILinks: a session of a Slack installation gets another thread of
+// that workspace as a link, lists it and removes it, over a real serve.
+func TestCLILinks(t *testing.T) {
+	w := startSlack(t, fakeslack.Team{ID: "T0LNK", Name: "Links"}, nil)
+	sb := newCLI(t, "SWITCHBOARD_URL="+w.srv.url, "SWITCHBOARD_TOKEN="+adminToken)
+	w.ms.Push(modelserver.Step{Text: "on it"})
+	m := w.fake.Human(w.team.ID, "C0LNK", "U0ALICE", "<@"+w.team.BotUserID+"> look", "")
+	if code, _ := w.event(fakeslack.Mention(m)); code != 200 {
+		t.Fatalf("mention: %d", code)
+	}
+	id := w.session(w.team.ID, "C0LNK", m.TS)
+	other := "slack:" + w.team.ID + ":C0OTHER:1700000000.000100"
+
+	type link struct {
+		Key     string `json:"key"`
+		AddedBy string `json:"added_by"`
+	}
+	var links page[link]
+	sb.okJSON(&links, "link", "add", id, other, "--json")
+	if len(links.Data) != 1 || links.Data[0].Key != other || links.Data[0].AddedBy != core.LinkedByAdmin {
+		t.Fatalf("link add --json: %+v", links)
+	}
+	links = page[link]{}
+	sb.okJSON(&links, "link", "list", id, "--json")
+	if len(links.Data) != 1 || links.Data[0].Key != other {
+		t.Fatalf("link list --json: %+v", links)
+	}
+	if list := sb.ok("", "link", "list", id); !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(other) + `\s+` + core.LinkedByAdmin + `\s`).MatchString(list) {
+		t.Fatalf("link list:\n%s", list)
+	}
+	if got := w.srv.sessionsByKey(other); len(got) != 1 || got[0].ID != id {
+		t.Fatalf("sessions of the linked key: %+v", got)
+	}
+	links = page[link]{}
+	sb.okJSON(&links, "link", "remove", id, other, "--json")
+	if len(links.Data) != 0 {
+		t.Fatalf("link remove --json: %+v", links)
+	}
+	if list := sb.ok("", "link", "list", id); strings.Contains(list, other) {
+		t.Fatalf("link list after remove:\n%s", list)
+	}
+	sb.fails("", "link", "remove", id, other)
 }

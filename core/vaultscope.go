@@ -173,3 +173,25 @@ func CredentialSessionFrom(ctx context.Context) string {
 	id, _ := ctx.Value(credentialSessionKey{}).(string)
 	return id
 }
+
+// ParseCredentialScope reads a scope as a person types one (the console's
+// Owner field, the command line's --scope): "global", "tenant:<tenant>" or
+// "tenant_group:<group>". It does not validate: anything else comes back
+// as a type Validate refuses ("global:x" included), so that the API, or
+// the caller, names the mistake.
+func ParseCredentialScope(v string) CredentialScope {
+	typ, name, _ := strings.Cut(v, ":")
+	sc := CredentialScope{Type: ScopeType(strings.TrimSpace(typ))}
+	switch sc.Type {
+	case ScopeTenant:
+		sc.Tenant = strings.TrimSpace(name)
+	case ScopeTenantGroup:
+		sc.TenantGroup = strings.TrimSpace(name)
+	default:
+		sc.Type = ScopeType(strings.TrimSpace(v))
+	}
+	return sc
+}
+
+// ScopeSpelling is how ParseCredentialScope reads a scope, for help texts.
+const ScopeSpelling = "global, tenant:<tenant> or tenant_group:<group>"

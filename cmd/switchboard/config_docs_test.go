@@ -35,16 +35,18 @@ func TestConfigurationDocMismatches(t *testing.T) {
 		name, doc string
 		want      []string
 	}{
-		{"agree", head + "| `X_ADDR` | `-addr` | where |\n| `X_DIR` | `-data-dir` | a \\| b |\n", nil},
-		{"a variable without a flag", head + "| `X_ADDR` | `-addr` | |\n| `X_DIR` | `-data-dir` | |\n| `X_KEY` | | a key |\n", nil},
-		{"rows over several tables", "| `X_ADDR` | `-addr` |\n\ntext\n\n| `X_DIR` | `-data-dir` |\n", nil},
-		{"an option missing", head + "| `X_ADDR` | `-addr` | |\n", []string{"no row for X_DIR (flag -data-dir)"}},
-		{"a wrong flag", head + "| `X_ADDR` | `-address` | |\n| `X_DIR` | `-data-dir` | |\n", []string{
-			"line 3: X_ADDR has flag \"-address\", serve has \"-addr\"", "no row for X_ADDR (flag -addr)"}},
-		{"an option without its flag", head + "| `X_ADDR` | | |\n| `X_DIR` | `-data-dir` | |\n", []string{
-			"line 3: X_ADDR has flag \"\", serve has \"-addr\"", "no row for X_ADDR (flag -addr)"}},
-		{"a flag that is no option", head + "| `X_ADDR` | `-addr` | |\n| `X_DIR` | `-data-dir` | |\n| `X_OLD` | `-old` | |\n", []string{
-			"line 5: X_OLD with flag -old is not an option of serve"}},
+		{"agree", head + "| `X_ADDR` | `--addr` | where |\n| `X_DIR` | `--data-dir` | a \\| b |\n", nil},
+		{"a variable without a flag", head + "| `X_ADDR` | `--addr` | |\n| `X_DIR` | `--data-dir` | |\n| `X_KEY` | | a key |\n", nil},
+		{"rows over several tables", "| `X_ADDR` | `--addr` |\n\ntext\n\n| `X_DIR` | `--data-dir` |\n", nil},
+		{"an option missing", head + "| `X_ADDR` | `--addr` | |\n", []string{"no row for X_DIR (flag --data-dir)"}},
+		{"a wrong flag", head + "| `X_ADDR` | `--address` | |\n| `X_DIR` | `--data-dir` | |\n", []string{
+			"line 3: X_ADDR has flag \"--address\", serve has \"--addr\"", "no row for X_ADDR (flag --addr)"}},
+		{"an option without its flag", head + "| `X_ADDR` | | |\n| `X_DIR` | `--data-dir` | |\n", []string{
+			"line 3: X_ADDR has flag \"\", serve has \"--addr\"", "no row for X_ADDR (flag --addr)"}},
+		{"a flag that is no option", head + "| `X_ADDR` | `--addr` | |\n| `X_DIR` | `--data-dir` | |\n| `X_OLD` | `--old` | |\n", []string{
+			"line 5: X_OLD with flag --old is not an option of serve"}},
+		{"a flag with one dash", head + "| `X_ADDR` | `-addr` | |\n| `X_DIR` | `--data-dir` | |\n", []string{
+			"line 3: X_ADDR has flag \"-addr\", serve has \"--addr\"", "no row for X_ADDR (flag --addr)"}},
 		{"a malformed flag cell", head + "| `X_ADDR` | addr | |\n", []string{
 			"line 3: the second cell of X_ADDR, \"addr\", is neither a flag in backticks nor empty"}},
 	}
@@ -66,7 +68,7 @@ func docMismatches(doc string, opts []settings.Option) []string {
 	}
 	flags := map[string]string{}
 	for _, o := range opts {
-		flags[o.Env] = "-" + o.Flag
+		flags[o.Env] = "--" + o.Flag
 	}
 	var out []string
 	documented := map[string]bool{}
@@ -83,7 +85,7 @@ func docMismatches(doc string, opts []settings.Option) []string {
 	}
 	for _, o := range opts {
 		if !documented[o.Env] {
-			out = append(out, fmt.Sprintf("no row for %s (flag -%s)", o.Env, o.Flag))
+			out = append(out, fmt.Sprintf("no row for %s (flag --%s)", o.Env, o.Flag))
 		}
 	}
 	return out
@@ -100,7 +102,7 @@ type settingRow struct {
 // is a variable; their second cell must be a flag or empty.
 func settingRows(doc string) ([]settingRow, error) {
 	envCell := regexp.MustCompile("^`([A-Z][A-Z0-9_]*)`$")
-	flagCell := regexp.MustCompile("^`(-[a-z0-9][a-z0-9-]*)`$")
+	flagCell := regexp.MustCompile("^`(--?[a-z0-9][a-z0-9-]*)`$")
 	var rows []settingRow
 	for i, line := range strings.Split(doc, "\n") {
 		cells := tableCells(line)

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/fixtures/fakeslack"
+	"github.com/switchboardhq/switchboard/fixtures/modelserver"
 )
 
 // page is a list as --json prints it.
@@ -79,6 +81,44 @@ func TestCLIVaults(t *testing.T) {
 		t.Fatalf("credential rotate printed the value:\n%s", out)
 	}
 	sb.fails(`no credential of vault team has the id or name "doc"; did you mean "docs"?`, "credential", "get", "team", "doc")
+
+	// A credential's owner scope: given as the console's Owner field
+	// spells it, shown in text and in --json, changed by a rotate.
+	out = sb.ok("tok-scoped\n", "credential", "create", "team", "--name", "search", "--kind", "static_bearer", "--host", "search.example.com", "--scope", "tenant:slack:T0123", "--value-file", "-")
+	if field(t, out, "scope") != "tenant:slack:T0123" {
+		t.Fatalf("credential create --scope printed:\n%s", out)
+	}
+	type scoped struct {
+		Name  string               `json:"name"`
+		Scope core.CredentialScope `json:"scope"`
+	}
+	var scopes page[scoped]
+	sb.okJSON(&scopes, "credential", "list", "team", "--json")
+	want := map[string]core.CredentialScope{"docs": core.GlobalScope, "search": {Type: core.ScopeTenant, Tenant: "slack:T0123"}}
+	if len(scopes.Data) != 2 || scopes.Data[0].Scope != want[scopes.Data[0].Name] || scopes.Data[1].Scope != want[scopes.Data[1].Name] {
+		t.Fatalf("credential list --json scopes: %+v", scopes)
+	}
+	if list := sb.ok("", "credential", "list", "team"); !regexp.MustCompile(`(?m)^\S+\s+search\s+static_bearer\s+search\.example\.com\s+tenant:slack:T0123\s`).MatchString(list) ||
+		!regexp.MustCompile(`(?m)\s+docs\s+static_bearer\s+docs\.example\.com\s+global\s`).MatchString(list) {
+		t.Fatalf("credential list:\n%s", list)
+	}
+	var one scoped
+	sb.okJSON(&one, "credential", "get", "team", "search", "--json")
+	if one.Scope != want["search"] {
+		t.Fatalf("credential get --json scope: %+v", one)
+	}
+	sb.ok("", "credential", "rotate", "team", "search", "--scope", "tenant_group:acme")
+	one = scoped{}
+	sb.okJSON(&one, "credential", "get", "team", "search", "--json")
+	if one.Scope != (core.CredentialScope{Type: core.ScopeTenantGroup, TenantGroup: "acme"}) {
+		t.Fatalf("credential get --json after rotate --scope: %+v", one)
+	}
+	for _, bad := range []string{"team:acme", "tenant", "global:acme"} {
+		if _, errOut, code := sb.run("", "credential", "create", "team", "--name", "x", "--kind", "static_bearer", "--host", "x.example.com", "--scope", bad, "--value-file", file); code != 2 || !strings.Contains(errOut, `--scope "`+bad+`": want global, tenant:<tenant> or tenant_group:<group>`) {
+			t.Fatalf("--scope %s: exit %d, %s", bad, code, errOut)
+		}
+	}
+	sb.ok("", "credential", "delete", "team", "search")
 	if _, errOut, code := sb.run("", "credential", "create", "team", "--name", "x", "--kind", "static_bearer", "--value", secret); code != 2 || !strings.Contains(errOut, "not defined: -value") {
 		t.Fatalf("a value as a flag: exit %d, %s", code, errOut)
 	}
@@ -217,4 +257,48 @@ func TestCLIInstallations(t *testing.T) {
 	if len(ins.Data) != 0 {
 		t.Fatalf("installation list after delete: %+v", ins)
 	}
+}
+
+// TestCLILinks: a session of a Slack installation gets another thread of
+// that workspace as a link, lists it and removes it, over a real serve.
+func TestCLILinks(t *testing.T) {
+	w := startSlack(t, fakeslack.Team{ID: "T0LNK", Name: "Links"}, nil)
+	sb := newCLI(t, "SWITCHBOARD_URL="+w.srv.url, "SWITCHBOARD_TOKEN="+adminToken)
+	w.ms.Push(modelserver.Step{Text: "on it"})
+	m := w.fake.Human(w.team.ID, "C0LNK", "U0ALICE", "<@"+w.team.BotUserID+"> look", "")
+	if code, _ := w.event(fakeslack.Mention(m)); code != 200 {
+		t.Fatalf("mention: %d", code)
+	}
+	id := w.session(w.team.ID, "C0LNK", m.TS)
+	other := "slack:" + w.team.ID + ":C0OTHER:1700000000.000100"
+
+	type link struct {
+		Key     string `json:"key"`
+		AddedBy string `json:"added_by"`
+	}
+	var links page[link]
+	sb.okJSON(&links, "link", "add", id, other, "--json")
+	if len(links.Data) != 1 || links.Data[0].Key != other || links.Data[0].AddedBy != core.LinkedByAdmin {
+		t.Fatalf("link add --json: %+v", links)
+	}
+	links = page[link]{}
+	sb.okJSON(&links, "link", "list", id, "--json")
+	if len(links.Data) != 1 || links.Data[0].Key != other {
+		t.Fatalf("link list --json: %+v", links)
+	}
+	if list := sb.ok("", "link", "list", id); !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(other) + `\s+` + core.LinkedByAdmin + `\s`).MatchString(list) {
+		t.Fatalf("link list:\n%s", list)
+	}
+	if got := w.srv.sessionsByKey(other); len(got) != 1 || got[0].ID != id {
+		t.Fatalf("sessions of the linked key: %+v", got)
+	}
+	links = page[link]{}
+	sb.okJSON(&links, "link", "remove", id, other, "--json")
+	if len(links.Data) != 0 {
+		t.Fatalf("link remove --json: %+v", links)
+	}
+	if list := sb.ok("", "link", "list", id); strings.Contains(list, other) {
+		t.Fatalf("link list after remove:\n%s", list)
+	}
+	sb.fails("", "link", "remove", id, other)
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -25,8 +26,8 @@ var credentialGroup = group{name: "credential", summary: "manage a vault's crede
 
 // credentialFlags are the fields create and rotate take.
 type credentialFlags struct {
-	name, kind, headerName, tokenURL, clientID, expiresAt, valueFile string
-	hosts, scopes                                                    listFlag
+	name, kind, headerName, tokenURL, clientID, expiresAt, valueFile, scope string
+	hosts, oauthScopes                                                      listFlag
 }
 
 func (f *credentialFlags) register(c *subcommand) {
@@ -36,13 +37,14 @@ func (f *credentialFlags) register(c *subcommand) {
 	c.fs.StringVar(&f.headerName, "header-name", "", "kind header: the `HEADER` it is sent in")
 	c.fs.StringVar(&f.tokenURL, "token-url", "", "kind oauth: the `URL` where its token is refreshed")
 	c.fs.StringVar(&f.clientID, "client-id", "", "kind oauth: the client `ID`")
-	c.fs.Var(&f.scopes, "scope", "kind oauth: a `SCOPE` (repeatable)")
+	c.fs.StringVar(&f.scope, "scope", "", "the credential's owner, which sessions may use it, a `SCOPE`: "+core.ScopeSpelling+" (global when not given)")
+	c.fs.Var(&f.oauthScopes, "oauth-scope", "kind oauth: a `SCOPE` its token is asked for (repeatable)")
 	c.fs.StringVar(&f.expiresAt, "expires-at", "", "kind oauth: the access token's expiry, an RFC 3339 `TIME`")
 	c.fs.StringVar(&f.valueFile, "value-file", "", "a `FILE` holding the secret (- reads stdin): the token, the header's value, or for oauth a JSON object of access_token, refresh_token, client_secret")
 }
 
-// params are the given fields.
-func (f *credentialFlags) params(c *subcommand) client.CredentialParams {
+// params are the given fields; a malformed --scope is a usage error.
+func (f *credentialFlags) params(c *subcommand) (client.CredentialParams, error) {
 	var p client.CredentialParams
 	str := func(flagName string, v string, dst **string) {
 		if c.given(flagName) {
@@ -62,11 +64,18 @@ func (f *credentialFlags) params(c *subcommand) client.CredentialParams {
 		h := []string(f.hosts)
 		p.Hosts = &h
 	}
-	if c.given("scope") {
-		s := []string(f.scopes)
+	if c.given("oauth-scope") {
+		s := []string(f.oauthScopes)
 		p.Scopes = &s
 	}
-	return p
+	if c.given("scope") {
+		sc := core.ParseCredentialScope(f.scope)
+		if err := sc.Validate(); err != nil {
+			return p, &usageError{cmd: c, msg: fmt.Sprintf("%s: --scope %q: want %s (%v)", c.name, f.scope, core.ScopeSpelling, err)}
+		}
+		p.Scope = &sc
+	}
+	return p, nil
 }
 
 func credentialCreate(ctx context.Context, c *subcommand, args []string) error {
@@ -79,7 +88,10 @@ func credentialCreate(ctx context.Context, c *subcommand, args []string) error {
 	if f.name == "" || f.kind == "" || f.valueFile == "" {
 		return &usageError{cmd: c, msg: "credential create: --name, --kind and --value-file are required"}
 	}
-	p := f.params(c)
+	p, err := f.params(c)
+	if err != nil {
+		return err
+	}
 	if err := c.setSecret(f.valueFile, core.CredentialKind(f.kind), &p); err != nil {
 		return err
 	}
@@ -114,9 +126,9 @@ func credentialList(ctx context.Context, c *subcommand, args []string) error {
 	if c.json {
 		return c.printJSON(dataOf(all), false)
 	}
-	rows := [][]string{{"ID", "NAME", "KIND", "HOSTS", "UPDATED"}}
+	rows := [][]string{{"ID", "NAME", "KIND", "HOSTS", "SCOPE", "UPDATED"}}
 	for _, cr := range all {
-		rows = append(rows, []string{cr.ID, cr.Name, string(cr.Kind), strings.Join(cr.Hosts, ","), showTime(cr.UpdatedAt)})
+		rows = append(rows, []string{cr.ID, cr.Name, string(cr.Kind), strings.Join(cr.Hosts, ","), showScope(cr.Scope), showTime(cr.UpdatedAt)})
 	}
 	return c.table(rows)
 }
@@ -144,7 +156,10 @@ func credentialRotate(ctx context.Context, c *subcommand, args []string) error {
 	if err != nil {
 		return err
 	}
-	p := f.params(c)
+	p, err := f.params(c)
+	if err != nil {
+		return err
+	}
 	if f.valueFile != "" {
 		if err := c.setSecret(f.valueFile, cr.Kind, &p); err != nil {
 			return err
@@ -196,6 +211,17 @@ func findCredential(ctx context.Context, cl *client.Client, vaultRef, ref string
 	return v, cr, err
 }
 
+// showScope writes a scope as --scope takes it.
+func showScope(s core.CredentialScope) string {
+	switch s.Type {
+	case core.ScopeTenant:
+		return "tenant:" + s.Tenant
+	case core.ScopeTenantGroup:
+		return "tenant_group:" + s.TenantGroup
+	}
+	return string(s.Normal().Type)
+}
+
 func (c *subcommand) showCredential(cr *core.Credential) error {
 	if c.json {
 		return c.printJSON(cr, false)
@@ -206,6 +232,7 @@ func (c *subcommand) showCredential(cr *core.Credential) error {
 		{"name", cr.Name},
 		{"kind", string(cr.Kind)},
 		{"hosts", strings.Join(cr.Hosts, " ")},
+		{"scope", showScope(cr.Scope)},
 		{"header_name", cr.HeaderName},
 		{"token_url", cr.TokenURL},
 		{"client_id", cr.ClientID},

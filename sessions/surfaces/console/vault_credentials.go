@@ -125,22 +125,15 @@ func readCredentialForm(r *http.Request) (client.CredentialParams, credentialFor
 	return p, f
 }
 
-// readScope reads the owner field: empty (the API's default, global),
-// "global", "tenant:<tenant>" or "tenant_group:<group>". Anything else is
-// sent as a type for the API to refuse, naming the field.
+// readScope reads the owner field: empty (the API's default, global), or
+// as core.ParseCredentialScope reads it; a mistake is sent for the API to
+// refuse, naming the field.
 func readScope(v string) *core.CredentialScope {
 	if v == "" {
 		return nil
 	}
-	typ, name, _ := strings.Cut(v, ":")
-	sc := &core.CredentialScope{Type: core.ScopeType(strings.TrimSpace(typ))}
-	switch sc.Type {
-	case core.ScopeTenant:
-		sc.Tenant = strings.TrimSpace(name)
-	case core.ScopeTenantGroup:
-		sc.TenantGroup = strings.TrimSpace(name)
-	}
-	return sc
+	sc := core.ParseCredentialScope(v)
+	return &sc
 }
 
 func (h *Handler) createCredential(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {

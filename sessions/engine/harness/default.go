@@ -66,9 +66,9 @@ func (h *Default) init(ctx context.Context, c *Cycle) error {
 	if s.TurnID == "" {
 		return nil
 	}
-	events, err := c.Log.Events(ctx, c.SessionID, 0, 0)
+	events, err := c.Contexts.Events(ctx, c)
 	if err != nil {
-		return fmt.Errorf("read log: %w", err)
+		return err
 	}
 	calls, err := openCalls(events)
 	if err != nil {

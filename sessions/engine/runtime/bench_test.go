@@ -30,10 +30,11 @@ import (
 const wakeSlots = 16
 
 // wakesPerSession bounds how often one session is woken before a fresh one
-// takes its slot. The harness reads a session's whole log at every step,
-// so a session reused for every iteration would make the figure depend on
-// b.N; retiring sessions keeps each log within wakesPerSession turns of
-// the history the sub-benchmark names.
+// takes its slot. Every wake adds a turn to the log, so a session reused
+// for every iteration would make the figure depend on b.N; retiring
+// sessions keeps each log within wakesPerSession turns of the history the
+// sub-benchmark names. A fresh session's first wake in the runtime reads
+// and derives its whole log; the wakes after it read what is new.
 const wakesPerSession = 8
 
 // arrival is a request seen by the model server, named by the marker the

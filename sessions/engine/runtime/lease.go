@@ -54,8 +54,9 @@ type prepared struct {
 }
 
 // opening prepares the append that opens the session's turn with its
-// lease: when the store can, and the session, idle with no turn open,
-// runs on a harness that takes a turn opened for it. The store decides,
+// lease: when the store can, and the session, idle with no turn open and
+// primed (Config.Tools) or with nothing to prime, runs on a harness that
+// takes a turn opened for it. The store decides,
 // in the lease's transaction, whether the turn opens.
 func (r *Runtime) opening(ctx context.Context, id string) (*core.AppendRequest, prepared) {
 	if _, ok := r.cfg.Store.(turnOpener); !ok {
@@ -75,6 +76,12 @@ func (r *Runtime) opening(ctx context.Context, id string) (*core.AppendRequest, 
 		return nil, p
 	}
 	if o, ok := h.(runsOpened); !ok || !o.RunsOpened() {
+		return nil, p
+	}
+	if r.cfg.Tools != nil && s.LastSeq == 0 {
+		// The toolset primes a session that has not run yet (its
+		// platform's context, before its first turn): that turn opens
+		// after it.
 		return nil, p
 	}
 	req := harness.Opening(&harness.Cycle{Holder: r.cfg.Holder}, core.NewID(core.PrefixTurn))

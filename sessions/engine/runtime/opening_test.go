@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/toolset"
 	"github.com/switchboardhq/switchboard/fixtures/fakemodel"
+	"github.com/switchboardhq/switchboard/sessions/engine/harness"
 	"github.com/switchboardhq/switchboard/sessions/engine/runtime"
 	"github.com/switchboardhq/switchboard/sessions/store/bolt"
 )
@@ -95,4 +97,46 @@ func TestWakeCommitsOnceBeforeTheModel(t *testing.T) {
 	if len(reqs) != 1 || len(reqs[0].Messages) != 1 {
 		t.Fatalf("model requests %+v, want one with the message", reqs)
 	}
+}
+
+// TestFirstWakePrimesBeforeTheTurn: a session that has not run yet is
+// primed by its toolset (its platform's context) before its first turn
+// opens, so the turn is not opened with the lease then.
+func TestFirstWakePrimesBeforeTheTurn(t *testing.T) {
+	f := newFixture(t, fakemodel.New(fakemodel.Step{Text: "hello"}, fakemodel.Step{Text: "again"}))
+	id := f.session(t)
+	tools := func(ctx context.Context, s *core.Session, _ *core.Agent) (*toolset.Registry, error) {
+		if s.LastSeq == 0 {
+			primed := core.NewEvent(core.TypeUserMessage, core.LevelInternal, core.ActorSystem, core.MessageBody{Text: "the issue"})
+			if _, err := f.store.Append(ctx, s.ID, core.AppendRequest{Events: []core.Event{primed}}); err != nil {
+				return nil, err
+			}
+		}
+		return toolset.New(harness.Conversation()...)
+	}
+	f.rt = runtime.New(runtime.Config{Store: f.store, Commits: f.store, Model: f.model, Workers: 1, Tools: tools,
+		Limits: core.Limits{MaxSteps: 10, TurnSeconds: 30, MaxTokens: 1e6}})
+	if err := f.rt.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.rt.Stop(context.Background()) })
+	for _, text := range []string{"hi", "more"} {
+		f.send(t, id, core.TypeUserMessage, text)
+		f.waitStatus(t, id, core.StatusIdle)
+	}
+	evs := f.events(t, id)
+	if len(evs) < 3 || evs[0].Actor != core.ActorSystem || evs[0].Type != core.TypeUserMessage || evs[1].Actor != core.ActorHuman || evs[2].Type != core.TypeStatusChanged {
+		t.Fatalf("the log starts %v; want the priming, then the first turn", typesOf(evs))
+	}
+	if reqs := f.model.Requests(); len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2", len(reqs))
+	}
+}
+
+func typesOf(evs []core.Event) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = e.Type + "/" + string(e.Actor)
+	}
+	return out
 }

@@ -22,6 +22,10 @@ import (
 
 const vendor = "anthropic"
 
+// encodedBytes bounds the messages a client keeps encoded: the histories
+// of the conversations it serves most, about 1 MB a 10,000-turn one.
+const encodedBytes = 32 << 20
+
 // Config configures a Client. Zero values take the defaults.
 type Config struct {
 	APIKey string
@@ -42,6 +46,7 @@ type Config struct {
 // Client is a core.Model for anthropic/<model>.
 type Client struct {
 	messages  sdk.MessageService
+	encoded   *encodedMessages
 	maxTokens int
 	policy    modelcall.Policy
 	log       *slog.Logger
@@ -82,6 +87,7 @@ func New(cfg Config) *Client {
 	c := sdk.NewClient(opts...)
 	return &Client{
 		messages:  c.Messages,
+		encoded:   newEncodedMessages(encodedBytes),
 		maxTokens: maxTokens,
 		log:       log,
 		policy:    modelcall.Policy{Vendor: vendor, MaxRetries: retries, BaseDelay: cfg.RetryDelay, Logger: log},
@@ -94,12 +100,12 @@ func (c *Client) Generate(ctx context.Context, req core.ModelRequest) (*core.Mod
 	if err != nil {
 		return nil, err
 	}
-	params, err := c.params(name, req)
+	params, body, err := c.params(name, req)
 	if err != nil {
 		return nil, err
 	}
 	return c.policy.Do(ctx, func(ctx context.Context, t *modelcall.Tracker) (*core.ModelResponse, error) {
-		return c.stream(ctx, params, req.OnText, t)
+		return c.stream(ctx, params, body, req.OnText, t)
 	}, classify)
 }
 
@@ -111,8 +117,10 @@ type block struct {
 	input    []byte
 }
 
-func (c *Client) stream(ctx context.Context, params sdk.MessageNewParams, onText func(string), t *modelcall.Tracker) (*core.ModelResponse, error) {
-	s := c.messages.NewStreaming(ctx, params, option.WithMiddleware(t.Middleware))
+// stream sends body, the request params stands for (the SDK's own
+// encoding of it is only params' small part: the messages come encoded).
+func (c *Client) stream(ctx context.Context, params sdk.MessageNewParams, body []byte, onText func(string), t *modelcall.Tracker) (*core.ModelResponse, error) {
+	s := c.messages.NewStreaming(ctx, params, option.WithMiddleware(t.Middleware), option.WithRequestBody("application/json", body))
 	defer s.Close()
 
 	var (

@@ -11,7 +11,9 @@ import (
 	"github.com/switchboardhq/switchboard/core/models/internal/modelcall"
 )
 
-func (c *Client) params(name string, req core.ModelRequest) (sdk.MessageNewParams, error) {
+// params is the request for req: its parameters without the messages,
+// and the body to send, whose messages come from the kept encodings.
+func (c *Client) params(name string, req core.ModelRequest) (sdk.MessageNewParams, []byte, error) {
 	maxTokens := req.MaxTokens
 	if maxTokens <= 0 {
 		maxTokens = c.maxTokens
@@ -20,21 +22,20 @@ func (c *Client) params(name string, req core.ModelRequest) (sdk.MessageNewParam
 	if req.System != "" {
 		p.System = []sdk.TextBlockParam{{Text: req.System}}
 	}
+	msgs := make([][]byte, 0, len(req.Messages))
 	for i, m := range req.Messages {
-		mp, err := message(m)
+		raw, err := c.encoded.encode(m)
 		if err != nil {
-			return p, fmt.Errorf("anthropic: message %d: %w", i, err)
+			return p, nil, fmt.Errorf("anthropic: message %d: %w", i, err)
 		}
-		// The API refuses a message with no content; a turn of only empty
-		// text has nothing to say anyway.
-		if len(mp.Content) > 0 {
-			p.Messages = append(p.Messages, mp)
+		if raw != nil {
+			msgs = append(msgs, raw)
 		}
 	}
 	for _, td := range req.Tools {
 		schema, err := modelcall.Schema(td.InputSchema)
 		if err != nil {
-			return p, fmt.Errorf("anthropic: tool %s: %w", td.Name, err)
+			return p, nil, fmt.Errorf("anthropic: tool %s: %w", td.Name, err)
 		}
 		tp := sdk.ToolParam{Name: td.Name, InputSchema: param.Override[sdk.ToolInputSchemaParam](schema)}
 		if td.Description != "" {
@@ -42,7 +43,11 @@ func (c *Client) params(name string, req core.ModelRequest) (sdk.MessageNewParam
 		}
 		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: &tp})
 	}
-	return p, nil
+	body, err := requestBody(p, msgs)
+	if err != nil {
+		return p, nil, fmt.Errorf("anthropic: encode request: %w", err)
+	}
+	return p, body, nil
 }
 
 // message converts one core message. In a user message the tool results

@@ -44,6 +44,10 @@ func (h *Default) cost(model string, u core.Usage) *float64 {
 
 var _ Harness = (*Default)(nil)
 
+// RunsOpened says Run runs a turn the runtime opened for the cycle
+// (Cycle.Opened) as a new one.
+func (*Default) RunsOpened() bool { return true }
+
 // interruptedOutput is the result a tool call gets when the process that
 // ran it died; the call is not re-run, since it may have had effects.
 const interruptedOutput = "interrupted by restart: the gateway stopped while this tool was running; it was not re-run and its effects are unknown"
@@ -59,16 +63,20 @@ func (h *Default) observer() Observer {
 // process that ran them died. Calls still waiting for a person (custom
 // tools, ask-first calls not yet confirmed) are left alone.
 func (h *Default) init(ctx context.Context, c *Cycle) error {
-	s, err := c.Log.GetSession(ctx, c.SessionID)
-	if err != nil {
-		return err
+	s := c.Session
+	if s == nil {
+		var err error
+		if s, err = c.Log.GetSession(ctx, c.SessionID); err != nil {
+			return err
+		}
 	}
-	if s.TurnID == "" {
+	if s.TurnID == "" || s.TurnID == c.Opened {
+		// A turn the runtime just opened has no calls yet.
 		return nil
 	}
-	events, err := c.Log.Events(ctx, c.SessionID, 0, 0)
+	events, err := c.Contexts.Events(ctx, c)
 	if err != nil {
-		return fmt.Errorf("read log: %w", err)
+		return err
 	}
 	calls, err := openCalls(events)
 	if err != nil {
@@ -89,6 +97,7 @@ func (h *Default) init(ctx context.Context, c *Cycle) error {
 		return nil
 	}
 	c.Logger.Info("closed tool calls interrupted by restart", "session_id", c.SessionID, "turn_id", s.TurnID, "count", len(results))
+	c.Session = nil // changed by the results
 	_, err = c.Log.Append(ctx, c.SessionID, core.AppendRequest{Epoch: c.Epoch, TurnID: s.TurnID, Events: results})
 	return err
 }
@@ -122,13 +131,16 @@ func (h *Default) Run(ctx context.Context, c *Cycle) (Outcome, error) {
 		if ctx.Err() != nil {
 			return out, nil
 		}
-		s, err := c.Log.GetSession(ctx, c.SessionID)
+		s, err := c.session(ctx)
 		if err != nil {
 			return out, err
 		}
 		if s.Status == core.StatusArchived {
 			return out, nil
 		}
+		// A turn the runtime opened for this cycle runs as a new one.
+		fresh := c.Opened != "" && s.TurnID == c.Opened
+		c.Opened = ""
 		if s.BudgetPaused() {
 			// Only a raise (which queues the turn) or an interrupt moves a
 			// paused turn; other inputs wait for it.
@@ -139,7 +151,7 @@ func (h *Default) Run(ctx context.Context, c *Cycle) (Outcome, error) {
 			}
 		}
 		turnID := s.TurnID
-		if turnID != "" && s.Status != core.StatusRunning && s.Status != core.StatusAwaitingInput {
+		if turnID != "" && !fresh && s.Status != core.StatusRunning && s.Status != core.StatusAwaitingInput {
 			// A paused turn runs again, under this runtime's lease.
 			if _, err := c.Log.Append(ctx, c.SessionID, core.AppendRequest{Epoch: c.Epoch, TurnID: turnID, Holder: c.Holder, Events: []core.Event{
 				StatusEvent(core.StatusRunning, ""),
@@ -161,7 +173,7 @@ func (h *Default) Run(ctx context.Context, c *Cycle) (Outcome, error) {
 		}
 		// Only a turn that was open already (paused, or left by a crash)
 		// has progress in the log to carry on from.
-		t := &turn{h: h, c: c, id: turnID, before: s.Usage, beforeCost: s.CostUSD, reopened: s.TurnID != "", copied: map[string]string{}}
+		t := &turn{h: h, c: c, id: turnID, before: s.Usage, beforeCost: s.CostUSD, reopened: s.TurnID != "" && !fresh, copied: map[string]string{}}
 		reason, err := t.run(ctx)
 		out.Usage = out.Usage.Add(t.usage.Sub(t.resumed))
 		if err != nil || reason == "" {
@@ -201,13 +213,19 @@ func OpenTurn(ctx context.Context, c *Cycle) (turnID string, again bool, err err
 		return "", err == nil, err
 	}
 	turnID = core.NewID(core.PrefixTurn)
-	if _, err := c.Log.Append(ctx, c.SessionID, core.AppendRequest{Epoch: c.Epoch, TakeInputs: true, TurnID: turnID, Holder: c.Holder, Events: []core.Event{
-		StatusEvent(core.StatusRunning, ""),
-		core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
-	}}); err != nil {
+	if _, err := c.Log.Append(ctx, c.SessionID, Opening(c, turnID)); err != nil {
 		return "", false, err
 	}
 	return turnID, false, nil
+}
+
+// Opening is the append that opens turn turnID with the session's pending
+// inputs, as OpenTurn makes it.
+func Opening(c *Cycle, turnID string) core.AppendRequest {
+	return core.AppendRequest{Epoch: c.Epoch, TakeInputs: true, TurnID: turnID, Holder: c.Holder, Events: []core.Event{
+		StatusEvent(core.StatusRunning, ""),
+		core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
+	}}
 }
 
 // interruptPending reports whether a user.interrupt is queued.

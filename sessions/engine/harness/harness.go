@@ -85,6 +85,23 @@ type Cycle struct {
 	// Contexts, when set, keeps the session's model context between steps
 	// and cycles, so each step decodes only what was logged since.
 	Contexts *Contexts
+	// Session, when set, is the session as the runtime read it for this
+	// cycle, under its lease: the harness's first look at it.
+	Session *core.Session
+	// Opened names a turn the runtime opened with the session's pending
+	// inputs in the transaction that granted its lease (OpenTurn's
+	// append): Default runs it as a new turn.
+	Opened string
+}
+
+// session returns the session: the one the runtime read for the cycle
+// the first time, else as the store has it now.
+func (c *Cycle) session(ctx context.Context) (*core.Session, error) {
+	if s := c.Session; s != nil {
+		c.Session = nil
+		return s, nil
+	}
+	return c.Log.GetSession(ctx, c.SessionID)
 }
 
 // Outcome summarises a cycle.

@@ -32,6 +32,9 @@ func newEnv(t *testing.T, steps ...fakemodel.Step) *env {
 		Model:     e.model,
 		Tools:     mustRegistry(t, harness.Conversation()...),
 		Limits:    core.Limits{MaxSteps: 10, TurnSeconds: 30, MaxTokens: 1_000_000},
+		// Every turn reads its log through the cache, as under the
+		// runtime.
+		Contexts: harness.NewContexts(8),
 	}
 	return e
 }

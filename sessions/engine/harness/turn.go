@@ -70,9 +70,9 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 	// Log writes must land even when the turn was just cancelled.
 	wctx := context.WithoutCancel(ctx)
 	if t.reopened {
-		events, err := c.Log.Events(wctx, c.SessionID, 0, 0)
+		events, err := c.Contexts.Events(wctx, c)
 		if err != nil {
-			return "", fmt.Errorf("read log: %w", err)
+			return "", err
 		}
 		if err := t.resume(events); err != nil {
 			return "", err
@@ -98,9 +98,9 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 		if len(taken) == 0 && t.final {
 			return t.finish(wctx, core.ReasonCompleted)
 		}
-		events, err := c.Log.Events(wctx, c.SessionID, 0, 0)
+		events, err := c.Contexts.Events(wctx, c)
 		if err != nil {
-			return "", fmt.Errorf("read log: %w", err)
+			return "", err
 		}
 		if len(taken) > 0 {
 			if err := t.noteStale(events, taken); err != nil {
@@ -146,7 +146,7 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 			return "", err
 		}
 		events = append(events, fetched...)
-		mc, err := c.Contexts.Derive(c, events)
+		mc, err := c.Contexts.Context(wctx, c, events)
 		if err != nil {
 			return "", err
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/models/anthropic"
+	"github.com/switchboardhq/switchboard/fixtures/diskfloor"
 	"github.com/switchboardhq/switchboard/fixtures/latency"
 	"github.com/switchboardhq/switchboard/fixtures/modelserver"
 	"github.com/switchboardhq/switchboard/sessions/engine/runtime"
@@ -29,10 +30,11 @@ import (
 const wakeSlots = 16
 
 // wakesPerSession bounds how often one session is woken before a fresh one
-// takes its slot. The harness reads a session's whole log at every step,
-// so a session reused for every iteration would make the figure depend on
-// b.N; retiring sessions keeps each log within wakesPerSession turns of
-// the history the sub-benchmark names.
+// takes its slot. Every wake adds a turn to the log, so a session reused
+// for every iteration would make the figure depend on b.N; retiring
+// sessions keeps each log within wakesPerSession turns of the history the
+// sub-benchmark names. A fresh session's first wake in the runtime reads
+// and derives its whole log; the wakes after it read what is new.
 const wakesPerSession = 8
 
 // arrival is a request seen by the model server, named by the marker the
@@ -92,9 +94,15 @@ func startModelServer() (*modelserver.Server, *httptest.Server, <-chan arrival) 
 
 // BenchmarkWakeLatency measures, with fsync on, the time from an input's
 // commit (QueueInputs returned) to the model request arriving at the
-// scripted Anthropic server through the real client, and beside it the
-// time a bare HTTP POST from here takes to arrive at the same server, so
-// the figure can be read against this machine's loopback HTTP cost.
+// scripted Anthropic server through the real client.
+//
+// Its baseline (baseline-p50-ms, baseline-p99-ms) is the least a wake can
+// cost on this machine and disk: a goroutine started as a commit starts a
+// worker writes 4 KiB and joins a group-committed fdatasync on the same
+// disk (diskfloor), since a wake must durably commit its turn before the
+// model is asked, then sends a bare HTTP POST to the same server; the
+// latency runs from the start to its arrival. post-p50-ms and post-p99-ms
+// are the bare POST alone, this machine's loopback HTTP cost.
 //
 // One wake is in flight at a time: the benchmark waits for its request
 // before the next, so the figure is the latency of an unloaded gateway,
@@ -172,14 +180,48 @@ func benchWake(b *testing.B, history int) {
 	b.ReportMetric(latency.Millis(p50), "p50-ms")
 	b.ReportMetric(latency.Millis(p99), "p99-ms")
 
-	base := make([]time.Duration, 0, len(lat))
+	floor, err := diskfloor.NewGroup(filepath.Join(b.TempDir(), "floor"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer floor.Close()
 	client := &http.Client{}
-	for i := range max(len(lat), 100) {
-		base = append(base, barePost(b, client, hs.URL, arrivals, fmt.Sprintf("base %d", i)))
+	n := max(len(lat), 100)
+	base := make([]time.Duration, 0, n)
+	post := make([]time.Duration, 0, n)
+	for i := range n {
+		base = append(base, fairWake(b, floor, client, hs.URL, arrivals, fmt.Sprintf("base %d", i)))
+		post = append(post, barePost(b, client, hs.URL, arrivals, fmt.Sprintf("post %d", i)))
 	}
 	p50, p99 = latency.Percentiles(base)
 	b.ReportMetric(latency.Millis(p50), "baseline-p50-ms")
 	b.ReportMetric(latency.Millis(p99), "baseline-p99-ms")
+	p50, p99 = latency.Percentiles(post)
+	b.ReportMetric(latency.Millis(p50), "post-p50-ms")
+	b.ReportMetric(latency.Millis(p99), "post-p99-ms")
+}
+
+// fairWake is the least a wake does: a goroutine, started as the runtime
+// starts a worker's cycle, makes one durable commit (a 4 KiB record in a
+// group-committed fdatasync) and then sends the model request. It returns
+// the time from the start to the request's arrival.
+func fairWake(b *testing.B, floor *diskfloor.Group, client *http.Client, url string, arrivals <-chan arrival, marker string) time.Duration {
+	b.Helper()
+	req := messagesRequest(b, url, marker)
+	failed := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		if err := floor.Commit(); err != nil {
+			failed <- err
+			return
+		}
+		failed <- send(client, req)
+	}()
+	at := awaitArrival(b, arrivals, marker)
+	if err := <-failed; err != nil {
+		b.Fatal(err)
+	}
+	return at.Sub(start)
 }
 
 // seedSessions creates n idle sessions of agent whose logs already hold
@@ -279,6 +321,18 @@ func awaitArrival(b *testing.B, arrivals <-chan arrival, marker string) time.Tim
 // kept-alive connection as the SDK's would be.
 func barePost(b *testing.B, client *http.Client, url string, arrivals <-chan arrival, marker string) time.Duration {
 	b.Helper()
+	req := messagesRequest(b, url, marker)
+	sent := time.Now()
+	if err := send(client, req); err != nil {
+		b.Fatal(err)
+	}
+	return awaitArrival(b, arrivals, marker).Sub(sent)
+}
+
+// messagesRequest is the smallest Messages request the server accepts,
+// its one user message marker.
+func messagesRequest(b *testing.B, url, marker string) *http.Request {
+	b.Helper()
 	body, _ := json.Marshal(map[string]any{
 		"model":      "bench",
 		"max_tokens": 16,
@@ -291,16 +345,20 @@ func barePost(b *testing.B, client *http.Client, url string, arrivals <-chan arr
 	req.Header.Set("content-type", "application/json")
 	req.Header.Set("anthropic-version", "2023-06-01")
 	req.Header.Set("x-api-key", "bench")
-	sent := time.Now()
+	return req
+}
+
+// send sends req and drains the answer, so the connection is reused for
+// the next send.
+func send(client *http.Client, req *http.Request) error {
 	resp, err := client.Do(req)
 	if err != nil {
-		b.Fatal(err)
+		return err
 	}
-	// Drained so the connection is reused for the next send.
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		b.Fatalf("baseline post: %s", resp.Status)
+		return fmt.Errorf("baseline post: %s", resp.Status)
 	}
-	return awaitArrival(b, arrivals, marker).Sub(sent)
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/engine/harness"
 )
 
 // DefaultLeaseTTL is how long a session's lease lasts without renewal: a
@@ -29,16 +30,85 @@ type hold struct {
 	// taken is set when a renewal was refused: another holder has the
 	// session now.
 	taken atomic.Bool
+	// opened is the turn opened with the lease, if one was.
+	opened string
 }
 
-// takeLease takes the session's lease. ok is false when another runtime
-// holds it or has the session's affinity: that runtime runs it.
-func (r *Runtime) takeLease(ctx context.Context, id string, cancel context.CancelCauseFunc) (*hold, bool, error) {
-	l, ok, err := r.cfg.Store.TakeLease(ctx, id, r.cfg.Holder, r.cfg.LeaseTTL)
+// turnOpener is a store that opens a session's turn in the transaction
+// that grants its lease (bolt.Store.TakeLeaseOpen): a wake then commits
+// once before it calls the model, not twice.
+type turnOpener interface {
+	TakeLeaseOpen(ctx context.Context, sessionID, holder string, ttl time.Duration, open core.AppendRequest) (core.Lease, bool, []core.Event, error)
+}
+
+// runsOpened is a harness that runs a turn opened for its cycle
+// (harness.Cycle.Opened).
+type runsOpened interface{ RunsOpened() bool }
+
+// prepared is what the runtime learned of a session while taking its
+// lease, for the first cycle: the agent version it read, and the turn it
+// opened.
+type prepared struct {
+	agent  *core.Agent
+	opened string
+}
+
+// opening prepares the append that opens the session's turn with its
+// lease: when the store can, and the session, idle with no turn open and
+// primed (Config.Tools) or with nothing to prime, runs on a harness that
+// takes a turn opened for it. The store decides,
+// in the lease's transaction, whether the turn opens.
+func (r *Runtime) opening(ctx context.Context, id string) (*core.AppendRequest, prepared) {
+	if _, ok := r.cfg.Store.(turnOpener); !ok {
+		return nil, prepared{}
+	}
+	s, err := r.cfg.Store.GetSession(ctx, id)
+	if err != nil || s.TurnID != "" || s.Status == core.StatusArchived {
+		return nil, prepared{}
+	}
+	a, err := r.cfg.Store.GetAgentVersion(ctx, s.Agent.ID, s.Agent.Version)
+	if err != nil {
+		return nil, prepared{}
+	}
+	p := prepared{agent: a}
+	h, err := r.harness(a)
+	if err != nil {
+		return nil, p
+	}
+	if o, ok := h.(runsOpened); !ok || !o.RunsOpened() {
+		return nil, p
+	}
+	if r.cfg.Tools != nil && s.LastSeq == 0 {
+		// The toolset primes a session that has not run yet (its
+		// platform's context, before its first turn): that turn opens
+		// after it.
+		return nil, p
+	}
+	req := harness.Opening(&harness.Cycle{Holder: r.cfg.Holder}, core.NewID(core.PrefixTurn))
+	return &req, p
+}
+
+// takeLease takes the session's lease, opening its turn in the same
+// transaction when open is set and the store can (turnOpener): the hold
+// then names the turn. ok is false when another runtime holds it or has
+// the session's affinity: that runtime runs it.
+func (r *Runtime) takeLease(ctx context.Context, id string, cancel context.CancelCauseFunc, open *core.AppendRequest) (*hold, bool, error) {
+	var l core.Lease
+	var ok bool
+	var err error
+	var opened []core.Event
+	if o, can := r.cfg.Store.(turnOpener); can && open != nil {
+		l, ok, opened, err = o.TakeLeaseOpen(ctx, id, r.cfg.Holder, r.cfg.LeaseTTL, *open)
+	} else {
+		l, ok, err = r.cfg.Store.TakeLease(ctx, id, r.cfg.Holder, r.cfg.LeaseTTL)
+	}
 	if err != nil || !ok {
 		return nil, false, err
 	}
 	h := &hold{lease: l, stop: make(chan struct{})}
+	if len(opened) > 0 {
+		h.opened = open.TurnID
+	}
 	h.done.Add(1)
 	go r.renew(ctx, h, cancel)
 	return h, true, nil

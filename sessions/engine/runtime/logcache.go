@@ -53,6 +53,9 @@ func eventSize(e *core.Event) int {
 }
 
 // Events serves the log from the cache, reading the tail from the store.
+// A read that starts past what the cache holds of the session (the turn
+// reads only what is new once its context is kept) goes to the store as
+// it is: filling the cache would read the whole log for it.
 func (c *logCache) Events(ctx context.Context, id string, after uint64, limit int) ([]core.Event, error) {
 	if c.max <= 0 {
 		return c.Store.Events(ctx, id, after, limit)
@@ -65,6 +68,9 @@ func (c *logCache) Events(ctx context.Context, id string, after uint64, limit in
 		have, size = k.events, k.bytes
 	}
 	c.mu.Unlock()
+	if after > uint64(len(have)) {
+		return c.Store.Events(ctx, id, after, limit)
+	}
 	var last uint64
 	if n := len(have); n > 0 {
 		last = have[n-1].Seq
@@ -73,29 +79,52 @@ func (c *logCache) Events(ctx context.Context, id string, after uint64, limit in
 	if err != nil {
 		return nil, err
 	}
-	all := append(have[:len(have):len(have)], tail...)
 	for i := range tail {
 		size += eventSize(&tail[i])
 	}
-	c.put(id, all, size)
+	all := c.grow(id, have, tail, size)
 	return window(all, after, limit), nil
 }
 
-// window returns the events with seq > after, at most limit (0: all).
+// grow appends tail to the session's cached log have and keeps it, size
+// bytes (eventSize) in all. The
+// cached slice grows in place when it is still the one kept, so a read
+// costs what it appends; readers hold windows capped at their length,
+// which what is appended after them never touches.
+func (c *logCache) grow(id string, have, tail []core.Event, size int) []core.Event {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var kept []core.Event
+	if el, ok := c.byID[id]; ok {
+		kept = el.Value.(*cachedLog).events
+	}
+	var all []core.Event
+	switch {
+	case len(tail) == 0:
+		all = have
+	case len(kept) == len(have) && len(have) > 0 && &kept[0] == &have[0]:
+		all = append(have, tail...)
+	default:
+		all = append(have[:len(have):len(have)], tail...)
+	}
+	c.putLocked(id, all, size)
+	return all
+}
+
+// window returns the events with seq > after, at most limit (0: all),
+// capped at its length.
 func window(all []core.Event, after uint64, limit int) []core.Event {
 	// Seqs are 1..n without gaps, so seq s sits at index s-1.
 	start := min(int(after), len(all))
-	out := all[start:]
+	out := all[start:len(all):len(all)]
 	if limit > 0 && len(out) > limit {
-		out = out[:limit]
+		out = out[:limit:limit]
 	}
 	return out
 }
 
-// put keeps a session's log of size bytes (eventSize).
-func (c *logCache) put(id string, events []core.Event, size int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// putLocked keeps a session's log of size bytes (eventSize).
+func (c *logCache) putLocked(id string, events []core.Event, size int) {
 	if el, ok := c.byID[id]; ok {
 		c.drop(el)
 	}

@@ -110,3 +110,32 @@ func TestLogCacheBoundedBySize(t *testing.T) {
 		t.Fatalf("a log over the bound kept: %d sessions, %d bytes", c.lru.Len(), c.bytes)
 	}
 }
+
+// TestLogCacheTailOfUncachedLog: a read after a seq the cache does not
+// hold of the session reads that tail from the store, not the whole log.
+func TestLogCacheTailOfUncachedLog(t *testing.T) {
+	st := &tailStore{logs: map[string]int{"a": 50}}
+	c := newLogCache(st, 100, 1<<30)
+	evs, err := c.Events(context.Background(), "a", 40, 0)
+	if err != nil || len(evs) != 10 || evs[0].Seq != 41 {
+		t.Fatalf("Events(a, 40) = %v, %v", evs, err)
+	}
+	if len(st.afters) != 1 || st.afters[0] != 40 {
+		t.Fatalf("store reads after %v, want one after 40", st.afters)
+	}
+}
+
+// TestLogCacheWindowsStay: what a reader was handed is not changed by the
+// log growing in the cache, nor the cache by a reader appending to it.
+func TestLogCacheWindowsStay(t *testing.T) {
+	st := &tailStore{logs: map[string]int{"a": 3}}
+	c := newLogCache(st, 100, 1<<30)
+	ctx := context.Background()
+	first, _ := c.Events(ctx, "a", 0, 0)
+	_ = append(first, core.Event{Seq: 99})
+	st.logs["a"] = 6
+	second, _ := c.Events(ctx, "a", 0, 0)
+	if len(first) != 3 || len(second) != 6 || second[3].Seq != 4 {
+		t.Fatalf("first %v, second %v", first, second)
+	}
+}

@@ -13,8 +13,8 @@ import (
 // logged once with its stack, it ends the session's turn with a
 // retryable internal error (harness.EndPanicked), and the worker goes on
 // with other sessions.
-func (r *Runtime) guardedCycle(ctx context.Context, id string, epoch uint64, inputs <-chan struct{}) error {
-	err := r.recoveredCycle(ctx, id, epoch, inputs)
+func (r *Runtime) guardedCycle(ctx context.Context, id string, epoch uint64, inputs <-chan struct{}, prep prepared) error {
+	err := r.recoveredCycle(ctx, id, epoch, inputs, prep)
 	if !errors.Is(err, core.ErrPanicked) {
 		return err
 	}
@@ -28,9 +28,9 @@ func (r *Runtime) guardedCycle(ctx context.Context, id string, epoch uint64, inp
 	return r.settle(wctx, id, epoch)
 }
 
-func (r *Runtime) recoveredCycle(ctx context.Context, id string, epoch uint64, inputs <-chan struct{}) (err error) {
+func (r *Runtime) recoveredCycle(ctx context.Context, id string, epoch uint64, inputs <-chan struct{}, prep prepared) (err error) {
 	defer core.Recover(r.log, &err, "session_id", id)
-	return r.cycle(ctx, id, epoch, inputs)
+	return r.cycle(ctx, id, epoch, inputs, prep)
 }
 
 // reset tells the harnesses that keep a session's state beyond its log

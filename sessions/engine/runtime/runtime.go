@@ -426,7 +426,8 @@ func (r *Runtime) worker(ctx context.Context) {
 func (r *Runtime) runSession(ctx context.Context, id string, a *activeTurn) {
 	lctx, lost := context.WithCancelCause(ctx)
 	defer lost(nil)
-	h, ok, err := r.takeLease(lctx, id, lost)
+	open, prep := r.opening(lctx, id)
+	h, ok, err := r.takeLease(lctx, id, lost, open)
 	if err != nil || !ok {
 		if err != nil && ctx.Err() == nil {
 			r.failed(ctx, id, 0, err)
@@ -473,7 +474,11 @@ func (r *Runtime) runSession(ctx context.Context, id string, a *activeTurn) {
 			arrived = err == nil
 		}
 		if err == nil {
-			err = r.guardedCycle(cctx, id, h.lease.Epoch, a.inputs)
+			prep.opened = h.opened
+			err = r.guardedCycle(cctx, id, h.lease.Epoch, a.inputs, prep)
+			// Later cycles read the session's agent again and open their
+			// own turns.
+			prep, h.opened = prepared{}, ""
 		}
 		cancel(nil)
 		if errors.Is(err, core.ErrLeaseLost) || context.Cause(lctx) == core.ErrLeaseLost {
@@ -565,7 +570,7 @@ func (r *Runtime) harness(a *core.Agent) (harness.Harness, error) {
 
 // cycle runs the harness once and clears the session's wake when it is
 // done with it.
-func (r *Runtime) cycle(ctx context.Context, id string, epoch uint64, inputs <-chan struct{}) error {
+func (r *Runtime) cycle(ctx context.Context, id string, epoch uint64, inputs <-chan struct{}, prep prepared) error {
 	s, err := r.cfg.Store.GetSession(ctx, id)
 	if errors.Is(err, core.ErrNotFound) {
 		return r.cfg.Store.ClearWake(ctx, id, epoch)
@@ -576,9 +581,12 @@ func (r *Runtime) cycle(ctx context.Context, id string, epoch uint64, inputs <-c
 	if s.Status == core.StatusArchived {
 		return r.cfg.Store.ClearWake(ctx, id, epoch)
 	}
-	agent, err := r.cfg.Store.GetAgentVersion(ctx, s.Agent.ID, s.Agent.Version)
-	if err != nil {
-		return fmt.Errorf("agent %s v%d: %w", s.Agent.ID, s.Agent.Version, err)
+	// Agent versions do not change: the one read to take the lease holds.
+	agent := prep.agent
+	if agent == nil || agent.ID != s.Agent.ID || agent.Version != s.Agent.Version {
+		if agent, err = r.cfg.Store.GetAgentVersion(ctx, s.Agent.ID, s.Agent.Version); err != nil {
+			return fmt.Errorf("agent %s v%d: %w", s.Agent.ID, s.Agent.Version, err)
+		}
 	}
 	h, err := r.harness(agent)
 	if err != nil {
@@ -609,6 +617,8 @@ func (r *Runtime) cycle(ctx context.Context, id string, epoch uint64, inputs <-c
 		Failpoint:       r.cfg.Failpoint,
 		Inputs:          inputs,
 		Contexts:        r.contexts,
+		Session:         s,
+		Opened:          prep.opened,
 	}
 	if r.cfg.ContextWindow != nil {
 		c.ContextWindow = r.cfg.ContextWindow(agent.Model)

@@ -80,34 +80,42 @@ func (s *Store) TakeLease(ctx context.Context, sessionID, holder string, ttl tim
 	}
 	var out core.Lease
 	var ok bool
-	err := s.commit.do(func(tx *bbolt.Tx) error {
-		ok = false
-		if _, err := loadSession(tx, sessionID); err != nil {
-			return err
-		}
-		l, err := loadRunLease(tx, sessionID)
-		if err != nil {
-			return err
-		}
-		now := s.now().UnixMilli()
-		if l.Holder != "" && l.Holder != holder && l.Boot == s.boot && now < l.Expires {
-			return nil
-		}
-		if l.Holder == "" && l.Last != "" && l.Last != holder {
-			if r, alive := s.loadReplica(tx, l.Last, now); alive && !r.Draining {
-				return nil
-			}
-		}
-		prev := l.Last
-		l.Epoch++
-		l.Holder, l.Last, l.Boot, l.Expires = holder, holder, s.boot, now+ttl.Milliseconds()
-		out, ok = core.Lease{SessionID: sessionID, Holder: holder, Epoch: l.Epoch, Previous: prev}, true
-		return putJSON(tx, bucketRunLeases, sessionID, l)
+	err := s.commit.do(func(tx *bbolt.Tx) (err error) {
+		out, ok, _, err = s.takeLeaseTx(tx, sessionID, holder, ttl)
+		return err
 	})
 	if err != nil {
 		return core.Lease{}, false, fmt.Errorf("take lease: %w", err)
 	}
 	return out, ok, nil
+}
+
+// takeLeaseTx is TakeLease in tx; it also returns the session's record.
+func (s *Store) takeLeaseTx(tx *bbolt.Tx, sessionID, holder string, ttl time.Duration) (core.Lease, bool, *core.Session, error) {
+	sess, err := loadSession(tx, sessionID)
+	if err != nil {
+		return core.Lease{}, false, nil, err
+	}
+	l, err := loadRunLease(tx, sessionID)
+	if err != nil {
+		return core.Lease{}, false, nil, err
+	}
+	now := s.now().UnixMilli()
+	if l.Holder != "" && l.Holder != holder && l.Boot == s.boot && now < l.Expires {
+		return core.Lease{}, false, sess, nil
+	}
+	if l.Holder == "" && l.Last != "" && l.Last != holder {
+		if r, alive := s.loadReplica(tx, l.Last, now); alive && !r.Draining {
+			return core.Lease{}, false, sess, nil
+		}
+	}
+	prev := l.Last
+	l.Epoch++
+	l.Holder, l.Last, l.Boot, l.Expires = holder, holder, s.boot, now+ttl.Milliseconds()
+	if err := putJSON(tx, bucketRunLeases, sessionID, l); err != nil {
+		return core.Lease{}, false, nil, err
+	}
+	return core.Lease{SessionID: sessionID, Holder: holder, Epoch: l.Epoch, Previous: prev}, true, sess, nil
 }
 
 func (s *Store) loadReplica(tx *bbolt.Tx, holder string, now int64) (replica, bool) {

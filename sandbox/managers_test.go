@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/fixtures/fakeregistry"
@@ -48,7 +49,9 @@ func TestEnvironmentManagers(t *testing.T) {
 		t.Run(tc.manager, func(t *testing.T) {
 			session := newSession()
 			s.envs.set(session, &core.Environment{Name: tc.manager, Image: image, Packages: tc.packages})
+			start := time.Now()
 			r := sh(t, d, session, tc.run)
+			t.Logf("built the image and ran the package in %s", time.Since(start).Round(time.Millisecond))
 			if r.ExitCode != 0 || string(r.Stdout) != tc.want {
 				t.Fatalf("the package: exit %d %q %q; the registry was asked %v", r.ExitCode, r.Stdout, r.Stderr, tc.registry.Gets())
 			}

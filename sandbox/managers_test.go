@@ -17,7 +17,7 @@ import (
 // package built here) into an image with the managers from Debian, and
 // the package runs in the sandbox. A package the registry lacks fails
 // the build with an error naming it and ending with the manager's
-// account.
+// account; an image without the manager, with one naming what brings it.
 func TestEnvironmentManagers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an image with four package managers and installs from each: not in -short")
@@ -57,6 +57,15 @@ func TestEnvironmentManagers(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("no manager", func(t *testing.T) {
+		session := newSession()
+		s.envs.set(session, &core.Environment{Name: "no-gem", Image: sandboximage.ForTest(t), Packages: core.Packages{Gem: []string{"hello-gem"}}})
+		_, err := d.Exec(context.Background(), session, core.ExecRequest{Cmd: []string{"true"}})
+		if err == nil || !strings.Contains(err.Error(), "gem packages need gem in the image (apt can bring it: ruby)") {
+			t.Fatalf("an environment with gem packages on an image without Ruby: %v", err)
+		}
+	})
 
 	t.Run("missing", func(t *testing.T) {
 		session := newSession()

@@ -336,7 +336,7 @@ if [ -n "$apt" ]; then
 	rm -rf /var/lib/apt/lists/*
 fi
 if [ -n "$pip" ]; then
-	need python3 11 pip python3-pip
+	python3 -m pip --version >/dev/null 2>&1 || fail 11 "pip packages need python3 and its pip in the image (apt can bring them: python3-pip)"
 	PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --no-cache-dir --disable-pip-version-check $pip || fail 11 "pip could not install $pip"
 fi
 if [ -n "$npm" ]; then

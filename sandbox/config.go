@@ -175,6 +175,13 @@ type EgressConfig struct {
 	// NPMRegistry, when set, is the npm registry builds install from (a
 	// mirror, a private registry) instead of registry.npmjs.org.
 	NPMRegistry string
+	// PipIndex, GoProxy, CargoIndex and GemSource are the same for pip (a
+	// PEP 503 simple index, instead of pypi.org), go (a GOPROXY, instead
+	// of proxy.golang.org; the checksum database is then not asked),
+	// cargo (a sparse registry's index, instead of crates.io) and gem (a
+	// gem source, instead of rubygems.org). The build reaches the
+	// registry's host instead of the manager's public ones.
+	PipIndex, GoProxy, CargoIndex, GemSource string
 }
 
 // DefaultPackageHosts are the registries each package manager reaches

@@ -24,7 +24,7 @@ import (
 const PreparedRepo = "switchboard-env"
 
 // prepareVersion changes whenever the build below changes what it makes.
-const prepareVersion = "1"
+const prepareVersion = "2"
 
 // failedBuildTTL: a build that failed is not tried again for this long,
 // so that every command of a session does not pay for it again.
@@ -38,8 +38,9 @@ type recipe struct {
 	Base     string        `json:"base"` // image id, so a rebuilt base makes a new image
 	CA       string        `json:"ca"`   // fingerprint of the deployment's CA
 	Packages core.Packages `json:"packages"`
-	// NPMRegistry is where npm packages come from, when not the default.
-	NPMRegistry string `json:"npm_registry,omitempty"`
+	// Registries are where the packages of a manager come from, when not
+	// its public registry (only for the managers it has packages of).
+	Registries map[string]string `json:"registries,omitempty"`
 }
 
 type failedBuild struct {
@@ -73,8 +74,13 @@ func (d *Docker) prepared(ctx context.Context, env *core.Environment) (string, s
 		return base, bi.ID, nil
 	}
 	rc := recipe{Version: prepareVersion, Base: bi.ID, CA: d.egress.caFP, Packages: pk}
-	if len(pk.Npm) > 0 {
-		rc.NPMRegistry = d.cfg.Egress.NPMRegistry
+	for _, m := range pk.Managers() {
+		if reg := d.cfg.Egress.registry(m.Manager); reg != "" && len(m.Packages) > 0 {
+			if rc.Registries == nil {
+				rc.Registries = map[string]string{}
+			}
+			rc.Registries[m.Manager] = reg
+		}
 	}
 	raw, err := json.Marshal(rc)
 	if err != nil {
@@ -136,13 +142,13 @@ func (d *Docker) build(ctx context.Context, baseID, tag, h string, env *core.Env
 			continue
 		}
 		hosts := d.cfg.Egress.PackageHosts[m.Manager]
-		if reg := d.cfg.Egress.NPMRegistry; m.Manager == "npm" && reg != "" {
+		if reg := d.cfg.Egress.registry(m.Manager); reg != "" {
 			u, err := url.Parse(reg)
-			if err != nil {
-				return "", fmt.Errorf("npm registry %q: %w", reg, err)
+			if err != nil || u.Host == "" {
+				return "", fmt.Errorf("%s registry %q: want an http(s) URL", m.Manager, reg)
 			}
 			hosts = []string{u.Host}
-			buildEnv = append(buildEnv, "npm_config_registry="+reg)
+			buildEnv = append(buildEnv, registryEnv(m.Manager, u)...)
 		}
 		policy.Hosts = append(slices.Clone(policy.Hosts), hosts...)
 	}
@@ -193,7 +199,7 @@ func (d *Docker) build(ctx context.Context, baseID, tag, h string, env *core.Env
 		return "", fmt.Errorf("the build of %s: %w", tag, err)
 	case r := <-wait.Result:
 		if r.StatusCode != 0 {
-			return "", fmt.Errorf("building the environment's image failed (exit %d):\n%s", r.StatusCode, d.containerLogs(ctx, c.ID, 30))
+			return "", buildFailure(pk, int(r.StatusCode), d.containerLogs(ctx, c.ID, 30))
 		}
 	}
 	bi, err := d.cli.ImageInspect(ctx, baseID)
@@ -236,6 +242,65 @@ func (d *Docker) build(ctx context.Context, baseID, tag, h string, env *core.Env
 	return res.ID, nil
 }
 
+// Exit statuses of the build script when a manager's installation
+// fails: exitManager plus the manager's index in core.Packages.Managers.
+const exitManager = 10
+
+// buildFailure names what failed from the build script's exit status:
+// the manager and its packages, then the build's last lines (the
+// manager's own account of why).
+func buildFailure(pk core.Packages, code int, logs string) error {
+	ms := pk.Managers()
+	if i := code - exitManager; i >= 0 && i < len(ms) {
+		m := ms[i]
+		return fmt.Errorf("building the environment's image failed: %s could not install %s (exit %d):\n%s", m.Manager, strings.Join(m.Packages, " "), code, logs)
+	}
+	return fmt.Errorf("building the environment's image failed (exit %d):\n%s", code, logs)
+}
+
+// registry is the registry the build of a manager's packages uses
+// instead of the public one, or "".
+func (e *EgressConfig) registry(manager string) string {
+	switch manager {
+	case "pip":
+		return e.PipIndex
+	case "npm":
+		return e.NPMRegistry
+	case "go":
+		return e.GoProxy
+	case "cargo":
+		return e.CargoIndex
+	case "gem":
+		return e.GemSource
+	}
+	return ""
+}
+
+// registryEnv are the variables that point a manager at the registry u.
+// A Go proxy of one's own serves modules the public checksum database
+// does not know (and its host is not reachable then): it is trusted as
+// the registry is. pip ignores a plain-HTTP index it is not told to
+// trust. cargo and gem take theirs from the build script.
+func registryEnv(manager string, u *url.URL) []string {
+	switch manager {
+	case "pip":
+		env := []string{"PIP_INDEX_URL=" + u.String()}
+		if u.Scheme == "http" {
+			env = append(env, "PIP_TRUSTED_HOST="+u.Host)
+		}
+		return env
+	case "npm":
+		return []string{"npm_config_registry=" + u.String()}
+	case "go":
+		return []string{"GOPROXY=" + u.String(), "GOSUMDB=off"}
+	case "cargo":
+		return []string{"SWITCHBOARD_CARGO_INDEX=sparse+" + u.String()}
+	case "gem":
+		return []string{"SWITCHBOARD_GEM_SOURCE=" + u.String()}
+	}
+	return nil
+}
+
 // buildScript trusts the CA, then installs each
 // manager's packages, given as $1 (apt) to $6 (gem), space-separated.
 // Package names were validated (no option, no metacharacter) and are
@@ -243,7 +308,13 @@ func (d *Docker) build(ctx context.Context, baseID, tag, h string, env *core.Env
 // update-ca-certificates looks (so a later run, by apt installing
 // ca-certificates, keeps it), into the bundle every tool reads and under
 // its hash for OpenSSL's directory lookup; running update-ca-certificates
-// itself would cost seconds of rehashing every root.
+// itself would cost seconds of rehashing every root. A manager that
+// fails ends the script with exitManager plus its index, after a line
+// naming what it was installing.
+//
+// cargo before 1.68 (Debian 12 has 1.65) speaks the sparse protocol,
+// the only one the proxy's allowlist lets through (crates.io's git index
+// is on GitHub), only as an unstable feature: it is enabled there.
 func buildScript(proxyURL string, caPEM []byte) string {
 	return fmt.Sprintf(`set -eu
 export http_proxy=%[1]s https_proxy=%[1]s HTTP_PROXY=%[1]s HTTPS_PROXY=%[1]s no_proxy= NO_PROXY=
@@ -254,22 +325,46 @@ cat > %[3]s <<'SWITCHBOARD_CA'
 mkdir -p /etc/ssl/certs
 cat %[3]s >> %[5]s
 if command -v openssl >/dev/null 2>&1; then ln -sf %[3]s /etc/ssl/certs/$(openssl x509 -hash -noout -in %[3]s).0; fi
-export SSL_CERT_FILE=%[5]s REQUESTS_CA_BUNDLE=%[5]s PIP_CERT=%[5]s NODE_EXTRA_CA_CERTS=%[3]s
+export SSL_CERT_FILE=%[5]s REQUESTS_CA_BUNDLE=%[5]s PIP_CERT=%[5]s NODE_EXTRA_CA_CERTS=%[3]s CARGO_HTTP_CAINFO=%[5]s
 set -f
 apt=$1 pip=$2 npm=$3 go=$4 cargo=$5 gem=$6
+fail() { code=$1; shift; echo "switchboard: $*" >&2; exit $code; }
+need() { command -v "$1" >/dev/null 2>&1 || fail $2 "$3 packages need $1 in the image (apt can bring it: $4)"; }
 if [ -n "$apt" ]; then
-	apt-get update -q
-	apt-get install -y -q --no-install-recommends $apt
+	{ apt-get update -q && apt-get install -y -q --no-install-recommends $apt; } || fail 10 "apt-get could not install $apt"
 	apt-get clean
 	rm -rf /var/lib/apt/lists/*
 fi
-if [ -n "$pip" ]; then PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --no-cache-dir $pip; fi
-if [ -n "$npm" ]; then npm install -g $npm && npm cache clean --force; fi
+if [ -n "$pip" ]; then
+	python3 -m pip --version >/dev/null 2>&1 || fail 11 "pip packages need python3 and its pip in the image (apt can bring them: python3-pip)"
+	PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --no-cache-dir --disable-pip-version-check $pip || fail 11 "pip could not install $pip"
+fi
+if [ -n "$npm" ]; then
+	need npm 12 npm npm
+	{ npm install -g $npm && npm cache clean --force; } || fail 12 "npm could not install $npm"
+fi
 if [ -n "$go" ]; then
-	for m in $go; do GOBIN=/usr/local/bin GOPATH=/tmp/switchboard-go GOCACHE=/tmp/switchboard-go/cache go install "$m"; done
+	need go 13 go golang-go
+	for m in $go; do GOBIN=/usr/local/bin GOPATH=/tmp/switchboard-go GOCACHE=/tmp/switchboard-go/cache go install "$m" || fail 13 "go could not install $m"; done
 	rm -rf /tmp/switchboard-go
 fi
-if [ -n "$cargo" ]; then CARGO_HOME=/tmp/switchboard-cargo cargo install --root /usr/local $cargo; rm -rf /tmp/switchboard-cargo; fi
-if [ -n "$gem" ]; then gem install --no-document $gem; fi
+if [ -n "$cargo" ]; then
+	need cargo 14 cargo cargo
+	export CARGO_HOME=/tmp/switchboard-cargo CARGO_REGISTRIES_CRATES_IO_PROTOCOL=sparse
+	mkdir -p "$CARGO_HOME"
+	if [ -n "${SWITCHBOARD_CARGO_INDEX:-}" ]; then
+		printf '[source.crates-io]\nreplace-with = "switchboard"\n[source.switchboard]\nregistry = "%%s"\n' "$SWITCHBOARD_CARGO_INDEX" > "$CARGO_HOME/config.toml"
+	fi
+	z=
+	minor=$(cargo --version | sed -n 's/^cargo 1\.\([0-9]*\)\..*/\1/p')
+	if [ "${minor:-99}" -lt 68 ]; then z="-Z sparse-registry"; export __CARGO_TEST_CHANNEL_OVERRIDE_DO_NOT_USE_THIS=nightly; fi
+	cargo $z install --root /usr/local $cargo || fail 14 "cargo could not install $cargo"
+	rm -rf "$CARGO_HOME"
+fi
+if [ -n "$gem" ]; then
+	need gem 15 gem ruby
+	if [ -n "${SWITCHBOARD_GEM_SOURCE:-}" ]; then set -- --clear-sources --source "$SWITCHBOARD_GEM_SOURCE"; else set --; fi
+	gem install --no-document "$@" $gem || fail 15 "gem could not install $gem"
+fi
 `, proxyURL, "/usr/local/share/ca-certificates", sandboxCAFile, caPEM, sandboxCABundle)
 }

@@ -30,6 +30,10 @@ func Options() []settings.Option {
 		{Env: "SWITCHBOARD_EGRESS_ALLOW_PRIVATE", Flag: "egress-allow-private", Default: "false", Usage: "let the egress proxy reach loopback, private and link-local upstreams"},
 		{Env: "SWITCHBOARD_EGRESS_MAX_CONNECTIONS", Flag: "egress-max-connections", Default: strconv.Itoa(egress.DefaultMaxConnsPerClient), Usage: "connections one sandbox may hold open through the egress proxy; more are refused"},
 		{Env: "SWITCHBOARD_SANDBOX_NPM_REGISTRY", Flag: "sandbox-npm-registry", Usage: "npm registry environments' npm packages are installed from (a mirror or a private registry; default registry.npmjs.org)"},
+		{Env: "SWITCHBOARD_SANDBOX_PIP_INDEX", Flag: "sandbox-pip-index", Usage: "PEP 503 simple index environments' pip packages are installed from (default pypi.org)"},
+		{Env: "SWITCHBOARD_SANDBOX_GOPROXY", Flag: "sandbox-goproxy", Usage: "Go module proxy environments' go packages are installed from, trusted without the checksum database (default proxy.golang.org)"},
+		{Env: "SWITCHBOARD_SANDBOX_CARGO_INDEX", Flag: "sandbox-cargo-index", Usage: "URL of the sparse registry index environments' cargo packages are installed from (default crates.io)"},
+		{Env: "SWITCHBOARD_SANDBOX_GEM_SOURCE", Flag: "sandbox-gem-source", Usage: "gem source environments' gem packages are installed from (default rubygems.org)"},
 		{Env: "SWITCHBOARD_EGRESS_CA_FILE", Flag: "egress-ca-file", Usage: "PEM file of extra root CAs the egress proxy trusts upstream (beside the system's)"},
 	}
 }
@@ -51,6 +55,8 @@ type Settings struct {
 	allowPrivate bool
 	roots        *x509.CertPool // nil: the system's
 	npmRegistry  string         // "": registry.npmjs.org
+	// The other managers' registries, "" for the public one.
+	pipIndex, goProxy, cargoIndex, gemSource string
 }
 
 // LoadSettings checks the values of Options. A wrong one fails with one
@@ -112,6 +118,18 @@ func (s *Settings) loadEgress(v settings.Values) error {
 	if v["SWITCHBOARD_SANDBOX_NPM_REGISTRY"] != "" {
 		if s.npmRegistry, err = v.URL("SWITCHBOARD_SANDBOX_NPM_REGISTRY"); err != nil {
 			return err
+		}
+	}
+	for name, dst := range map[string]*string{
+		"SWITCHBOARD_SANDBOX_PIP_INDEX":   &s.pipIndex,
+		"SWITCHBOARD_SANDBOX_GOPROXY":     &s.goProxy,
+		"SWITCHBOARD_SANDBOX_CARGO_INDEX": &s.cargoIndex,
+		"SWITCHBOARD_SANDBOX_GEM_SOURCE":  &s.gemSource,
+	} {
+		if v[name] != "" {
+			if *dst, err = v.URL(name); err != nil {
+				return err
+			}
 		}
 	}
 	if file := v["SWITCHBOARD_EGRESS_CA_FILE"]; file != "" {

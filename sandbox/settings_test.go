@@ -69,6 +69,7 @@ func TestLoadSettingsErrors(t *testing.T) {
 		{"no egress connections", map[string]string{"SWITCHBOARD_EGRESS_MAX_CONNECTIONS": "0"}, `SWITCHBOARD_EGRESS_MAX_CONNECTIONS="0": want a whole number ≥ 1`},
 		{"allow private in words", map[string]string{"SWITCHBOARD_EGRESS_ALLOW_PRIVATE": "yes please"}, `SWITCHBOARD_EGRESS_ALLOW_PRIVATE="yes please": want true or false`},
 		{"a missing CA file", map[string]string{"SWITCHBOARD_EGRESS_CA_FILE": missing}, "SWITCHBOARD_EGRESS_CA_FILE: open " + missing + ": no such file or directory"},
+		{"a Go proxy that is not a URL", map[string]string{"SWITCHBOARD_SANDBOX_GOPROXY": "direct"}, `SWITCHBOARD_SANDBOX_GOPROXY="direct": want an http(s) URL`},
 		{"a CA file without PEM", map[string]string{"SWITCHBOARD_EGRESS_CA_FILE": notPEM}, "SWITCHBOARD_EGRESS_CA_FILE=" + notPEM + ": no PEM certificate in it"},
 	}
 	for _, tt := range tests {
@@ -110,6 +111,13 @@ func TestLoadSettings(t *testing.T) {
 		{"egress on a port, private allowed", map[string]string{"SWITCHBOARD_EGRESS": "on", "SWITCHBOARD_EGRESS_PORT": "8128", "SWITCHBOARD_EGRESS_ALLOW_PRIVATE": "true"}, func(t *testing.T, s Settings) {
 			if s.egress != "on" || s.egressPort != 8128 || !s.allowPrivate {
 				t.Errorf("egress %q port %d allow private %v", s.egress, s.egressPort, s.allowPrivate)
+			}
+		}},
+		{"registries of every manager", map[string]string{"SWITCHBOARD_SANDBOX_PIP_INDEX": "https://pypi.example.com/simple/", "SWITCHBOARD_SANDBOX_GOPROXY": "https://go.example.com",
+			"SWITCHBOARD_SANDBOX_CARGO_INDEX": "https://cargo.example.com/index/", "SWITCHBOARD_SANDBOX_GEM_SOURCE": "https://gems.example.com/"}, func(t *testing.T, s Settings) {
+			got := [4]string{s.pipIndex, s.goProxy, s.cargoIndex, s.gemSource}
+			if want := [4]string{"https://pypi.example.com/simple/", "https://go.example.com", "https://cargo.example.com/index/", "https://gems.example.com/"}; got != want {
+				t.Errorf("registries %q, want %q", got, want)
 			}
 		}},
 		{"an extra root", map[string]string{"SWITCHBOARD_EGRESS_CA_FILE": caFile}, func(t *testing.T, s Settings) {

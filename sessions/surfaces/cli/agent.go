@@ -15,10 +15,10 @@ import (
 
 // agentUsage lists the agent subcommands, for help and usage errors.
 var agentUsage = []string{
-	"create --name N --model M [--system S] [--description D] [--max-steps N] [--turn-seconds N] [--max-tokens N] [--max-session-tokens N] [--max-session-cost-usd USD] [--file F]",
+	"create --name N --model M [--system S] [--description D] [--max-steps N] [--turn-seconds N] [--max-tokens N] [--max-session-tokens N] [--max-session-cost-usd USD] [--max-turns N] [--file F]",
 	"list [--after ID] [--limit N]",
 	"get ID",
-	"update ID [--name N] [--model M] [--system S] [--description D] [--max-steps N] [--turn-seconds N] [--max-tokens N] [--max-session-tokens N] [--max-session-cost-usd USD] [--file F] [--version N]",
+	"update ID [--name N] [--model M] [--system S] [--description D] [--max-steps N] [--turn-seconds N] [--max-tokens N] [--max-session-tokens N] [--max-session-cost-usd USD] [--max-turns N] [--file F] [--version N]",
 }
 
 func agentCommand(ctx context.Context, env cliIO, args []string) error {
@@ -42,7 +42,7 @@ func agentCommand(ctx context.Context, env cliIO, args []string) error {
 // agentFlags are the body flags shared by create and update.
 type agentFlags struct {
 	name, model, system, description, file string
-	maxSteps, turnSeconds                  int
+	maxSteps, turnSeconds, maxTurns        int
 	maxTokens, maxSessionTokens            int64
 	maxSessionCostUSD                      float64
 	version                                int
@@ -61,6 +61,7 @@ func (f *agentFlags) register(c *subcommand, update bool) {
 	c.fs.Int64Var(&f.maxTokens, "max-tokens", 0, "limit: tokens (input+output) per turn")
 	c.fs.Int64Var(&f.maxSessionTokens, "max-session-tokens", 0, "budget: tokens per session, across its turns (reaching it pauses the turn)")
 	c.fs.Float64Var(&f.maxSessionCostUSD, "max-session-cost-usd", 0, "budget: estimated US dollars per session (reaching it pauses the turn)")
+	c.fs.IntVar(&f.maxTurns, "max-turns", 0, "limit: turns per session, retries included (the next input waits until it is raised)")
 	c.fs.StringVar(&f.file, "file", "", "JSON body as in POST /v1/agents ('-' reads stdin); flags override its fields")
 	if update {
 		c.fs.IntVar(&f.version, "version", 0, "fail with a conflict unless the latest version is this one")
@@ -140,7 +141,7 @@ func (c *subcommand) agentParams(f *agentFlags) (client.AgentParams, error) {
 // givenLimits counts the limit flags on the command line.
 func (c *subcommand) givenLimits() int {
 	n := 0
-	for _, name := range []string{"max-steps", "turn-seconds", "max-tokens", "max-session-tokens", "max-session-cost-usd"} {
+	for _, name := range []string{"max-steps", "turn-seconds", "max-tokens", "max-session-tokens", "max-session-cost-usd", "max-turns"} {
 		if c.given(name) {
 			n++
 		}
@@ -164,6 +165,9 @@ func (f *agentFlags) overlayLimits(c *subcommand, l *core.Limits) {
 	}
 	if c.given("max-session-cost-usd") {
 		l.MaxSessionCostUSD = f.maxSessionCostUSD
+	}
+	if c.given("max-turns") {
+		l.MaxTurns = f.maxTurns
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 
 // sessionUsage lists the session subcommands, for help and usage errors.
 var sessionUsage = []string{
-	"create [--agent A] [--input TEXT] [--metadata k=v ...] [--tenant T] [--max-session-tokens N] [--max-session-cost-usd USD] [--idempotency-key K]",
+	"create [--agent A] [--input TEXT] [--metadata k=v ...] [--tenant T] [--max-session-tokens N] [--max-session-cost-usd USD] [--max-turns N] [--idempotency-key K]",
 	"list [--status S] [--agent A] [--origin-key K] [--provider P] [--tenant T] [--text TEXT] [--after ID] [--limit N]",
 	"send ID TEXT [--idempotency-key K]   (TEXT - reads stdin)",
 	"status ID",
@@ -22,7 +22,7 @@ var sessionUsage = []string{
 	"interrupt ID",
 	"archive ID",
 	"result ID   (exit 1 when the last turn failed)",
-	"limits ID [--max-session-tokens N] [--max-session-cost-usd USD] [--max-steps N] [--max-tokens N] [--turn-seconds N]",
+	"limits ID [--max-session-tokens N] [--max-session-cost-usd USD] [--max-turns N] [--max-steps N] [--max-tokens N] [--turn-seconds N]",
 	"fork ID [--at-seq N]",
 }
 
@@ -68,6 +68,7 @@ func sessionCreate(ctx context.Context, env cliIO, args []string) error {
 	var budget core.Limits
 	c.fs.Int64Var(&budget.MaxSessionTokens, "max-session-tokens", 0, "pause the session's turn once it has used this many tokens in all")
 	c.fs.Float64Var(&budget.MaxSessionCostUSD, "max-session-cost-usd", 0, "pause the session's turn once its estimated cost reaches this many US dollars")
+	c.fs.IntVar(&budget.MaxTurns, "max-turns", 0, "the turns the session may run, retries included; the next input waits until it is raised")
 	if _, err := c.parse(args, 0); err != nil {
 		return err
 	}
@@ -267,13 +268,14 @@ func sessionFork(ctx context.Context, env cliIO, args []string) error {
 	return c.showCreated(s)
 }
 
-// sessionLimits sets a session's own limits; raising the budget that
-// paused its turn resumes the turn.
+// sessionLimits sets a session's own limits; raising the budget (or the
+// max_turns) that paused its turn resumes the turn.
 func sessionLimits(ctx context.Context, env cliIO, args []string) error {
 	c := newSubcommand(env, "session limits", sessionUsage[9])
 	var l core.Limits
 	c.fs.Int64Var(&l.MaxSessionTokens, "max-session-tokens", 0, "the session's token budget, across its turns")
 	c.fs.Float64Var(&l.MaxSessionCostUSD, "max-session-cost-usd", 0, "the session's budget of estimated cost, in US dollars")
+	c.fs.IntVar(&l.MaxTurns, "max-turns", 0, "turns the session may run, retries included")
 	c.fs.IntVar(&l.MaxSteps, "max-steps", 0, "model calls per turn")
 	c.fs.Int64Var(&l.MaxTokens, "max-tokens", 0, "tokens per turn")
 	c.fs.IntVar(&l.TurnSeconds, "turn-seconds", 0, "seconds per turn")

@@ -133,7 +133,10 @@ func TestSessionLimits(t *testing.T) {
 			t.Fatalf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if code, _, errOut := run("limits", "ses_1"); code != 2 || !strings.Contains(errOut, "give at least one limit") || len(posted) != 1 {
+	if code, _, errOut := run("limits", "ses_1", "--max-turns", "4"); code != 0 || len(posted) != 2 || posted[1] != `POST /v1/sessions/ses_1 {"limits":{"max_turns":4}}` {
+		t.Fatalf("--max-turns: exit %d (%s), posted %q", code, errOut, posted)
+	}
+	if code, _, errOut := run("limits", "ses_1"); code != 2 || !strings.Contains(errOut, "give at least one limit") || len(posted) != 2 {
 		t.Fatalf("no flags: exit %d, stderr %q, posted %q", code, errOut, posted)
 	}
 }

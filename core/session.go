@@ -328,7 +328,7 @@ func RetryTurn(s *Session, turnID string) (string, error) {
 	case s.Status == StatusArchived:
 		return "", fmt.Errorf("session %s is archived: %w", s.ID, ErrArchived)
 	case s.BudgetPaused():
-		return "", fmt.Errorf("the turn of session %s is paused by its budget: raise the budget to let it go on, or stop it first: %w", s.ID, ErrConflict)
+		return "", fmt.Errorf("the turn of session %s is paused by its %s: raise it to let the turn go on, or stop it first: %w", s.ID, s.PendingAction.Budget.Name, ErrConflict)
 	case s.TurnID != "" || s.Status == StatusRunning || s.Status == StatusQueued:
 		return "", fmt.Errorf("a turn of session %s is running or queued; retry once it ends: %w", s.ID, ErrConflict)
 	case s.Result == nil:

@@ -37,6 +37,15 @@ func (l Limits) BudgetsText() string {
 	return strings.Join(set, " and ")
 }
 
+// PauseTitle is how a platform titles a turn paused by the budget name
+// (a BudgetPause's): "Paused: session budget", "Paused: turn limit".
+func PauseTitle(name string) string {
+	if name == BudgetTurns {
+		return "Paused: turn limit"
+	}
+	return "Paused: session budget"
+}
+
 // RaiseCommand is the thread command that sets the budget over paused to
 // n times its limit: "budget 400000 tokens", "budget $10.00",
 // "budget 4 turns".

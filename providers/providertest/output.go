@@ -105,7 +105,7 @@ func testMaxTurnsPause(t *testing.T, w *world) {
 		"A budget approver can reply `budget 4 turns` here."
 	s := w.mentioned()
 	tn := w.turn(s.ID)
-	tn.step(core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorSystem, core.MessageBody{Text: note, Kind: core.MessageKindBudget}),
+	tn.step(core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorSystem, core.MessageBody{Text: note, Kind: core.MessageKindBudget, Budget: core.BudgetTurns}),
 		core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusAwaitingInput,
 			StopReason: core.ReasonMaxTurns, PendingAction: &core.PendingAction{ToolUseIDs: []string{},
 				Budget: core.OverTurns(core.Limits{MaxTurns: 2}, 2)}}))

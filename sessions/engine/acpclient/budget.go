@@ -89,7 +89,7 @@ func (t *turn) pauseTurn(ctx context.Context, over *core.BudgetPause, active tim
 	t.mu.Unlock()
 	body := core.StatusChangedBody{Status: core.StatusAwaitingInput, StopReason: over.Reason(),
 		PendingAction: &core.PendingAction{ToolUseIDs: []string{}, Budget: over}, Turn: &so}
-	note := core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorSystem, core.MessageBody{Text: harness.BudgetNote(over), Kind: core.MessageKindBudget})
+	note := core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorSystem, core.MessageBody{Text: harness.BudgetNote(over), Kind: core.MessageKindBudget, Budget: over.Name})
 	if _, err := t.c.Log.Append(ctx, t.c.SessionID, core.AppendRequest{Epoch: t.c.Epoch, TurnID: t.id, Events: []core.Event{
 		note, core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, body),
 	}}); err != nil {

@@ -32,7 +32,7 @@ func (t *turn) pause(ctx context.Context, over *core.BudgetPause, active time.Du
 		Turn:          &core.TurnSoFar{Usage: t.usage, Steps: t.steps, ActiveMS: active.Milliseconds()}}
 	st := core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, body)
 	note := core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorSystem,
-		core.MessageBody{Text: BudgetNote(over), Kind: core.MessageKindBudget})
+		core.MessageBody{Text: BudgetNote(over), Kind: core.MessageKindBudget, Budget: over.Name})
 	if _, err := t.c.Log.Append(ctx, t.c.SessionID, core.AppendRequest{Epoch: t.c.Epoch, TurnID: t.id, Events: []core.Event{note, st}}); err != nil {
 		return "", fmt.Errorf("log budget pause: %w", err)
 	}

@@ -329,6 +329,7 @@ func (c *subcommand) showSession(s *client.SessionView) error {
 		{"limits", sessionLimitsText(s.Limits)},
 		{"usage", showUsage(s.Usage)},
 		{"cost_usd", showCost(s.CostUSD)},
+		{"turns", fmt.Sprint(s.Turns)},
 		{"result", showResult(s.Result)},
 		{"last_seq", fmt.Sprint(s.LastSeq)},
 		{"created_at", showTime(s.CreatedAt)},

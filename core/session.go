@@ -29,10 +29,8 @@ const (
 	ReasonDeadlineExceeded Reason = "deadline_exceeded"
 	ReasonBudgetExceeded   Reason = "budget_exceeded"
 	ReasonMaxSteps         Reason = "max_steps"
-	// ReasonMaxTurns pauses a turn that would pass the session's
-	// limits.max_turns; it never ends a turn.
-	ReasonMaxTurns Reason = "max_turns"
-	ReasonError    Reason = "error"
+	ReasonMaxTurns         Reason = "max_turns" // pauses the turn past limits.max_turns; never ends one
+	ReasonError            Reason = "error"
 )
 
 // MarshalJSON writes the empty reason (none yet) as null, as the session

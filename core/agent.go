@@ -54,6 +54,10 @@ type Limits struct {
 	// (BudgetPause). A model without a price never reaches the cost one.
 	MaxSessionTokens  int64   `json:"max_session_tokens,omitempty"`
 	MaxSessionCostUSD float64 `json:"max_session_cost_usd,omitempty"`
+	// MaxTurns caps the turns a session runs, retries included: the input
+	// after the last one waits, its turn paused with reason max_turns,
+	// until the cap is raised (OverTurns).
+	MaxTurns int `json:"max_turns,omitempty"`
 }
 
 // Validate refuses negative limits, naming the field.
@@ -63,7 +67,7 @@ func (l Limits) Validate() error {
 		neg  bool
 	}{
 		{"max_steps", l.MaxSteps < 0}, {"turn_seconds", l.TurnSeconds < 0}, {"max_tokens", l.MaxTokens < 0},
-		{"max_session_tokens", l.MaxSessionTokens < 0},
+		{"max_session_tokens", l.MaxSessionTokens < 0}, {"max_turns", l.MaxTurns < 0},
 		{"max_session_cost_usd", l.MaxSessionCostUSD < 0 || math.IsNaN(l.MaxSessionCostUSD) || math.IsInf(l.MaxSessionCostUSD, 0)},
 	} {
 		if f.neg {
@@ -89,6 +93,9 @@ func (l Limits) Or(def Limits) Limits {
 	}
 	if l.MaxSessionCostUSD <= 0 {
 		l.MaxSessionCostUSD = def.MaxSessionCostUSD
+	}
+	if l.MaxTurns <= 0 {
+		l.MaxTurns = def.MaxTurns
 	}
 	return l
 }

@@ -156,6 +156,9 @@ type (
 		// ScheduleID names the schedule whose fire queued this
 		// user.message.
 		ScheduleID string `json:"schedule_id,omitempty"`
+		// Budget names the limit that paused the turn on a
+		// MessageKindBudget note ("max_session_tokens", "max_turns", …).
+		Budget string `json:"budget,omitempty"`
 		// Attachments are the files and images of the message that
 		// triggered it, stored by the gateway.
 		Attachments []Attachment `json:"attachments,omitempty"`

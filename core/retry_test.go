@@ -37,7 +37,7 @@ func TestRetryTurn(t *testing.T) {
 		{"no turn yet", &core.Session{ID: "ses_1", Status: core.StatusIdle}, "", "", core.ErrConflict, "no finished turn"},
 		{"a turn running", running, "", "", core.ErrConflict, "running or queued"},
 		{"archived", archived, "", "", core.ErrArchived, "archived"},
-		{"a turn paused by its budget", paused, "", "", core.ErrConflict, "paused by its budget"},
+		{"a turn paused by its budget", paused, "", "", core.ErrConflict, "paused by its max_session_tokens"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

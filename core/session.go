@@ -29,6 +29,7 @@ const (
 	ReasonDeadlineExceeded Reason = "deadline_exceeded"
 	ReasonBudgetExceeded   Reason = "budget_exceeded"
 	ReasonMaxSteps         Reason = "max_steps"
+	ReasonMaxTurns         Reason = "max_turns" // pauses the turn past limits.max_turns; never ends one
 	ReasonError            Reason = "error"
 )
 
@@ -150,8 +151,8 @@ type Origin struct {
 }
 
 // PendingAction is what a session in awaiting_input waits on: the tool
-// calls of a requires_action yield, or the raise of a session budget
-// that paused its turn.
+// calls of a requires_action yield, or the raise of a session budget (or
+// of its max_turns) that paused its turn.
 type PendingAction struct {
 	ToolUseIDs []string     `json:"tool_use_ids"`
 	Budget     *BudgetPause `json:"budget,omitempty"`
@@ -160,8 +161,11 @@ type PendingAction struct {
 // BudgetPause says which session budget paused the open turn: Limit is
 // the budget's value when it paused (tokens, or US dollars), Spent what
 // the session had used by then, the paused turn included.
+//
+// For max_turns, Limit is the cap and Spent the turns the session had
+// finished: the paused turn is the one past the cap.
 type BudgetPause struct {
-	Name  string  `json:"name"` // "max_session_tokens" or "max_session_cost_usd"
+	Name  string  `json:"name"` // "max_session_tokens", "max_session_cost_usd" or "max_turns"
 	Limit float64 `json:"limit"`
 	Spent float64 `json:"spent"`
 }
@@ -170,7 +174,27 @@ type BudgetPause struct {
 const (
 	BudgetTokens  = "max_session_tokens"
 	BudgetCostUSD = "max_session_cost_usd"
+	BudgetTurns   = "max_turns"
 )
+
+// OverTurns is the pause of a turn that would be the session's turn past
+// l.MaxTurns, the session having finished turns before it; nil while it
+// fits or no cap is set.
+func OverTurns(l Limits, turns int) *BudgetPause {
+	if l.MaxTurns > 0 && turns >= l.MaxTurns {
+		return &BudgetPause{Name: BudgetTurns, Limit: float64(l.MaxTurns), Spent: float64(turns)}
+	}
+	return nil
+}
+
+// Reason is the stop reason a pause of over logs: max_turns for the
+// turns cap, budget_exceeded for the budgets.
+func (over *BudgetPause) Reason() Reason {
+	if over.Name == BudgetTurns {
+		return ReasonMaxTurns
+	}
+	return ReasonBudgetExceeded
+}
 
 // OverBudget is the budget of l that a session has reached, having used
 // tokens and cost (nil: not priced, which no cost budget counts), or nil
@@ -212,8 +236,11 @@ type Session struct {
 	// CostUSD is the estimated cost of the session's turns that had a
 	// price (the sum of their turn.completed cost_usd); nil when none had.
 	CostUSD *float64 `json:"cost_usd"`
-	LastSeq uint64   `json:"last_seq"`
-	TurnID  string   `json:"turn_id,omitempty"` // the open turn, if any
+	// Turns counts the session's finished turns (a turn.completed each,
+	// retries included), which limits.max_turns caps.
+	Turns   int    `json:"turns"`
+	LastSeq uint64 `json:"last_seq"`
+	TurnID  string `json:"turn_id,omitempty"` // the open turn, if any
 	// Result is the last finished turn's answer; nil before a turn
 	// finished.
 	Result *TurnResult `json:"result,omitempty"`
@@ -299,7 +326,7 @@ func RetryTurn(s *Session, turnID string) (string, error) {
 	case s.Status == StatusArchived:
 		return "", fmt.Errorf("session %s is archived: %w", s.ID, ErrArchived)
 	case s.BudgetPaused():
-		return "", fmt.Errorf("the turn of session %s is paused by its budget: raise the budget to let it go on, or stop it first: %w", s.ID, ErrConflict)
+		return "", fmt.Errorf("the turn of session %s is paused by its %s: raise it to let the turn go on, or stop it first: %w", s.ID, s.PendingAction.Budget.Name, ErrConflict)
 	case s.TurnID != "" || s.Status == StatusRunning || s.Status == StatusQueued:
 		return "", fmt.Errorf("a turn of session %s is running or queued; retry once it ends: %w", s.ID, ErrConflict)
 	case s.Result == nil:

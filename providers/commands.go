@@ -13,8 +13,9 @@ import (
 // message before it is routed as one.
 
 // budgetCommand is a thread command that sets a session budget:
-// "budget $5", "budget 5 usd", "budget 200k tokens", "budget 2M tokens".
-var budgetCommand = regexp.MustCompile(`(?i)^budget\s+(?:\$\s*([0-9]+(?:\.[0-9]+)?)|([0-9]+(?:\.[0-9]+)?)\s*(?:usd|dollars?)|([0-9]+(?:\.[0-9]+)?)\s*([km]?)\s*tokens?)[.!]?$`)
+// "budget $5", "budget 5 usd", "budget 200k tokens", "budget 2M tokens";
+// "budget 10 turns" sets the session's max_turns.
+var budgetCommand = regexp.MustCompile(`(?i)^budget\s+(?:\$\s*([0-9]+(?:\.[0-9]+)?)|([0-9]+(?:\.[0-9]+)?)\s*(?:usd|dollars?)|([0-9]+(?:\.[0-9]+)?)\s*([km]?)\s*tokens?|([0-9]+)\s*turns?)[.!]?$`)
 
 // ParseBudgetCommand reads a thread command that sets the session's
 // budget, the mention of the agent already taken out. ok is false for
@@ -25,6 +26,12 @@ func ParseBudgetCommand(text string) (l core.Limits, ok bool) {
 		return core.Limits{}, false
 	}
 	switch {
+	case m[5] != "":
+		n, err := strconv.Atoi(m[5])
+		if err != nil || n < 1 {
+			return core.Limits{}, false
+		}
+		return core.Limits{MaxTurns: n}, true
 	case m[1] != "" || m[2] != "":
 		usd, err := strconv.ParseFloat(m[1]+m[2], 64)
 		if err != nil || usd <= 0 {

@@ -193,8 +193,8 @@ func TestAPIContract(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("get session: %d %s", code, raw)
 	}
-	sess := shape(t, "session", raw, "id", "status", "stop_reason", "agent", "origin", "metadata", "tenant", "links", "usage", "cost_usd", "result", "last_seq", "created_at", "updated_at")
-	if sess["status"] != "idle" || sess["stop_reason"] != "completed" || sess["last_seq"] != 8.0 {
+	sess := shape(t, "session", raw, "id", "status", "stop_reason", "agent", "origin", "metadata", "tenant", "links", "usage", "cost_usd", "turns", "result", "last_seq", "created_at", "updated_at")
+	if sess["status"] != "idle" || sess["stop_reason"] != "completed" || sess["last_seq"] != 8.0 || sess["turns"] != 1.0 {
 		t.Fatalf("session %v", sess)
 	}
 	shape(t, "result", sub(t, sess["result"]), "turn_id", "yield_reason", "text", "completed_at")

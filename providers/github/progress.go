@@ -24,18 +24,19 @@ func (r *renderer) working(ctx context.Context, st *sinkState) error {
 	return nil
 }
 
-// pause shows a turn paused by a session budget. Paused, not ended: the
-// run stays open (Stop still ends the turn) until the budget is raised.
-func (r *renderer) pause(ctx context.Context, st *sinkState, note string) error {
+// pause shows a turn paused by a session budget (or max_turns), named by
+// budget. Paused, not ended: the run stays open (Stop still ends the
+// turn) until the budget is raised.
+func (r *renderer) pause(ctx context.Context, st *sinkState, budget, note string) error {
 	st.Paused = true
 	if st.CheckRun != 0 {
 		if err := r.p.updateCheckRun(ctx, st, gh.UpdateCheckRunOptions{Status: gh.String("in_progress"),
-			Output: st.output("Paused: session budget", note)}); err != nil {
+			Output: st.output(core.PauseTitle(budget), note)}); err != nil {
 			return err
 		}
 	}
 	if st.StatusComment != 0 {
-		return r.editStatus(ctx, st, "⏸ Paused: session budget.")
+		return r.editStatus(ctx, st, "⏸ "+core.PauseTitle(budget)+".")
 	}
 	return nil
 }

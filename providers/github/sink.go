@@ -236,7 +236,7 @@ func (r *renderer) event(ctx context.Context, t *output.Thread, st *sinkState, e
 			return false, nil
 		}
 		if b.Kind == core.MessageKindBudget {
-			if err := r.pause(ctx, st, b.Text); err != nil {
+			if err := r.pause(ctx, st, b.Budget, b.Text); err != nil {
 				return true, err
 			}
 		}

@@ -225,31 +225,47 @@ func TestChecklist(t *testing.T) {
 // the run in progress, titled "Paused: session budget", with the note
 // and Stop; the note is posted; the turn running again after the raise
 // shows the run at work. On an issue the status comment says so.
+// A turn paused at max_turns is shown the same way, titled "Paused: turn
+// limit".
 func TestBudgetPauseRendered(t *testing.T) {
-	const note = "⏸ I paused: this session has used 1,300 tokens of its 1,000 tokens budget."
-	for _, pr := range []bool{true, false} {
-		rr := newRenderRig(t, pr)
-		rr.render(core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorSystem, core.MessageBody{Text: note, Kind: core.MessageKindBudget}))
-		rr.event(core.TypeStatusChanged, core.StatusChangedBody{Status: core.StatusAwaitingInput, StopReason: core.ReasonBudgetExceeded,
-			PendingAction: &core.PendingAction{ToolUseIDs: []string{}, Budget: &core.BudgetPause{Name: core.BudgetTokens, Limit: 1000, Spent: 1300}}})
-		if n := len(rr.repliesTo(7, note)); n != 1 {
-			t.Fatalf("pr=%v: the note posted %d times", pr, n)
+	for _, tt := range []struct {
+		budget, note, title string
+		over                core.BudgetPause
+	}{
+		{core.BudgetTokens, "⏸ I paused: this session has used 1,300 tokens of its 1,000 tokens budget.", "Paused: session budget",
+			core.BudgetPause{Name: core.BudgetTokens, Limit: 1000, Spent: 1300}},
+		{core.BudgetTurns, "⏸ I paused: this session has run its limit of 2 turns (max_turns).", "Paused: turn limit",
+			core.BudgetPause{Name: core.BudgetTurns, Limit: 2, Spent: 2}},
+	} {
+		for _, pr := range []bool{true, false} {
+			budgetPauseRendered(t, pr, tt.budget, tt.note, tt.title, tt.over)
 		}
-		if pr {
-			run := rr.run()
-			if run.Status != "in_progress" || run.Title != "Paused: session budget" || run.Summary != note || !slices.Equal(run.ActionIDs(), []string{stopAction}) {
-				t.Fatalf("the paused run %+v", run)
-			}
-		} else if c := rr.statusComment(); c.Body != "⏸ Paused: session budget." {
-			t.Fatalf("the paused status comment %q", c.Body)
+	}
+}
+
+func budgetPauseRendered(t *testing.T, pr bool, budget, note, title string, over core.BudgetPause) {
+	t.Helper()
+	rr := newRenderRig(t, pr)
+	rr.render(core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorSystem, core.MessageBody{Text: note, Kind: core.MessageKindBudget, Budget: budget}))
+	rr.event(core.TypeStatusChanged, core.StatusChangedBody{Status: core.StatusAwaitingInput, StopReason: over.Reason(),
+		PendingAction: &core.PendingAction{ToolUseIDs: []string{}, Budget: &over}})
+	if n := len(rr.repliesTo(7, note)); n != 1 {
+		t.Fatalf("pr=%v: the note posted %d times", pr, n)
+	}
+	if pr {
+		run := rr.run()
+		if run.Status != "in_progress" || run.Title != title || run.Summary != note || !slices.Equal(run.ActionIDs(), []string{stopAction}) {
+			t.Fatalf("the paused run %+v", run)
 		}
-		rr.event(core.TypeStatusChanged, core.StatusChangedBody{Status: core.StatusRunning})
-		if pr {
-			if run := rr.run(); run.Status != "in_progress" || run.Title != "Working" {
-				t.Fatalf("the resumed run %+v", run)
-			}
-		} else if c := rr.statusComment(); c.Body != workingStatus {
-			t.Fatalf("the resumed status comment %q", c.Body)
+	} else if c := rr.statusComment(); c.Body != "⏸ "+title+"." {
+		t.Fatalf("the paused status comment %q", c.Body)
+	}
+	rr.event(core.TypeStatusChanged, core.StatusChangedBody{Status: core.StatusRunning})
+	if pr {
+		if run := rr.run(); run.Status != "in_progress" || run.Title != "Working" {
+			t.Fatalf("the resumed run %+v", run)
 		}
+	} else if c := rr.statusComment(); c.Body != workingStatus {
+		t.Fatalf("the resumed status comment %q", c.Body)
 	}
 }

@@ -2,9 +2,7 @@ package linear
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -127,21 +125,12 @@ func (rc *render) budgetOptions(ctx context.Context, seq uint64) ([]option, erro
 		}
 		var out []option
 		for _, n := range []float64{2, 4} {
-			cmd := raiseCommand(b.PendingAction.Budget, n)
+			cmd := core.RaiseCommand(b.PendingAction.Budget, n)
 			out = append(out, option{Label: cmd, Value: cmd})
 		}
 		return out, nil
 	}
 	return nil, nil
-}
-
-// raiseCommand is the budget command that sets the paused budget to n
-// times its limit.
-func raiseCommand(over *core.BudgetPause, n float64) string {
-	if over.Name == core.BudgetCostUSD {
-		return "budget $" + strconv.FormatFloat(over.Limit*n, 'f', 2, 64)
-	}
-	return fmt.Sprintf("budget %d tokens", int64(over.Limit*n))
 }
 
 // keepAsked keeps, of the turn's calls, those still waiting (ids): the

@@ -96,3 +96,22 @@ func testBudgetPause(t *testing.T, w *world) {
 		t.Fatalf("the pause's note is posted %d times, want once: %q", len(got), w.p.Posts(t))
 	}
 }
+
+// testMaxTurnsPause: a turn paused at the session's max_turns (its input
+// taken, no model call) is shown like a budget's pause, its note, which
+// names max_turns and how to raise it, posted once.
+func testMaxTurnsPause(t *testing.T, w *world) {
+	const note = "⏸ I paused: this session has run its limit of 2 turns (max_turns). Your message is kept: raise the limit and I answer it. " +
+		"A budget approver can reply `budget 4 turns` here."
+	s := w.mentioned()
+	tn := w.turn(s.ID)
+	tn.step(core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorSystem, core.MessageBody{Text: note, Kind: core.MessageKindBudget, Budget: core.BudgetTurns}),
+		core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusAwaitingInput,
+			StopReason: core.ReasonMaxTurns, PendingAction: &core.PendingAction{ToolUseIDs: []string{},
+				Budget: core.OverTurns(core.Limits{MaxTurns: 2}, 2)}}))
+	w.waitShown("the pause at max_turns", note)
+	w.caughtUp(s.ID)
+	if got := w.postsHolding(note); len(got) != 1 {
+		t.Fatalf("the max_turns note is posted %d times, want once: %q", len(got), w.p.Posts(t))
+	}
+}

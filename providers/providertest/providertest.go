@@ -133,6 +133,7 @@ func Run(t *testing.T, newPlatform func(t *testing.T) Platform) {
 		{"output/confirmation_denied", testConfirmation("deny")},
 		{"output/plan", testPlan},
 		{"output/budget_pause", testBudgetPause},
+		{"output/max_turns_pause", testMaxTurnsPause},
 		{"prime/earlier_conversation", testEarlierConversation},
 	}
 	for _, tc := range tests {

@@ -47,10 +47,10 @@ func (rc *render) progress(ctx context.Context, status, line string) (bool, erro
 	return false, nil
 }
 
-// pause shows a turn paused by a session budget as waiting, not ended:
-// the status message stays (without its Stop button) for the resumed
-// turn's progress to take up again.
-func (rc *render) pause(ctx context.Context) error {
+// pause shows a turn paused by a session budget (or max_turns), named
+// by budget, as waiting, not ended: the status message stays (without
+// its Stop button) for the resumed turn's progress to take up again.
+func (rc *render) pause(ctx context.Context, budget string) error {
 	st := rc.st
 	if st.Stream != nil && !st.Stream.Off {
 		// A pause may outlast a stream: this one ends, and the resumed
@@ -66,7 +66,7 @@ func (rc *render) pause(ctx context.Context) error {
 			return err
 		}
 	case st.StatusTS != "":
-		if err := rc.a.update(ctx, rc.channel, st.StatusTS, statusMsg("⏸ Paused: session budget", rc.session, false).options()...); err != nil && slackError(err) == "" {
+		if err := rc.a.update(ctx, rc.channel, st.StatusTS, statusMsg("⏸ "+core.PauseTitle(budget), rc.session, false).options()...); err != nil && slackError(err) == "" {
 			return err
 		}
 	}

@@ -285,7 +285,7 @@ func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {
 			return rc.progress(ctx, "is working…", "💭 "+escapeText(clip(b.Text, 200)))
 		}
 		if b.Kind == core.MessageKindBudget {
-			if err := rc.pause(ctx); err != nil {
+			if err := rc.pause(ctx, b.Budget); err != nil {
 				return true, err
 			}
 		}

@@ -87,9 +87,9 @@ func (t *turn) pauseTurn(ctx context.Context, over *core.BudgetPause, active tim
 	t.mu.Lock()
 	so := core.TurnSoFar{Usage: t.usage, ActiveMS: active.Milliseconds()}
 	t.mu.Unlock()
-	body := core.StatusChangedBody{Status: core.StatusAwaitingInput, StopReason: core.ReasonBudgetExceeded,
+	body := core.StatusChangedBody{Status: core.StatusAwaitingInput, StopReason: over.Reason(),
 		PendingAction: &core.PendingAction{ToolUseIDs: []string{}, Budget: over}, Turn: &so}
-	note := core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorSystem, core.MessageBody{Text: harness.BudgetNote(over), Kind: core.MessageKindBudget})
+	note := core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorSystem, core.MessageBody{Text: harness.BudgetNote(over), Kind: core.MessageKindBudget, Budget: over.Name})
 	if _, err := t.c.Log.Append(ctx, t.c.SessionID, core.AppendRequest{Epoch: t.c.Epoch, TurnID: t.id, Events: []core.Event{
 		note, core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, body),
 	}}); err != nil {
@@ -98,6 +98,16 @@ func (t *turn) pauseTurn(ctx context.Context, over *core.BudgetPause, active tim
 	t.c.Logger.Info("ACP turn paused by a session budget", "session_id", t.c.SessionID, "turn_id", t.id, "budget", over.Name, "limit", over.Limit, "spent", over.Spent)
 	t.paused = true
 	return nil
+}
+
+// start prompts the turn just opened with its inputs, or, when the
+// session has run its max_turns, pauses it first: the inputs stay taken
+// into it, and the raise prompts them (resume).
+func (t *turn) start(ctx context.Context, s *core.Session) (core.Reason, error) {
+	if over := core.OverTurns(t.c.Limits, s.Turns); over != nil {
+		return "", t.pauseTurn(context.WithoutCancel(ctx), over, 0)
+	}
+	return t.run(ctx, "")
 }
 
 // budgetRaisedNote opens the prompt of a turn resumed after its budget

@@ -133,3 +133,43 @@ func countType(evs []core.Event, typ string) int {
 	}
 	return n
 }
+
+// TestMaxTurnsPausesBeforeThePrompt: an ACP session that has run its
+// max_turns pauses the next input's turn before prompting the agent, the
+// input taken into it; the raise prompts the input itself.
+func TestMaxTurnsPausesBeforeThePrompt(t *testing.T) {
+	e := newEnv(t, acpagent.Script{Turns: []acpagent.Turn{
+		{Match: "first question", Steps: []acpagent.Step{{Say: "First answer."}}},
+		{Match: "second question", Steps: []acpagent.Step{{Say: "Second answer."}}},
+	}})
+	e.limits.MaxTurns = 1
+	e.say("first question")
+	if out := e.run(context.Background()); out.Reason != core.ReasonCompleted {
+		t.Fatalf("first outcome %+v", out)
+	}
+	e.say("second question")
+	if out := e.run(context.Background()); !out.Paused {
+		t.Fatalf("outcome at the cap %+v", out)
+	}
+	s := e.sessionNow()
+	if s.Status != core.StatusAwaitingInput || s.StopReason != core.ReasonMaxTurns || !s.BudgetPaused() || s.PendingAction.Budget.Name != core.BudgetTurns {
+		t.Fatalf("paused session %+v (pending %+v)", s, s.PendingAction)
+	}
+	if n := len(e.asked("session/prompt")); n != 1 {
+		t.Fatalf("%d prompts at the cap, want 1", n)
+	}
+	if _, err := e.store.SetSessionLimits(context.Background(), e.session, core.Limits{MaxTurns: 2}, core.ActorHuman); err != nil {
+		t.Fatal(err)
+	}
+	e.limits.MaxTurns = 2
+	if out := e.run(context.Background()); out.Reason != core.ReasonCompleted {
+		t.Fatalf("outcome after the raise %+v", out)
+	}
+	prompts := e.asked("session/prompt")
+	if len(prompts) != 2 || !strings.Contains(prompts[1]["text"].(string), "second question") || strings.Contains(prompts[1]["text"].(string), "budget has been raised") {
+		t.Fatalf("prompts %v", prompts)
+	}
+	if s := e.sessionNow(); s.Turns != 2 {
+		t.Fatalf("the session counts %d turns, want 2", s.Turns)
+	}
+}

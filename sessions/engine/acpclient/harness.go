@@ -123,7 +123,7 @@ func (h *Harness) Run(ctx context.Context, c *harness.Cycle) (harness.Outcome, e
 			}}); err != nil {
 				return out, err
 			}
-			reason, err = t.run(ctx, "")
+			reason, err = t.start(ctx, s)
 		default:
 			opened, again, oerr := harness.OpenTurn(wctx, c)
 			switch {
@@ -144,7 +144,7 @@ func (h *Harness) Run(ctx context.Context, c *harness.Cycle) (harness.Outcome, e
 				return out, nil
 			}
 			t.id = opened
-			reason, err = t.run(ctx, "")
+			reason, err = t.start(ctx, s)
 		}
 		out.Usage = out.Usage.Add(t.usage.Sub(t.resumed))
 		if t.paused {

@@ -580,16 +580,20 @@ func (t *turn) resume(ctx context.Context, s *core.Session) (core.Reason, error)
 		}
 	}
 	note := resumeNote
-	if so := pausedSoFar(events, t.id); so != nil {
+	if so, why := pausedSoFar(events, t.id); so != nil {
 		// Raised: the paused turn goes on, its usage so far counted once.
 		t.usage, t.resumed, note = so.Usage, so.Usage, budgetRaisedNote
+		if why == core.ReasonMaxTurns {
+			// Paused before its prompt: its inputs are prompted now.
+			note = ""
+		}
 	}
 	return t.run(ctx, note)
 }
 
-// pausedSoFar is what the turn had used when a budget last paused it, or
-// nil when it never paused.
-func pausedSoFar(events []core.Event, turnID string) *core.TurnSoFar {
+// pausedSoFar is what the turn had used when a budget (or max_turns)
+// last paused it, and why it paused; nil when it never paused.
+func pausedSoFar(events []core.Event, turnID string) (*core.TurnSoFar, core.Reason) {
 	for i := len(events) - 1; i >= 0; i-- {
 		e := events[i]
 		if e.TurnID != turnID || e.Type != core.TypeStatusChanged {
@@ -597,10 +601,10 @@ func pausedSoFar(events []core.Event, turnID string) *core.TurnSoFar {
 		}
 		var b core.StatusChangedBody
 		if e.Decode(&b) == nil && b.Turn != nil {
-			return b.Turn
+			return b.Turn, b.StopReason
 		}
 	}
-	return nil
+	return nil, ""
 }
 
 // interruptedOutput is the result of a tool call whose agent process

@@ -173,7 +173,7 @@ func (h *Default) Run(ctx context.Context, c *Cycle) (Outcome, error) {
 		}
 		// Only a turn that was open already (paused, or left by a crash)
 		// has progress in the log to carry on from.
-		t := &turn{h: h, c: c, id: turnID, before: s.Usage, beforeCost: s.CostUSD, reopened: s.TurnID != "" && !fresh, copied: map[string]string{}}
+		t := &turn{h: h, c: c, id: turnID, before: s.Usage, beforeCost: s.CostUSD, turnsBefore: s.Turns, reopened: s.TurnID != "" && !fresh, copied: map[string]string{}}
 		reason, err := t.run(ctx)
 		out.Usage = out.Usage.Add(t.usage.Sub(t.resumed))
 		if err != nil || reason == "" {

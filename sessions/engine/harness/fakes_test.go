@@ -127,6 +127,7 @@ func (m *memLog) add(e core.Event) core.Event {
 		_ = e.Decode(&b)
 		m.sess.Usage = m.sess.Usage.Add(b.Usage)
 		m.sess.CostUSD = core.AddCost(m.sess.CostUSD, b.CostUSD)
+		m.sess.Turns++
 		m.sess.TurnID, m.sess.PendingAction = "", nil
 	}
 	return e

@@ -27,6 +27,9 @@ type turn struct {
 	// turns, which its budgets count with this one's.
 	before     core.Usage
 	beforeCost *float64
+	// turnsBefore is the session's finished turns, which its max_turns
+	// caps.
+	turnsBefore int
 	// resumed is what the turn had used before it paused, and active how
 	// long it had run (TurnSoFar); paused is set when it pauses again.
 	resumed core.Usage

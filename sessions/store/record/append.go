@@ -94,6 +94,7 @@ func (a *Appended) project(sess *core.Session, le LogEvent, e core.Event, holder
 	case le.Done != nil:
 		sess.Usage = sess.Usage.Add(le.Done.Usage)
 		sess.CostUSD = core.AddCost(sess.CostUSD, le.Done.CostUSD)
+		sess.Turns++
 		sess.PendingAction = nil
 		if le.Done.YieldReason == core.ReasonRequiresAction {
 			sess.PendingAction = &core.PendingAction{ToolUseIDs: append([]string{}, le.Done.PendingToolUseIDs...)}

@@ -53,6 +53,7 @@ func Run[S core.Store](t *testing.T, open func(t *testing.T) S) {
 		{"append/cost", testAppendCost},
 		{"append/result", testAppendResult},
 		{"budget/pause_and_raise", testBudgetPause},
+		{"budget/turns_counted", testTurnsCounted},
 		{"turn/wait_in_turn", testWaitInTurn},
 		{"budget/set_limits", testSetLimits},
 		{"sessions/fork", testFork},

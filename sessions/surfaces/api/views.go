@@ -18,10 +18,12 @@ type SessionView struct {
 	Limits        *core.Limits        `json:"limits,omitempty"` // the session's own, over its agent's
 	ForkedFrom    *core.ForkRef       `json:"forked_from,omitempty"`
 	// Links are the other origin keys that route to the session.
-	Links   []core.Link      `json:"links"`
-	Usage   core.Usage       `json:"usage"`
-	CostUSD *float64         `json:"cost_usd"` // null until a priced turn ends
-	Result  *core.TurnResult `json:"result"`   // null until a turn ends
+	Links   []core.Link `json:"links"`
+	Usage   core.Usage  `json:"usage"`
+	CostUSD *float64    `json:"cost_usd"` // null until a priced turn ends
+	// Turns counts the finished turns, which limits.max_turns caps.
+	Turns  int              `json:"turns"`
+	Result *core.TurnResult `json:"result"` // null until a turn ends
 	// NextWakeAt is when a schedule next sends the session input (GET
 	// /v1/sessions/{id} only); absent when none will.
 	NextWakeAt *core.Time `json:"next_wake_at,omitempty"`
@@ -34,7 +36,7 @@ type SessionView struct {
 func ViewSession(s *core.Session) SessionView {
 	v := SessionView{
 		ID: s.ID, Status: s.Status, StopReason: s.StopReason, PendingAction: s.PendingAction, Agent: s.Agent, Origin: s.Origin,
-		Metadata: s.Metadata, Environment: s.Environment, Tenant: s.MemoryTenant(), Limits: s.Limits, ForkedFrom: s.ForkedFrom, Usage: s.Usage, CostUSD: s.CostUSD, Result: s.Result, LastSeq: s.LastSeq,
+		Metadata: s.Metadata, Environment: s.Environment, Tenant: s.MemoryTenant(), Limits: s.Limits, ForkedFrom: s.ForkedFrom, Usage: s.Usage, CostUSD: s.CostUSD, Turns: s.Turns, Result: s.Result, LastSeq: s.LastSeq,
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 	}
 	if v.Metadata == nil {

@@ -20,7 +20,7 @@ var agentGroup = group{name: "agent", summary: "manage agents over the API", sub
 // agentFlags are the body flags shared by create and update.
 type agentFlags struct {
 	name, model, system, description, file, environment string
-	maxSteps, turnSeconds                               int
+	maxSteps, turnSeconds, maxTurns                     int
 	maxTokens, maxSessionTokens                         int64
 	maxSessionCostUSD                                   float64
 	version                                             int
@@ -39,6 +39,7 @@ func (f *agentFlags) register(c *subcommand, update bool) {
 	c.fs.Int64Var(&f.maxTokens, "max-tokens", 0, "limit: tokens (input+output) per turn")
 	c.fs.Int64Var(&f.maxSessionTokens, "max-session-tokens", 0, "budget: tokens per session, across its turns (reaching it pauses the turn)")
 	c.fs.Float64Var(&f.maxSessionCostUSD, "max-session-cost-usd", 0, "budget: estimated US dollars per session (reaching it pauses the turn)")
+	c.fs.IntVar(&f.maxTurns, "max-turns", 0, "limit: turns per session, retries included (the next input waits until it is raised)")
 	c.fs.StringVar(&f.environment, "environment", "", "the `ENVIRONMENT` (id or name) its sandbox is made from; \"\" for none")
 	c.fs.StringVar(&f.file, "file", "", "a `FILE` of the JSON body as in POST /v1/agents ('-' reads stdin); flags override its fields")
 	if update {
@@ -126,7 +127,7 @@ func (c *subcommand) agentParams(f *agentFlags) (client.AgentParams, error) {
 // givenLimits counts the limit flags on the command line.
 func (c *subcommand) givenLimits() int {
 	n := 0
-	for _, name := range []string{"max-steps", "turn-seconds", "max-tokens", "max-session-tokens", "max-session-cost-usd"} {
+	for _, name := range []string{"max-steps", "turn-seconds", "max-tokens", "max-session-tokens", "max-session-cost-usd", "max-turns"} {
 		if c.given(name) {
 			n++
 		}
@@ -150,6 +151,9 @@ func (f *agentFlags) overlayLimits(c *subcommand, l *core.Limits) {
 	}
 	if c.given("max-session-cost-usd") {
 		l.MaxSessionCostUSD = f.maxSessionCostUSD
+	}
+	if c.given("max-turns") {
+		l.MaxTurns = f.maxTurns
 	}
 }
 

@@ -81,6 +81,9 @@ func showLimits(l core.Limits) string {
 	if l.MaxSessionCostUSD > 0 {
 		parts = append(parts, "max_session_cost_usd="+strconv.FormatFloat(l.MaxSessionCostUSD, 'f', -1, 64))
 	}
+	if l.MaxTurns > 0 {
+		parts = append(parts, fmt.Sprintf("max_turns=%d", l.MaxTurns))
+	}
 	if parts == nil {
 		return "gateway defaults"
 	}

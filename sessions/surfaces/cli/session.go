@@ -43,6 +43,7 @@ func sessionCreate(ctx context.Context, c *subcommand, args []string) error {
 	var budget core.Limits
 	c.fs.Int64Var(&budget.MaxSessionTokens, "max-session-tokens", 0, "pause the session's turn once it has used this many tokens in all")
 	c.fs.Float64Var(&budget.MaxSessionCostUSD, "max-session-cost-usd", 0, "pause the session's turn once its estimated cost reaches this many US dollars")
+	c.fs.IntVar(&budget.MaxTurns, "max-turns", 0, "the turns the session may run, retries included; the next input waits until it is raised")
 	if _, err := c.parse(args, 0); err != nil {
 		return err
 	}
@@ -237,12 +238,13 @@ func sessionFork(ctx context.Context, c *subcommand, args []string) error {
 	return c.showCreated(s)
 }
 
-// sessionLimits sets a session's own limits; raising the budget that
-// paused its turn resumes the turn.
+// sessionLimits sets a session's own limits; raising the budget (or the
+// max_turns) that paused its turn resumes the turn.
 func sessionLimits(ctx context.Context, c *subcommand, args []string) error {
 	var l core.Limits
 	c.fs.Int64Var(&l.MaxSessionTokens, "max-session-tokens", 0, "the session's token budget, across its turns")
 	c.fs.Float64Var(&l.MaxSessionCostUSD, "max-session-cost-usd", 0, "the session's budget of estimated cost, in US dollars")
+	c.fs.IntVar(&l.MaxTurns, "max-turns", 0, "turns the session may run, retries included")
 	c.fs.IntVar(&l.MaxSteps, "max-steps", 0, "model calls per turn")
 	c.fs.Int64Var(&l.MaxTokens, "max-tokens", 0, "tokens per turn")
 	c.fs.IntVar(&l.TurnSeconds, "turn-seconds", 0, "seconds per turn")
@@ -296,6 +298,7 @@ func (c *subcommand) showSession(s *client.SessionView) error {
 		{"limits", sessionLimitsText(s.Limits)},
 		{"usage", showUsage(s.Usage)},
 		{"cost_usd", showCost(s.CostUSD)},
+		{"turns", fmt.Sprint(s.Turns)},
 		{"result", showResult(s.Result)},
 		{"last_seq", fmt.Sprint(s.LastSeq)},
 		{"created_at", showTime(s.CreatedAt)},

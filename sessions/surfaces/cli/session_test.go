@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -114,7 +115,7 @@ func TestSessionLimits(t *testing.T) {
 		posted = append(posted, r.Method+" "+r.URL.Path+" "+string(body))
 		_, _ = w.Write([]byte(`{"id":"ses_1","status":"awaiting_input","stop_reason":"budget_exceeded",` +
 			`"pending_action":{"tool_use_ids":[],"budget":{"name":"max_session_cost_usd","limit":1,"spent":1.25}},` +
-			`"agent":{"id":"agt_1","version":1},"origin":null,"metadata":{},"limits":{"max_session_cost_usd":5},"usage":{},` +
+			`"agent":{"id":"agt_1","version":1},"origin":null,"metadata":{},"limits":{"max_session_cost_usd":5},"usage":{},"turns":3,` +
 			`"last_seq":9,"created_at":"2026-11-22T10:00:00.000Z","updated_at":"2026-11-22T10:00:00.000Z"}`))
 	}))
 	t.Cleanup(srv.Close)
@@ -133,7 +134,13 @@ func TestSessionLimits(t *testing.T) {
 			t.Fatalf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if code, _, errOut := run("limits", "ses_1"); code != 2 || !strings.Contains(errOut, "give at least one limit") || len(posted) != 1 {
+	if !regexp.MustCompile(`(?m)^turns:\s+3$`).MatchString(out) {
+		t.Fatalf("output lacks the session's turns:\n%s", out)
+	}
+	if code, _, errOut := run("limits", "ses_1", "--max-turns", "4"); code != 0 || len(posted) != 2 || posted[1] != `POST /v1/sessions/ses_1 {"limits":{"max_turns":4}}` {
+		t.Fatalf("--max-turns: exit %d (%s), posted %q", code, errOut, posted)
+	}
+	if code, _, errOut := run("limits", "ses_1"); code != 2 || !strings.Contains(errOut, "give at least one limit") || len(posted) != 2 {
 		t.Fatalf("no flags: exit %d, stderr %q, posted %q", code, errOut, posted)
 	}
 }

@@ -42,8 +42,8 @@ func (h *Handler) sessionRetry(w http.ResponseWriter, r *http.Request, s *core.C
 	h.sendInput(w, r, s, client.Input{Type: core.TypeUserRetry, TurnID: r.PostForm.Get("turn_id")})
 }
 
-// sessionBudget sets the session's budgets (the fields filled in); raising
-// the one that paused its turn resumes the turn.
+// sessionBudget sets the session's budgets and max_turns (the fields
+// filled in); raising the one that paused its turn resumes the turn.
 func (h *Handler) sessionBudget(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {
 	var l core.Limits
 	var bad []string
@@ -61,12 +61,19 @@ func (h *Handler) sessionBudget(w http.ResponseWriter, r *http.Request, s *core.
 		}
 		l.MaxSessionCostUSD = usd
 	}
+	if v := strings.TrimSpace(r.PostForm.Get("max_turns")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			bad = append(bad, "the turn limit must be a whole number above 0")
+		}
+		l.MaxTurns = n
+	}
 	switch {
 	case len(bad) > 0:
 		h.showSession(w, r, s, http.StatusBadRequest, "Not set: "+strings.Join(bad, "; ")+".", "")
 		return
 	case l == (core.Limits{}):
-		h.showSession(w, r, s, http.StatusBadRequest, "Not set: fill in a token budget, a cost budget, or both.", "")
+		h.showSession(w, r, s, http.StatusBadRequest, "Not set: fill in a token budget, a cost budget or a turn limit.", "")
 		return
 	}
 	id := r.PathValue("id")

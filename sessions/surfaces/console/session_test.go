@@ -361,6 +361,7 @@ func TestSessionActions(t *testing.T) {
 		{"link", "links", url.Values{"key": {"github:acme/app#7"}}, `POST  {"key":"github:acme/app#7"}`},
 		{"unlink", "unlink", url.Values{"key": {"github:acme/app#7"}}, `DELETE key=github%3Aacme%2Fapp%237`},
 		{"cost budget only", "budget", url.Values{"max_session_tokens": {""}, "max_session_cost_usd": {"3"}}, `{"limits":{"max_session_cost_usd":3}}`},
+		{"turn limit only", "budget", url.Values{"max_session_tokens": {""}, "max_turns": {"4"}}, `{"limits":{"max_turns":4}}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, "")
@@ -398,7 +399,8 @@ func TestSessionBudgetInvalid(t *testing.T) {
 		form url.Values
 		want string
 	}{
-		{"empty", url.Values{"max_session_tokens": {""}, "max_session_cost_usd": {" "}}, "fill in a token budget, a cost budget, or both"},
+		{"empty", url.Values{"max_session_tokens": {""}, "max_session_cost_usd": {" "}}, "fill in a token budget, a cost budget or a turn limit"},
+		{"fractional turns", url.Values{"max_turns": {"2.5"}}, "the turn limit must be a whole number above 0"},
 		{"words", url.Values{"max_session_tokens": {"lots"}}, "the token budget must be a whole number above 0"},
 		{"negative cost", url.Values{"max_session_cost_usd": {"-2"}}, "the cost budget must be a number of US dollars above 0"},
 	} {

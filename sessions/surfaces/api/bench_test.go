@@ -3,6 +3,7 @@ package api_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,8 +20,6 @@ import (
 	"github.com/switchboardhq/switchboard/fixtures/diskfloor"
 	"github.com/switchboardhq/switchboard/sessions/surfaces/live"
 )
-
-const benchSubscribers = 1000
 
 // deliveries times, per subscriber, when each seq's data line arrived.
 type deliveries struct {
@@ -133,18 +132,25 @@ func benchEvent() core.Event {
 	return core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: "m"})
 }
 
-// BenchmarkSSEDelivery measures append→delivery latency to 1,000
-// subscribers of one session: from the call to Append (which includes the
-// fsync) to each stream's receipt. The baseline, in the same run, is a
-// bare net/http handler that writes the same frame bytes to as many
-// streams when told, with no store and no hub; the two take turns.
+// BenchmarkSSEDelivery measures append→delivery latency to the followers
+// of one session (10, 100 and 1,000 of them): from the call to Append
+// (which includes the fsync) to each stream's receipt. The baseline, in
+// the same run, is a bare net/http handler that writes the same frame
+// bytes to as many streams when told, with no store and no hub; the two
+// take turns.
 func BenchmarkSSEDelivery(b *testing.B) {
+	for _, n := range []int{10, 100, 1_000} {
+		b.Run(fmt.Sprintf("followers=%d", n), func(b *testing.B) { benchSSE(b, n) })
+	}
+}
+
+func benchSSE(b *testing.B, followers int) {
 	// Heartbeats at the served default: a stream sending events sends
 	// none, and the bare streams have none.
 	e := newAPIHeartbeat(b, 15*time.Second)
 	s := e.session(b, e.agent(b), "")
-	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 0, MaxIdleConnsPerHost: benchSubscribers}}
-	streams := openStreams(b, client, e.srv.URL+"/v1/sessions/"+s.ID+"/events", admin, benchSubscribers)
+	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 0, MaxIdleConnsPerHost: followers}}
+	streams := openStreams(b, client, e.srv.URL+"/v1/sessions/"+s.ID+"/events", admin, followers)
 	var mu sync.Mutex
 	var conns []chan []byte
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -168,7 +174,7 @@ func BenchmarkSSEDelivery(b *testing.B) {
 		}
 	}))
 	defer srv.Close()
-	bare := openStreams(b, client, srv.URL, "x", benchSubscribers)
+	bare := openStreams(b, client, srv.URL, "x", followers)
 	sb := &fanOut{streams: streams, send: func(uint64) {
 		if _, err := e.store.Append(context.Background(), s.ID, core.AppendRequest{Events: []core.Event{benchEvent()}}); err != nil {
 			b.Error(err)

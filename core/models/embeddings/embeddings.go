@@ -84,14 +84,16 @@ func Load(v settings.Values, getenv func(string) string) (*Client, error) {
 		return nil, fmt.Errorf("%s=%q: want openai/<model>, a model of an OpenAI-compatible embeddings API (Ollama and vLLM included)", EnvModel, raw)
 	}
 	cfg := Config{Model: name, BaseURL: DefaultBaseURL, APIKey: v[EnvAPIKey]}
-	if cfg.APIKey == "" {
-		cfg.APIKey = getenv("OPENAI_API_KEY")
-	}
 	switch {
 	case v[EnvBaseURL] != "":
 		cfg.BaseURL = v[EnvBaseURL]
 	case getenv("OPENAI_BASE_URL") != "":
 		cfg.BaseURL = getenv("OPENAI_BASE_URL")
+	}
+	// OpenAI's key goes only where OpenAI's variables point: an embedding
+	// server of its own (a local Ollama, say) gets its own key or none.
+	if cfg.APIKey == "" && v[EnvBaseURL] == "" {
+		cfg.APIKey = getenv("OPENAI_API_KEY")
 	}
 	return New(cfg), nil
 }

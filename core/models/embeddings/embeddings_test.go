@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/core/models/embeddings"
@@ -11,7 +12,7 @@ import (
 	"github.com/switchboardhq/switchboard/fixtures/fakeembed"
 )
 
-func serve(t *testing.T, fake *fakeembed.Server) string {
+func serve(t *testing.T, fake http.Handler) string {
 	t.Helper()
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
@@ -160,5 +161,38 @@ func TestLoadDefaultsToOpenAIVariables(t *testing.T) {
 	}
 	if _, err := c.Embed(t.Context(), []string{"x"}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLoadKeepsOpenAIKeyAtOpenAI: an embedding server of its own (a local
+// Ollama) never gets the chat model's OpenAI key; the key goes only where
+// OpenAI's variables point.
+func TestLoadKeepsOpenAIKeyAtOpenAI(t *testing.T) {
+	fake := fakeembed.New("m")
+	var mu sync.Mutex
+	var auth []string
+	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auth = append(auth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		fake.ServeHTTP(w, r)
+	}))
+	env := map[string]string{"OPENAI_API_KEY": "sk-openai"}
+	c, err := embeddings.Load(settings.Values{embeddings.EnvModel: "openai/m", embeddings.EnvBaseURL: base}, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Embed(t.Context(), []string{"x"}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, a := range auth {
+		if strings.Contains(a, "sk-openai") {
+			t.Fatalf("the embedding server of its own got OpenAI's key: Authorization %q", a)
+		}
+	}
+	if len(auth) == 0 {
+		t.Fatal("no request reached the embedding server")
 	}
 }

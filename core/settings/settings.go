@@ -43,12 +43,11 @@ func Parse(name string, opts []Option, args []string, getenv func(string) string
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	vals := map[string]*string{}
+	// The flags' defaults are the built-in ones: the environment is applied
+	// after parsing, so help, which prints defaults, never shows a value
+	// the environment holds (a token, a key, a DSN with its password).
 	for _, o := range opts {
-		def := o.Default
-		if v := getenv(o.Env); v != "" {
-			def = v
-		}
-		vals[o.Env] = fs.String(o.Flag, def, o.Usage+" ($"+o.Env+")")
+		vals[o.Env] = fs.String(o.Flag, o.Default, o.Usage+" ($"+o.Env+")")
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -56,9 +55,15 @@ func Parse(name string, opts []Option, args []string, getenv func(string) string
 		}
 		return nil, err
 	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	v := Values{}
-	for k, p := range vals {
-		v[k] = strings.TrimSpace(*p)
+	for _, o := range opts {
+		val := *vals[o.Env]
+		if env := getenv(o.Env); env != "" && !given[o.Flag] {
+			val = env
+		}
+		v[o.Env] = strings.TrimSpace(val)
 	}
 	return v, nil
 }

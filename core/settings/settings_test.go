@@ -145,3 +145,25 @@ func TestLogOptionsDefaultsBuildALogger(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestHelpShowsNoEnvironmentValue: help prints each flag's built-in
+// default, never what its variable holds: operators paste help into
+// tickets, and the variables hold tokens, keys and DSNs with passwords.
+func TestHelpShowsNoEnvironmentValue(t *testing.T) {
+	opts := []settings.Option{
+		{Env: "X_TOKEN", Flag: "token", Default: "", Usage: "a token"},
+		{Env: "X_ADDR", Flag: "addr", Default: "127.0.0.1:8080", Usage: "listen address"},
+	}
+	env := map[string]string{"X_TOKEN": "CANARY-SECRET", "X_ADDR": "CANARY-ADDR"}
+	var out bytes.Buffer
+	_, err := settings.Parse("x", opts, []string{"--help"}, func(k string) string { return env[k] }, &out)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("--help: %v", err)
+	}
+	if strings.Contains(out.String(), "CANARY") {
+		t.Fatalf("help shows a value from the environment:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), `(default "127.0.0.1:8080")`) {
+		t.Fatalf("help lost the built-in default:\n%s", out.String())
+	}
+}

@@ -116,6 +116,12 @@ func (c *committer) run() {
 		c.gather(last, took)
 		c.mu.Lock()
 		ni := min(len(c.inputs), maxGroup)
+		if len(c.queue) > 0 {
+			// Inputs go first but never take every slot: a flood of them
+			// would hold turns' writes (and lease renewals) back for as
+			// long as it lasts.
+			ni = min(ni, maxGroup-1)
+		}
 		n := min(len(c.queue), maxGroup-ni)
 		if ni+n == 0 {
 			c.busy = false
@@ -182,17 +188,22 @@ func (c *committer) gather(last int, took time.Duration) {
 
 // commit runs calls in one transaction, the inputs among them first, and
 // returns the calls it left for the next commit: those that would have
-// started once the others had run for budget. When one fails, the
+// started once the others had run for budget, except the first write
+// after the inputs. When one fails, the
 // transaction rolls back for all of them, so each is run again alone and
 // only the failing one reports an error.
 func (c *committer) commit(calls []*commitCall, budget time.Duration) (left []*commitCall) {
 	err := c.update(func(tx *bbolt.Tx) error {
 		start := time.Now()
+		// The first write after the inputs runs whatever the inputs took,
+		// so each commit moves the other writes on by one at least.
+		wrote := false
 		for i, call := range calls {
-			if i > 0 && !call.input && time.Since(start) > budget {
+			if i > 0 && !call.input && wrote && time.Since(start) > budget {
 				calls, left = calls[:i], calls[i:]
 				return nil
 			}
+			wrote = wrote || !call.input
 			ch, err := call.fn(tx)
 			if err != nil {
 				return err

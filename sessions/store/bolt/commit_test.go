@@ -303,3 +303,32 @@ func TestACommitRunsItsWritesForABoundedTime(t *testing.T) {
 		}
 	}
 }
+
+// TestInputsNeverHoldWritesBack: a commit whose inputs alone take longer
+// than the budget still runs the first write behind them, so a flood of
+// inputs cannot stall the turns' writes and lease renewals.
+func TestInputsNeverHoldWritesBack(t *testing.T) {
+	s, _ := openTemp(t, Options{})
+	c := s.commit
+	queued := make(chan struct{}, 16)
+	c.mu.Lock()
+	c.queued = func() { queued <- struct{}{} }
+	c.batchTime = time.Nanosecond
+	c.mu.Unlock()
+	release := held(t, c, queued)
+	write := txOfWrite(t, c, false)
+	<-queued
+	var inputs []<-chan int
+	for range 3 {
+		inputs = append(inputs, txOfWrite(t, c, true))
+		<-queued
+	}
+	release()
+	first := <-inputs[0]
+	for _, in := range inputs[1:] {
+		<-in
+	}
+	if id := <-write; id != first {
+		t.Errorf("the write committed in transaction %d, after the inputs' %d: inputs over the budget held it back", id, first)
+	}
+}

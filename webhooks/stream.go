@@ -50,6 +50,11 @@ func (s *Service) deliverStream(ctx context.Context, c core.ClaimedDelivery) {
 			if len(ahead) > 0 {
 				d, ahead = ahead[0], ahead[1:]
 			}
+			if d != nil && s.pausedNow(ctx, d.DestinationID) {
+				// A pause makes no other attempt; the records in
+				// flight say where the stream resumes.
+				d, ahead = nil, nil
+			}
 		}
 		if d != nil && len(inflight) < sendAhead {
 			continue
@@ -130,4 +135,14 @@ func (s *Service) recorded(a sent) (next *core.Delivery, ok bool) {
 		s.logFailure(d, a.r)
 	}
 	return out.Next, true
+}
+
+// pausedNow reports whether the destination was paused since the stream
+// read ahead (by an admin, on any replica): the store's answer to each
+// record would stop the stream there, and an attempt sent ahead of its
+// record must stop there too. It is false when the store cannot say, as
+// the record then decides.
+func (s *Service) pausedNow(ctx context.Context, destinationID string) bool {
+	d, err := s.cfg.Store.GetDestination(ctx, destinationID)
+	return err == nil && d.Status == core.DestinationPaused
 }

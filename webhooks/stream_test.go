@@ -169,3 +169,41 @@ func TestFailureStopsSendingAhead(t *testing.T) {
 		t.Fatalf("requests %v, want %v", got, want)
 	}
 }
+
+// TestPauseStopsSendingAhead: once a destination is paused, no delivery
+// is sent ahead of the records in flight (an admin's pause promises no
+// other attempt until resume).
+func TestPauseStopsSendingAhead(t *testing.T) {
+	bs := openBolt(t)
+	st := &heldRecords{Store: bs, release: make(chan struct{})}
+	rc := newReceiver(t)
+	var destination atomic.Value
+	rc.setAnswer(func(Envelope) int {
+		if _, err := bs.PauseDestination(context.Background(), destination.Load().(string)); err != nil {
+			t.Error(err)
+		}
+		return 0
+	})
+	svc, sess := streamEnv(t, st, rc, fastConfig())
+	ds, _, err := bs.ListDestinations(t.Context(), core.DestinationQuery{})
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("destinations: %v, %v", ds, err)
+	}
+	destination.Store(ds[0].ID)
+	sayTo(t, bs, sess.ID, "a0", "a1", "a2")
+	svc.Start(t.Context())
+	t.Cleanup(func() {
+		if err := svc.Stop(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	waitFor(t, "the first attempt's record", func() bool { return st.calls.Load() > 0 })
+	close(st.release)
+	waitFor(t, "the first delivery recorded", func() bool {
+		ds, _, err := bs.ListDeliveries(t.Context(), core.DeliveryQuery{State: core.DeliveryDelivered})
+		return err == nil && len(ds) == 1
+	})
+	if n := len(rc.requests()); n != 1 {
+		t.Fatalf("%d requests after the pause, want the 1 under way", n)
+	}
+}

@@ -63,14 +63,14 @@ func (c *encodedMessages) encode(m core.Message) ([]byte, error) {
 }
 
 func (c *encodedMessages) put(e *encodedMessage) {
-	size := len(e.raw) + 64
+	size := e.size()
 	if size > c.max {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.byKey[e.key]; ok {
-		c.total -= len(el.Value.(*encodedMessage).raw) + 64
+		c.total -= el.Value.(*encodedMessage).size()
 		c.lru.Remove(el)
 	}
 	c.byKey[e.key] = c.lru.PushFront(e)
@@ -78,10 +78,20 @@ func (c *encodedMessages) put(e *encodedMessage) {
 	for c.total > c.max {
 		el := c.lru.Back()
 		old := el.Value.(*encodedMessage)
-		c.total -= len(old.raw) + 64
+		c.total -= old.size()
 		c.lru.Remove(el)
 		delete(c.byKey, old.key)
 	}
+}
+
+// size is what an entry holds: its encoding and the message it keeps to
+// compare against (whose text, inputs and images it keeps alive).
+func (e *encodedMessage) size() int {
+	n := len(e.raw) + 64
+	for _, b := range e.msg.Content {
+		n += len(b.Text) + len(b.Input) + len(b.Output) + len(b.Data) + len(b.ToolUseID) + len(b.Name) + 64
+	}
+	return n
 }
 
 // encodeMessage is m as the SDK encodes it in a request; nil when the

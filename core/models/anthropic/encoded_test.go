@@ -111,3 +111,19 @@ func TestEncodedMessagesBounded(t *testing.T) {
 		t.Fatalf("keeps %d bytes in %d entries (%d keys), bound %d", c.total, c.lru.Len(), len(c.byKey), c.max)
 	}
 }
+
+// TestEncodedMessagesCountWhatTheyKeep: an entry counts the message it
+// keeps to compare against, not only its encoding: an image's bytes are
+// held twice, once as data and once base64-encoded.
+func TestEncodedMessagesCountWhatTheyKeep(t *testing.T) {
+	c := newEncodedMessages(1 << 20)
+	img := make([]byte, 100<<10)
+	m := core.Message{Role: core.RoleUser, Content: []core.Block{{Type: core.BlockImage, MediaType: "image/png", Data: img}}}
+	raw, err := c.encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.total < len(raw)+len(img) {
+		t.Fatalf("counts %d bytes for an entry holding %d of encoding and %d of image", c.total, len(raw), len(img))
+	}
+}

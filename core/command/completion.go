@@ -49,10 +49,11 @@ func subNames(c Command) string {
 	return strings.Join(out, " ")
 }
 
-// cases writes the case arms of bash and zsh, which share their syntax:
+// cases writes the case arms of bash and zsh, which share their syntax
+// and set choices (not words, zsh's array of the command line):
 // a group completes its subcommands where pos2 holds, then each one's
 // flags; a command completes its flags. arm formats one arm.
-func cases(b *strings.Builder, cmds []Command, arm func(pattern, words string) string, pos2 string, sub string) {
+func cases(b *strings.Builder, cmds []Command, arm func(pattern, choices string) string, pos2 string, sub string) {
 	for _, c := range listed(cmds) {
 		if len(c.Subcommands) == 0 {
 			b.WriteString(arm(c.Name, dashed(c.Flags)))
@@ -62,7 +63,7 @@ func cases(b *strings.Builder, cmds []Command, arm func(pattern, words string) s
 		for _, s := range c.Subcommands {
 			inner.WriteString(arm(s.Name, dashed(s.Flags)))
 		}
-		fmt.Fprintf(b, "    %s)\n      if %s; then words=%q\n      else case %s in\n%s      esac; fi;;\n",
+		fmt.Fprintf(b, "    %s)\n      if %s; then choices=%q\n      else case %s in\n%s      esac; fi;;\n",
 			c.Name, pos2, subNames(c), sub, indent(inner.String()))
 	}
 }
@@ -75,10 +76,10 @@ func bash(prog string, cmds []Command) string {
 	fn := "_" + strings.ReplaceAll(prog, "-", "_")
 	var b strings.Builder
 	fmt.Fprintf(&b, "# bash completion for %[1]s: source <(%[1]s completion bash)\n%[2]s() {\n", prog, fn)
-	b.WriteString("  local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]} sub=${COMP_WORDS[2]} words=\"\"\n")
-	fmt.Fprintf(&b, "  if [[ $COMP_CWORD -eq 1 ]]; then words=%q\n  else case $cmd in\n", strings.Join(Names(cmds), " "))
-	cases(&b, cmds, func(p, w string) string { return fmt.Sprintf("    %s) words=%q;;\n", p, w) }, "[[ $COMP_CWORD -eq 2 ]]", "$sub")
-	fmt.Fprintf(&b, "  esac; fi\n  COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n}\ncomplete -F %s %s\n", fn, prog)
+	b.WriteString("  local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]} sub=${COMP_WORDS[2]} choices=\"\"\n")
+	fmt.Fprintf(&b, "  if [[ $COMP_CWORD -eq 1 ]]; then choices=%q\n  else case $cmd in\n", strings.Join(Names(cmds), " "))
+	cases(&b, cmds, func(p, w string) string { return fmt.Sprintf("    %s) choices=%q;;\n", p, w) }, "[[ $COMP_CWORD -eq 2 ]]", "$sub")
+	fmt.Fprintf(&b, "  esac; fi\n  COMPREPLY=($(compgen -W \"$choices\" -- \"$cur\"))\n}\ncomplete -F %s %s\n", fn, prog)
 	return b.String()
 }
 
@@ -86,10 +87,10 @@ func zsh(prog string, cmds []Command) string {
 	fn := "_" + strings.ReplaceAll(prog, "-", "_")
 	var b strings.Builder
 	fmt.Fprintf(&b, "#compdef %[1]s\n# zsh completion for %[1]s: source <(%[1]s completion zsh)\n%[2]s() {\n", prog, fn)
-	b.WriteString("  local cmd=${words[2]} sub=${words[3]}\n  local words=\"\"\n")
-	fmt.Fprintf(&b, "  if (( CURRENT == 2 )); then words=%q\n  else case $cmd in\n", strings.Join(Names(cmds), " "))
-	cases(&b, cmds, func(p, w string) string { return fmt.Sprintf("    %s) words=%q;;\n", p, w) }, "(( CURRENT == 3 ))", "$sub")
-	fmt.Fprintf(&b, "  esac; fi\n  compadd -- ${=words}\n}\ncompdef %s %s\n", fn, prog)
+	b.WriteString("  local cmd=${words[2]} sub=${words[3]}\n  local choices=\"\"\n")
+	fmt.Fprintf(&b, "  if (( CURRENT == 2 )); then choices=%q\n  else case $cmd in\n", strings.Join(Names(cmds), " "))
+	cases(&b, cmds, func(p, w string) string { return fmt.Sprintf("    %s) choices=%q;;\n", p, w) }, "(( CURRENT == 3 ))", "$sub")
+	fmt.Fprintf(&b, "  esac; fi\n  compadd -- ${=choices}\n}\ncompdef %s %s\n", fn, prog)
 	return b.String()
 }
 

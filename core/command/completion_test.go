@@ -2,6 +2,7 @@ package command
 
 import (
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -65,5 +66,17 @@ func TestBashCompletion(t *testing.T) {
 				t.Fatalf("completed %q, want %q (%v)", out, tt.want, err)
 			}
 		})
+	}
+}
+
+// TestZshLeavesWordsAlone: words is zsh's array of the command line
+// being completed; a local of that name would hide it from compsys.
+func TestZshLeavesWordsAlone(t *testing.T) {
+	script, _ := Completion("switchboard", "zsh", testTree())
+	if !regexp.MustCompile(`\$\{words\[2\]\}`).MatchString(script) {
+		t.Fatalf("the script does not read the command line from words:\n%s", script)
+	}
+	if regexp.MustCompile(`(local\s+([\w=]*\s+)*words\b|\bwords=)`).MatchString(script) {
+		t.Fatalf("the script declares or assigns words:\n%s", script)
 	}
 }

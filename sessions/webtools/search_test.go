@@ -2,7 +2,11 @@ package webtools
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -107,5 +111,27 @@ func TestAgentsOwnToolKept(t *testing.T) {
 	tools, _ := New(cfg, nil).Tools(context.Background(), &core.Session{ID: "s"}, a)
 	if len(tools) != 1 || tools[0].Def().Name != FetchTool {
 		t.Fatalf("offered %d tools: %v", len(tools), tools)
+	}
+}
+
+// TestSearchRedirectToAnotherHost: the backend's key must not follow a
+// redirect off its host.
+func TestSearchRedirectToAnotherHost(t *testing.T) {
+	var leaked atomic.Bool
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Subscription-Token") != "" {
+			leaked.Store(true)
+		}
+		io.WriteString(w, `{"web":{"results":[]}}`)
+	}))
+	defer other.Close()
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/search", http.StatusFound)
+	}))
+	defer redirector.Close()
+	cfg := Config{Search: BackendBrave, SearchURL: redirector.URL + "/search", SearchKey: "brave-key", SearchPolicy: core.PolicyAllow, MaxResults: 5}
+	res := search(t, cfg, `{"query":"gateway"}`)
+	if !res.IsError || !strings.Contains(res.Output, "to another host") || leaked.Load() {
+		t.Fatalf("leaked %v: %s", leaked.Load(), res.Output)
 	}
 }

@@ -51,7 +51,7 @@ func New(cfg Config, sb core.Sandbox) *Tools {
 	if cfg.Fetch && sb == nil {
 		t.direct = newDirect(cfg.AllowPrivate)
 	}
-	client := &http.Client{Timeout: searchTimeout}
+	client := &http.Client{Timeout: searchTimeout, CheckRedirect: sameHost}
 	switch cfg.Search {
 	case BackendSearXNG:
 		t.search = &searxng{base: cfg.SearchURL, client: client}
@@ -59,6 +59,18 @@ func New(cfg Config, sb core.Sandbox) *Tools {
 		t.search = &brave{endpoint: cfg.SearchURL, key: cfg.SearchKey, client: client}
 	}
 	return t
+}
+
+// sameHost refuses a search backend's redirect to another host: the
+// client keeps custom headers across redirects, and Brave's key is one.
+func sameHost(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if from := via[0].URL; req.URL.Host != from.Host {
+		return fmt.Errorf("it redirects from %s to another host, %s, which is not followed", from.Host, req.URL.Host)
+	}
+	return nil
 }
 
 // Tools returns the web tools of session s. An agent saved before the

@@ -22,7 +22,7 @@ import (
 // binary does, and returns the exit code.
 func cli(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	d := Defaults{URL: "http://127.0.0.1:8080", DataDir: "./switchboard-data"}
-	c, ok := command.Find([]command.Command{Agent(d), Session(d), Memory(d), Destination(d)}, args[0])
+	c, ok := command.Find([]command.Command{Agent(d), Session(d), Memory(d), Destination(d), Installation(d), Environment(d), Vault(d), Credential(d)}, args[0])
 	if !ok {
 		panic("no command " + args[0])
 	}

@@ -31,7 +31,7 @@ type credentialFlags struct {
 }
 
 func (f *credentialFlags) register(c *subcommand) {
-	c.fs.StringVar(&f.name, "name", "", "the credential's `NAME`, unique in its vault")
+	c.fs.StringVar(&f.name, "name", "", "the credential's `NAME` (names need not be unique: where two share one, give the id)")
 	c.fs.StringVar(&f.kind, "kind", "", "`KIND`: static_bearer, header or oauth")
 	c.fs.Var(&f.hosts, "host", "a `HOST` it may be sent to (repeatable; *.example.com for subdomains)")
 	c.fs.StringVar(&f.headerName, "header-name", "", "kind header: the `HEADER` it is sent in")

@@ -79,7 +79,7 @@ func destinationCreate(ctx context.Context, c *subcommand, args []string) error 
 	}
 	spec.URL, spec.Level, spec.Types = pos[0], core.Level(level), types
 	if secretFile != "" {
-		if spec.Secret, err = c.readSecret(secretFile); err != nil {
+		if spec.Secret, err = c.readSecret("secret-file", secretFile); err != nil {
 			return err
 		}
 	}

@@ -47,6 +47,7 @@ func TestDestinationCommands(t *testing.T) {
 		{"pause as json", []string{"pause", "dst_1", "--json"}, 0, []string{`"status": "paused"`}, "POST /v1/destinations/dst_1/pause Bearer t"},
 		{"resume", []string{"resume", "dst_1"}, 0, []string{"status:        active"}, "POST /v1/destinations/dst_1/resume Bearer t"},
 		{"pause of no destination", []string{"pause", "dst_missing"}, 1, []string{`destination "dst_missing" not found`}, "POST /v1/destinations/dst_missing/pause Bearer t"},
+		{"create with a missing secret file", []string{"create", "https://hooks.example.com/in", "--secret-file", "/nonexistent/secret"}, 1, []string{"--secret-file: "}, ""},
 		{"no id", []string{"pause"}, 2, []string{"want 1 argument(s), got 0"}, ""},
 		{"an unknown subcommand", []string{"stop", "dst_1"}, 2, []string{`unknown subcommand "stop"`}, ""},
 	}

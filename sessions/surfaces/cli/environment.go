@@ -49,7 +49,7 @@ func (f *environmentFlags) register(c *subcommand) {
 		c.fs.Var(p.l, p.name, "a `PACKAGE` "+p.name+" installs (repeatable)")
 	}
 	c.fs.Var(f.env, "env", "`KEY=value` in the sandbox's environment (repeatable)")
-	c.fs.StringVar(&f.network, "network", "", "network `MODE`: none, allowlist or open")
+	c.fs.StringVar(&f.network, "network", "", "network `MODE`: none or allowlist")
 	c.fs.Var(&f.hosts, "allow-host", "with --network allowlist, a `HOST` it may reach (repeatable)")
 	c.fs.Var(&f.creds, "credential", "a vault credential its requests carry: its id, or `VAULT/NAME` (repeatable)")
 }
@@ -142,6 +142,11 @@ func environmentWrite(ctx context.Context, c *subcommand, args []string, update 
 		}
 		if p == (client.EnvironmentParams{}) {
 			return &usageError{cmd: c, msg: "environment update: nothing to change; give a flag or --file"}
+		}
+		// --allow-host alone changes the hosts, not the mode the API
+		// would otherwise read as none.
+		if p.Network != nil && p.Network.Mode == "" {
+			p.Network.Mode = cur.Network.Mode
 		}
 		e, err = cl.UpdateEnvironment(ctx, cur.ID, p)
 		if err != nil {

@@ -57,8 +57,11 @@ func installationGet(ctx context.Context, c *subcommand, args []string) error {
 func installationPolicy(ctx context.Context, c *subcommand, args []string) error {
 	var channels, users listFlag
 	var agent string
-	c.fs.Var(&channels, "channel", "a `CHANNEL` where it may be triggered, as its platform names one (repeatable; none: everywhere)")
-	c.fs.Var(&users, "user", "a `USER` who may trigger it, as its platform names one (repeatable; none: everyone)")
+	var clearChannels, clearUsers bool
+	c.fs.Var(&channels, "channel", "a `CHANNEL` where it may be triggered, as its platform names one (repeatable; replaces the channels, keeps the users)")
+	c.fs.Var(&users, "user", "a `USER` who may trigger it, as its platform names one (repeatable; replaces the users, keeps the channels)")
+	c.fs.BoolVar(&clearChannels, "clear-channels", false, "empty the channels: it may be triggered everywhere")
+	c.fs.BoolVar(&clearUsers, "clear-users", false, "empty the users: everyone may trigger it")
 	c.fs.StringVar(&agent, "agent", "", "bind its new sessions to this agent (id or `NAME`; \"\" for the agent named default)")
 	pos, cl, err := c.start(args, 1)
 	if err != nil {
@@ -68,9 +71,21 @@ func installationPolicy(ctx context.Context, c *subcommand, args []string) error
 	if err != nil {
 		return err
 	}
+	if (clearChannels && c.given("channel")) || (clearUsers && c.given("user")) {
+		return &usageError{cmd: c, msg: "installation policy: --clear-channels and --channel, or --clear-users and --user, contradict each other"}
+	}
 	var p client.InstallationParams
-	if c.given("channel") || c.given("user") {
-		p.Policy = &core.AccessPolicy{Channels: orEmpty(channels), Users: orEmpty(users)}
+	// The API replaces the whole policy: the list not named keeps its
+	// current value, or one flag would open the installation wider.
+	if c.given("channel") || c.given("user") || clearChannels || clearUsers {
+		policy := core.AccessPolicy{Channels: orEmpty(in.Policy.Channels), Users: orEmpty(in.Policy.Users)}
+		if c.given("channel") || clearChannels {
+			policy.Channels = orEmpty(channels)
+		}
+		if c.given("user") || clearUsers {
+			policy.Users = orEmpty(users)
+		}
+		p.Policy = &policy
 	}
 	if c.given("agent") {
 		if agent != "" {
@@ -83,7 +98,7 @@ func installationPolicy(ctx context.Context, c *subcommand, args []string) error
 		p.Agent = &agent
 	}
 	if p == (client.InstallationParams{}) {
-		return &usageError{cmd: c, msg: "installation policy: nothing to change; give --channel, --user or --agent"}
+		return &usageError{cmd: c, msg: "installation policy: nothing to change; give --channel, --user, --clear-channels, --clear-users or --agent"}
 	}
 	out, err := cl.UpdateInstallation(ctx, in.ID, p)
 	if err != nil {

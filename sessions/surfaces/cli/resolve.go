@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/switchboardhq/switchboard/core/command"
 	"github.com/switchboardhq/switchboard/core/web"
@@ -38,18 +39,36 @@ func listAll[T any](ctx context.Context, list func(context.Context, client.ListP
 	return all, nil
 }
 
-// find returns the record whose id or name is ref.
+// find returns the record whose id is ref, else the one record named ref.
+// Names are not unique: two records of one name are an error listing
+// their ids, rather than a guess at which was meant.
 func find[T any](kind, ref string, all []T, idName func(T) (string, string)) (T, error) {
+	var zero T
 	names := make([]string, 0, len(all))
+	var named []T
+	var ids []string
 	for _, r := range all {
 		id, name := idName(r)
-		if ref == id || ref == name {
+		if ref == id {
 			return r, nil
+		}
+		if ref == name {
+			named = append(named, r)
+			ids = append(ids, id)
 		}
 		names = append(names, name)
 	}
-	var zero T
-	return zero, notFound(kind, ref, names)
+	switch len(named) {
+	case 0:
+		return zero, notFound(kind, ref, names)
+	case 1:
+		return named[0], nil
+	}
+	noun, rest, _ := strings.Cut(kind, " ")
+	if rest != "" {
+		rest = " " + rest
+	}
+	return zero, fmt.Errorf("%d %ss%s are named %q: %s; give an id", len(named), noun, rest, ref, strings.Join(ids, ", "))
 }
 
 // notFound says that no kind is named ref, and which name is closest.

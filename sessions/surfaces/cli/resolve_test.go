@@ -16,7 +16,7 @@ import (
 )
 
 func TestFindByIDOrName(t *testing.T) {
-	all := []core.Vault{{ID: "vlt_1", Name: "team"}, {ID: "vlt_2", Name: "ops"}}
+	all := []core.Vault{{ID: "vlt_0", Name: "vlt_4"}, {ID: "vlt_1", Name: "team"}, {ID: "vlt_2", Name: "ops"}, {ID: "vlt_3", Name: "prod"}, {ID: "vlt_4", Name: "prod"}}
 	idName := func(v core.Vault) (string, string) { return v.ID, v.Name }
 	for _, tt := range []struct {
 		ref, id, err string
@@ -24,6 +24,8 @@ func TestFindByIDOrName(t *testing.T) {
 		{"vlt_2", "vlt_2", ""},
 		{"team", "vlt_1", ""},
 		{"taem", "", `no vault has the id or name "taem"; did you mean "team"?`},
+		{"prod", "", `2 vaults are named "prod": vlt_3, vlt_4; give an id`},
+		{"vlt_4", "vlt_4", ""},
 	} {
 		t.Run(tt.ref, func(t *testing.T) {
 			v, err := find("vault", tt.ref, all, idName)
@@ -37,6 +39,11 @@ func TestFindByIDOrName(t *testing.T) {
 				t.Fatalf("found %+v, %v", v, err)
 			}
 		})
+	}
+	creds := []core.Credential{{ID: "vcr_1", Name: "gh"}, {ID: "vcr_2", Name: "gh"}}
+	if _, err := find("credential of vault team", "gh", creds, func(c core.Credential) (string, string) { return c.ID, c.Name }); err == nil ||
+		err.Error() != `2 credentials of vault team are named "gh": vcr_1, vcr_2; give an id` {
+		t.Fatalf("two credentials of one name: %v", err)
 	}
 	if _, err := find("vault", "x", []core.Vault(nil), idName); err == nil || strings.Contains(err.Error(), "did you mean") {
 		t.Fatalf("nothing to suggest: %v", err)

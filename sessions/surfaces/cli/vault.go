@@ -125,10 +125,10 @@ func (c *subcommand) deleted(id string) error {
 	return c.write("deleted " + id + "\n")
 }
 
-// readSecret reads a secret value from a file, or stdin for "-", never
+// readSecret reads a secret value, given as flag, from a file, or stdin for "-", never
 // from the command line, where the shell's history and ps would show it;
 // one trailing newline is dropped.
-func (c *subcommand) readSecret(path string) (string, error) {
+func (c *subcommand) readSecret(flag, path string) (string, error) {
 	var raw []byte
 	var err error
 	if path == "-" {
@@ -137,7 +137,7 @@ func (c *subcommand) readSecret(path string) (string, error) {
 		raw, err = os.ReadFile(path)
 	}
 	if err != nil {
-		return "", fmt.Errorf("--value-file: %w", err)
+		return "", fmt.Errorf("--%s: %w", flag, err)
 	}
 	return strings.TrimSuffix(strings.TrimSuffix(string(raw), "\n"), "\r"), nil
 }
@@ -152,7 +152,7 @@ type oauthSecrets struct {
 
 // setSecret puts the value read from path into the fields of kind.
 func (c *subcommand) setSecret(path string, kind core.CredentialKind, p *client.CredentialParams) error {
-	v, err := c.readSecret(path)
+	v, err := c.readSecret("value-file", path)
 	if err != nil {
 		return err
 	}

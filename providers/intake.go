@@ -214,11 +214,13 @@ func (r *Intake) setBudget(ctx context.Context, t Trigger, log *slog.Logger) (Ro
 	}
 	note := "This session's budget is now " + t.Budget.BudgetsText() + "."
 	if before.BudgetPaused() {
-		held, err := r.stillHeld(ctx, before, s)
-		if err != nil {
-			return Routed{}, fmt.Errorf("route %s: %w", t.Origin.Key, err)
+		// The limits are saved by now: a failure to read the agent costs
+		// only the word on whether the turn goes on.
+		if held, err := r.stillHeld(ctx, before, s); err != nil {
+			log.Warn("budget command: cannot tell whether the paused turn goes on", "session_id", s.ID, "err", err)
+		} else {
+			note += " " + resumeNote(held)
 		}
-		note += " " + resumeNote(held)
 	}
 	log.Info("session budget set from its thread", "session_id", s.ID, "actor", t.Actor, "limits", *t.Budget)
 	return Routed{Outcome: BudgetSet, Session: s, Note: note}, nil

@@ -1,6 +1,8 @@
 package providers_test
 
 import (
+	"context"
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -321,5 +323,41 @@ func TestRouteBudgetStillHeld(t *testing.T) {
 				t.Fatalf("raise: %+v, %v\nwant note %q", res, err, tt.note)
 			}
 		})
+	}
+}
+
+// noVersions is a store that cannot read agent versions.
+type noVersions struct{ *bolt.Store }
+
+func (noVersions) GetAgentVersion(context.Context, string, int) (*core.Agent, error) {
+	return nil, errors.New("store down")
+}
+
+// TestRouteBudgetAgentUnread: the limits are saved before the intake
+// reads the agent to tell whether the turn goes on, so failing to read it
+// answers the command without that word rather than failing it.
+func TestRouteBudgetAgentUnread(t *testing.T) {
+	const key = "slack:T1:C1:5.000100"
+	origin := core.Origin{Provider: "slack", Key: key, TenantID: "T1"}
+	in := &core.Installation{ID: "ins_1", Provider: "slack", ExternalID: "T1", BudgetApprovers: []string{"U_BOSS"}}
+	s := openStore(t)
+	if _, err := s.CreateAgent(t.Context(), &core.Agent{Name: "default", Model: "anthropic/x"}); err != nil {
+		t.Fatal(err)
+	}
+	r := &providers.Intake{Store: noVersions{s}}
+	started, err := r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Input: message("go")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(t.Context(), started.Session.ID, core.AppendRequest{TakeInputs: true, TurnID: "turn_1", Holder: "h", Events: []core.Event{
+		core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
+		core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusAwaitingInput,
+			StopReason: core.ReasonBudgetExceeded, PendingAction: &core.PendingAction{Budget: &core.BudgetPause{Name: core.BudgetCostUSD, Limit: 1, Spent: 1.2}}}),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Input: message("budget $5"), Budget: &core.Limits{MaxSessionCostUSD: 5}, Actor: "U_BOSS"})
+	if err != nil || res.Outcome != providers.BudgetSet || res.Note != "This session's budget is now $5.00." {
+		t.Fatalf("raise: %+v, %v", res, err)
 	}
 }

@@ -94,6 +94,7 @@ type Routed struct {
 // IntakeStore is what the Intake needs of the session store.
 type IntakeStore interface {
 	GetAgent(ctx context.Context, idOrName string) (*core.Agent, error)
+	GetAgentVersion(ctx context.Context, id string, version int) (*core.Agent, error)
 	CreateSession(ctx context.Context, req core.NewSession) (*core.CreateResult, error)
 	SessionByKey(ctx context.Context, key string) (*core.Session, error)
 	SetSessionLimits(ctx context.Context, sessionID string, l core.Limits, actor core.Actor) (*core.Session, error)
@@ -203,7 +204,7 @@ func (r *Intake) setBudget(ctx context.Context, t Trigger, log *slog.Logger) (Ro
 	if err != nil {
 		return Routed{}, fmt.Errorf("route %s: %w", t.Origin.Key, err)
 	}
-	paused := s.BudgetPaused()
+	before := s
 	s, err = r.Store.SetSessionLimits(ctx, s.ID, *t.Budget, core.ActorHuman)
 	if errors.Is(err, core.ErrArchived) {
 		return Routed{Outcome: Archived}, nil
@@ -211,17 +212,56 @@ func (r *Intake) setBudget(ctx context.Context, t Trigger, log *slog.Logger) (Ro
 	if err != nil {
 		return Routed{}, fmt.Errorf("route %s: %w", t.Origin.Key, err)
 	}
+	note := "This session's budget is now " + t.Budget.BudgetsText() + "."
+	if before.BudgetPaused() {
+		// The limits are saved by now: a failure to read the agent costs
+		// only the word on whether the turn goes on.
+		if held, err := r.stillHeld(ctx, before, s); err != nil {
+			log.Warn("budget command: cannot tell whether the paused turn goes on", "session_id", s.ID, "err", err)
+		} else {
+			note += " " + resumeNote(held)
+		}
+	}
 	log.Info("session budget set from its thread", "session_id", s.ID, "actor", t.Actor, "limits", *t.Budget)
-	return Routed{Outcome: BudgetSet, Session: s, Note: budgetSetNote(*t.Budget, paused)}, nil
+	return Routed{Outcome: BudgetSet, Session: s, Note: note}, nil
 }
 
-// budgetSetNote confirms a budget command.
-func budgetSetNote(l core.Limits, resumed bool) string {
-	note := "This session's budget is now " + l.BudgetsText() + "."
-	if resumed {
-		note += " Continuing where I paused."
+// stillHeld is the limit that, under the session's limits after a raise
+// (after), still holds the turn that paused before it, or nil when the
+// turn goes on. It checks what the runtime checks when the raise resumes
+// the turn, with the spending the pause recorded: the paused turn's own
+// usage is known only for the budget that paused it.
+func (r *Intake) stillHeld(ctx context.Context, before, after *core.Session) (*core.BudgetPause, error) {
+	agent, err := r.Store.GetAgentVersion(ctx, after.Agent.ID, after.Agent.Version)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s v%d: %w", after.Agent.ID, after.Agent.Version, err)
 	}
-	return note
+	l := after.LimitsOver(agent.Limits)
+	paused := before.PendingAction.Budget
+	if paused.Name == core.BudgetTurns {
+		if over := core.OverTurns(l, before.Turns); over != nil {
+			return over, nil
+		}
+	}
+	tokens, cost := before.Usage.Total(), before.CostUSD
+	switch paused.Name {
+	case core.BudgetTokens:
+		tokens = max(tokens, int64(paused.Spent))
+	case core.BudgetCostUSD:
+		spent := paused.Spent
+		cost = &spent
+	}
+	return core.OverBudget(l, tokens, cost), nil
+}
+
+// resumeNote ends the confirmation of a raise of a paused session: it
+// goes on, or the limit that still holds it stays to be raised.
+func resumeNote(held *core.BudgetPause) string {
+	if held == nil {
+		return "Continuing where I paused."
+	}
+	return fmt.Sprintf("I stay paused: this session is still at its limit of %s (%s); raise that to continue.",
+		core.FormatBudget(held.Name, held.Limit), held.Name)
 }
 
 // agentFor is the agent an installation's new sessions run: the bound one,

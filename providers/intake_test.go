@@ -1,6 +1,8 @@
 package providers_test
 
 import (
+	"context"
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -252,5 +254,110 @@ func TestRouteSourceKey(t *testing.T) {
 	pending, err := s.Pending(t.Context(), res.Session.ID)
 	if err != nil || len(pending) != 2 || pending[0].SourceKey != key || pending[1].SourceKey != linked {
 		t.Fatalf("pending %+v (%v)", pending, err)
+	}
+}
+
+// TestRouteBudgetStillHeld: a raise that leaves the paused turn over a
+// limit says which limit still holds it, not that it continues.
+func TestRouteBudgetStillHeld(t *testing.T) {
+	tests := []struct {
+		name   string
+		agent  core.Limits
+		paused core.BudgetPause
+		raise  core.Limits
+		note   string
+	}{
+		{"max_turns, tokens raised", core.Limits{MaxTurns: 1}, core.BudgetPause{Name: core.BudgetTurns, Limit: 1, Spent: 1},
+			core.Limits{MaxSessionTokens: 20_000},
+			"This session's budget is now 20,000 tokens. I stay paused: this session is still at its limit of 1 turn (max_turns); raise that to continue."},
+		{"max_turns raised", core.Limits{MaxTurns: 1}, core.BudgetPause{Name: core.BudgetTurns, Limit: 1, Spent: 1},
+			core.Limits{MaxTurns: 3},
+			"This session's budget is now 3 turns. Continuing where I paused."},
+		{"tokens, raised below spent", core.Limits{MaxSessionTokens: 1000}, core.BudgetPause{Name: core.BudgetTokens, Limit: 1000, Spent: 1500},
+			core.Limits{MaxSessionTokens: 1200},
+			"This session's budget is now 1,200 tokens. I stay paused: this session is still at its limit of 1,200 tokens (max_session_tokens); raise that to continue."},
+		{"tokens, max_turns raised", core.Limits{MaxSessionTokens: 1000, MaxTurns: 5}, core.BudgetPause{Name: core.BudgetTokens, Limit: 1000, Spent: 1500},
+			core.Limits{MaxTurns: 9},
+			"This session's budget is now 9 turns. I stay paused: this session is still at its limit of 1,000 tokens (max_session_tokens); raise that to continue."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			const key = "slack:T1:C1:4.000100"
+			origin := core.Origin{Provider: "slack", Key: key, TenantID: "T1"}
+			in := &core.Installation{ID: "ins_1", Provider: "slack", ExternalID: "T1", BudgetApprovers: []string{"U_BOSS"}}
+			s := openStore(t)
+			if _, err := s.CreateAgent(t.Context(), &core.Agent{Name: "default", Model: "anthropic/x", Limits: tt.agent}); err != nil {
+				t.Fatal(err)
+			}
+			r := &providers.Intake{Store: s}
+			started, err := r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Input: message("go")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := started.Session.ID
+			// One turn finished, the next paused.
+			if _, err := s.Append(t.Context(), id, core.AppendRequest{TakeInputs: true, TurnID: "turn_1", Holder: "h", Events: []core.Event{
+				core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
+				core.NewEvent(core.TypeTurnCompleted, core.LevelInternal, core.ActorSystem, core.TurnCompletedBody{YieldReason: core.ReasonCompleted}),
+				core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusIdle}),
+			}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Input: message("more")}); err != nil {
+				t.Fatal(err)
+			}
+			paused := tt.paused
+			if _, err := s.Append(t.Context(), id, core.AppendRequest{TakeInputs: true, TurnID: "turn_2", Holder: "h", Events: []core.Event{
+				core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
+				core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusAwaitingInput,
+					StopReason: paused.Reason(), PendingAction: &core.PendingAction{Budget: &paused}}),
+			}}); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := s.GetSession(t.Context(), id); got.Turns != 1 || !got.BudgetPaused() {
+				t.Fatalf("set-up session %+v", got)
+			}
+			raise := tt.raise
+			res, err := r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Input: message("budget"), Budget: &raise, Actor: "U_BOSS"})
+			if err != nil || res.Outcome != providers.BudgetSet || res.Note != tt.note {
+				t.Fatalf("raise: %+v, %v\nwant note %q", res, err, tt.note)
+			}
+		})
+	}
+}
+
+// noVersions is a store that cannot read agent versions.
+type noVersions struct{ *bolt.Store }
+
+func (noVersions) GetAgentVersion(context.Context, string, int) (*core.Agent, error) {
+	return nil, errors.New("store down")
+}
+
+// TestRouteBudgetAgentUnread: the limits are saved before the intake
+// reads the agent to tell whether the turn goes on, so failing to read it
+// answers the command without that word rather than failing it.
+func TestRouteBudgetAgentUnread(t *testing.T) {
+	const key = "slack:T1:C1:5.000100"
+	origin := core.Origin{Provider: "slack", Key: key, TenantID: "T1"}
+	in := &core.Installation{ID: "ins_1", Provider: "slack", ExternalID: "T1", BudgetApprovers: []string{"U_BOSS"}}
+	s := openStore(t)
+	if _, err := s.CreateAgent(t.Context(), &core.Agent{Name: "default", Model: "anthropic/x"}); err != nil {
+		t.Fatal(err)
+	}
+	r := &providers.Intake{Store: noVersions{s}}
+	started, err := r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Input: message("go")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(t.Context(), started.Session.ID, core.AppendRequest{TakeInputs: true, TurnID: "turn_1", Holder: "h", Events: []core.Event{
+		core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
+		core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusAwaitingInput,
+			StopReason: core.ReasonBudgetExceeded, PendingAction: &core.PendingAction{Budget: &core.BudgetPause{Name: core.BudgetCostUSD, Limit: 1, Spent: 1.2}}}),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Input: message("budget $5"), Budget: &core.Limits{MaxSessionCostUSD: 5}, Actor: "U_BOSS"})
+	if err != nil || res.Outcome != providers.BudgetSet || res.Note != "This session's budget is now $5.00." {
+		t.Fatalf("raise: %+v, %v", res, err)
 	}
 }

@@ -110,6 +110,21 @@ func (t *turn) start(ctx context.Context, s *core.Session) (core.Reason, error) 
 	return t.run(ctx, "")
 }
 
+// stillOver is the limit that still holds a turn paused for why, under
+// the limits it resumes with, or nil: max_turns for a turn paused before
+// its prompt, then the session budgets, as the built-in loop checks them
+// before its next model call.
+func (t *turn) stillOver(s *core.Session, why core.Reason) *core.BudgetPause {
+	if why == core.ReasonMaxTurns {
+		if over := core.OverTurns(t.c.Limits, s.Turns); over != nil {
+			return over
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return core.OverBudget(t.c.Limits, t.before.Total()+t.usage.Total(), core.AddCost(t.beforeCost, t.cost()))
+}
+
 // budgetRaisedNote opens the prompt of a turn resumed after its budget
 // was raised.
 const budgetRaisedNote = "[Your previous request was paused when the session reached its budget; the budget has been raised. Carry on from where you stopped.]"

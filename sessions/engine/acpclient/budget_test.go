@@ -173,3 +173,72 @@ func TestMaxTurnsPausesBeforeThePrompt(t *testing.T) {
 		t.Fatalf("the session counts %d turns, want 2", s.Turns)
 	}
 }
+
+// TestMaxTurnsHoldsAcrossAnotherRaise: a raise of another limit requeues
+// the turn paused at max_turns, which pauses again without prompting the
+// agent.
+func TestMaxTurnsHoldsAcrossAnotherRaise(t *testing.T) {
+	e := newEnv(t, acpagent.Script{Turns: []acpagent.Turn{
+		{Match: "first question", Steps: []acpagent.Step{{Say: "First answer."}}},
+		{Match: "second question", Steps: []acpagent.Step{{Say: "Second answer."}}},
+	}})
+	e.limits.MaxTurns = 1
+	e.say("first question")
+	if out := e.run(context.Background()); out.Reason != core.ReasonCompleted {
+		t.Fatalf("first outcome %+v", out)
+	}
+	e.say("second question")
+	if out := e.run(context.Background()); !out.Paused {
+		t.Fatalf("outcome at the cap %+v", out)
+	}
+	if _, err := e.store.SetSessionLimits(context.Background(), e.session, core.Limits{MaxSessionTokens: 5000}, core.ActorHuman); err != nil {
+		t.Fatal(err)
+	}
+	e.limits.MaxSessionTokens = 5000
+	if out := e.run(context.Background()); !out.Paused {
+		t.Fatalf("outcome after raising max_session_tokens %+v", out)
+	}
+	s := e.sessionNow()
+	if s.Status != core.StatusAwaitingInput || s.StopReason != core.ReasonMaxTurns || !s.BudgetPaused() || s.PendingAction.Budget.Name != core.BudgetTurns {
+		t.Fatalf("session after the other raise %+v (pending %+v)", s, s.PendingAction)
+	}
+	if n := len(e.asked("session/prompt")); n != 1 {
+		t.Fatalf("%d prompts after the other raise, want 1", n)
+	}
+	if s.Turns != 1 {
+		t.Fatalf("the session counts %d turns, want 1", s.Turns)
+	}
+}
+
+// TestBudgetHoldsAcrossAnotherRaise: a raise of max_turns requeues the
+// turn a session budget paused, which pauses again without prompting the
+// agent while the budget still does not fit.
+func TestBudgetHoldsAcrossAnotherRaise(t *testing.T) {
+	e := newEnv(t, acpagent.Script{Turns: []acpagent.Turn{
+		{Match: "budget has been raised", Steps: []acpagent.Step{{Say: "Carried on and done."}}},
+		{Steps: []acpagent.Step{toolStep("Reading everything"), {WaitCancel: true}}},
+	}})
+	e.limits.MaxSessionTokens = 1000
+	e.say("read everything")
+	wait := e.start(context.Background())
+	e.waitFor("the turn running", func(*core.Session) bool { return hasType(e.events(), core.TypeAgentToolResult) })
+	e.h.Metered(e.session, "m", core.Usage{InputTokens: 1200})
+	if out := wait(); !out.Paused {
+		t.Fatalf("outcome %+v", out)
+	}
+	if _, err := e.store.SetSessionLimits(context.Background(), e.session, core.Limits{MaxTurns: 5}, core.ActorHuman); err != nil {
+		t.Fatal(err)
+	}
+	e.limits.MaxTurns = 5
+	if out := e.run(context.Background()); !out.Paused {
+		t.Fatalf("outcome after raising max_turns %+v", out)
+	}
+	s := e.sessionNow()
+	if s.Status != core.StatusAwaitingInput || s.StopReason != core.ReasonBudgetExceeded || !s.BudgetPaused() ||
+		s.PendingAction.Budget.Name != core.BudgetTokens || s.PendingAction.Budget.Spent != 1200 {
+		t.Fatalf("session after the other raise %+v (pending %+v)", s, s.PendingAction)
+	}
+	if n := len(e.asked("session/prompt")); n != 1 {
+		t.Fatalf("%d prompts after the other raise, want 1", n)
+	}
+}

@@ -565,6 +565,16 @@ func (t *turn) resume(ctx context.Context, s *core.Session) (core.Reason, error)
 	if err != nil {
 		return "", fmt.Errorf("read log: %w", err)
 	}
+	so, why := pausedSoFar(events, t.id)
+	if so != nil {
+		// A raise requeues the paused turn whichever limit it raised: one
+		// that still does not fit pauses it again before the agent is
+		// prompted.
+		t.usage, t.resumed = so.Usage, so.Usage
+		if over := t.stillOver(s, why); over != nil {
+			return "", t.pauseTurn(wctx, over, time.Duration(so.ActiveMS)*time.Millisecond)
+		}
+	}
 	var results []core.Event
 	for _, id := range openCalls(events, t.id) {
 		results = append(results, core.NewEvent(core.TypeAgentToolResult, core.LevelProgress, core.ActorSystem,
@@ -580,9 +590,9 @@ func (t *turn) resume(ctx context.Context, s *core.Session) (core.Reason, error)
 		}
 	}
 	note := resumeNote
-	if so, why := pausedSoFar(events, t.id); so != nil {
+	if so != nil {
 		// Raised: the paused turn goes on, its usage so far counted once.
-		t.usage, t.resumed, note = so.Usage, so.Usage, budgetRaisedNote
+		note = budgetRaisedNote
 		if why == core.ReasonMaxTurns {
 			// Paused before its prompt: its inputs are prompted now.
 			note = ""

@@ -157,12 +157,12 @@ func (f *agentFlags) overlayLimits(c *subcommand, l *core.Limits) {
 	}
 }
 
-// updateAgent sends the update. Limits are one field to the API, so when
-// only some limit flags are given the others are filled from the latest
-// version, and that version is pinned so a concurrent update is refused
-// rather than overwritten.
+// updateAgent sends the update. Limits are one field to the API, so the
+// limit flags given are laid over the latest version's limits (unless
+// --file gave the limits whole), and that version is pinned so a
+// concurrent update is refused rather than overwritten.
 func (c *subcommand) updateAgent(ctx context.Context, cl *client.Client, id string, f *agentFlags, p client.AgentParams) (*core.Agent, error) {
-	if n := c.givenLimits(); n > 0 && n < 3 && !f.fileLimits {
+	if c.givenLimits() > 0 && !f.fileLimits {
 		cur, err := cl.GetAgent(ctx, id)
 		if err != nil {
 			return nil, err

@@ -111,16 +111,16 @@ func TestTokenResolution(t *testing.T) {
 	}
 }
 
-// TestAgentUpdateMergesLimits: limits are one field to the API, so one
-// limit flag must keep the others, pinned to the version they were read
-// from.
+// TestAgentUpdateMergesLimits: limits are one field to the API, so limit
+// flags, however many, must keep the limits not given, pinned to the
+// version they were read from.
 func TestAgentUpdateMergesLimits(t *testing.T) {
 	var mu sync.Mutex
 	var posted []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if r.Method == http.MethodGet {
-			io.WriteString(w, `{"id":"agt_1","name":"a","version":4,"model":"anthropic/m","system":"","limits":{"max_steps":5,"turn_seconds":60}}`)
+			io.WriteString(w, `{"id":"agt_1","name":"a","version":4,"model":"anthropic/m","system":"","limits":{"max_steps":5,"turn_seconds":60,"max_session_tokens":1000,"max_turns":4}}`)
 			return
 		}
 		b, _ := io.ReadAll(r.Body)
@@ -140,9 +140,14 @@ func TestAgentUpdateMergesLimits(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
+	code = cli([]string{"agent", "update", "agt_1", "--max-steps", "1", "--turn-seconds", "2", "--max-tokens", "3", "--max-session-tokens", "5", "--max-session-cost-usd", "6", "--max-turns", "7", "--url", srv.URL, "--token", "t"}, env, strings.NewReader(""), &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
 	want := []string{
-		`{"limits":{"max_steps":5,"turn_seconds":60,"max_tokens":9},"version":4}`,
-		`{"limits":{"max_steps":1,"turn_seconds":2,"max_tokens":3},"version":7}`,
+		`{"limits":{"max_steps":5,"turn_seconds":60,"max_tokens":9,"max_session_tokens":1000,"max_turns":4},"version":4}`,
+		`{"limits":{"max_steps":1,"turn_seconds":2,"max_tokens":3,"max_session_tokens":1000,"max_turns":4},"version":7}`,
+		`{"limits":{"max_steps":1,"turn_seconds":2,"max_tokens":3,"max_session_tokens":5,"max_session_cost_usd":6,"max_turns":7},"version":4}`,
 	}
 	if strings.Join(posted, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("posted\n%s\nwant\n%s", strings.Join(posted, "\n"), strings.Join(want, "\n"))

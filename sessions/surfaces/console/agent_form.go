@@ -100,6 +100,14 @@ func (f agentForm) params(create bool) (client.AgentParams, formErrors) {
 	return p, fe
 }
 
+// keepUnshownLimits copies onto l, the limits the form sends, those it
+// does not show (the session budgets, max_turns) from opened, the limits
+// of the version it was opened at: the API replaces limits whole, so an
+// edit would otherwise drop them.
+func keepUnshownLimits(l *core.Limits, opened core.Limits) {
+	l.MaxSessionTokens, l.MaxSessionCostUSD, l.MaxTurns = opened.MaxSessionTokens, opened.MaxSessionCostUSD, opened.MaxTurns
+}
+
 // readNumber reads a whole number typed in field; empty is 0.
 func readNumber(fe formErrors, field, s string) int64 {
 	s = strings.TrimSpace(s)

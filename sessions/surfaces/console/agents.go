@@ -139,6 +139,14 @@ func (h *Handler) saveAgent(w http.ResponseWriter, r *http.Request, s *core.Cons
 		h.agentForm(w, r, s, http.StatusBadRequest, p)
 		return
 	}
+	opened := cur
+	if f.Version != cur.Version {
+		if opened, err = h.api.GetAgentVersion(ctx, cur.ID, f.Version); err != nil {
+			h.apiFailed(w, r, s, "read the version the form was opened at", err)
+			return
+		}
+	}
+	keepUnshownLimits(params.Limits, opened.Limits)
 	a, err := h.api.UpdateAgent(ctx, cur.ID, params)
 	if err != nil {
 		fe, status, ok := refusal(err, agentFields...)

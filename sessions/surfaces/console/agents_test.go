@@ -201,8 +201,20 @@ func TestAgentFormsNeedCSRF(t *testing.T) {
 	}
 }
 
+// TestAgentEdit: a save sends the form whole, pinned to the version it
+// was opened at, and keeps that version's limits the form does not show.
 func TestAgentEdit(t *testing.T) {
-	v2 := agentJSON(2, "anthropic/claude-test", "old")
+	// budgeted is a version with the limits the form does not show.
+	budgeted := func(version int, system string, l core.Limits) string {
+		var a core.Agent
+		if err := json.Unmarshal([]byte(agentJSON(version, "anthropic/claude-test", system)), &a); err != nil {
+			t.Fatal(err)
+		}
+		a.Limits = l
+		b, _ := json.Marshal(a)
+		return string(b)
+	}
+	v2 := budgeted(2, "old", core.Limits{MaxSteps: 8, MaxSessionTokens: 1000, MaxSessionCostUSD: 2.5, MaxTurns: 4})
 	tests := []struct {
 		name     string
 		update   fakeAnswer
@@ -214,7 +226,7 @@ func TestAgentEdit(t *testing.T) {
 		{"saves version 3", fakeAnswer{200, agentJSON(3, "anthropic/claude-test", "new")}, v2, 303, nil, ""},
 		{
 			"another save came first", fakeAnswer{409, `{"error":{"type":"conflict","message":"agent agt_1 is at version 3, not 2: conflict"}}`},
-			agentJSON(3, "anthropic/claude-test", "theirs"), 409,
+			budgeted(3, "theirs", core.Limits{MaxSteps: 8, MaxTurns: 9}), 409,
 			[]string{`id="version-conflict"`, "Version 3 of this agent was saved after you opened this form at version 2", `agents/agt_1/diff?from=2&amp;to=3`, ">new</textarea>"},
 			`name="version" value="3"`,
 		},
@@ -237,6 +249,7 @@ func TestAgentEdit(t *testing.T) {
 				}
 			}
 			api.answers["GET /v1/agents/agt_1"] = fakeAnswer{200, tc.latest}
+			api.answers["GET /v1/agents/agt_1?version=2"] = fakeAnswer{200, v2}
 			f := url.Values{"csrf": {csrf}, "version": {"2"}, "name": {"helper"}, "model": {"anthropic/claude-test"}, "system": {"new"}, "max_steps": {"8"}, "metadata": {"team=ops"}}
 			rec := e.do(req{method: "POST", path: "/console/agents/agt_1", cookie: c, form: f})
 			if rec.Code != tc.code {
@@ -247,7 +260,7 @@ func TestAgentEdit(t *testing.T) {
 				t.Fatalf("posted %d times", len(posts))
 			}
 			sameJSON(t, posts[0].Body, `{"name":"helper","model":"anthropic/claude-test","system":"new","description":"","environment":"",
-				"limits":{"max_steps":8},"tools":[],"mcp_servers":[],"skills":[],"memory_stores":[],"metadata":{"team":"ops"},"version":2}`)
+				"limits":{"max_steps":8,"max_session_tokens":1000,"max_session_cost_usd":2.5,"max_turns":4},"tools":[],"mcp_servers":[],"skills":[],"memory_stores":[],"metadata":{"team":"ops"},"version":2}`)
 			body := rec.Body.String()
 			for _, want := range append(tc.want, tc.wantForm) {
 				if !strings.Contains(body, want) {

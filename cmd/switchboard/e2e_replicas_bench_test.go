@@ -1,15 +1,13 @@
 package main_test
 
 import (
-	"io"
 	"net/http"
 	"os"
-	"slices"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard/fixtures/ackload"
 	"github.com/switchboardhq/switchboard/fixtures/fakeslack"
 	"github.com/switchboardhq/switchboard/fixtures/latency"
 	"github.com/switchboardhq/switchboard/fixtures/modelserver"
@@ -73,7 +71,8 @@ func BenchmarkReplicasWebhookAck(b *testing.B) {
 }
 
 // ackLoad sends rate mentions a second for seconds, round robin over
-// targets, and reports the acks' p50 and p99. The first ackWarmUp seconds
+// targets (ackload.Run), and reports the acks' p50 and p99 and the rate
+// acked. The first ackWarmUp seconds
 // at the same rate are a warm-up, reported on their own: the replicas'
 // connection pools fill and each connection prepares its statements, the
 // load generator opens its connections, as they would on a replica that
@@ -91,46 +90,20 @@ func ackLoad(b *testing.B, r *replicas, targets []*server, rate, seconds int) {
 		reqs[i] = fakeslack.SignedRequest(targets[i%len(targets)].url+"/webhooks/slack", slackSecret, time.Now(), "application/json", body)
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024}, Timeout: patience}
-	lat := make([]time.Duration, n)
-	codes := make([]int, n)
-	interval := time.Second / time.Duration(rate)
-	start := time.Now().Add(100 * time.Millisecond)
-	var wg sync.WaitGroup
 	b.ResetTimer()
-	for i := range reqs {
-		due := start.Add(time.Duration(i) * interval)
-		time.Sleep(time.Until(due))
-		wg.Go(func() {
-			resp, err := client.Do(reqs[i])
-			if err == nil {
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				codes[i] = resp.StatusCode
-			}
-			lat[i] = time.Since(due)
-		})
-	}
-	wg.Wait()
+	res, err := ackload.Run(ackload.Load{Requests: reqs, Rate: rate, Warm: warm, Client: client})
 	b.StopTimer()
-	sent := time.Since(start)
-	failed := 0
-	for _, c := range codes {
-		if c != http.StatusOK {
-			failed++
-		}
+	if err != nil {
+		b.Fatal(err)
 	}
-	if failed > 0 {
-		b.Errorf("%d of %d mentions not acked with 200", failed, n)
+	if res.Failed > 0 {
+		b.Errorf("%d of %d mentions not acked with 200", res.Failed, n-warm)
 	}
-	wp50, wp99 := latency.Percentiles(slices.Clone(lat[:warm]))
-	b.Logf("warm-up, %d s: ack p50 %v, p99 %v", ackWarmUp, wp50.Round(time.Microsecond), wp99.Round(time.Microsecond))
-	lat = lat[warm:]
-	n -= warm
-	p50, p99 := latency.Percentiles(lat)
-	b.ReportMetric(float64(n+warm)/sent.Seconds(), "req/s")
-	b.ReportMetric(latency.Millis(p50), "p50-ms")
-	b.ReportMetric(latency.Millis(p99), "p99-ms")
-	b.Logf("%d mentions at %d/s over %d replica(s): ack p50 %v, p99 %v", n, rate, len(targets), p50.Round(time.Microsecond), p99.Round(time.Microsecond))
+	b.Logf("warm-up, %d s: ack p50 %v, p99 %v", ackWarmUp, res.WarmP50.Round(time.Microsecond), res.WarmP99.Round(time.Microsecond))
+	b.ReportMetric(res.Rate, "req/s")
+	b.ReportMetric(latency.Millis(res.P50), "p50-ms")
+	b.ReportMetric(latency.Millis(res.P99), "p99-ms")
+	b.Logf("%d mentions at %d/s over %d replica(s): ack p50 %v, p99 %v", n-warm, rate, len(targets), res.P50.Round(time.Microsecond), res.P99.Round(time.Microsecond))
 }
 
 // ackWarmUp is how many seconds of load precede the measured ones.

@@ -49,7 +49,9 @@ func benchPages(b *testing.B, s backend.Store) {
 	v1 := http.NewServeMux()
 	(&api.Handler{Store: s}).Register(v1)
 	apiHandler := auth.Wrap(v1)
-	con, err := console.New(s, console.Config{AdminToken: token, Platforms: shipped(nil)})
+	// The platforms storetest.SeedList's sessions come from.
+	seeded := []console.Platform{{Name: "chat", Label: "Chat"}, {Name: "forge", Label: "Forge"}, {Name: "tracker", Label: "Tracker"}}
+	con, err := console.New(s, console.Config{AdminToken: token, Platforms: seeded})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -62,7 +64,7 @@ func benchPages(b *testing.B, s backend.Store) {
 		{"none", ""},
 		{"status", "status=idle"},
 		{"agent", "agent=agt_3"},
-		{"provider", "provider=github"},
+		{"provider", "provider=forge"},
 	}
 	for _, p := range pages {
 		b.Run(p.name+"/console", func(b *testing.B) {

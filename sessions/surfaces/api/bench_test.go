@@ -121,7 +121,7 @@ func followAll(b *testing.B, n int, sets ...*fanOut) {
 		for _, f := range sets {
 			f.d.mark(seq, time.Now())
 			f.send(seq)
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond) // one event at a time, not a burst
 		}
 	}
 	wg.Wait()

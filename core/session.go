@@ -148,6 +148,10 @@ type Origin struct {
 	// The API names it origin.tenant.
 	TenantID string `json:"tenant,omitempty"`
 	URL      string `json:"url,omitempty"`
+	// Title is what a person calls the thread, where the platform names
+	// it (an issue's or a pull request's title), as it was when the
+	// session started; "" when unknown.
+	Title string `json:"title,omitempty"`
 }
 
 // PendingAction is what a session in awaiting_input waits on: the tool
@@ -248,8 +252,13 @@ type Session struct {
 	// text if it finished now.
 	TurnText        string `json:"turn_text,omitempty"`
 	ClientTokenHash string `json:"client_token_hash,omitempty"`
-	CreatedAt       Time   `json:"created_at"`
-	UpdatedAt       Time   `json:"updated_at"`
+	// FirstText is the stores' copy of the first user message
+	// (MaxFirstText bytes of it, the one SessionFilter.Text reads): set
+	// on the sessions ListSessions returns, for a list to show which
+	// session is which without reading logs. Never part of the record.
+	FirstText string `json:"-"`
+	CreatedAt Time   `json:"created_at"`
+	UpdatedAt Time   `json:"updated_at"`
 }
 
 // ForkRef is where a fork's log came from.

@@ -167,6 +167,7 @@ func (p *listing) add(id, firstText string, load func() (*core.Session, error)) 
 	if err != nil {
 		return false, err
 	}
+	sess.FirstText = firstText
 	p.list.Sessions = append(p.list.Sessions, sess)
 	return true, nil
 }

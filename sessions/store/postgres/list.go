@@ -43,8 +43,8 @@ func (s *Store) ListSessions(ctx context.Context, f core.SessionFilter) (core.Se
 	if f.Text != "" {
 		list, err = s.listText(ctx, f, where, args)
 	} else {
-		sql := `SELECT body FROM sessions WHERE ` + strings.Join(where, " AND ") + ` ORDER BY id LIMIT $` + strconv.Itoa(len(args)+1)
-		list.Sessions, list.HasMore, err = listPage(ctx, s, sql, args, f.Limit, decodeSession)
+		sql := `SELECT body, first_text FROM sessions WHERE ` + strings.Join(where, " AND ") + ` ORDER BY id LIMIT $` + strconv.Itoa(len(args)+1)
+		list.Sessions, list.HasMore, err = listRows(ctx, s, sql, args, f.Limit, collectListed)
 		if list.HasMore {
 			list.Next = list.Sessions[len(list.Sessions)-1].ID
 		}
@@ -68,7 +68,7 @@ func (s *Store) listText(ctx context.Context, f core.SessionFilter, where []stri
 	cond := strings.Join(where, " AND ")
 	param := func(i int) string { return "$" + strconv.Itoa(len(args)+i) }
 	selected := `SELECT id, first_text FROM sessions WHERE ` + cond + ` ORDER BY id LIMIT ` + param(1)
-	sql := `SELECT s.body FROM (
+	sql := `SELECT s.body, s.first_text FROM (
 			SELECT id, first_text FROM (` + selected + `) x
 			WHERE strpos(lower(first_text), lower(` + param(2) + `)) > 0 ORDER BY id LIMIT ` + param(3) + `
 		) e JOIN sessions s USING (id) ORDER BY e.id`
@@ -77,7 +77,7 @@ func (s *Store) listText(ctx context.Context, f core.SessionFilter, where []stri
 		return core.SessionList{}, err
 	}
 	var list core.SessionList
-	if list.Sessions, err = collect(rows, decodeSession); err != nil {
+	if list.Sessions, err = collectListed(rows); err != nil {
 		return core.SessionList{}, err
 	}
 	if len(list.Sessions) > limit {
@@ -98,6 +98,28 @@ func (s *Store) listText(ctx context.Context, f core.SessionFilter, where []stri
 		list.HasMore, list.Capped, list.Next = true, true, edge[0]
 	}
 	return list, nil
+}
+
+// collectListed reads listed sessions, each row its body and first text.
+func collectListed(rows pgx.Rows) ([]*core.Session, error) {
+	defer rows.Close()
+	out := []*core.Session{}
+	for rows.Next() {
+		var v []byte
+		var text *string
+		if err := rows.Scan(&v, &text); err != nil {
+			return nil, err
+		}
+		sess, err := decodeSession(v)
+		if err != nil {
+			return nil, err
+		}
+		if text != nil {
+			sess.FirstText = *text
+		}
+		out = append(out, sess)
+	}
+	return out, rows.Err()
 }
 
 // Archive makes the session read-only: it drops the queued inputs, the wake

@@ -38,6 +38,11 @@ func collect[T any](rows pgx.Rows, decode func([]byte) (T, error)) ([]T, error) 
 // limit as its last parameter. It asks for one more row than the page
 // holds to tell whether there are more.
 func listPage[T any](ctx context.Context, s *Store, sql string, args []any, limit int, decode func([]byte) (T, error)) ([]T, bool, error) {
+	return listRows(ctx, s, sql, args, limit, func(rows pgx.Rows) ([]T, error) { return collect(rows, decode) })
+}
+
+// listRows is listPage for rows of more than a body, which read collects.
+func listRows[T any](ctx context.Context, s *Store, sql string, args []any, limit int, read func(pgx.Rows) ([]T, error)) ([]T, bool, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, false, err
 	}
@@ -46,7 +51,7 @@ func listPage[T any](ctx context.Context, s *Store, sql string, args []any, limi
 	if err != nil {
 		return nil, false, err
 	}
-	out, err := collect(rows, decode)
+	out, err := read(rows)
 	if err != nil {
 		return nil, false, err
 	}

@@ -93,6 +93,19 @@ func testListFilters(t *testing.T, s core.Store) {
 			}
 		})
 	}
+	// A list shows each session's first message without reading logs,
+	// whichever filter (or none) chose the page.
+	firsts := map[string]string{
+		"ses_f00": "Deploy the API", "ses_f01": "", "ses_f02": "fix the BUG", "ses_f04": "hello", "ses_f05": "DEPLOY now",
+		"ses_f07": "head " + strings.Repeat("x", core.MaxFirstText-len("head ")),
+	}
+	for _, f := range []core.SessionFilter{{}, {Text: "e"}, {AgentID: "agt_b"}, {Provider: "chat"}, {OriginKey: "forge:ses_f02"}} {
+		for _, sess := range allSessions(t, s, f) {
+			if want, ok := firsts[sess.ID]; ok && sess.FirstText != want {
+				t.Fatalf("filter %+v: %s's first text %q, want %q", f, sess.ID, sess.FirstText, want)
+			}
+		}
+	}
 }
 
 // testListTextCap holds a text filter to MaxExamined sessions a page:

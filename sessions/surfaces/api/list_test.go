@@ -113,6 +113,12 @@ func TestListSessionsFilters(t *testing.T) {
 	if !slices.Equal(found, []string{"ses_l0", "ses_l5"}) {
 		t.Fatalf("paged search found %v", found)
 	}
+	// Each item carries the start of its first message, for a list to
+	// tell the sessions apart.
+	_, raw := e.call(t, admin, "GET", "/v1/sessions?tenant=slack:T1", nil)
+	if !strings.Contains(string(raw), `"first_message":"Deploy the API"`) {
+		t.Fatalf("list without first_message: %s", raw)
+	}
 	code, raw := e.call(t, admin, "GET", "/v1/sessions?q="+strings.Repeat("x", core.MaxFirstText+1), nil)
 	wantError(t, code, raw, 400, "invalid_request", "q: longer than")
 }

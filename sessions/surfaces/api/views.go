@@ -28,8 +28,11 @@ type SessionView struct {
 	// /v1/sessions/{id} only); absent when none will.
 	NextWakeAt *core.Time `json:"next_wake_at,omitempty"`
 	LastSeq    uint64     `json:"last_seq"`
-	CreatedAt  core.Time  `json:"created_at"`
-	UpdatedAt  core.Time  `json:"updated_at"`
+	// FirstMessage is the start of the first user message, at most
+	// core.MaxFirstText bytes (GET /v1/sessions only); absent before one.
+	FirstMessage string    `json:"first_message,omitempty"`
+	CreatedAt    core.Time `json:"created_at"`
+	UpdatedAt    core.Time `json:"updated_at"`
 }
 
 // ViewSession renders s for the API.
@@ -37,7 +40,7 @@ func ViewSession(s *core.Session) SessionView {
 	v := SessionView{
 		ID: s.ID, Status: s.Status, StopReason: s.StopReason, PendingAction: s.PendingAction, Agent: s.Agent, Origin: s.Origin,
 		Metadata: s.Metadata, Environment: s.Environment, Tenant: s.MemoryTenant(), Limits: s.Limits, ForkedFrom: s.ForkedFrom, Usage: s.Usage, CostUSD: s.CostUSD, Turns: s.Turns, Result: s.Result, LastSeq: s.LastSeq,
-		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
+		FirstMessage: s.FirstText, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 	}
 	if v.Metadata == nil {
 		v.Metadata = map[string]string{}

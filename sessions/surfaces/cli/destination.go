@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -123,9 +124,13 @@ func destinationList(ctx context.Context, c *subcommand, args []string) error {
 	if c.json {
 		return c.printJSON(dataOf(all), false)
 	}
+	names, err := listAgentNames(ctx, cl, slices.ContainsFunc(all, func(d core.Destination) bool { return d.AgentID != "" }))
+	if err != nil {
+		return err
+	}
 	rows := [][]string{{"ID", "URL", "STATUS", "LEVEL", "SESSION", "AGENT"}}
 	for _, d := range all {
-		rows = append(rows, []string{d.ID, d.URL, string(d.Status), string(d.Level), dash(d.SessionID), dash(d.AgentID)})
+		rows = append(rows, []string{d.ID, d.URL, string(d.Status), string(d.Level), dash(d.SessionID), dash(names.of(d.AgentID))})
 	}
 	return c.table(rows)
 }

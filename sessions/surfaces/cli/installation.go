@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -35,9 +36,13 @@ func installationList(ctx context.Context, c *subcommand, args []string) error {
 	if c.json {
 		return c.printJSON(dataOf(all), false)
 	}
+	names, err := listAgentNames(ctx, cl, slices.ContainsFunc(all, func(in core.Installation) bool { return in.Agent != "" }))
+	if err != nil {
+		return err
+	}
 	rows := [][]string{{"ID", "PROVIDER", "NAME", "EXTERNAL_ID", "AGENT"}}
 	for _, in := range all {
-		rows = append(rows, []string{in.ID, in.Provider, dash(in.Name), in.ExternalID, firstOf(in.Agent, "default")})
+		rows = append(rows, []string{in.ID, in.Provider, dash(in.Name), in.ExternalID, firstOf(names.of(in.Agent), "default")})
 	}
 	return c.table(rows)
 }

@@ -99,16 +99,18 @@ func showMap(m map[string]string) string {
 	return strings.Join(parts, " ")
 }
 
-func showAgentRef(r core.AgentRef) string { return fmt.Sprintf("%s (version %d)", r.ID, r.Version) }
-
 func showOrigin(o *core.Origin) string {
 	if o == nil {
 		return ""
 	}
+	out := o.Key
 	if o.URL != "" {
-		return o.Key + " " + o.URL
+		out += " " + o.URL
 	}
-	return o.Key
+	if o.Title != "" {
+		out += " (" + o.Title + ")"
+	}
+	return out
 }
 
 // eventTypeWidth aligns event summaries: the longest type is
@@ -203,13 +205,16 @@ func summary(e core.Event) string {
 }
 
 // clip shortens s to one line of at most maxSummary runes.
-func clip(s string) string {
+func clip(s string) string { return clipTo(s, maxSummary) }
+
+// clipTo is s on one line, cut to n characters.
+func clipTo(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= maxSummary {
+	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
 	r := []rune(s)
-	return string(r[:maxSummary]) + "…"
+	return string(r[:n]) + "…"
 }
 
 // dataOf is every record of a list as the API pages them, {"data": […]},

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -98,7 +99,7 @@ func scheduleCreate(ctx context.Context, c *subcommand, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.showSchedule(sc)
+	return c.showSchedule(sc, c.agentName(ctx, cl, sc.Target.Agent))
 }
 
 func scheduleList(ctx context.Context, c *subcommand, args []string) error {
@@ -118,9 +119,13 @@ func scheduleList(ctx context.Context, c *subcommand, args []string) error {
 	if c.json {
 		return c.printJSON(page, false)
 	}
+	names, err := listAgentNames(ctx, cl, slices.ContainsFunc(page.Data, func(s core.Schedule) bool { return s.Target.Agent != "" }))
+	if err != nil {
+		return err
+	}
 	rows := [][]string{{"ID", "WHEN", "TARGET", "STATE", "NEXT", "LAST", "FIRES"}}
 	for _, s := range page.Data {
-		rows = append(rows, []string{s.ID, scheduleWhen(&s), scheduleTarget(&s), scheduleState(&s), dash(showTimePtr(s.NextAt)), dash(showTimePtr(s.LastFiredAt)), fmt.Sprint(s.Fires)})
+		rows = append(rows, []string{s.ID, scheduleWhen(&s), scheduleTarget(&s, names.of(s.Target.Agent)), scheduleState(&s), dash(showTimePtr(s.NextAt)), dash(showTimePtr(s.LastFiredAt)), fmt.Sprint(s.Fires)})
 	}
 	if err := c.table(rows); err != nil {
 		return err
@@ -143,18 +148,20 @@ func scheduleChange(change func(*client.Client, context.Context, string) (*core.
 		if err != nil {
 			return err
 		}
-		return c.showSchedule(sc)
+		return c.showSchedule(sc, c.agentName(ctx, cl, sc.Target.Agent))
 	}
 }
 
-func (c *subcommand) showSchedule(s *core.Schedule) error {
+// showSchedule shows a schedule, agent naming the agent it starts
+// sessions of ("" for its id).
+func (c *subcommand) showSchedule(s *core.Schedule, agent string) error {
 	if c.json {
 		return c.printJSON(s, false)
 	}
 	return c.keyValues([][2]string{
 		{"id", s.ID},
 		{"when", scheduleWhen(s)},
-		{"target", scheduleTarget(s)},
+		{"target", scheduleTarget(s, firstOf(agent, s.Target.Agent))},
 		{"input", clip(s.Target.Input)},
 		{"state", scheduleState(s)},
 		{"next_at", showTimePtr(s.NextAt)},
@@ -177,14 +184,16 @@ func scheduleWhen(s *core.Schedule) string {
 	return s.Cron + " (" + zone + ")"
 }
 
-func scheduleTarget(s *core.Schedule) string {
+// scheduleTarget says what a schedule sends to; agent is the name (or
+// id) of the agent whose new sessions it starts.
+func scheduleTarget(s *core.Schedule, agent string) string {
 	if s.Target.SessionID != "" {
 		return "session " + s.Target.SessionID
 	}
 	if p := s.Target.Post; p != nil {
-		return "new session of " + s.Target.Agent + " in " + p.Provider + " channel " + p.Channel
+		return "new session of " + agent + " in " + p.Provider + " channel " + p.Channel
 	}
-	return "new session of " + s.Target.Agent
+	return "new session of " + agent
 }
 
 func scheduleState(s *core.Schedule) string {

@@ -71,19 +71,19 @@ func sessionCreate(ctx context.Context, c *subcommand, args []string) error {
 	if err != nil {
 		return orClosest(ctx, err, "agent", p.Agent, cl.ListAgents, func(a core.Agent) (string, string) { return a.ID, a.Name })
 	}
-	return c.showCreated(s)
+	return c.showCreated(s, c.agentName(ctx, cl, s.Agent.ID))
 }
 
 // showCreated shows a session just made (created or forked), with the
-// client token its answer holds once.
-func (c *subcommand) showCreated(s *client.CreatedSession) error {
+// client token its answer holds once, and its agent's name.
+func (c *subcommand) showCreated(s *client.CreatedSession, agent string) error {
 	if c.json {
 		return c.printJSON(s, false)
 	}
 	rows := [][2]string{
 		{"id", s.ID},
 		{"status", string(s.Status)},
-		{"agent", showAgentRef(s.Agent)},
+		{"agent", showAgentRef(s.Agent, agent)},
 		{"metadata", showMap(s.Metadata)},
 		{"tenant", s.Tenant},
 		{"created_at", showTime(s.CreatedAt)},
@@ -97,7 +97,7 @@ func (c *subcommand) showCreated(s *client.CreatedSession) error {
 func sessionList(ctx context.Context, c *subcommand, args []string) error {
 	var f client.SessionFilter
 	c.fs.StringVar(&f.Status, "status", "", "only this `STATUS`: queued, running, awaiting_input, idle, failed or archived")
-	c.fs.StringVar(&f.Agent, "agent", "", "only sessions of this agent `ID`")
+	c.fs.StringVar(&f.Agent, "agent", "", "only sessions of this agent (id or `NAME`)")
 	c.fs.StringVar(&f.OriginKey, "origin-key", "", "only the session of this origin `KEY`, <provider>:<the platform's address of the thread>")
 	c.fs.StringVar(&f.Provider, "provider", "", "only sessions of this `PROVIDER`: a platform's name, or api for sessions created over the API")
 	c.fs.StringVar(&f.Tenant, "tenant", "", "only sessions of this `TENANT`, <provider>:<workspace, organization or repository>")
@@ -108,6 +108,9 @@ func sessionList(ctx context.Context, c *subcommand, args []string) error {
 	if err != nil {
 		return err
 	}
+	if f.Agent, err = resolveAgent(ctx, cl, f.Agent); err != nil {
+		return err
+	}
 	page, err := cl.ListSessions(ctx, f)
 	if err != nil {
 		return err
@@ -115,14 +118,15 @@ func sessionList(ctx context.Context, c *subcommand, args []string) error {
 	if c.json {
 		return c.printJSON(page, false)
 	}
-	rows := [][]string{{"ID", "STATUS", "STOP_REASON", "AGENT", "ORIGIN", "LAST_SEQ", "UPDATED"}}
+	names, err := listAgentNames(ctx, cl, len(page.Data) > 0)
+	if err != nil {
+		return err
+	}
+	rows := [][]string{{"ID", "STATUS", "STOP_REASON", "AGENT", "ORIGIN", "FIRST_MESSAGE", "LAST_SEQ", "UPDATED"}}
 	for _, s := range page.Data {
 		reason := string(s.StopReason)
-		origin := "api"
-		if s.Origin != nil {
-			origin = s.Origin.Key
-		}
-		rows = append(rows, []string{s.ID, string(s.Status), dash(reason), fmt.Sprintf("%s@%d", s.Agent.ID, s.Agent.Version), origin, fmt.Sprint(s.LastSeq), showTime(s.UpdatedAt)})
+		rows = append(rows, []string{s.ID, string(s.Status), dash(reason), fmt.Sprintf("%s@%d", names.of(s.Agent.ID), s.Agent.Version),
+			listedOrigin(s.Origin), dash(clipTo(s.FirstMessage, listColumn)), fmt.Sprint(s.LastSeq), showTime(s.UpdatedAt)})
 	}
 	if err := c.table(rows); err != nil {
 		return err
@@ -138,6 +142,21 @@ func sessionList(ctx context.Context, c *subcommand, args []string) error {
 		fmt.Fprintf(c.env.stderr, "more: --after %s\n", next)
 	}
 	return nil
+}
+
+// listColumn is how many characters of free text a list's column shows.
+const listColumn = 40
+
+// listedOrigin is a session's origin as a list shows it: the thread's
+// title where the platform names it, else its key; api without one.
+func listedOrigin(o *core.Origin) string {
+	switch {
+	case o == nil:
+		return "api"
+	case o.Title != "":
+		return clipTo(o.Title, listColumn)
+	}
+	return o.Key
 }
 
 func dash(s string) string {
@@ -188,7 +207,7 @@ func sessionStatus(ctx context.Context, c *subcommand, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.showSession(s)
+	return c.showSession(s, c.agentName(ctx, cl, s.Agent.ID))
 }
 
 // sessionResult prints the last finished turn's answer: its text, or with
@@ -235,7 +254,7 @@ func sessionFork(ctx context.Context, c *subcommand, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.showCreated(s)
+	return c.showCreated(s, c.agentName(ctx, cl, s.Agent.ID))
 }
 
 // sessionLimits sets a session's own limits; raising the budget (or the
@@ -259,7 +278,7 @@ func sessionLimits(ctx context.Context, c *subcommand, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.showSession(s)
+	return c.showSession(s, c.agentName(ctx, cl, s.Agent.ID))
 }
 
 // sessionLimitsText shows a session's own limits over its agent's.
@@ -270,7 +289,8 @@ func sessionLimitsText(l *core.Limits) string {
 	return showLimits(*l) + " (over the agent's)"
 }
 
-func (c *subcommand) showSession(s *client.SessionView) error {
+// showSession shows a session, agent naming its agent.
+func (c *subcommand) showSession(s *client.SessionView, agent string) error {
 	if c.json {
 		return c.printJSON(s, false)
 	}
@@ -290,7 +310,7 @@ func (c *subcommand) showSession(s *client.SessionView) error {
 		{"status", string(s.Status)},
 		{"stop_reason", reason},
 		{"pending_action", pending},
-		{"agent", showAgentRef(s.Agent)},
+		{"agent", showAgentRef(s.Agent, agent)},
 		{"origin", origin},
 		{"environment", s.Environment},
 		{"tenant", s.Tenant},

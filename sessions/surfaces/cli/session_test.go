@@ -19,10 +19,10 @@ import (
 func TestSessionListFilters(t *testing.T) {
 	var query string
 	answer := ""
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(withAgents(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		query = r.URL.RawQuery
 		_, _ = w.Write([]byte(answer))
-	}))
+	})))
 	t.Cleanup(srv.Close)
 	const session = `{"id":"ses_1","status":"idle","agent":{"id":"agt_1","version":1},"origin":{"provider":"slack","key":"slack:T1:C1:1.2"},"metadata":{},"usage":{},"last_seq":2,"created_at":"2026-11-22T10:00:00.000Z","updated_at":"2026-11-22T10:00:00.000Z"}`
 	tests := []struct {
@@ -110,14 +110,14 @@ func TestSessionResult(t *testing.T) {
 // included; no flag is a usage error that posts nothing.
 func TestSessionLimits(t *testing.T) {
 	var posted []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(withAgents(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		posted = append(posted, r.Method+" "+r.URL.Path+" "+string(body))
 		_, _ = w.Write([]byte(`{"id":"ses_1","status":"awaiting_input","stop_reason":"budget_exceeded",` +
 			`"pending_action":{"tool_use_ids":[],"budget":{"name":"max_session_cost_usd","limit":1,"spent":1.25}},` +
 			`"agent":{"id":"agt_1","version":1},"origin":null,"metadata":{},"limits":{"max_session_cost_usd":5},"usage":{},"turns":3,` +
 			`"last_seq":9,"created_at":"2026-11-22T10:00:00.000Z","updated_at":"2026-11-22T10:00:00.000Z"}`))
-	}))
+	})))
 	t.Cleanup(srv.Close)
 	run := func(args ...string) (int, string, string) {
 		var out, errOut bytes.Buffer
@@ -129,7 +129,7 @@ func TestSessionLimits(t *testing.T) {
 	if code != 0 || len(posted) != 1 || posted[0] != `POST /v1/sessions/ses_1 {"limits":{"max_session_cost_usd":5}}` {
 		t.Fatalf("exit %d (%s), posted %q", code, errOut, posted)
 	}
-	for _, want := range []string{"budget max_session_cost_usd: spent $1.25 of $1.00", "max_session_cost_usd=5 (over the agent's)"} {
+	for _, want := range []string{"budget max_session_cost_usd: spent $1.25 of $1.00", "max_session_cost_usd=5 (over the agent's)", "nightly (agt_1, version 1)"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("output lacks %q:\n%s", want, out)
 		}
@@ -150,13 +150,13 @@ func TestSessionLimits(t *testing.T) {
 // posts nothing.
 func TestScheduleCreate(t *testing.T) {
 	var posted []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(withAgents(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		posted = append(posted, r.Method+" "+r.URL.Path+" "+string(body))
 		w.WriteHeader(201)
 		_, _ = w.Write([]byte(`{"id":"sch_1","cron":"30 2 * * *","time_zone":"Europe/Berlin","target":{"agent":"agt_1","input":"triage"},` +
 			`"paused":false,"next_at":"2026-03-29T01:00:00.000Z","last_fired_at":null,"fires":0,"created_by":"admin","created_at":"2026-03-28T12:00:00.000Z","updated_at":"2026-03-28T12:00:00.000Z"}`))
-	}))
+	})))
 	t.Cleanup(srv.Close)
 	run := func(args ...string) (int, string, string) {
 		var out, errOut bytes.Buffer
@@ -169,7 +169,7 @@ func TestScheduleCreate(t *testing.T) {
 		posted[0] != `POST /v1/schedules {"cron":"30 2 * * *","time_zone":"Europe/Berlin","target":{"agent":"nightly","input":"triage"}}` {
 		t.Fatalf("exit %d (%s), posted %q", code, errOut, posted)
 	}
-	for _, want := range []string{"30 2 * * * (Europe/Berlin)", "new session of agt_1", "2026-03-29T01:00:00Z", "active"} {
+	for _, want := range []string{"30 2 * * * (Europe/Berlin)", "new session of nightly", "2026-03-29T01:00:00Z", "active"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("output lacks %q:\n%s", want, out)
 		}
@@ -184,12 +184,12 @@ func TestScheduleCreate(t *testing.T) {
 func recorder(t *testing.T, status int, answer string) (*httptest.Server, *[]string) {
 	t.Helper()
 	var posted []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(withAgents(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		posted = append(posted, r.Method+" "+r.URL.Path+" "+string(body))
 		w.WriteHeader(status)
 		_, _ = w.Write([]byte(answer))
-	}))
+	})))
 	t.Cleanup(srv.Close)
 	return srv, &posted
 }
@@ -208,7 +208,7 @@ func TestSessionFork(t *testing.T) {
 		`"tenant":"api","created_at":"2026-11-22T10:00:00.000Z","forked_from":{"session":"ses_1","seq":7}}`)
 	code, out, errOut := runSession(srv, "fork", "ses_1", "--at-seq", "7")
 	if code != 0 || len(*posted) != 1 || (*posted)[0] != `POST /v1/sessions/ses_1/fork {"at_seq":7}` ||
-		!strings.Contains(out, "ses_1 at seq 7") || !strings.Contains(out, "tok  (shown once)") {
+		!strings.Contains(out, "ses_1 at seq 7") || !strings.Contains(out, "tok  (shown once)") || !strings.Contains(out, "nightly (agt_1, version 2)") {
 		t.Fatalf("exit %d (%s), posted %q, output:\n%s", code, errOut, *posted, out)
 	}
 }
@@ -221,5 +221,48 @@ func TestSessionCreateDefaultAgent(t *testing.T) {
 	code, _, errOut := runSession(srv, "create", "--input", "hi")
 	if code != 0 || len(*posted) != 1 || !strings.HasPrefix((*posted)[0], `POST /v1/sessions {"agent":"default"`) {
 		t.Fatalf("exit %d (%s), posted %q", code, errOut, *posted)
+	}
+}
+
+// TestSessionListNames: session list names each session's agent, shows
+// the start of its first message and its thread's title (else its key),
+// and takes --agent as a name or an id; an unknown name posts nothing
+// and names the closest agent.
+func TestSessionListNames(t *testing.T) {
+	var queries []string
+	srv := httptest.NewServer(withAgents(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		queries = append(queries, r.URL.RawQuery)
+		_, _ = w.Write([]byte(`{"data":[` +
+			`{"id":"ses_1","status":"idle","agent":{"id":"agt_1","version":2},"origin":{"provider":"forge","key":"forge:o/r#7","title":"Flaky deploy on Fridays"},` +
+			`"first_message":"please look at why the deploy fails every Friday afternoon when the release train leaves","metadata":{},"usage":{},"last_seq":2,"created_at":"2026-11-22T10:00:00.000Z","updated_at":"2026-11-22T10:00:00.000Z"},` +
+			`{"id":"ses_2","status":"idle","agent":{"id":"agt_gone","version":1},"origin":{"provider":"chat","key":"chat:T1:C1:1.2"},` +
+			`"metadata":{},"usage":{},"last_seq":0,"created_at":"2026-11-22T10:00:00.000Z","updated_at":"2026-11-22T10:00:00.000Z"}` +
+			`],"has_more":false}`))
+	})))
+	t.Cleanup(srv.Close)
+	code, out, errOut := runSession(srv, "list", "--agent", "nightly")
+	if code != 0 || len(queries) != 1 || queries[0] != "agent=agt_1" {
+		t.Fatalf("exit %d (%s), queries %q", code, errOut, queries)
+	}
+	rows := strings.Split(strings.TrimSpace(out), "\n")
+	if len(rows) != 3 || !strings.Contains(rows[0], "FIRST_MESSAGE") {
+		t.Fatalf("table:\n%s", out)
+	}
+	for _, want := range []string{"nightly@2", "Flaky deploy on Fridays", "please look at why the deploy fails ever…"} {
+		if !strings.Contains(rows[1], want) {
+			t.Fatalf("row lacks %q:\n%s", want, out)
+		}
+	}
+	// An agent deleted since shows its id; a thread without a title, its key.
+	for _, want := range []string{"agt_gone@1", "chat:T1:C1:1.2"} {
+		if !strings.Contains(rows[2], want) {
+			t.Fatalf("row lacks %q:\n%s", want, out)
+		}
+	}
+	if code, _, errOut := runSession(srv, "list", "--agent", "agt_1"); code != 0 || queries[1] != "agent=agt_1" {
+		t.Fatalf("by id: exit %d (%s), queries %q", code, errOut, queries)
+	}
+	if code, _, errOut := runSession(srv, "list", "--agent", "nighty"); code == 0 || len(queries) != 2 || !strings.Contains(errOut, `did you mean "nightly"?`) {
+		t.Fatalf("unknown name: exit %d, stderr %q, queries %q", code, errOut, queries)
 	}
 }

@@ -163,7 +163,7 @@ func (p *Provider) store(ctx context.Context, d decision, delivery string) error
 	t := providers.Trigger{
 		Installation: in,
 		Origin: core.Origin{Provider: Name, Key: d.key, TenantID: strconv.FormatInt(d.installation, 10),
-			URL: p.cfg.WebURL + "/" + r.Owner + "/" + r.Repo + "/" + kind + "/" + strconv.Itoa(r.Number)},
+			URL: p.cfg.WebURL + "/" + r.Owner + "/" + r.Repo + "/" + kind + "/" + strconv.Itoa(r.Number), Title: d.context.Title},
 		Tenant:     Name + ":" + r.Owner + "/" + r.Repo,
 		Input:      core.NewInput(core.TypeUserMessage, body),
 		StartInput: &start,

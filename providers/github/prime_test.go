@@ -27,6 +27,10 @@ func TestPrimeFirstTurnOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Lists name the session by its issue.
+	if s.Origin == nil || s.Origin.Title != "Widgets" {
+		t.Fatalf("origin %+v, want the issue's title", s.Origin)
+	}
 	evs, err := r.p.Prime(t.Context(), s)
 	if err != nil || len(evs) != 1 {
 		t.Fatalf("prime: %v %v", evs, err)

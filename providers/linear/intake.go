@@ -184,7 +184,7 @@ func (p *Provider) agentSessionEvent(ctx context.Context, pl *Payload, dedupe []
 	origin := core.Origin{Provider: Name, Key: k, TenantID: pl.OrganizationID, URL: s.URL}
 	if iss := s.Issue; iss != nil {
 		meta[metaIssueID], meta[metaIssue] = iss.ID, iss.Identifier
-		origin.URL = iss.URL
+		origin.URL, origin.Title = iss.URL, iss.Title
 	} else if s.IssueID != "" {
 		meta[metaIssueID] = s.IssueID
 	}

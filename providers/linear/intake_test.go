@@ -68,7 +68,7 @@ func TestIntakeCreatedStartsTheSession(t *testing.T) {
 		t.Fatalf("status %d", code)
 	}
 	s := r.sessionOf("as-1")
-	if s.Origin.URL != "https://linear.app/acme/issue/ENG-1/widgets-break" || s.Origin.TenantID != testOrg || s.Tenant != "linear:"+testOrg ||
+	if s.Origin.URL != "https://linear.app/acme/issue/ENG-1/widgets-break" || s.Origin.Title != "Widgets break" || s.Origin.TenantID != testOrg || s.Tenant != "linear:"+testOrg ||
 		s.Metadata[metaIssueID] != "issue-1" || s.Metadata[metaIssue] != "ENG-1" || s.Metadata[metaAgentSession] != "as-1" {
 		t.Fatalf("session %+v origin %+v", s, s.Origin)
 	}

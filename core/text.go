@@ -21,3 +21,13 @@ func CheckText(field, v string) error {
 	}
 	return nil
 }
+
+// Clip is s on one line (runs of white space made one space), cut to n
+// characters with "…": free text as a list's cell shows it.
+func Clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}

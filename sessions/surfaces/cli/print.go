@@ -9,7 +9,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/web"
@@ -205,17 +204,7 @@ func summary(e core.Event) string {
 }
 
 // clip shortens s to one line of at most maxSummary runes.
-func clip(s string) string { return clipTo(s, maxSummary) }
-
-// clipTo is s on one line, cut to n characters.
-func clipTo(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n]) + "…"
-}
+func clip(s string) string { return core.Clip(s, maxSummary) }
 
 // dataOf is every record of a list as the API pages them, {"data": […]},
 // for --json.

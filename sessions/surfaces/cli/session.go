@@ -126,7 +126,7 @@ func sessionList(ctx context.Context, c *subcommand, args []string) error {
 	for _, s := range page.Data {
 		reason := string(s.StopReason)
 		rows = append(rows, []string{s.ID, string(s.Status), dash(reason), fmt.Sprintf("%s@%d", names.of(s.Agent.ID), s.Agent.Version),
-			listedOrigin(s.Origin), dash(clipTo(s.FirstMessage, listColumn)), fmt.Sprint(s.LastSeq), showTime(s.UpdatedAt)})
+			listedOrigin(s.Origin), dash(core.Clip(s.FirstMessage, listColumn)), fmt.Sprint(s.LastSeq), showTime(s.UpdatedAt)})
 	}
 	if err := c.table(rows); err != nil {
 		return err
@@ -154,7 +154,7 @@ func listedOrigin(o *core.Origin) string {
 	case o == nil:
 		return "api"
 	case o.Title != "":
-		return clipTo(o.Title, listColumn)
+		return core.Clip(o.Title, listColumn)
 	}
 	return o.Key
 }

@@ -56,6 +56,8 @@ type Store interface {
 	core.CommitStream
 	ListSessions(ctx context.Context, f core.SessionFilter) (core.SessionList, error)
 	CountByStatus(ctx context.Context) (map[core.Status]int, error)
+	// ListAgents names the agents of the sessions and schedules pages.
+	ListAgents(ctx context.Context, after string, limit int) ([]*core.Agent, bool, error)
 }
 
 // Config are the console's settings.

@@ -25,6 +25,7 @@ type fakeStore struct {
 	hours      []core.HourStats
 	counts     map[core.Status]int
 	list       core.SessionList
+	agents     []*core.Agent
 	listCalls  int
 	filters    []core.SessionFilter
 	statsFrom  time.Time
@@ -143,6 +144,21 @@ func (f *fakeStore) ListSessions(_ context.Context, filter core.SessionFilter) (
 	f.listCalls++
 	f.filters = append(f.filters, filter)
 	return f.list, nil
+}
+
+func (f *fakeStore) ListAgents(_ context.Context, after string, limit int) ([]*core.Agent, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*core.Agent
+	for _, a := range f.agents {
+		if a.ID > after {
+			out = append(out, a)
+		}
+	}
+	if len(out) > limit {
+		return out[:limit], true, nil
+	}
+	return out, false, nil
 }
 
 func (f *fakeStore) CountByStatus(context.Context) (map[core.Status]int, error) {

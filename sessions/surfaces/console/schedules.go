@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,8 +21,10 @@ func (h *Handler) registerSchedules(mux *http.ServeMux) {
 
 // schedulesPage lists schedules and holds the create form.
 type schedulesPage struct {
-	CSRF        string
-	Schedules   []core.Schedule
+	CSRF      string
+	Schedules []core.Schedule
+	// AgentNames name the agents the schedules start sessions of.
+	AgentNames  agentNames
 	After, Next string
 	Form        scheduleForm
 	Errors      formErrors
@@ -46,6 +49,12 @@ func (h *Handler) showSchedules(w http.ResponseWriter, r *http.Request, s *core.
 	if err != nil {
 		h.apiFailed(w, r, s, "list the schedules", err)
 		return
+	}
+	if slices.ContainsFunc(page.Data, func(sc core.Schedule) bool { return sc.Target.Agent != "" }) {
+		if p.AgentNames, err = h.agentNames(r.Context()); err != nil {
+			h.failed(w, r, s, "list the agents", err)
+			return
+		}
 	}
 	p.CSRF, p.Schedules, p.Now = s.CSRF, page.Data, time.Now()
 	if page.HasMore && len(page.Data) > 0 {

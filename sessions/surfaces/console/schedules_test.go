@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/switchboardhq/switchboard/core"
 )
 
 const schedulesJSON = `{"data":[
@@ -25,11 +27,12 @@ func TestSchedulesPage(t *testing.T) {
 		"POST /v1/schedules/sch_2/resume": {200, `{"id":"sch_2"}`},
 		"DELETE /v1/schedules/sch_2":      {204, ""},
 	})
+	e.store.agents = []*core.Agent{{ID: "agt_1", Name: "nightly"}}
 	c, csrf := e.signIn()
 	body := e.do(req{method: "GET", path: "/console/schedules", cookie: c}).Body.String()
 	for _, want := range []string{
 		`<code>30 2 * * *</code> <span class="dim">Europe/Berlin</span>`,
-		`new session of <a href="agents/agt_1"><code>agt_1</code></a>`,
+		`new session of <a href="agents/agt_1">nightly</a>`,
 		`<time datetime="2030-05-07T00:30:00Z">2030-05-07 00:30 UTC</time>`,
 		`<a href="sessions/ses_9"><code>ses_9</code></a> <span class="dim">(3)</span>`,
 		`<form method="post" action="schedules/sch_1/pause">`,
@@ -41,6 +44,11 @@ func TestSchedulesPage(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %s", want)
 		}
+	}
+	// An agent deleted since is its id.
+	e.store.agents = nil
+	if body := e.do(req{method: "GET", path: "/console/schedules", cookie: c}).Body.String(); !strings.Contains(body, `new session of <code>agt_1</code>`) {
+		t.Errorf("a deleted agent's schedule: %s", body)
 	}
 	if strings.Contains(body, `action="schedules/sch_2/pause"`) || strings.Contains(body, `action="schedules/sch_1/resume"`) {
 		t.Error("a paused schedule offers Pause, or an active one Resume")

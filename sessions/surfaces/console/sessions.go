@@ -62,8 +62,12 @@ type sessionsPage struct {
 	Filter    sessionFilter
 	Statuses  []core.Status
 	Providers []string
-	Error     string
-	Sessions  []*core.Session
+	// Agents are the agent filter's choices, by name; AgentID is the
+	// agent the filter chose (its value may name it or give its id).
+	Agents   []agentChoice
+	AgentID  string
+	Error    string
+	Sessions []sessionRow
 	// Next and First are the addresses of the next and the first page,
 	// "" when there is none to go to.
 	Next, First string
@@ -75,20 +79,26 @@ func (h *Handler) sessions(w http.ResponseWriter, r *http.Request, s *core.Conso
 	f, err := readFilter(r.URL.Query(), h.providers())
 	p := sessionsPage{Filter: f, Statuses: statuses, Providers: h.providers()}
 	l := layout{Title: "Sessions", Nav: "sessions", CSRF: s.CSRF, Page: &p}
+	names, aerr := h.agentNames(r.Context())
+	if aerr != nil {
+		h.failed(w, r, s, "list the agents", aerr)
+		return
+	}
+	p.Agents, p.AgentID = names.choices(f.Agent), names.idOf(f.Agent)
 	if err != nil {
 		p.Error = err.Error()
 		h.render(w, r, http.StatusBadRequest, "sessions", l)
 		return
 	}
 	list, err := h.store.ListSessions(r.Context(), core.SessionFilter{
-		Status: core.Status(f.Status), Provider: f.Provider, AgentID: f.Agent, Tenant: f.Tenant,
+		Status: core.Status(f.Status), Provider: f.Provider, AgentID: p.AgentID, Tenant: f.Tenant,
 		Text: f.Q, After: f.After, Limit: pageSize,
 	})
 	if err != nil {
 		h.failed(w, r, s, "list the sessions", err)
 		return
 	}
-	p.Sessions, p.Capped, p.Examined = list.Sessions, list.Capped, core.DefaultMaxExamined
+	p.Sessions, p.Capped, p.Examined = names.rows(list.Sessions), list.Capped, core.DefaultMaxExamined
 	if list.HasMore && list.Next != "" {
 		p.Next = f.query(list.Next)
 	}

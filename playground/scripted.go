@@ -84,7 +84,10 @@ func lastSaid(history []core.Message) string {
 			}
 			// The gateway's context comes first, the person's words last.
 			paragraphs := strings.Split(b.Text, "\n\n")
-			if text := strings.TrimSpace(markup.ReplaceAllString(paragraphs[len(paragraphs)-1], " ")); text != "" {
+			text := strings.TrimSpace(markup.ReplaceAllString(paragraphs[len(paragraphs)-1], " "))
+			// A chat message names its author first ("<@U0YOU>: …"); the
+			// reply quotes what the person wrote, not who they are.
+			if text = strings.TrimSpace(author.ReplaceAllString(text, "")); text != "" {
 				return text
 			}
 		}
@@ -92,7 +95,12 @@ func lastSaid(history []core.Message) string {
 	return ""
 }
 
-var markup = regexp.MustCompile(`</?[a-z][^>]*>`)
+var (
+	markup = regexp.MustCompile(`</?[a-z][^>]*>`)
+	// author is a chat message's leading author: a user's mention (or
+	// name), an edit's note, a colon.
+	author = regexp.MustCompile(`^(?:<@[A-Z0-9]+>|@[\w.-]+)(?: \([^)]*\))?: `)
+)
 
 // scriptedReply is the demo model's answer.
 func scriptedReply(said, tool, output string) string {

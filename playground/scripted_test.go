@@ -16,7 +16,7 @@ func userText(s string) core.Message {
 
 func TestDemoAnswer(t *testing.T) {
 	called := []core.Message{
-		userText("@you: what breaks on Mondays?"),
+		userText("<@U0YOU>: what breaks on Mondays?"),
 		{Role: core.RoleAssistant, Content: []core.Block{{Type: core.BlockToolUse, ToolUseID: "t1", Name: "mcp_slack_add_reaction", Input: json.RawMessage(`{"name":"eyes"}`)}}},
 		{Role: core.RoleUser, Content: []core.Block{{Type: core.BlockToolResult, ToolUseID: "t1", Output: "reacted :eyes:"}}},
 	}
@@ -36,12 +36,16 @@ func TestDemoAnswer(t *testing.T) {
 			req: modelserver.Request{Tools: []string{"mcp_linear_get_issue", "mcp_linear_list_teams"}, Messages: []core.Message{userText("hi")}}},
 		{name: "no platform tool: a reply at once", say: []string{"Scripted demo model", "“hello”"}, sayNot: []string{"I called"},
 			req: modelserver.Request{Tools: []string{"bash"}, Messages: []core.Message{userText("hello")}}},
-		{name: "the tool answered: the reply", say: []string{"Scripted demo model", "“@you: what breaks on Mondays?”", "`mcp_slack_add_reaction`", "reacted :eyes:", "SWITCHBOARD_MODEL"},
+		{name: "the tool answered: the reply", say: []string{"Scripted demo model", "“what breaks on Mondays?”", "`mcp_slack_add_reaction`", "reacted :eyes:", "SWITCHBOARD_MODEL"}, sayNot: []string{"U0YOU"},
 			req: modelserver.Request{Tools: []string{"mcp_slack_add_reaction"}, Messages: called}},
 		{name: "the person's words after the gateway's context", say: []string{"“@octocat commented: please look”"}, sayNot: []string{"You were called"},
 			req: modelserver.Request{Messages: []core.Message{userText("You were called on the pull request acme/widgets#1\n\n@octocat commented:\nplease look")}}},
 		{name: "Linear's markup left out", say: []string{"“Widgets break”"}, sayNot: []string{"<title>"},
 			req: modelserver.Request{Messages: []core.Message{userText(`<issue identifier="ENG-1"><title>Widgets break</title></issue>`)}}},
+		{name: "a chat author's name left out", say: []string{"“hi there”"}, sayNot: []string{"@you"},
+			req: modelserver.Request{Messages: []core.Message{userText("@you: hi there")}}},
+		{name: "an edit's author note left out", say: []string{"“what about Tuesdays?”"}, sayNot: []string{"U0YOU", "edited"},
+			req: modelserver.Request{Messages: []core.Message{userText("<@U0YOU> (edited an earlier message): what about Tuesdays?")}}},
 		{name: "nothing said", say: []string{"Scripted demo model"}, sayNot: []string{"You wrote"}},
 	}
 	for _, tt := range tests {

@@ -35,6 +35,11 @@ type Trigger struct {
 	// Dedupe names the delivery (webhook ids, message identities): if any
 	// was seen before, nothing is written.
 	Dedupe []string
+	// Twin says the platform delivers this input as two events (a chat
+	// message that mentions the app comes as a mention and as a
+	// message): finding it stored already is expected, not a repeated
+	// delivery worth a line at info. A platform's retry is never a twin.
+	Twin bool
 	// Continue only steers a session that exists (a reply in a thread the
 	// agent is in, a button, a stop); it never starts one.
 	Continue bool
@@ -175,6 +180,9 @@ func (r *Intake) Route(ctx context.Context, t Trigger) (Routed, error) {
 		return Routed{Outcome: Archived}, nil
 	case err != nil:
 		return Routed{}, fmt.Errorf("route %s: %w", t.Origin.Key, err)
+	case res.Duplicate && t.Twin:
+		log.Debug("the other event of the same message; nothing stored")
+		return Routed{Outcome: Duplicate, Session: res.Session}, nil
 	case res.Duplicate:
 		log.Info("repeated delivery; nothing stored")
 		return Routed{Outcome: Duplicate, Session: res.Session}, nil

@@ -37,6 +37,9 @@ type Envelope struct {
 	Stopped   *slackevents.AgentSessionStoppedEvent
 	// Files are a message's or mention's files.
 	Files []File
+	// Retry is set on a delivery Slack sends again (a retry number over
+	// HTTP, a retry attempt in Socket Mode).
+	Retry bool
 }
 
 // Decode parses an Events API body. Malformed JSON, or an event_callback

@@ -67,6 +67,7 @@ func (p *Provider) handleEvent(w http.ResponseWriter, r *http.Request, body []by
 	log := p.log.With("event_id", env.EventID, "event_type", env.InnerType, "team_id", env.TeamID)
 	if retry := r.Header.Get("X-Slack-Retry-Num"); retry != "" {
 		log = log.With("retry", retry, "retry_reason", r.Header.Get("X-Slack-Retry-Reason"))
+		env.Retry = true
 	}
 	if err := p.handleCallback(r.Context(), env, log); err != nil {
 		return err // a 500: Slack retries, and the dedupe keys make that safe
@@ -119,6 +120,7 @@ func (p *Provider) handleCallback(ctx context.Context, env *Envelope, log *slog.
 		Tenant:       Name + ":" + d.msg.Team,
 		Input:        input,
 		Dedupe:       d.dedupe,
+		Twin:         d.twin && !env.Retry,
 		// Only a mention or a DM starts a session; a reply or a stop
 		// steers the thread's session, if it has one.
 		Continue: d.act != actStart,

@@ -33,6 +33,9 @@ type decision struct {
 	text   string // the model's input
 	said   string // what the person wrote, the bot's mention taken out
 	dedupe []string
+	// twin: Slack sends the message as two events, an app_mention and a
+	// message (with the mention), which the dedupe keys make one input.
+	twin bool
 }
 
 // msgRef names a Slack message; it rides in the inputs it produced.
@@ -95,7 +98,9 @@ func decide(env *Envelope, id identity) decision {
 		if d, bad := fromBot(m.User, m.BotID, id); bad {
 			return d
 		}
-		return start(env, id, m.Channel, m.TimeStamp, m.ThreadTimeStamp, m.User, m.Text, m.Edited != nil, editTS(m.Edited))
+		d := start(env, id, m.Channel, m.TimeStamp, m.ThreadTimeStamp, m.User, m.Text, m.Edited != nil, editTS(m.Edited))
+		d.twin = m.Edited == nil && d.act == actStart
+		return d
 	case evReactionAdded:
 		r := env.Reaction
 		if r.Reaction != stopReaction || r.Item.Type != "message" || r.User == id.botUserID {
@@ -188,7 +193,9 @@ func decideMessage(env *Envelope, id identity) decision {
 	mentions := id.botUserID != "" && strings.Contains(m.Text, "<@"+id.botUserID+">")
 	dm := m.ChannelType == "im" || strings.HasPrefix(m.Channel, "D")
 	if mentions || dm {
-		return start(env, id, m.Channel, m.TimeStamp, m.ThreadTimeStamp, author, m.Text, false, "")
+		d := start(env, id, m.Channel, m.TimeStamp, m.ThreadTimeStamp, author, m.Text, false, "")
+		d.twin = mentions && d.act == actStart
+		return d
 	}
 	if m.ThreadTimeStamp == "" || m.ThreadTimeStamp == m.TimeStamp {
 		return decision{why: "a channel message that does not mention the bot"}

@@ -27,19 +27,21 @@ func TestDecide(t *testing.T) {
 		wantKey  string
 		wantText string
 		dedupe   []string
+		// twin: Slack sends the message as a mention and a message event.
+		twin bool
 	}{
 		{name: "mention starts the thread of its message", inner: fakeslack.Mention(root), id: bot, want: actStart, wantKey: key,
-			wantText: "<@U1>: plan the launch", dedupe: []string{"slack:event:Ev0001", "slack:msg:T0001:C0001:1.000100"}},
+			wantText: "<@U1>: plan the launch", dedupe: []string{"slack:event:Ev0001", "slack:msg:T0001:C0001:1.000100"}, twin: true},
 		{name: "mention in a thread continues that thread", inner: fakeslack.Mention(mentionReply), id: bot, want: actStart, wantKey: key,
-			dedupe: []string{"slack:event:Ev0001", "slack:msg:T0001:C0001:3.000300"}},
+			dedupe: []string{"slack:event:Ev0001", "slack:msg:T0001:C0001:3.000300"}, twin: true},
 		{name: "the same mention as a message event has the same identity", inner: fakeslack.MessageEvent(mentionReply, "channel"), id: bot, want: actStart, wantKey: key,
-			dedupe: []string{"slack:event:Ev0001", "slack:msg:T0001:C0001:3.000300"}},
+			dedupe: []string{"slack:event:Ev0001", "slack:msg:T0001:C0001:3.000300"}, twin: true},
 		{name: "plain reply steers", inner: fakeslack.MessageEvent(reply, "channel"), id: bot, want: actSteer, wantKey: key, wantText: "<@U2>: also this"},
 		{name: "plain channel message is ignored", inner: fakeslack.MessageEvent(human("8.1", "", "U1", "lunch?"), "channel"), id: bot, want: actIgnore},
 		{name: "the bot's own message is ignored", inner: fakeslack.MessageEvent(own, "channel"), id: bot, want: actIgnore},
 		{name: "the bot's own mention is ignored", inner: fakeslack.Mention(own), id: bot, want: actIgnore},
 		{name: "another bot is ignored", inner: fakeslack.MessageEvent(otherBot, "channel"), id: bot, want: actIgnore},
-		{name: "another bot when bots are allowed", inner: fakeslack.MessageEvent(otherBot, "channel"), id: identity{botUserID: "U0BOT", botID: "B0BOT", allowBots: true}, want: actStart, wantKey: key},
+		{name: "another bot when bots are allowed", inner: fakeslack.MessageEvent(otherBot, "channel"), id: identity{botUserID: "U0BOT", botID: "B0BOT", allowBots: true}, want: actStart, wantKey: key, twin: true},
 		{name: "own messages stay ignored when bots are allowed", inner: fakeslack.MessageEvent(own, "channel"), id: identity{botUserID: "U0BOT", botID: "B0BOT", allowBots: true}, want: actIgnore},
 		{name: "a DM starts a session of its own", inner: fakeslack.MessageEvent(dm, "im"), id: bot, want: actStart, wantKey: "slack:T0001:D0001:6.000600", wantText: "<@U1>: hi"},
 		{name: "a DM thread reply continues it", inner: fakeslack.MessageEvent(dmReply, "im"), id: bot, want: actStart, wantKey: "slack:T0001:D0001:6.000600"},
@@ -77,6 +79,9 @@ func TestDecide(t *testing.T) {
 			}
 			if tc.dedupe != nil && !slices.Equal(d.dedupe, tc.dedupe) {
 				t.Fatalf("dedupe %v, want %v", d.dedupe, tc.dedupe)
+			}
+			if d.twin != tc.twin {
+				t.Fatalf("twin %v, want %v", d.twin, tc.twin)
 			}
 		})
 	}

@@ -123,6 +123,7 @@ func (p *Provider) envelope(ctx context.Context, req *socketmode.Request) error 
 			log := p.log.With("event_id", env.EventID, "event_type", env.InnerType, "team_id", env.TeamID, "envelope_id", req.EnvelopeID)
 			if req.RetryAttempt > 0 {
 				log = log.With("retry", req.RetryAttempt, "retry_reason", req.RetryReason)
+				env.Retry = true
 			}
 			err = p.handleCallback(ctx, env, log)
 		}

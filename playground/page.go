@@ -146,7 +146,12 @@ func (p *page) slackMessage(w http.ResponseWriter, r *http.Request) error {
 	if err := required("text", in.Text); err != nil {
 		return err
 	}
-	return delivered(w, p.world.slackPost(in.Text, in.ThreadTS))
+	note, err := p.world.slackPost(in.Text, in.ThreadTS)
+	if err != nil || note == "" {
+		return delivered(w, err)
+	}
+	web.WriteJSON(w, http.StatusAccepted, map[string]any{"delivered": true, "note": note})
+	return nil
 }
 
 func (p *page) slackReaction(w http.ResponseWriter, r *http.Request) error {

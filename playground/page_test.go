@@ -112,10 +112,23 @@ func TestActionsDeliverSignedWebhooks(t *testing.T) {
 			t.Errorf("the channel holds %d messages", len(msgs))
 		}
 	})
+	t.Run("a channel message without a mention", func(t *testing.T) {
+		code, body := postJSON(t, srv.URL+"/api/slack/messages", `{"text":"lunch anyone?"}`)
+		if code != http.StatusAccepted || !strings.Contains(body, "mentions @switchboard") {
+			t.Fatalf("%d %s, want a note that the agent answers mentions", code, body)
+		}
+		if got := gw.take(); len(got) != 1 {
+			t.Fatalf("%d deliveries, want the one message event", len(got))
+		}
+	})
 	t.Run("a thread reply without a mention", func(t *testing.T) {
 		root := w.slack.Channel(slackChannel)[0]
-		if code, body := postJSON(t, srv.URL+"/api/slack/messages", `{"text":"and then?","thread_ts":"`+root.TS+`"}`); code != http.StatusAccepted {
+		code, body := postJSON(t, srv.URL+"/api/slack/messages", `{"text":"and then?","thread_ts":"`+root.TS+`"}`)
+		if code != http.StatusAccepted {
 			t.Fatalf("%d %s", code, body)
+		}
+		if strings.Contains(body, "note") {
+			t.Errorf("a reply in a thread got a note: %s", body)
 		}
 		if got := gw.take(); len(got) != 1 || !bytes.Contains(got[0].body, []byte(`"thread_ts":"`+root.TS+`"`)) {
 			t.Fatalf("deliveries %d, want the one message event in the thread", len(got))

@@ -147,17 +147,28 @@ var mentionWord = regexp.MustCompile(`(?i)@switchboard\b`)
 // slackPost writes text as the person, in the channel or in the thread
 // of threadTS, and delivers what Slack would: the message event, and the
 // app_mention when it names the bot (the gateway dedupes the pair).
-func (w *world) slackPost(text, threadTS string) error {
+//
+// Slack sends a message that mentions the app twice, as a message and
+// as an app_mention. A message in the channel that mentions no one is
+// for the people there: the agent does not see it, which note tells
+// the person ("" otherwise).
+func (w *world) slackPost(text, threadTS string) (note string, err error) {
 	text = mentionWord.ReplaceAllString(text, "<@"+w.team.BotUserID+">")
 	m := w.slack.Human(w.team.ID, slackChannel, slackUser, text, threadTS)
 	if err := w.slackEvent(fakeslack.MessageEvent(m, "channel")); err != nil {
-		return err
+		return "", err
 	}
 	if strings.Contains(text, "<@"+w.team.BotUserID+">") {
-		return w.slackEvent(fakeslack.Mention(m))
+		return "", w.slackEvent(fakeslack.Mention(m))
 	}
-	return nil
+	if threadTS == "" {
+		note = unmentionedNote
+	}
+	return note, nil
 }
+
+// unmentionedNote says why a channel message got no answer.
+const unmentionedNote = "The agent answers a message that mentions @switchboard, and the replies in its threads; this one stays between the people in #" + slackChannelName + "."
 
 func (w *world) slackEvent(inner map[string]any) error {
 	body := fakeslack.Event{Team: w.team, Inner: inner}.JSON()

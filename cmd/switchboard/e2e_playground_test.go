@@ -97,6 +97,14 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	if got := b.text("#model"); got != "model: scripted demo" {
 		t.Errorf("the model badge says %q", got)
 	}
+	// Before a delegation Linear's composer has no one to write to: the
+	// page says how to start instead.
+	if h := b.text("#linear-hint"); !strings.Contains(h, "Delegate an issue") {
+		t.Errorf("Linear's hint says %q", h)
+	}
+	if shown := read(b, "Linear's composer", chromedp.Evaluate[bool](`getComputedStyle(document.getElementById("linear-form")).display !== "none"`)); shown {
+		t.Error("Linear's composer shows before an issue is delegated")
+	}
 
 	// Slack: a mention in #general is answered in its thread.
 	b.run("write in Slack",
@@ -105,10 +113,13 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	)
 	pageShows(b, "the reply in the thread", `#slack-messages .slack-message .thread .slack-message.bot .badge.scripted`)
 	reply := b.text(`#slack-messages .thread .slack-message.bot .text`)
-	for _, want := range []string{"Scripted demo model", "what breaks on Mondays?", "mcp_slack_add_reaction"} {
+	for _, want := range []string{"Scripted demo model", "“what breaks on Mondays?”", "mcp_slack_add_reaction"} {
 		if !strings.Contains(reply, want) {
 			t.Errorf("the Slack reply lacks %q:\n%s", want, reply)
 		}
+	}
+	if strings.Contains(reply, "@you") {
+		t.Errorf("the Slack reply quotes the author's mention:\n%s", reply)
 	}
 	if r := b.text(`#slack-messages > .slack-message .reactions`); !strings.Contains(r, "👀") {
 		t.Errorf("the person's message shows reactions %q, want 👀", r)
@@ -130,6 +141,23 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	}
 	if r := b.text(`#slack-messages .thread .slack-message.bot:nth-child(3) .text`); !strings.Contains(r, "and on Tuesdays?") {
 		t.Errorf("the second reply:\n%s", r)
+	}
+
+	// A channel message that mentions no one gets no answer, and the page
+	// says why.
+	b.run("write in the channel without a mention",
+		chromedp.Click(chromedp.CSS(`#slack-unthread`)),
+		chromedp.SendKeys(chromedp.CSS(`#slack-text`), "lunch anyone?"),
+		chromedp.Click(chromedp.CSS(`#slack-send`)),
+		chromedp.WaitVisible(chromedp.CSS(`#slack-hint`)),
+	)
+	if h := b.text(`#slack-hint`); !strings.Contains(h, "mentions @switchboard") {
+		t.Errorf("the Slack hint says %q", h)
+	}
+	// Slack sends each mention twice (message and app_mention): the
+	// second is expected, not a repeated delivery worth an info line.
+	if out := dev.out.String(); strings.Contains(out, "repeated delivery") {
+		t.Errorf("a mention was logged as a repeated delivery:\n%s", out)
 	}
 
 	// GitHub: a comment on the pull request gets a check run and a reply.

@@ -37,7 +37,7 @@ async function post(path, body) {
     }
     showError("");
     refresh();
-    return true;
+    return (await resp.json().catch(() => null)) || {};
   } catch (e) {
     showError("The playground is not answering: is switchboard dev still running? (" + e.message + ")");
     return false;
@@ -173,6 +173,8 @@ function drawLinear(l) {
   }), "Delegate an issue to see the agent's activity here.");
   const form = document.getElementById("linear-form");
   form.hidden = !linearSession;
+  // Before a delegation there is no one to write to: the hint says how to start.
+  document.getElementById("linear-hint").hidden = !!linearSession;
   const chosen = l.sessions.find(s => s.id === linearSession);
   document.getElementById("linear-target").textContent = chosen ? chosen.issue + " · " + chosen.title : "";
 }
@@ -215,7 +217,13 @@ document.addEventListener("DOMContentLoaded", () => {
   const slackForm = document.getElementById("slack-form"), slackText = document.getElementById("slack-text");
   slackForm.addEventListener("submit", async e => {
     e.preventDefault();
-    if (await post("/api/slack/messages", { text: slackText.value, thread_ts: slackThread })) slackText.value = "";
+    const sent = await post("/api/slack/messages", { text: slackText.value, thread_ts: slackThread });
+    if (!sent) return;
+    slackText.value = "";
+    // A message the agent does not see says so, rather than no answer.
+    const hint = document.getElementById("slack-hint");
+    hint.textContent = sent.note || "";
+    hint.hidden = !sent.note;
   });
   submitOnEnter(slackText, slackForm);
   document.getElementById("slack-unthread").addEventListener("click", () => setSlackThread(""));

@@ -323,7 +323,7 @@ func TestCLI(t *testing.T) {
 	// Status, human and JSON.
 	st := sb.ok("", "session", "status", id)
 	if field(t, st, "status") != "idle" || field(t, st, "stop_reason") != "completed" || field(t, st, "origin") != "api" ||
-		field(t, st, "metadata") != "team=core ticket=7" || !strings.HasPrefix(field(t, st, "agent"), agentID) {
+		field(t, st, "metadata") != "team=core ticket=7" || field(t, st, "agent") != "helper ("+agentID+", version 2)" {
 		t.Fatalf("session status:\n%s", st)
 	}
 	var view sessionState
@@ -331,8 +331,15 @@ func TestCLI(t *testing.T) {
 	if view.ID != id || view.Status != "idle" || view.LastSeq != uint64(len(evs)) || view.Usage.InputTokens < 11 {
 		t.Fatalf("session status --json: %+v", view)
 	}
-	if l := sb.ok("", "session", "list", "--agent", agentID, "--status", "idle"); !regexp.MustCompile(`(?m)^` + id + `\s+idle\s+completed\s+` + agentID + `@2\s+api\s`).MatchString(l) {
-		t.Fatalf("session list:\n%s", l)
+	// Lists name the agent and show the first message; --agent takes the
+	// agent's name or its id.
+	for _, agent := range []string{"helper", agentID} {
+		if l := sb.ok("", "session", "list", "--agent", agent, "--status", "idle"); !regexp.MustCompile(`(?m)^` + id + `\s+idle\s+completed\s+helper@2\s+api\s+hi there\s`).MatchString(l) {
+			t.Fatalf("session list --agent %s:\n%s", agent, l)
+		}
+	}
+	if _, errOut, code := sb.run("", "session", "list", "--agent", "helpr"); code != 1 || !strings.Contains(errOut, `did you mean "helper"?`) {
+		t.Fatalf("session list --agent helpr: exit %d, stderr %q", code, errOut)
 	}
 	var sessions struct {
 		Data []sessionState `json:"data"`

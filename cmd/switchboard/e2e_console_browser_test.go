@@ -309,6 +309,9 @@ func TestConsoleInBrowserEndToEnd(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#schedules form[action$="/pause"]`)),
 	)
 	b.shot("schedules")
+	if target := b.text(`#schedules tbody tr td:nth-child(2)`); !strings.Contains(target, "new session of default") {
+		t.Errorf("the schedule's target reads %q, want the agent's name", target)
+	}
 	b.run("pause it",
 		chromedp.Click(chromedp.CSS(`#schedules form[action$="/pause"] button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#schedules form[action$="/resume"]`)),

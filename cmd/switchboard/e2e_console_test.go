@@ -26,6 +26,16 @@ func TestConsoleAcrossReplicas(t *testing.T) {
 	if strings.Contains(body, adminToken) {
 		t.Fatal("the admin token is in a console page")
 	}
+	// The row names the agent and shows the first message; the agent
+	// filter takes the name.
+	for _, want := range []string{`">default</a> v`, `find me in the console`, `>default</option>`} {
+		if !strings.Contains(body, want) {
+			t.Fatalf("the sessions page lacks %q:\n%s", want, body)
+		}
+	}
+	if code, body := consoleGet(t, b.url+"/console/sessions?agent=default", cookie); code != http.StatusOK || !strings.Contains(body, id) {
+		t.Fatalf("sessions of the agent named default: %d, session %s listed: %v", code, id, strings.Contains(body, id))
+	}
 
 	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(body)
 	if csrf == nil {

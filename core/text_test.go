@@ -33,3 +33,27 @@ func TestCheckText(t *testing.T) {
 		})
 	}
 }
+
+// TestClip: a cell's text is one line, cut to n characters (not bytes)
+// with "…"; text that fits is kept.
+func TestClip(t *testing.T) {
+	tests := []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"fits", 10, "fits"},
+		{"  two\n\tlines  ", 10, "two lines"},
+		{"exactly10!", 10, "exactly10!"},
+		{"one too many", 11, "one too man…"},
+		{"héllo wörld", 5, "héllo…"},
+		{"", 5, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			if got := Clip(tt.in, tt.n); got != tt.want {
+				t.Fatalf("Clip(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+			}
+		})
+	}
+}

@@ -113,6 +113,9 @@ func (a oauthAuth) Header(ctx context.Context) (string, string, error) {
 // request is sent again with the new one.
 func (p *Provider) renewOnRefusal(in *core.Installation) gl.Interceptor {
 	return func(next http.RoundTripper) http.RoundTripper {
+		if next == nil {
+			next = http.DefaultTransport
+		}
 		return roundTripper(func(req *http.Request) (*http.Response, error) {
 			resp, err := next.RoundTrip(req)
 			refused, _ := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")

@@ -168,16 +168,16 @@ func requireText(req mcp.CallToolRequest, key string) (string, *mcp.CallToolResu
 
 // toolError turns a failed call into a tool error the model can act on.
 func toolError(what string, err error) *mcp.CallToolResult {
+	if errors.Is(err, gl.ErrNotFound) {
+		return mcp.NewToolResultError(what + ": GitLab answered 404 (it does not exist, or the app cannot see it)")
+	}
 	var er *gl.ErrorResponse
 	if errors.As(err, &er) && er.Response != nil {
 		msg := fmt.Sprintf("%s: GitLab answered %d", what, er.Response.StatusCode)
 		if er.Message != "" {
 			msg += " " + er.Message
 		}
-		switch er.Response.StatusCode {
-		case http.StatusNotFound:
-			msg += " (it does not exist, or the app cannot see it)"
-		case http.StatusTooManyRequests:
+		if er.Response.StatusCode == http.StatusTooManyRequests {
 			msg += " (rate limited: wait before trying again)"
 		}
 		return mcp.NewToolResultError(msg)

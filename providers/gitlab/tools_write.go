@@ -34,6 +34,10 @@ func (sc *toolScope) comment(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	if err != nil {
 		return toolError("post the note", err), nil
 	}
+	// The hidden marker makes the note the app's for the loop guard, even
+	// should the app's username be unknown: a note the model writes never
+	// triggers the agent, whatever it mentions.
+	body += "\n\n<!-- switchboard:tool -->"
 	var note *gl.Note
 	if kind == kindMR {
 		note, _, err = c.Notes.CreateMergeRequestNote(sc.project, iid, &gl.CreateMergeRequestNoteOptions{Body: gl.Ptr(body)}, gl.WithContext(ctx))

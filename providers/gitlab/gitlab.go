@@ -33,6 +33,7 @@ package gitlab
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -40,6 +41,7 @@ import (
 	"sync"
 	"time"
 
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/providers"
@@ -71,6 +73,9 @@ type Config struct {
 	// API is under /api/v4.
 	URL           string
 	WebhookSecret string
+	// SigningToken, when set, is the webhooks' signing token: their
+	// Standard Webhooks signature is required as well as the secret.
+	SigningToken string
 	// Token and Project are the single-project mode: a project access
 	// token and the project's path.
 	Token   string
@@ -110,6 +115,8 @@ type Provider struct {
 	cfg Config
 	log *slog.Logger
 	bg  providers.Background
+	// signer verifies signed webhooks (nil without a signing token).
+	signer *standardwebhooks.Webhook
 
 	mu      sync.Mutex
 	members map[string]memberEntry // project id/user id → access level (access.go)
@@ -155,6 +162,12 @@ func New(cfg Config) (*Provider, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	p := &Provider{cfg: cfg, log: cfg.Logger.With("provider", Name), members: map[string]memberEntry{}, username: cfg.Username}
+	if cfg.SigningToken != "" {
+		var err error
+		if p.signer, err = standardwebhooks.NewWebhook(cfg.SigningToken); err != nil {
+			return nil, fmt.Errorf("gitlab: signing token: %w", err)
+		}
+	}
 	p.bg.Logger = p.log
 	p.initOwn()
 	return p, nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/switchboardhq/switchboard/core/settings"
 	"github.com/switchboardhq/switchboard/providers"
 )
@@ -20,6 +21,7 @@ func options() []settings.Option {
 	return []settings.Option{
 		{Env: "SWITCHBOARD_GITLAB_URL", Flag: "gitlab-url", Default: DefaultURL, Usage: "GitLab instance (gitlab.com or a self-managed one); the REST API is <url>/api/v4"},
 		{Env: "SWITCHBOARD_GITLAB_WEBHOOK_SECRET", Flag: "gitlab-webhook-secret", Usage: "secret token of the GitLab webhooks (X-Gitlab-Token); enables GitLab with a token or an OAuth application"},
+		{Env: "SWITCHBOARD_GITLAB_SIGNING_TOKEN", Flag: "gitlab-signing-token", Usage: "signing token of the GitLab webhooks (webhook-signature, Standard Webhooks); when set, unsigned deliveries are refused"},
 		{Env: "SWITCHBOARD_GITLAB_TOKEN", Flag: "gitlab-token", Usage: "project access token of one project (single-project mode, without the OAuth install)"},
 		{Env: "SWITCHBOARD_GITLAB_PROJECT", Flag: "gitlab-project", Usage: "the project of the single-project token (group/sub/project)"},
 		{Env: "SWITCHBOARD_GITLAB_CLIENT_ID", Flag: "gitlab-client-id", Usage: "GitLab OAuth application id (install per instance)"},
@@ -60,10 +62,15 @@ func load(s settings.Values, _ providers.LoadEnv) (providers.Build, error) {
 			hosts = append(hosts, h)
 		}
 	}
-	cfg := Config{URL: s["SWITCHBOARD_GITLAB_URL"], WebhookSecret: secret, Token: token, Project: strings.Trim(project, "/"),
+	cfg := Config{URL: s["SWITCHBOARD_GITLAB_URL"], WebhookSecret: secret, SigningToken: s["SWITCHBOARD_GITLAB_SIGNING_TOKEN"], Token: token, Project: strings.Trim(project, "/"),
 		ClientID: id, ClientSecret: clientSecret, AllowedHosts: hosts,
 		Username:     strings.TrimPrefix(strings.TrimSpace(s["SWITCHBOARD_GITLAB_USERNAME"]), "@"),
 		TriggerLabel: strings.TrimSpace(s["SWITCHBOARD_GITLAB_TRIGGER_LABEL"]), MemberTTL: time.Duration(ttl) * time.Second}
+	if cfg.SigningToken != "" {
+		if _, err := standardwebhooks.NewWebhook(cfg.SigningToken); err != nil {
+			return nil, fmt.Errorf("SWITCHBOARD_GITLAB_SIGNING_TOKEN: %w", err)
+		}
+	}
 	return func(d providers.Deps) (providers.Provider, error) {
 		c := cfg
 		c.Sessions, c.Installations, c.Intake, c.Sealer, c.States = d.Store, d.Store, d.Intake, d.Sealer, d.States

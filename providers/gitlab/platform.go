@@ -78,7 +78,7 @@ func tenantOf(project string) string { return Name + ":" + project }
 func topGroup(tenant string) string {
 	path := strings.TrimPrefix(tenant, Name+":")
 	group, _, _ := strings.Cut(path, "/")
-	return group
+	return Name + ":" + group
 }
 
 // health reads an installation's state from its metadata.

@@ -37,10 +37,16 @@ type ownState struct {
 	tools  providers.ToolCache[string]
 }
 
-// initOwn sets the OAuth tokens up: sealed in the installation store,
-// renewed before they expire under the store's refresh lock, so that a
-// rotating refresh token is spent once across replicas.
+// initOwn guards the default HTTP client by host (guardedTransport) and
+// sets the OAuth tokens up: sealed in the installation store, renewed
+// before they expire under the store's refresh lock, so that a rotating
+// refresh token is spent once across replicas.
 func (p *Provider) initOwn() {
+	if p.cfg.HTTPClient.Transport == nil {
+		c := *p.cfg.HTTPClient
+		c.Transport = guardedTransport(p.host(), p.cfg.AllowedHosts)
+		p.cfg.HTTPClient = &c
+	}
 	p.own.tokens = &oauth.Tokens{Store: p.cfg.Installations, Sealer: p.cfg.Sealer, Refresh: p.refresh, Now: p.cfg.Now}
 }
 

@@ -211,3 +211,27 @@ func TestRevoke(t *testing.T) {
 		t.Fatalf("%d revocations after a token-mode revoke", n)
 	}
 }
+
+// TestRestartKnowsTheAppUser: a gateway started again after the install,
+// without SWITCHBOARD_GITLAB_USERNAME, learns whom mentions name from the
+// installation.
+func TestRestartKnowsTheAppUser(t *testing.T) {
+	w := newOAuthWorld(t)
+	if err := w.p.startOAuth(t.Context()); err != nil || w.p.appUser() != "" {
+		t.Fatalf("before the install: %q, %v", w.p.appUser(), err)
+	}
+	w.install(t)
+	again, err := New(Config{URL: w.fake.URL, WebhookSecret: testHookSecret, ClientID: testClientID, ClientSecret: testClientSecret,
+		Sessions: w.store, Installations: w.store, Sealer: testSealer(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := again.startOAuth(t.Context()); err != nil || again.appUser() != "sb-agent" {
+		t.Fatalf("after a restart: %q, %v", again.appUser(), err)
+	}
+	named, _ := New(Config{URL: w.fake.URL, WebhookSecret: testHookSecret, ClientID: testClientID, ClientSecret: testClientSecret,
+		Username: "someone-else", Sessions: w.store, Installations: w.store, Sealer: testSealer(t)})
+	if err := named.startOAuth(t.Context()); err != nil || named.appUser() != "someone-else" {
+		t.Fatalf("the setting lost to the installation: %q, %v", named.appUser(), err)
+	}
+}

@@ -191,3 +191,27 @@ func (p *Provider) oauthInstallation(ctx context.Context, instanceURL string) (*
 
 // oauthExternalID names an instance's OAuth installation: its host.
 func oauthExternalID(host string) string { return strings.ToLower(host) }
+
+// startOAuth learns, at start, the app's username from the instance's
+// OAuth installation when the settings leave it out: the user who
+// installed the application (a gateway restarted after the install
+// knows whom mentions name). Nothing installed yet: the install teaches
+// it.
+func (p *Provider) startOAuth(ctx context.Context) error {
+	if p.cfg.ClientID == "" || p.appUser() != "" {
+		return nil
+	}
+	in, err := p.oauthInstallation(ctx, "")
+	if errors.Is(err, core.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("gitlab: read the instance's installation: %w", err)
+	}
+	p.mu.Lock()
+	if p.username == "" {
+		p.username = in.Metadata["username"]
+	}
+	p.mu.Unlock()
+	return nil
+}

@@ -15,10 +15,11 @@ const modeToken = "token"
 
 // Start records the single-project installation and learns the app's
 // username from its token when the settings leave it out; OAuth
-// installations are recorded by their install flow.
+// installations are recorded by their install flow, and the app's user
+// is read from the instance's (startOAuth).
 func (p *Provider) Start(ctx context.Context) error {
 	if p.cfg.Token == "" {
-		return nil
+		return p.startOAuth(ctx)
 	}
 	in, err := p.cfg.Installations.SaveInstallation(ctx, &core.Installation{Provider: Name, ExternalID: p.tokenExternalID(),
 		Name: p.cfg.Project, Metadata: map[string]string{"mode": modeToken, "url": p.cfg.URL}}, nil, nil)

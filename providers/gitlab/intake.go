@@ -88,6 +88,14 @@ func (p *Provider) handleDecision(ctx context.Context, d decision, idempotency s
 	// GitLab waits 10 s for the answer.
 	ctx, cancel := context.WithTimeout(ctx, 8*time.Second)
 	defer cancel()
+	if d.act == actMessage && !d.mentioned {
+		// Most comments are neither: asked first, so that they cost no
+		// look-up of the commenter's role.
+		steers, err := p.inAnsweredDiscussion(ctx, in, d)
+		if err != nil || !steers {
+			return err
+		}
+	}
 	ok, err := p.mayAct(ctx, in, d.ref.ProjectID, d.ref.UserID)
 	if err != nil {
 		return err
@@ -107,11 +115,6 @@ func (p *Provider) handleDecision(ctx context.Context, d decision, idempotency s
 		return p.answer(ctx, in, d, keys, log)
 	case d.act == actInterrupt || d.act == actRetry:
 		return p.command(ctx, d, keys, log)
-	case !d.mentioned:
-		steers, err := p.inAnsweredDiscussion(ctx, in, d)
-		if err != nil || !steers {
-			return err
-		}
 	}
 	return p.store(ctx, in, d, keys)
 }

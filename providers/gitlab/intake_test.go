@@ -163,3 +163,20 @@ func TestLabelTrigger(t *testing.T) {
 		t.Fatalf("%d inputs after the label, want 1", n)
 	}
 }
+
+// TestPlainComments: a comment without a mention, in a thread or not,
+// where the app never answered, is nobody's input and costs no look-up
+// of the commenter's role.
+func TestPlainComments(t *testing.T) {
+	r := newRig(t, false)
+	thread := r.fake.AddNote(r.mr, r.dev.ID, "looks good", "", true)
+	r.send(t, r.fake.NoteHook(thread, "create"), 200)
+	r.send(t, r.fake.NoteHook(r.fake.AddNote(r.mr, r.dev.ID, "agreed", thread.DiscussionID, true), "create"), 200)
+	r.send(t, r.fake.NoteHook(r.fake.AddNote(r.mr, r.dev.ID, "a single comment", "", false), "create"), 200)
+	if n := r.inputs(t); n != 0 {
+		t.Fatalf("%d inputs from comments that do not mention the app", n)
+	}
+	if calls := r.fake.CallsTo("GET", "/members/all/"); len(calls) != 0 {
+		t.Fatalf("the commenter's role was read %d times for plain comments", len(calls))
+	}
+}

@@ -98,7 +98,9 @@ func TestGitLabMergeRequestNotes(t *testing.T) {
 	w.srv.waitFor(id, "requires_action", func(st sessionState, _ []event) bool {
 		return st.Status == "awaiting_input" && st.StopReason != nil && *st.StopReason == "requires_action"
 	})
-	w.appSaid("the question", "@"+gitlabApp+" allow")
+	if q := w.appSaid("the question", "@"+gitlabApp+" allow"); !strings.Contains(q.Body, "mcp_docs_echo") || !strings.Contains(q.Body, `"allowed"`) {
+		t.Fatalf("the question %q does not name the tool and its arguments", q.Body)
+	}
 	w.comment(w.guest, "@"+gitlabApp+" allow", mention.DiscussionID, 200)
 	w.appSaid("the Guest told", "only members with the Developer role or above")
 	if st := w.srv.session(id); st.Status != "awaiting_input" {

@@ -225,7 +225,9 @@ func decideNote(d decision, h hook, id identity) (decision, error) {
 	d.text = n.Note
 	d.act = actMessage
 	if !d.mentioned {
-		if n.Type != "DiscussionNote" {
+		// A reply in a thread (DiscussionNote, or DiffNote on a diff
+		// line) may steer; a single comment (no type) may not.
+		if n.Type == "" {
 			d.act, d.why = actIgnore, "a comment that does not mention the app"
 		}
 		return d, nil

@@ -66,6 +66,7 @@ func TestDecideNotes(t *testing.T) {
 		{"another user's name", func(_ *hook, n map[string]any) { n["note"] = "@sb-agent-two look" }, actMessage, "", false},
 		{"an email address", func(_ *hook, n map[string]any) { n["note"] = "mail ops@sb-agent.example" }, actMessage, "", false},
 		{"a reply without a mention steers", func(_ *hook, n map[string]any) { n["note"] = "the blue one" }, actMessage, "", false},
+		{"a reply on a diff line steers", func(_ *hook, n map[string]any) { n["note"], n["type"] = "the blue one", "DiffNote" }, actMessage, "", false},
 		{"a single comment without a mention", func(_ *hook, n map[string]any) { n["note"], n["type"] = "the blue one", nil }, actIgnore, "", false},
 		{"the app's own note", func(h *hook, _ map[string]any) { h.User.Username = "sb-agent" }, actIgnore, "", false},
 		{"a marked note", func(_ *hook, n map[string]any) { n["note"] = "@sb-agent allow\n\n<!-- switchboard:ses_1:3 -->" }, actIgnore, "", false},

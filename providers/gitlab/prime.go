@@ -80,7 +80,11 @@ func (p *Provider) earlier(ctx context.Context, g ref) (string, error) {
 		if n.System || (g.NoteID != 0 && n.ID >= g.NoteID) {
 			continue
 		}
-		lines = append(lines, "@"+n.Author.Username+": "+strings.TrimSpace(marker.ReplaceAllString(n.Body, "")))
+		who := "@" + n.Author.Username
+		if strings.EqualFold(n.Author.Username, p.appUser()) || marker.MatchString(n.Body) {
+			who = "you"
+		}
+		lines = append(lines, who+": "+strings.TrimSpace(marker.ReplaceAllString(n.Body, "")))
 	}
 	if len(lines) == 0 {
 		return "", nil

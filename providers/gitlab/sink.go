@@ -42,9 +42,11 @@ type renderer struct {
 type sinkState struct {
 	Reply  *ref           `json:"reply,omitempty"` // the latest trigger: where answers go
 	Intent *output.Intent `json:"intent,omitempty"`
-	// Calls are the tool calls without a result yet, by id → tool name;
-	// Asked the ones a note asked a person about.
+	// Calls are the tool calls without a result yet, by id → tool name,
+	// and Args their arguments (clipped); Asked the ones a note asked a
+	// person about.
 	Calls map[string]string `json:"calls,omitempty"`
+	Args  map[string]string `json:"args,omitempty"`
 	Asked map[string]bool   `json:"asked,omitempty"`
 	// State and Description are the commit status as last set.
 	State       string `json:"state,omitempty"`
@@ -159,6 +161,10 @@ func (r *renderer) event(ctx context.Context, t *output.Thread, st *sinkState, e
 			st.Calls = map[string]string{}
 		}
 		st.Calls[b.ToolUseID] = b.Name
+		if st.Args == nil {
+			st.Args = map[string]string{}
+		}
+		st.Args[b.ToolUseID] = clip(string(b.Input), 1000)
 		if e.Type == core.TypeAgentCustomToolUse {
 			return false, nil
 		}
@@ -167,6 +173,7 @@ func (r *renderer) event(ctx context.Context, t *output.Thread, st *sinkState, e
 		var b core.ToolResultBody
 		if e.Decode(&b) == nil {
 			delete(st.Calls, b.ToolUseID)
+			delete(st.Args, b.ToolUseID)
 			delete(st.Asked, b.ToolUseID)
 		}
 		return false, nil
@@ -251,8 +258,11 @@ func (r *renderer) ask(ctx context.Context, t *output.Thread, st *sinkState, ids
 		if !ok || st.Asked[id] {
 			continue // a custom tool's call, or asked already
 		}
-		text := fmt.Sprintf("The agent wants to run `%s` and waits for approval. A Developer or above can reply `@%s allow` or `@%s deny`.",
-			name, p.appUser(), p.appUser())
+		text := fmt.Sprintf("The agent wants to run `%s` and waits for approval.", name)
+		if args := st.Args[id]; args != "" && args != "null" && args != "{}" {
+			text += "\n\n```json\n" + strings.ReplaceAll(args, "```", "` ` `") + "\n```"
+		}
+		text += fmt.Sprintf("\n\nA Developer or above can reply `@%s allow` or `@%s deny`.", p.appUser(), p.appUser())
 		if err := r.post(ctx, t, st, "ask:"+id, text); err != nil {
 			return err
 		}

@@ -98,7 +98,7 @@ func TestGitLabMergeRequestNotes(t *testing.T) {
 	w.srv.waitFor(id, "requires_action", func(st sessionState, _ []event) bool {
 		return st.Status == "awaiting_input" && st.StopReason != nil && *st.StopReason == "requires_action"
 	})
-	if q := w.appSaid("the question", "@"+gitlabApp+" allow"); !strings.Contains(q.Body, "mcp_docs_echo") || !strings.Contains(q.Body, `"allowed"`) {
+	if q := w.appSaid("the question", "waits for approval"); !strings.Contains(q.Body, "mcp_docs_echo") || !strings.Contains(q.Body, `"allowed"`) {
 		t.Fatalf("the question %q does not name the tool and its arguments", q.Body)
 	}
 	w.comment(w.guest, "@"+gitlabApp+" allow", mention.DiscussionID, 200)

@@ -31,7 +31,7 @@ type Deps struct {
 
 // Command is switchboard dev.
 func Command(deps Deps) command.Command {
-	return command.Command{Name: "dev", Usage: "dev [flags]", Summary: "try it: the gateway with simulated Slack, GitHub and Linear", Flags: []command.Flag{{Name: "addr", Value: "ADDR"}, {Name: "gateway-addr", Value: "ADDR"}, {Name: "scripted"}},
+	return command.Command{Name: "dev", Usage: "dev [flags]", Summary: "try it: the gateway with simulated Slack, GitHub, GitLab and Linear", Flags: []command.Flag{{Name: "addr", Value: "ADDR"}, {Name: "gateway-addr", Value: "ADDR"}, {Name: "scripted"}},
 		Run: func(ctx context.Context, env command.Env, args []string) int { return run(ctx, deps, env, args) }}
 }
 
@@ -51,7 +51,7 @@ func parse(args []string, stdout io.Writer) (options, error) {
 	fs.BoolVar(&o.scripted, "scripted", false, "run the scripted demo model even when a model is configured")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, "usage: switchboard dev [flags]\n\nThe gateway on loopback with simulated Slack, GitHub and Linear, and a page to use them.\nIts data lives in a temporary directory, removed when it stops.\n\nflags:\n"+command.FlagUsage(fs))
+			fmt.Fprint(stdout, "usage: switchboard dev [flags]\n\nThe gateway on loopback with simulated Slack, GitHub, GitLab and Linear, and a page to use them.\nIts data lives in a temporary directory, removed when it stops.\n\nflags:\n"+command.FlagUsage(fs))
 		}
 		return o, err
 	}

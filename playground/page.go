@@ -46,6 +46,7 @@ func (p *page) handler() http.Handler {
 	mux.Handle("POST /api/slack/reactions", web.Wrap(p.log, p.slackReaction))
 	mux.Handle("POST /api/slack/clicks", web.Wrap(p.log, p.slackClick))
 	mux.Handle("POST /api/github/comments", web.Wrap(p.log, p.githubComment))
+	mux.Handle("POST /api/gitlab/notes", web.Wrap(p.log, p.gitlabNote))
 	mux.Handle("POST /api/linear/delegations", web.Wrap(p.log, p.linearDelegation))
 	mux.Handle("POST /api/linear/prompts", web.Wrap(p.log, p.linearPrompt))
 	return guard(mux)
@@ -194,6 +195,20 @@ func (p *page) githubComment(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return delivered(w, p.world.githubComment(in.Body))
+}
+
+func (p *page) gitlabNote(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		Body       string `json:"body"`
+		Discussion string `json:"discussion"`
+	}
+	if err := decode(w, r, &in); err != nil {
+		return err
+	}
+	if err := required("body", in.Body); err != nil {
+		return err
+	}
+	return delivered(w, p.world.gitlabNote(in.Body, in.Discussion))
 }
 
 func (p *page) linearDelegation(w http.ResponseWriter, r *http.Request) error {

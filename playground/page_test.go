@@ -167,6 +167,31 @@ func TestActionsDeliverSignedWebhooks(t *testing.T) {
 			t.Errorf("the pull request's comments: %+v", cs)
 		}
 	})
+	t.Run("a merge request thread and a reply in it", func(t *testing.T) {
+		if code, body := postJSON(t, srv.URL+"/api/gitlab/notes", `{"body":"@switchboard look"}`); code != http.StatusAccepted {
+			t.Fatalf("%d %s", code, body)
+		}
+		got := gw.take()
+		if len(got) != 1 || got[0].path != "/webhooks/gitlab" || got[0].header.Get("X-Gitlab-Event") != "Note Hook" ||
+			got[0].header.Get("X-Gitlab-Token") != env["SWITCHBOARD_GITLAB_WEBHOOK_SECRET"] || got[0].header.Get("Idempotency-Key") == "" ||
+			!bytes.Contains(got[0].body, []byte(`"note":"@`+gitlabApp+` look"`)) {
+			t.Fatalf("deliveries %+v, want one Note Hook with the webhook's secret token", got)
+		}
+		v := w.snapshot().GitLab
+		if len(v.Discussions) != 1 || len(v.Discussions[0].Notes) != 1 || v.Discussions[0].Notes[0].Author != gitlabUser {
+			t.Fatalf("the merge request shows %+v", v.Discussions)
+		}
+		discussion := v.Discussions[0].ID
+		if code, body := postJSON(t, srv.URL+"/api/gitlab/notes", `{"body":"and then?","discussion":"`+discussion+`"}`); code != http.StatusAccepted {
+			t.Fatalf("%d %s", code, body)
+		}
+		if got := gw.take(); len(got) != 1 || !bytes.Contains(got[0].body, []byte(`"discussion_id":"`+discussion+`"`)) {
+			t.Fatalf("%d deliveries, want the reply's Note Hook in the discussion", len(got))
+		}
+		if d := w.snapshot().GitLab.Discussions; len(d) != 1 || len(d[0].Notes) != 2 {
+			t.Errorf("the merge request shows %+v", d)
+		}
+	})
 	t.Run("a delegation and a prompt", func(t *testing.T) {
 		issue := w.linear.Issues()[0]
 		if code, body := postJSON(t, srv.URL+"/api/linear/delegations", `{"issue":"`+issue.ID+`"}`); code != http.StatusAccepted {
@@ -202,6 +227,8 @@ func TestActionsRefuseBadInput(t *testing.T) {
 		{"an empty message", "/api/slack/messages", `{"text":"  "}`, 400, "text is empty"},
 		{"not JSON", "/api/slack/messages", `text=hi`, 400, "invalid"},
 		{"an unknown field", "/api/github/comments", `{"comment":"hi"}`, 400, "comment"},
+		{"an empty note", "/api/gitlab/notes", `{"body":" "}`, 400, "body is empty"},
+		{"a reply in no discussion", "/api/gitlab/notes", `{"body":"hi","discussion":"nope"}`, 404, `no discussion \"nope\"`},
 		{"an unknown issue", "/api/linear/delegations", `{"issue":"nope"}`, 404, `no issue \"nope\": not found`},
 		{"an unknown session", "/api/linear/prompts", `{"session":"nope","body":"hi"}`, 404, `no agent session \"nope\": not found`},
 		{"a reaction to no message", "/api/slack/reactions", `{"ts":"1.2","name":"eyes"}`, 404, "no message 1.2"},
@@ -219,7 +246,7 @@ func TestActionsRefuseBadInput(t *testing.T) {
 	if got := gw.take(); len(got) != 0 {
 		t.Errorf("%d deliveries of bad input", len(got))
 	}
-	if len(w.slack.Channel(slackChannel)) != 0 || len(w.github.Comments(githubRepo, githubPR)) != 0 {
+	if len(w.slack.Channel(slackChannel)) != 0 || len(w.github.Comments(githubRepo, githubPR)) != 0 || len(w.gitlab.fake.Notes(w.gitlab.mr)) != 0 {
 		t.Error("bad input was kept")
 	}
 

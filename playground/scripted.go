@@ -16,10 +16,11 @@ const ScriptedModel = "openai/scripted-demo"
 
 // demoCalls are the tools the demo model calls, the first one a session
 // offers: each shows on its platform (a reaction in Slack, a read of the
-// pull request on GitHub, an action activity in Linear).
+// pull request on GitHub or of the merge request on GitLab, an action activity in Linear).
 var demoCalls = []modelserver.ToolCall{
 	{Name: "mcp_slack_add_reaction", Input: map[string]any{"name": "eyes"}},
 	{Name: "mcp_github_get_issue", Input: map[string]any{}},
+	{Name: "mcp_gitlab_get_merge_request", Input: map[string]any{}},
 	{Name: "mcp_linear_list_teams", Input: map[string]any{}},
 }
 

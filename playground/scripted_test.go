@@ -32,6 +32,8 @@ func TestDemoAnswer(t *testing.T) {
 			req: modelserver.Request{Tools: []string{"mcp_slack_post_message", "mcp_slack_add_reaction"}, Messages: []core.Message{userText("@you: hi")}}},
 		{name: "a pull request: a read of it", call: "mcp_github_get_issue",
 			req: modelserver.Request{Tools: []string{"mcp_github_comment", "mcp_github_get_issue"}, Messages: []core.Message{userText("hi")}}},
+		{name: "a merge request: a read of it", call: "mcp_gitlab_get_merge_request",
+			req: modelserver.Request{Tools: []string{"mcp_gitlab_comment", "mcp_gitlab_get_merge_request"}, Messages: []core.Message{userText("hi")}}},
 		{name: "a Linear session: its teams", call: "mcp_linear_list_teams",
 			req: modelserver.Request{Tools: []string{"mcp_linear_get_issue", "mcp_linear_list_teams"}, Messages: []core.Message{userText("hi")}}},
 		{name: "no platform tool: a reply at once", say: []string{"Scripted demo model", "“hello”"}, sayNot: []string{"I called"},

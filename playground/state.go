@@ -17,6 +17,7 @@ type state struct {
 	Console string     `json:"console"`
 	Slack   slackView  `json:"slack"`
 	GitHub  githubView `json:"github"`
+	GitLab  gitlabView `json:"gitlab"`
 	Linear  linearView `json:"linear"`
 }
 
@@ -106,7 +107,7 @@ type linearEntry struct {
 
 // snapshot reads the simulators.
 func (w *world) snapshot() state {
-	return state{Slack: w.slackView(), GitHub: w.githubView(), Linear: w.linearView()}
+	return state{Slack: w.slackView(), GitHub: w.githubView(), GitLab: w.gitlabView(), Linear: w.linearView()}
 }
 
 func (w *world) slackView() slackView {

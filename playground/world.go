@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -45,6 +46,7 @@ type world struct {
 	team        fakeslack.Team
 	slackBot    string // the workspace's bot token
 	github      *fakegithub.Server
+	gitlab      *gitlabWorld
 	linear      *fakelinear.Server
 	model       *modelserver.Server // the demo model; nil with a real one
 	modelURL    string
@@ -89,6 +91,8 @@ func newWorld(t tb.TB, scripted bool) *world {
 			Files: []fakegithub.File{{Path: "widget.go", Status: "modified", Additions: 1, Deletions: 1, Patch: widgetPatch}}}})
 	w.github.SetFile(githubRepo, githubHead, "widget.go", widgetFile)
 
+	w.gitlab = newGitLab(t)
+
 	w.linear = fakelinear.New(t, fakelinear.WithoutSchema())
 	w.linear.SeedIssue(fakelinear.Issue{Title: "Widgets break on Mondays", Desc: "Steps: run it on a Monday. Expected: a widget. Got: a stack trace."})
 	w.linear.SeedIssue(fakelinear.Issue{Title: "Add a dark mode to the dashboard", Desc: "Follow the system setting; keep contrast readable."})
@@ -119,6 +123,7 @@ func (w *world) env() map[string]string {
 		"LINEAR_WEBHOOK_SECRET":  w.linear.WebhookSecret,
 		"LINEAR_API_URL":         w.linear.URL(),
 	}
+	maps.Copy(env, w.gitlab.env())
 	if w.model != nil {
 		env["SWITCHBOARD_MODEL"] = ScriptedModel
 		env["OPENAI_BASE_URL"] = w.modelURL

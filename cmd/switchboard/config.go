@@ -15,6 +15,7 @@ import (
 	"github.com/switchboardhq/switchboard/providers"
 	"github.com/switchboardhq/switchboard/providers/attach"
 	"github.com/switchboardhq/switchboard/providers/github"
+	"github.com/switchboardhq/switchboard/providers/gitlab"
 	"github.com/switchboardhq/switchboard/providers/linear"
 	"github.com/switchboardhq/switchboard/providers/slack"
 	"github.com/switchboardhq/switchboard/sandbox"
@@ -52,7 +53,7 @@ var serveOptions = []settings.Option{
 // modules are the platforms the gateway ships, in the order they are
 // wired.
 func modules() []providers.Module {
-	return []providers.Module{slack.Module(), github.Module(), linear.Module()}
+	return []providers.Module{slack.Module(), github.Module(), linear.Module(), gitlab.Module()}
 }
 
 // allServeOptions is every setting of serve: its own, the log settings,

@@ -74,7 +74,9 @@ func pageShows(b *consoleBrowser, what, sel string) {
 // chromium with the scripted model: a message mentioning the agent in the
 // simulated Slack channel is answered in its thread (with the 👀 of the
 // model's tool call); a comment on the simulated pull request gets a check
-// run and a reply; a delegated Linear issue shows the agent's activities.
+// run and a reply; a thread on the simulated merge request gets its answer
+// in the thread and a commit status, and a reply there steers the same
+// session; a delegated Linear issue shows the agent's activities.
 // Every answer says it is scripted. Stopped with SIGTERM, dev exits 0 and
 // removes its directory. Pictures for docs/images with
 // SWITCHBOARD_SCREENSHOTS (scripts/screenshots).
@@ -172,6 +174,39 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	}
 	if c := b.text(`#github-checks .check`); !strings.Contains(c, "sb-agent") {
 		t.Errorf("the check run shows %q", c)
+	}
+
+	// GitLab: a thread on the merge request is answered in the thread,
+	// with 👀 on the note and the commit status on the head commit; a
+	// reply in the thread, without a mention, steers the same session.
+	b.run("start a thread on the merge request",
+		chromedp.SendKeys(chromedp.CSS(`#gitlab-text`), "@switchboard what does this change?"),
+		chromedp.Click(chromedp.CSS(`#gitlab-send`)),
+	)
+	pageShows(b, "the answer in the merge request's thread", `#gitlab-discussions .discussion .thread .gitlab-note.bot`)
+	pageShows(b, "the commit status", `#gitlab-statuses .check.success`)
+	if c := b.text(`#gitlab-discussions .discussion .thread .gitlab-note.bot .text`); !strings.Contains(c, "Scripted demo model") ||
+		!strings.Contains(c, "what does this change?") || !strings.Contains(c, "mcp_gitlab_get_merge_request") || strings.Contains(c, "<!--") {
+		t.Errorf("the merge request's answer:\n%s", c)
+	}
+	if r := b.text(`#gitlab-discussions .discussion > .gitlab-note .reactions`); !strings.Contains(r, "👀") {
+		t.Errorf("the person's note shows awards %q, want 👀", r)
+	}
+	if c := b.text(`#gitlab-statuses .check`); !strings.Contains(c, "switchboard") {
+		t.Errorf("the commit status shows %q", c)
+	}
+	b.run("reply in the merge request's thread",
+		chromedp.Click(chromedp.CSS(`#gitlab-discussions .discussion .link`)),
+		chromedp.WaitVisible(chromedp.CSS(`#gitlab-thread`)),
+		chromedp.SendKeys(chromedp.CSS(`#gitlab-text`), "and the tests?"),
+		chromedp.Click(chromedp.CSS(`#gitlab-send`)),
+	)
+	pageShows(b, "the second answer in the thread", `#gitlab-discussions .discussion .thread .gitlab-note.bot:nth-child(3)`)
+	if n := read(b, "the merge request", chromedp.Evaluate[int](`document.querySelectorAll("#gitlab-discussions .discussion").length`)); n != 1 {
+		t.Errorf("the merge request shows %d threads, want the one", n)
+	}
+	if r := b.text(`#gitlab-discussions .thread .gitlab-note.bot:nth-child(3) .text`); !strings.Contains(r, "and the tests?") {
+		t.Errorf("the second answer:\n%s", r)
 	}
 
 	// Linear: a delegated issue shows the agent's activities.

@@ -7,6 +7,7 @@ const EMOJI = { eyes: "👀", white_check_mark: "✅", octagonal_sign: "🛑", x
 
 let current = null;       // the latest state
 let slackThread = "";     // the thread the Slack composer replies in
+let gitlabThread = "";    // the discussion the GitLab composer replies in
 let linearSession = "";   // the agent session the Linear composer writes to
 const drawn = {};         // each section's last drawn JSON
 
@@ -157,6 +158,35 @@ function drawGitHub(g) {
     g.author + " opened this pull request. No comments yet.");
 }
 
+// statusState is a commit status as GitLab's pipeline widget shows it.
+function statusState(s) {
+  const cls = { success: "success", failed: "failure", canceled: "cancelled" }[s.state] || "pending";
+  const mark = { success: "✓ ", failed: "✗ ", canceled: "■ " }[s.state] || "● ";
+  return [cls, mark + s.state];
+}
+
+function setGitLabThread(id) {
+  gitlabThread = id;
+  document.getElementById("gitlab-thread").hidden = !id;
+  document.getElementById("gitlab-text").placeholder = id ? "Reply in the thread" : "Start a thread on the merge request: mention @" + (current ? current.gitlab.app : "sb-agent");
+}
+
+function drawGitLab(g) {
+  document.getElementById("gitlab-where").textContent = g.project + " !" + g.iid + " " + g.title;
+  if (!gitlabThread) setGitLabThread("");
+  document.getElementById("gitlab-statuses").replaceChildren(...g.statuses.map(s => {
+    const [cls, label] = statusState(s);
+    return el("div", { class: "check " + cls }, el("span", { class: "state" }, label), el("span", { class: "name" }, s.name), s.description ? el("span", { class: "summary" }, s.description) : null);
+  }));
+  fill("gitlab-discussions", g.discussions.map(d => {
+    const notes = d.notes.map(n => el("div", { class: "msg gitlab-note" + (n.bot ? " bot" : "") },
+      el("span", { class: "who" }, n.author), badge(n.bot), rich(n.body, false), n.edited ? el("span", { class: "edited" }, "(edited)") : null, reactions(n.awards)));
+    const reply = el("button", { type: "button", class: "link", "data-discussion": d.id }, "Reply");
+    reply.addEventListener("click", () => { setGitLabThread(d.id); document.getElementById("gitlab-text").focus(); });
+    return el("div", { class: "discussion", "data-discussion": d.id }, notes[0], notes.length > 1 ? el("div", { class: "thread" }, ...notes.slice(1)) : null, reply);
+  }), "carol opened this merge request. No threads yet.");
+}
+
 function drawLinear(l) {
   document.getElementById("linear-issues").replaceChildren(...l.issues.map(i => {
     const btn = el("button", { type: "button", class: "delegate", "data-issue": i.id, title: "Delegate " + i.identifier + " to switchboard" }, "Delegate to switchboard");
@@ -190,6 +220,7 @@ function draw(st) {
   document.getElementById("console").href = st.console;
   drawSection("slack", st.slack, drawSlack);
   drawSection("github", st.github, drawGitHub);
+  drawSection("gitlab", st.gitlab, drawGitLab);
   drawLinearNow();
 }
 
@@ -234,6 +265,14 @@ document.addEventListener("DOMContentLoaded", () => {
     if (await post("/api/github/comments", { body: ghText.value })) ghText.value = "";
   });
   submitOnEnter(ghText, ghForm);
+
+  const glForm = document.getElementById("gitlab-form"), glText = document.getElementById("gitlab-text");
+  glForm.addEventListener("submit", async e => {
+    e.preventDefault();
+    if (await post("/api/gitlab/notes", { body: glText.value, discussion: gitlabThread })) glText.value = "";
+  });
+  submitOnEnter(glText, glForm);
+  document.getElementById("gitlab-unthread").addEventListener("click", () => setGitLabThread(""));
 
   const lnForm = document.getElementById("linear-form"), lnText = document.getElementById("linear-text");
   lnForm.addEventListener("submit", async e => {

@@ -1,0 +1,102 @@
+package gitlab
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"net/url"
+	"strconv"
+
+	gl "gitlab.com/gitlab-org/api/client-go"
+	xoauth2 "golang.org/x/oauth2"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/oauth"
+	"github.com/switchboardhq/switchboard/providers"
+)
+
+var (
+	_ providers.InstallFlow  = (*Provider)(nil)
+	_ providers.Revoker      = (*Provider)(nil)
+	_ providers.KeyInstaller = (*Provider)(nil)
+)
+
+// Installer is the OAuth install flow of the instance, or nil in
+// single-project mode (the project's token needs none).
+func (p *Provider) Installer() oauth.Installer {
+	if p.cfg.ClientID == "" || p.cfg.Token != "" {
+		return nil
+	}
+	return installer{p}
+}
+
+// installer authorizes the OAuth application with PKCE: the verifier is
+// derived from the signed, single-use state and the application's secret,
+// so the gateway keeps nothing between the two legs and a code stolen on
+// the way back is useless without the secret.
+type installer struct{ p *Provider }
+
+var _ oauth.CallbackInstaller = installer{}
+
+// verifier is the PKCE code verifier of an install's state (43 characters
+// of base64url, as RFC 7636 wants).
+func (i installer) verifier(state string) string {
+	m := hmac.New(sha256.New, []byte(i.p.cfg.ClientSecret))
+	m.Write([]byte("gitlab pkce\x00" + state))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// AuthorizeURL is the instance's consent page (/oauth/authorize).
+func (i installer) AuthorizeURL(state, redirectURI string) string {
+	return i.p.oauthConfig(redirectURI).AuthCodeURL(state, xoauth2.S256ChallengeOption(i.verifier(state)))
+}
+
+// Complete is never reached: the flow hands the callback's query to
+// CompleteCallback, which needs the state for the verifier.
+func (i installer) Complete(context.Context, string, string) (*core.Installation, error) {
+	return nil, fmt.Errorf("gitlab install: the callback's state is required: %w", core.ErrInvalid)
+}
+
+// CompleteCallback exchanges the code at /oauth/token, learns who
+// authorized (GET /user: the app's user) and stores the instance's
+// installation with its tokens sealed. Installing again replaces them.
+func (i installer) CompleteCallback(ctx context.Context, q url.Values, redirectURI string) (*core.Installation, error) {
+	p := i.p
+	code, state := q.Get("code"), q.Get("state")
+	if code == "" {
+		return nil, fmt.Errorf("the callback carries no code: %w", core.ErrInvalid)
+	}
+	tok, err := p.oauthConfig(redirectURI).Exchange(p.oauthContext(ctx), code, xoauth2.VerifierOption(i.verifier(state)))
+	if err != nil {
+		return nil, fmt.Errorf("gitlab token exchange: %w", err)
+	}
+	ts := tokenSet(tok, oauth.TokenSet{})
+	c, err := gl.NewOAuthClient(ts.AccessToken, gl.WithBaseURL(p.cfg.URL+"/api/v4"), gl.WithHTTPClient(p.cfg.HTTPClient), gl.WithoutRetries())
+	if err != nil {
+		return nil, fmt.Errorf("gitlab client: %w", err)
+	}
+	u, _, err := c.Users.CurrentUser(gl.WithContext(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("gitlab user after install: %w", err)
+	}
+	host := p.host()
+	in := &core.Installation{Provider: Name, ExternalID: oauthExternalID(host), Name: host, Scopes: DefaultScopes,
+		Metadata: map[string]string{"mode": modeOAuth, "url": p.cfg.URL, "user_id": strconv.FormatInt(u.ID, 10), "username": u.Username}}
+	sealed, exp, err := p.own.tokens.Seal(in, ts)
+	if err != nil {
+		return nil, err
+	}
+	saved, err := p.cfg.Installations.SaveInstallation(ctx, in, sealed, exp)
+	if err != nil {
+		return nil, err
+	}
+	p.own.tools.Forget(func(k string) bool { return k == saved.ID })
+	p.mu.Lock()
+	if p.username == "" {
+		p.username = u.Username
+	}
+	p.mu.Unlock()
+	return saved, nil
+}

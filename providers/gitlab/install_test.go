@@ -1,0 +1,237 @@
+package gitlab
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/fixtures/fakegitlab"
+	"github.com/switchboardhq/switchboard/oauth"
+	"github.com/switchboardhq/switchboard/sessions/store/bolt"
+)
+
+// oauthWorld is a fake GitLab with an OAuth application, and a provider
+// in OAuth mode over a bbolt store.
+type oauthWorld struct {
+	fake  *fakegitlab.Server
+	app   *fakegitlab.User
+	store *bolt.Store
+	p     *Provider
+}
+
+const (
+	testClientID     = "gitlab-app-id"
+	testClientSecret = "gitlab-app-secret"
+	testHookSecret   = "gitlab-hook-secret"
+)
+
+func testSealer(t *testing.T) *oauth.Sealer {
+	t.Helper()
+	s, err := oauth.NewSealer("a master key for the gitlab tests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func openStore(t *testing.T) *bolt.Store {
+	t.Helper()
+	s, err := bolt.Open(filepath.Join(t.TempDir(), "switchboard.db"), bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func newOAuthWorld(t *testing.T) *oauthWorld {
+	t.Helper()
+	w := &oauthWorld{fake: fakegitlab.Start(t), store: openStore(t)}
+	w.app = w.fake.AddUser("sb-agent", "")
+	w.fake.OAuthApp(testClientID, testClientSecret, w.app.ID, 0)
+	p, err := New(Config{URL: w.fake.URL, WebhookSecret: testHookSecret, ClientID: testClientID, ClientSecret: testClientSecret,
+		Sessions: w.store, Installations: w.store, Sealer: testSealer(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.p = p
+	return w
+}
+
+// install installs the app as an admin would, through the gateway's
+// install flow: its link, GitLab's consent page, the callback.
+func (w *oauthWorld) install(t *testing.T) *core.Installation {
+	t.Helper()
+	once := openStore(t)
+	states, err := oauth.NewStates("a master key for the gitlab tests", once)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	gw := httptest.NewServer(mux)
+	defer gw.Close()
+	(&oauth.Flow{Provider: Name, PublicURL: gw.URL, States: states, Installer: w.p.Installer()}).Register(mux)
+	resp, err := gw.Client().Get(gw.URL + "/oauth/gitlab/install")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("install: %s", resp.Status)
+	}
+	in, err := w.store.FindInstallation(t.Context(), Name, oauthExternalID(w.p.host()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+func TestInstall(t *testing.T) {
+	w := newOAuthWorld(t)
+	in := w.install(t)
+	if in.Metadata["mode"] != modeOAuth || in.Metadata["username"] != "sb-agent" || in.Metadata["url"] != w.fake.URL || !slices.Equal(in.Scopes, DefaultScopes) {
+		t.Errorf("installation %+v", in)
+	}
+	if w.p.appUser() != "sb-agent" {
+		t.Errorf("the app's user is %q, want the installing user", w.p.appUser())
+	}
+	// The consent page was asked with PKCE (S256), the scopes and the
+	// callback; the fake refuses a code exchanged without the verifier.
+	auth := w.fake.CallsTo(http.MethodGet, "/oauth/authorize")
+	if len(auth) != 1 {
+		t.Fatalf("%d authorize calls", len(auth))
+	}
+	tok := w.fake.CallsTo(http.MethodPost, "/oauth/token")
+	if len(tok) != 1 || tok[0].Status != http.StatusOK || tok[0].Body["code_verifier"] == "" || tok[0].Body["grant_type"] != "authorization_code" {
+		t.Fatalf("token calls %+v", tok)
+	}
+	// The tokens are sealed at rest and act as the app.
+	ts, err := w.p.own.tokens.Get(t.Context(), in)
+	if err != nil || ts.RefreshToken == "" || ts.Expiry.IsZero() {
+		t.Fatalf("tokens %v, %v", ts.Expiry, err)
+	}
+	c, err := w.p.apiClient(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, _, err := c.Users.CurrentUser(); err != nil || u.Username != "sb-agent" {
+		t.Fatalf("the installation acts as %v, %v", u, err)
+	}
+	// The instance's installation serves its webhooks, not another's.
+	if got, err := w.p.oauthInstallation(t.Context(), w.fake.URL); err != nil || got.ID != in.ID {
+		t.Errorf("oauthInstallation = %v, %v", got, err)
+	}
+	if _, err := w.p.oauthInstallation(t.Context(), "https://gitlab.example.org"); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("another instance: %v", err)
+	}
+	// Installing again replaces the tokens of the one installation.
+	again := w.install(t)
+	if again.ID != in.ID {
+		t.Errorf("a second install made installation %s beside %s", again.ID, in.ID)
+	}
+	if ts2, _ := w.p.own.tokens.Get(t.Context(), again); ts2.AccessToken == ts.AccessToken {
+		t.Error("the second install kept the first tokens")
+	}
+}
+
+func TestInstallRefusesAForgedCallback(t *testing.T) {
+	w := newOAuthWorld(t)
+	// A code the consent page issued for this state, exchanged with the
+	// verifier of another state: GitLab refuses the PKCE check.
+	u, _ := url.Parse((installer{w.p}).AuthorizeURL("state-a", "http://gw.test/oauth/gitlab/callback"))
+	q := u.Query()
+	if q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("scope") != "api read_user" {
+		t.Fatalf("authorize URL %s", u)
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Get(u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	back, _ := url.Parse(resp.Header.Get("Location"))
+	code := back.Query().Get("code")
+	_, err = (installer{w.p}).CompleteCallback(t.Context(), url.Values{"code": {code}, "state": {"state-b"}}, "http://gw.test/oauth/gitlab/callback")
+	if err == nil || !strings.Contains(err.Error(), "invalid_grant") {
+		t.Fatalf("a code with another state's verifier: %v", err)
+	}
+	inst := installer{w.p}
+	if _, err := inst.CompleteCallback(t.Context(), url.Values{"state": {"state-b"}}, ""); !errors.Is(err, core.ErrInvalid) {
+		t.Fatalf("no code: %v", err)
+	}
+}
+
+func TestSingleProjectModeHasNoInstallFlow(t *testing.T) {
+	p, err := New(Config{WebhookSecret: testHookSecret, Token: "glpat-x", Project: "acme/app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Installer() != nil {
+		t.Error("single-project mode offers an install flow")
+	}
+}
+
+func TestRevoke(t *testing.T) {
+	w := newOAuthWorld(t)
+	in := w.install(t)
+	ts, err := w.p.own.tokens.Get(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.p.Revoke(t.Context(), in); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{ts.RefreshToken, ts.AccessToken}
+	if got := w.fake.Revoked(); !slices.Equal(got, want) {
+		t.Fatalf("revoked %q, want the refresh then the access token", got)
+	}
+	c, _ := w.p.apiClient(t.Context(), in)
+	if _, resp, err := c.Users.CurrentUser(); err == nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("the revoked token still works: %v", err)
+	}
+	// Nothing stored: nothing to revoke, no error.
+	if err := w.store.ForgetInstallationTokens(t.Context(), in.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.p.Revoke(t.Context(), in); err != nil {
+		t.Fatalf("revoke without tokens: %v", err)
+	}
+	// A single project's token is the operator's to revoke.
+	tp, _ := New(Config{WebhookSecret: testHookSecret, Token: "glpat-x", Project: "acme/app", URL: w.fake.URL})
+	if err := tp.Revoke(t.Context(), &core.Installation{ID: "ins_x", Provider: Name, Metadata: map[string]string{"mode": modeToken}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(w.fake.Revoked()); n != 2 {
+		t.Fatalf("%d revocations after a token-mode revoke", n)
+	}
+}
+
+// TestRestartKnowsTheAppUser: a gateway started again after the install,
+// without SWITCHBOARD_GITLAB_USERNAME, learns whom mentions name from the
+// installation.
+func TestRestartKnowsTheAppUser(t *testing.T) {
+	w := newOAuthWorld(t)
+	if err := w.p.startOAuth(t.Context()); err != nil || w.p.appUser() != "" {
+		t.Fatalf("before the install: %q, %v", w.p.appUser(), err)
+	}
+	w.install(t)
+	again, err := New(Config{URL: w.fake.URL, WebhookSecret: testHookSecret, ClientID: testClientID, ClientSecret: testClientSecret,
+		Sessions: w.store, Installations: w.store, Sealer: testSealer(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := again.startOAuth(t.Context()); err != nil || again.appUser() != "sb-agent" {
+		t.Fatalf("after a restart: %q, %v", again.appUser(), err)
+	}
+	named, _ := New(Config{URL: w.fake.URL, WebhookSecret: testHookSecret, ClientID: testClientID, ClientSecret: testClientSecret,
+		Username: "someone-else", Sessions: w.store, Installations: w.store, Sealer: testSealer(t)})
+	if err := named.startOAuth(t.Context()); err != nil || named.appUser() != "someone-else" {
+		t.Fatalf("the setting lost to the installation: %q, %v", named.appUser(), err)
+	}
+}

@@ -1,0 +1,61 @@
+package gitlab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/oauth"
+)
+
+// Revoke revokes an OAuth installation's tokens at the instance (POST
+// /oauth/revoke, the refresh token first: revoking it ends the grant, and
+// the access token after it) before the gateway forgets them. The
+// single-project token is the operator's: it is revoked in GitLab, not
+// here. A token GitLab no longer knows has nothing left to revoke.
+func (p *Provider) Revoke(ctx context.Context, in *core.Installation) error {
+	p.own.tools.Forget(func(k string) bool { return k == in.ID })
+	if in.Metadata["mode"] != modeOAuth || p.cfg.ClientID == "" {
+		return nil
+	}
+	ts, err := p.own.tokens.Get(ctx, in)
+	if errors.Is(err, oauth.ErrNoToken) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, t := range []struct{ token, hint string }{{ts.RefreshToken, "refresh_token"}, {ts.AccessToken, "access_token"}} {
+		if t.token == "" {
+			continue
+		}
+		if err := p.revokeToken(ctx, t.token, t.hint); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// revokeToken asks the instance to revoke one token (RFC 7009: 200 even
+// for a token it does not know).
+func (p *Provider) revokeToken(ctx context.Context, token, hint string) error {
+	form := url.Values{"client_id": {p.cfg.ClientID}, "client_secret": {p.cfg.ClientSecret}, "token": {token}, "token_type_hint": {hint}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.cfg.URL+"/oauth/revoke", strings.NewReader(form.Encode()))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := p.cfg.HTTPClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("gitlab revoke: %w", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode >= 300 && resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusBadRequest {
+		return fmt.Errorf("gitlab revoke: status %d", resp.StatusCode)
+	}
+	return nil
+}

@@ -74,7 +74,10 @@ func TestEditorSlackSession(t *testing.T) {
 	w.waitReply(w.team, m.Channel, m.TS, "ship on Monday")
 	w.srv.waitIdle(id)
 
-	ed := startEditor(t, "--url", w.srv.url, "--token", adminToken)
+	// The editor holds an attach token naming the person, not the admin
+	// token.
+	token, _ := attachToken(t, w.srv, id, "Ada Lovelace")
+	ed := startEditor(t, "--url", w.srv.url, "--token", token)
 	if _, err := ed.conn.LoadSession(ed.ctx(), acp.LoadSessionRequest{SessionId: acp.SessionId(id), Cwd: t.TempDir(), McpServers: []acp.McpServer{}}); err != nil {
 		t.Fatalf("load: %v", err)
 	}
@@ -118,6 +121,9 @@ func TestEditorSlackSession(t *testing.T) {
 	}
 	if !modelSaw(w.ms, "make it Monday for sure") {
 		t.Fatal("the model did not see the editor's prompt")
+	}
+	if n := len(w.botReplies(w.team, m.Channel, m.TS, "Ada Lovelace continued this session from their editor")); n != 1 {
+		t.Fatalf("the thread was told %d times that Ada continued from her editor", n)
 	}
 
 	// A confirmation answered in the editor.
@@ -210,6 +216,50 @@ func TestEditorCancel(t *testing.T) {
 	ed.waitText("agent", "Back at it.")
 	_, evs := srv.waitIdle(id)
 	checkLog(t, evs)
+}
+
+// TestEditorAttachTokenRevoked is the editor's acceptance 4 (revoke): an
+// attach token revoked while the editor follows its session ends the
+// editor's access with a clear error, and the next prompt says why.
+func TestEditorAttachTokenRevoked(t *testing.T) {
+	ms, hs := modelserver.Start(t)
+	srv := startServer(t, t.TempDir(), modelEnv(hs.URL, modelserver.FormatAnthropic))
+	ms.Push(modelserver.Step{Text: "First answer."})
+	id := srv.startSession("default", "hello")
+	srv.waitIdle(id)
+	token, tokenID := attachToken(t, srv, id, "Grace Hopper")
+	ed := startEditor(t, "--url", srv.url, "--token", token)
+	if _, err := ed.conn.LoadSession(ed.ctx(), acp.LoadSessionRequest{SessionId: acp.SessionId(id), Cwd: "/", McpServers: []acp.McpServer{}}); err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	if code, raw := srv.do("DELETE", "/v1/sessions/"+id+"/attach_tokens/"+tokenID, nil); code != 200 {
+		t.Fatalf("revoke: %d %s", code, raw)
+	}
+	ed.waitText("agent", "This editor lost the session")
+	if got := ed.text("agent"); !strings.Contains(got, "was revoked") {
+		t.Fatalf("the editor was not told why: %q", got)
+	}
+	_, err := ed.prompt(acp.SessionId(id), "are you there?")
+	if msg := rpcMessage(t, err); !strings.Contains(msg, "was revoked") {
+		t.Fatalf("prompt after the revoke: %q", msg)
+	}
+	for _, e := range srv.events(id) {
+		if e.Type == "user.message" && strings.Contains(string(e.Body), "are you there") {
+			t.Fatalf("a revoked token's message reached the log: %s", e.Body)
+		}
+	}
+}
+
+// attachToken mints an attach token of the session for person.
+func attachToken(t *testing.T, srv *server, id, person string) (token, tokenID string) {
+	t.Helper()
+	code, raw := srv.do("POST", "/v1/sessions/"+id+"/attach_tokens", map[string]any{"person": person})
+	if code != 201 {
+		t.Fatalf("attach token: %d %s", code, raw)
+	}
+	var out struct{ ID, Token string }
+	mustJSON(t, raw, &out)
+	return out.Token, out.ID
 }
 
 // TestEditorErrors is the editor's acceptance 5: a gateway that is down,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/command"
+	"github.com/switchboardhq/switchboard/sessions/surfaces/client"
 	"github.com/switchboardhq/switchboard/sessions/surfaces/editor"
 )
 
@@ -60,10 +61,12 @@ func runACP(ctx context.Context, c *subcommand, deps ACPDeps, args []string) err
 	if err != nil {
 		return err
 	}
+	token, _ := c.resolveToken() // c.client resolved it already
 	o := editor.Options{
 		Gateway: cl, URL: firstOf(c.url, c.env.getenv("SWITCHBOARD_URL"), c.env.defaults.URL),
 		Agent: *agent, Describe: deps.Describe, Version: deps.Version,
-		Log: slog.New(slog.NewTextHandler(logw, nil)).With("component", "acp"),
+		TokenSession: func() (string, bool) { return client.TokenSession(token) },
+		Log:          slog.New(slog.NewTextHandler(logw, nil)).With("component", "acp"),
 	}
 	return editor.Serve(ctx, o, c.env.stdin, c.env.stdout)
 }

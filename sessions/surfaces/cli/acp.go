@@ -37,7 +37,7 @@ func ACP(d Defaults, deps ACPDeps) command.Command {
 }
 
 func newACPCommand(env cliIO) *subcommand {
-	c := newSubcommand(env, "acp", "[flags]")
+	c := newServerCommand(env, "acp", "[flags]")
 	c.summary = acpSummary + "\n(stdout carries protocol only; logs go to stderr or --log)"
 	return c
 }

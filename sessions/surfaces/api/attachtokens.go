@@ -29,6 +29,12 @@ func ViewAttachToken(t *core.AttachToken) AttachTokenView {
 		CreatedAt: t.CreatedAt, RevokedAt: t.RevokedAt, RevokedBy: t.RevokedBy, LastUsedAt: t.LastUsedAt}
 }
 
+// AttachCommand is the command line that opens a session in an editor
+// with token, for a person to paste into their editor's settings.
+func AttachCommand(baseURL, token string) string {
+	return "SWITCHBOARD_TOKEN=" + token + " switchboard acp --url " + baseURL
+}
+
 // Issuer makes attach tokens: for the API's create, and for a person who
 // asks in the thread (providers).
 type Issuer struct {

@@ -51,3 +51,7 @@ func (c *Client) RevokeAttachToken(ctx context.Context, id, tokenID string) (*At
 // TokenSession returns the session a client token or an attach token is
 // for, read from the token itself: no request is made.
 func TokenSession(token string) (string, bool) { return api.TokenSession(token) }
+
+// AttachCommand is the command line that opens a session in an editor
+// with an attach token (switchboard acp against the server at baseURL).
+func AttachCommand(baseURL, token string) string { return api.AttachCommand(baseURL, token) }

@@ -59,7 +59,8 @@ func TestEditorExampleClient(t *testing.T) {
 
 // TestEditorSlackSession is the editor's acceptances 2 and 3: a session a
 // Slack mention started is loaded in the editor (its log replayed), a
-// prompt from the editor continues it, and the answer shows in the
+// reply in the thread streams to the editor, a prompt from the editor
+// continues it, and the answer shows in the
 // editor and once in the thread; a confirmation answered in the editor
 // lets the tool run, and one clicked in Slack first makes the editor's
 // later answer a no-op it is told of.
@@ -101,6 +102,17 @@ func TestEditorSlackSession(t *testing.T) {
 	if !strings.HasPrefix(title, "Slack ") || !strings.Contains(title, m.Channel) {
 		t.Fatalf("the session in the list: %q (%+v)", title, list.Sessions)
 	}
+
+	// A reply in the thread while the editor follows streams to the
+	// editor, with the reply.
+	w.ms.Push(modelserver.Step{Text: "Tuesday works too."})
+	reply := w.fake.Human(w.team.ID, m.Channel, "U0BOB", "what about Tuesday?", m.TS)
+	if code, _ := w.event(fakeslack.MessageEvent(reply, "channel")); code != 200 {
+		t.Fatalf("reply: %d", code)
+	}
+	ed.waitText("user", "what about Tuesday?")
+	ed.waitText("agent", "Tuesday works too.")
+	w.srv.waitIdle(id)
 
 	// A prompt from the editor continues the thread's session.
 	w.ms.Push(modelserver.Step{Text: "Monday it is, as the editor asked."})

@@ -1,9 +1,11 @@
 package main_test
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/switchboardhq/switchboard/fixtures/fakeslack"
 	"github.com/switchboardhq/switchboard/fixtures/modelserver"
 )
 
@@ -61,5 +63,60 @@ func TestCLIAttachTokens(t *testing.T) {
 	sb.okJSON(&list, "session", "attach-token", "list", id, "--json")
 	if len(list.Data) != 1 || list.Data[0].RevokedAt == nil {
 		t.Fatalf("attach-token list after the revoke: %+v", list)
+	}
+}
+
+// TestSlackEditorCommand: "@app editor" in a session's thread is answered
+// to the asker alone (chat.postEphemeral) with an attach token naming
+// them and the command line for their editor; a message sent with that
+// token is told in the thread as theirs, and answered there once.
+func TestSlackEditorCommand(t *testing.T) {
+	w := startSlack(t, fakeslack.Team{ID: "T0ED1", Name: "Acme"}, nil)
+	w.fake.AddUser(fakeslack.User{ID: "U0ALICE", TeamID: w.team.ID, Name: "alice", RealName: "Alice Smith"})
+	w.ms.Push(modelserver.Step{Text: "Started on it."}, modelserver.Step{Text: "Parser tests added."})
+	root := w.fake.Human(w.team.ID, "C0ENG", "U0BOB", "<@"+w.team.BotUserID+"> fix the parser", "")
+	if code, _ := w.event(fakeslack.Mention(root)); code != 200 {
+		t.Fatalf("mention: %d", code)
+	}
+	w.waitReply(w.team, root.Channel, root.TS, "Started on it")
+	id := w.session(w.team.ID, root.Channel, root.TS)
+	w.srv.waitIdle(id)
+
+	ask := w.fake.Human(w.team.ID, "C0ENG", "U0ALICE", "<@"+w.team.BotUserID+"> editor", root.TS)
+	if code, _ := w.event(fakeslack.Mention(ask)); code != 200 {
+		t.Fatalf("editor mention: %d", code)
+	}
+	w.fake.WaitFor(t, patience, "the private answer", func() bool { return len(w.fake.Calls("chat.postEphemeral")) > 0 })
+	calls := w.fake.Calls("chat.postEphemeral")
+	text := calls[0].Str("text")
+	token := regexp.MustCompile(`sba_[a-z0-9_]+`).FindString(text)
+	if len(calls) != 1 || calls[0].Str("user") != "U0ALICE" || calls[0].Str("thread_ts") != root.TS || token == "" ||
+		!strings.Contains(text, "switchboard acp --url "+w.srv.url) || !strings.Contains(text, "alice") {
+		t.Fatalf("the editor command's answer: %+v", calls)
+	}
+	for _, m := range w.fake.Thread(root.Channel, root.TS) {
+		if strings.Contains(m.Text, "sba_") {
+			t.Fatalf("a token was posted in the thread: %q", m.Text)
+		}
+	}
+	if n := count(w.srv.events(id), "turn.started"); n != 1 {
+		t.Fatalf("the editor command ran a turn (%d turns)", n)
+	}
+
+	code, raw := doReq(t, "POST", w.srv.url+"/v1/sessions/"+id+"/events", token,
+		map[string]any{"events": []any{map[string]any{"type": "user.message", "text": "now add tests for the parser"}}})
+	if code != 202 {
+		t.Fatalf("a message with the attach token: %d %s", code, raw)
+	}
+	w.waitReply(w.team, root.Channel, root.TS, "Parser tests added")
+	note := w.waitReply(w.team, root.Channel, root.TS, "continued this session from their editor")
+	if !strings.Contains(note.Text, "alice") || !strings.Contains(note.Text, "now add tests for the parser") {
+		t.Fatalf("the thread was told %q", note.Text)
+	}
+	if n := len(w.botReplies(w.team, root.Channel, root.TS, "Parser tests added")); n != 1 {
+		t.Fatalf("the editor's answer was posted %d times", n)
+	}
+	if code, raw := doReq(t, "GET", w.srv.url+"/v1/sessions", token, nil); code != 403 {
+		t.Fatalf("the attach token listed sessions: %d %s", code, raw)
 	}
 }

@@ -230,6 +230,39 @@ func TestEditorCancel(t *testing.T) {
 	checkLog(t, evs)
 }
 
+// TestEditorMaxTurns: a prompt past the session's max_turns ends with
+// max_turn_requests and a message saying how to raise the cap; raising it
+// runs the paused turn, which the open editor shows.
+func TestEditorMaxTurns(t *testing.T) {
+	ms, hs := modelserver.Start(t)
+	srv := startServer(t, t.TempDir(), modelEnv(hs.URL, modelserver.FormatAnthropic))
+	ed := startEditor(t, "--url", srv.url, "--token", adminToken)
+	ns, err := ed.conn.NewSession(ed.ctx(), acp.NewSessionRequest{Cwd: "/", McpServers: []acp.McpServer{}})
+	if err != nil {
+		t.Fatalf("new session: %v", err)
+	}
+	id := string(ns.SessionId)
+	if code, raw := srv.do("POST", "/v1/sessions/"+id, map[string]any{"limits": map[string]any{"max_turns": 1}}); code != 200 {
+		t.Fatalf("limits: %d %s", code, raw)
+	}
+	ms.Push(modelserver.Step{Text: "One turn done."})
+	if stop, err := ed.prompt(ns.SessionId, "first"); err != nil || stop != acp.StopReasonEndTurn {
+		t.Fatalf("first prompt: %v %v", stop, err)
+	}
+	ms.Push(modelserver.Step{Text: "The second answer, after the raise."})
+	stop, err := ed.prompt(ns.SessionId, "second")
+	if err != nil || stop != acp.StopReasonMaxTurnRequests {
+		t.Fatalf("prompt past max_turns: %v %v", stop, err)
+	}
+	ed.waitText("agent", "switchboard session limits "+id+" --max-turns N")
+	if code, raw := srv.do("POST", "/v1/sessions/"+id, map[string]any{"limits": map[string]any{"max_turns": 5}}); code != 200 {
+		t.Fatalf("raise: %d %s", code, raw)
+	}
+	ed.waitText("agent", "The second answer, after the raise.")
+	_, evs := srv.waitIdle(id)
+	checkLog(t, evs)
+}
+
 // TestEditorAttachTokenRevoked is the editor's acceptance 4 (revoke): an
 // attach token revoked while the editor follows its session ends the
 // editor's access with a clear error, and the next prompt says why.

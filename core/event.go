@@ -162,6 +162,12 @@ type (
 		// Attachments are the files and images of the message that
 		// triggered it, stored by the gateway.
 		Attachments []Attachment `json:"attachments,omitempty"`
+		// Via, By and AttachToken are set by the gateway on an input
+		// posted with an attach token: ViaEditor, the person the token
+		// names, and the token's id.
+		Via         string `json:"via,omitempty"`
+		By          string `json:"by,omitempty"`
+		AttachToken string `json:"attach_token,omitempty"`
 	}
 	ToolUseBody struct {
 		ToolUseID string          `json:"tool_use_id"`

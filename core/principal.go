@@ -3,10 +3,14 @@ package core
 import "context"
 
 // Principal is who a request acts as: the admin, or a session's client
-// token, which may only read and steer its own session.
+// token or attach token, which may only read and steer its own session.
 type Principal struct {
 	Admin     bool
-	SessionID string // set for a client token
+	SessionID string // set for a client token and an attach token
+	// AttachToken and Person are set for an attach token: its id, and
+	// the person it names.
+	AttachToken string
+	Person      string
 }
 
 type principalKey struct{}

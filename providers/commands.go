@@ -67,3 +67,12 @@ func ParseContinue(text string) (string, bool) {
 	}
 	return m[1], true
 }
+
+// editorCommand is the thread command that asks for a way to open the
+// thread's session in the asker's editor: "editor".
+var editorCommand = regexp.MustCompile(`(?i)^editor[.!?]?$`)
+
+// ParseEditorCommand reads "editor", the mention taken out.
+func ParseEditorCommand(text string) bool {
+	return editorCommand.MatchString(strings.TrimSpace(text))
+}

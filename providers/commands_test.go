@@ -59,3 +59,16 @@ func TestParseContinue(t *testing.T) {
 		})
 	}
 }
+
+func TestParseEditorCommand(t *testing.T) {
+	for text, want := range map[string]bool{
+		"editor": true, " Editor. ": true, "EDITOR!": true,
+		"editor please": false, "open it in my editor": false, "": false,
+	} {
+		t.Run(text, func(t *testing.T) {
+			if got := providers.ParseEditorCommand(text); got != want {
+				t.Fatalf("providers.ParseEditorCommand(%q) = %v, want %v", text, got, want)
+			}
+		})
+	}
+}

@@ -54,6 +54,13 @@ type Trigger struct {
 	// links this trigger's key to the session at that address instead of
 	// an input.
 	ContinueURL string
+	// Editor is the editor command: the asker wants to open the thread's
+	// session in their editor. Private says the provider answers the
+	// asker alone (Routed.Note then holds a token); Person is the asker's
+	// name as the platform shows it (Actor when unknown).
+	Editor  bool
+	Private bool
+	Person  string
 }
 
 // Outcome is what became of a trigger.
@@ -81,10 +88,13 @@ const (
 	Linked
 	// LinkRefused: a continue command could not link; Routed.Note says why.
 	LinkRefused
+	// EditorAnswered: an editor command; Routed.Note is the answer, for
+	// the asker alone when the trigger was Private.
+	EditorAnswered
 )
 
 func (o Outcome) String() string {
-	return [...]string{"queued", "duplicate", "no_session", "archived", "no_agent", "budget_set", "budget_refused", "linked", "link_refused"}[o]
+	return [...]string{"queued", "duplicate", "no_session", "archived", "no_agent", "budget_set", "budget_refused", "linked", "link_refused", "editor_answered"}[o]
 }
 
 // Routed tells what the Intake did with a trigger.
@@ -117,6 +127,11 @@ type Intake struct {
 	// Links reads addresses and installations for continue commands
 	// (the Set); without it they are refused.
 	Links LinkResolver
+	// AttachTokens, when set, answers an editor command asked privately
+	// with an attach token; PublicURL is the gateway's address the
+	// answer's command line and console links name.
+	AttachTokens AttachTokenIssuer
+	PublicURL    string
 }
 
 // LinkResolver is what a continue command needs of the providers.
@@ -140,6 +155,9 @@ func (r *Intake) Route(ctx context.Context, t Trigger) (Routed, error) {
 	}
 	if t.ContinueURL != "" {
 		return r.continueAt(ctx, t, log)
+	}
+	if t.Editor {
+		return r.editor(ctx, t, log)
 	}
 	// The inputs say where they came from: with links, a session hears
 	// from more than its origin.

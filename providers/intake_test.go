@@ -371,3 +371,52 @@ func TestRouteBudgetAgentUnread(t *testing.T) {
 		t.Fatalf("raise: %+v, %v", res, err)
 	}
 }
+
+// fakeIssuer records the attach tokens it makes.
+type fakeIssuer struct{ made []string }
+
+func (f *fakeIssuer) IssueAttachToken(_ context.Context, sessionID, person, personID, by string) (string, *core.AttachToken, error) {
+	f.made = append(f.made, sessionID+" "+person+" "+personID+" "+by)
+	return "sba_secret", &core.AttachToken{ID: "atk_1", SessionID: sessionID, Person: person}, nil
+}
+
+// TestRouteEditor: the editor command answers a private ask with a token
+// naming the asker and the command line; a public one with where to get
+// one and no token; a thread without a session with why; and queues
+// nothing.
+func TestRouteEditor(t *testing.T) {
+	const key = "slack:T1:C1:3.000100"
+	origin := core.Origin{Provider: "slack", Key: key, TenantID: "T1"}
+	in := &core.Installation{ID: "ins_1", Provider: "slack", ExternalID: "T1"}
+	s := openStore(t)
+	if _, err := s.CreateAgent(t.Context(), &core.Agent{Name: "default", Model: "anthropic/x"}); err != nil {
+		t.Fatal(err)
+	}
+	issuer := &fakeIssuer{}
+	r := &providers.Intake{Store: s, AttachTokens: issuer, PublicURL: "https://gw.example.com"}
+	editor := providers.Trigger{Installation: in, Origin: origin, Input: message("editor"), Editor: true, Private: true, Actor: "U_ADA", Person: "ada"}
+
+	res, err := r.Route(t.Context(), editor)
+	if err != nil || res.Outcome != providers.EditorAnswered || !strings.Contains(res.Note, "no session here") || len(issuer.made) != 0 {
+		t.Fatalf("editor in a thread without a session: %+v, %v", res, err)
+	}
+	started, err := r.Route(t.Context(), providers.Trigger{Installation: in, Origin: origin, Input: message("go")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := started.Session.ID
+	res, err = r.Route(t.Context(), editor)
+	if err != nil || res.Outcome != providers.EditorAnswered || !strings.Contains(res.Note, "SWITCHBOARD_TOKEN=sba_secret switchboard acp --url https://gw.example.com") ||
+		len(issuer.made) != 1 || issuer.made[0] != id+" ada U_ADA slack:U_ADA" {
+		t.Fatalf("editor asked privately: %+v, %v, made %v", res, err, issuer.made)
+	}
+	public := editor
+	public.Private = false
+	res, err = r.Route(t.Context(), public)
+	if err != nil || res.Outcome != providers.EditorAnswered || strings.Contains(res.Note, "sba_") || !strings.Contains(res.Note, "/console/sessions/"+id) || len(issuer.made) != 1 {
+		t.Fatalf("editor asked in public: %+v, %v, made %v", res, err, issuer.made)
+	}
+	if p := pendingTexts(t, s, id); len(p) != 1 {
+		t.Fatalf("the editor command queued %v", p)
+	}
+}

@@ -41,9 +41,9 @@ func runtimes(sb *sandbox.Docker) func(core.AgentRuntime) error {
 // the console behind authentication, health and metrics in the open; a
 // path or query that holds text no store keeps is refused first.
 func routes(cfg *serveConfig, store backend.Store, hub *live.Hub, rt *runtime.Runtime, sr *schedules.Runner, m *metrics.Metrics, wh *webhooks.Service, gw *providers.Set, clients *models.Router, states *oauth.States, sb *sandbox.Docker, con *console.Handler, log *slog.Logger) http.Handler {
-	a := &api.Auth{AdminToken: cfg.adminToken, Sessions: store, Logger: log}
+	a := &api.Auth{AdminToken: cfg.adminToken, Sessions: store, AttachTokens: store, Logger: log}
 	v1 := http.NewServeMux()
-	(&api.Handler{Store: store, Runtime: rt, Schedules: store, Links: gw, Repositories: gw, Models: clients, Destinations: wh, Environments: store, Sealer: cfg.sealer, StdioAllow: cfg.mcp.StdioAllow, Hub: hub, Logger: log, MaxBody: cfg.maxBody, Heartbeat: cfg.heartbeat, OnSSE: m.SSE, Runtimes: runtimes(sb),
+	(&api.Handler{Store: store, Runtime: rt, Schedules: store, Links: gw, Repositories: gw, Models: clients, Destinations: wh, Environments: store, Sealer: cfg.sealer, StdioAllow: cfg.mcp.StdioAllow, Hub: hub, Logger: log, MaxBody: cfg.maxBody, Heartbeat: cfg.heartbeat, OnSSE: m.SSE, Runtimes: runtimes(sb), AttachTokens: store,
 		Secrets:     (&vaults.Resolver{Store: store, Sealer: cfg.sealer, Logger: log}).CheckNotSecret,
 		Credentials: (&vaults.Resolver{Store: store, Sealer: cfg.sealer, Logger: log}).CheckSession}).Register(v1)
 	sandbox.RegisterEnvironments(v1, sb, store, store, cfg.maxBody, log)

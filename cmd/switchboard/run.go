@@ -7,6 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
+
+	"github.com/switchboardhq/switchboard/core"
 
 	"github.com/switchboardhq/switchboard/providers"
 
@@ -38,6 +41,7 @@ func commands() []command.Command {
 		cli.Environment(clientDefaults),
 		cli.Installation(clientDefaults),
 		cli.Link(clientDefaults),
+		cli.ACP(clientDefaults, cli.ACPDeps{Describe: describeOrigin, Version: versionLine()}),
 		storecopy.Command(storecopy.Deps{DataDir: defaultDataDir, Keys: func(key string) (storecopy.Keys, error) { return oauth.NewSealer(key) }}),
 		{Name: "version", Usage: "version [--json]", Summary: "print the version", Run: runVersion, Flags: []command.Flag{{Name: "json"}}},
 	}
@@ -51,6 +55,16 @@ func commands() []command.Command {
 		return run(ctx, append(args, "--help"), env)
 	}
 	return cmds
+}
+
+// describeOrigin says where a session began, as the editor's session
+// list shows it: the platform's label and its address of the thread.
+func describeOrigin(o core.Origin) string {
+	p, ok := providers.PlatformsOf(modules()).Lookup(o.Provider)
+	if !ok {
+		return o.Key
+	}
+	return p.Label + " " + strings.TrimPrefix(o.Key, o.Provider+":")
 }
 
 // usage is the top-level help.

@@ -35,6 +35,7 @@ import (
 	"github.com/switchboardhq/switchboard/sessions/skills"
 	"github.com/switchboardhq/switchboard/sessions/store/backend"
 	"github.com/switchboardhq/switchboard/sessions/store/bolt"
+	"github.com/switchboardhq/switchboard/sessions/surfaces/api"
 	"github.com/switchboardhq/switchboard/sessions/surfaces/console"
 	"github.com/switchboardhq/switchboard/sessions/surfaces/live"
 	"github.com/switchboardhq/switchboard/sessions/surfaces/metrics"
@@ -229,7 +230,7 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 	// runtime's leases on sessions, the output sinks' claims on their
 	// platform output and the dispatcher's on delivery streams.
 	holder := cfg.runtime.Holder
-	intake := &providers.Intake{Store: db, Logger: log.With("component", "intake")}
+	intake := &providers.Intake{Store: db, Logger: log.With("component", "intake"), AttachTokens: api.Issuer{Store: db}, PublicURL: cfg.publicURL}
 	platforms := providers.PlatformsOf(modules())
 	gw, err := providers.NewSet(cfg.builds, providers.Deps{
 		Platforms: platforms, Store: db, Intake: intake, Sealer: cfg.sealer, States: states,

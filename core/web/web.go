@@ -199,15 +199,24 @@ func Limit(r *http.Request) (int, error) {
 	return n, nil
 }
 
-// AdminOnly refuses requests that do not carry the admin principal (a
-// session's client token included) with a 401.
+// AdminOnly refuses requests that do not carry the admin principal: a
+// session's client token with a 401, an attach token with a 403.
 func AdminOnly(fn Handler) Handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if p, ok := core.PrincipalFrom(r.Context()); !ok || !p.Admin {
+		p, ok := core.PrincipalFrom(r.Context())
+		switch {
+		case ok && p.AttachToken != "":
+			return OwnSessionOnly(p)
+		case !ok || !p.Admin:
 			return Errorf(http.StatusUnauthorized, "unauthorized", "this endpoint needs the admin token")
 		}
 		return fn(w, r)
 	}
+}
+
+// OwnSessionOnly is the 403 of an attach token used beyond its session.
+func OwnSessionOnly(p core.Principal) error {
+	return Errorf(http.StatusForbidden, "forbidden", "an attach token may only read and steer its own session (%s)", p.SessionID)
 }
 
 // NotFound turns the store's not-found into a 404 naming the path's

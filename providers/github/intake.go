@@ -176,10 +176,13 @@ func (p *Provider) store(ctx context.Context, d decision, delivery string) error
 	if u, ok := providers.ParseContinue(d.said); ok {
 		t.ContinueURL = u
 	}
+	// GitHub has no reply only the asker sees: the answer holds no token.
+	t.Editor = providers.ParseEditorCommand(d.said)
 	res, err := p.cfg.Intake.Route(ctx, t)
 	switch {
 	case err != nil:
-	case res.Outcome == providers.BudgetSet, res.Outcome == providers.BudgetRefused, res.Outcome == providers.Linked, res.Outcome == providers.LinkRefused:
+	case res.Outcome == providers.BudgetSet, res.Outcome == providers.BudgetRefused, res.Outcome == providers.Linked, res.Outcome == providers.LinkRefused,
+		res.Outcome == providers.EditorAnswered:
 		p.replyOnce(d, delivery, "@"+r.Login+" "+res.Note)
 	}
 	return err

@@ -150,6 +150,10 @@ func (p *Provider) agentSessionEvent(ctx context.Context, pl *Payload, dedupe []
 		if u, ok := providers.ParseContinue(pl.AgentActivity.Text()); ok {
 			return p.command(ctx, in, pl, providers.Trigger{ContinueURL: u})
 		}
+		if providers.ParseEditorCommand(pl.AgentActivity.Text()) {
+			// Linear has no reply only the asker sees: no token here.
+			return p.command(ctx, in, pl, providers.Trigger{Editor: true})
+		}
 	}
 	if pl.Action == actionPrompted && isRetryWord(pl.AgentActivity.Text()) {
 		if queued, err := p.retry(ctx, in, k, dedupe, log); queued || err != nil {
@@ -284,7 +288,7 @@ func (p *Provider) command(ctx context.Context, in *core.Installation, pl *Paylo
 	switch {
 	case err != nil:
 		return err
-	case res.Outcome == providers.BudgetSet, res.Outcome == providers.Linked:
+	case res.Outcome == providers.BudgetSet, res.Outcome == providers.Linked, res.Outcome == providers.EditorAnswered:
 		p.tell(in, pl, "thought", res.Note)
 	case res.Outcome == providers.BudgetRefused, res.Outcome == providers.LinkRefused:
 		p.tell(in, pl, "error", res.Note)

@@ -182,6 +182,7 @@ func answersAt(sess *core.Session, key string) string {
 // succeeds, fails permanently or ctx ends.
 func (s *Sink) render(ctx context.Context, t *Thread, ev core.Event) (bool, error) {
 	wait := s.cfg.RetryMin
+	ev = relayed(ev)
 	for {
 		acted, err := s.cfg.Renderer.Render(ctx, t, ev)
 		switch {

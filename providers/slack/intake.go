@@ -132,6 +132,10 @@ func (p *Provider) handleCallback(ctx context.Context, env *Envelope, log *slog.
 	if u, ok := providers.ParseContinue(d.said); ok && d.act == actStart {
 		t.ContinueURL = u
 	}
+	if providers.ParseEditorCommand(d.said) && d.act == actStart {
+		// Answered with chat.postEphemeral: only the asker sees the token.
+		t.Editor, t.Private, t.Person = true, true, p.personName(ctx, in, d.msg.User)
+	}
 	res, err := p.cfg.Intake.Route(ctx, t)
 	if err != nil {
 		return err // a 500: Slack retries, and the dedupe keys make that safe
@@ -141,8 +145,35 @@ func (p *Provider) handleCallback(ctx context.Context, env *Envelope, log *slog.
 		p.tellThread(in, d, "I can't answer yet: no agent is configured for this workspace. An admin can set `SWITCHBOARD_MODEL` or bind an agent with `/v1/installations`.")
 	case providers.BudgetSet, providers.BudgetRefused, providers.Linked, providers.LinkRefused:
 		p.tellThread(in, d, res.Note)
+	case providers.EditorAnswered:
+		p.bg.Go(func(ctx context.Context) { p.ephemeral(ctx, in, d, res.Note) })
 	}
 	return nil
+}
+
+// personName is how Slack shows user to others (display name, else real
+// name), or their mention when it cannot be read.
+func (p *Provider) personName(ctx context.Context, in *core.Installation, user string) string {
+	a, err := p.client(ctx, in)
+	if err != nil {
+		return "<@" + user + ">"
+	}
+	var u *slackapi.User
+	err = a.do(ctx, "users.info", func(ctx context.Context) error {
+		var err error
+		u, err = a.c.GetUserInfoContext(ctx, user)
+		return err
+	})
+	switch {
+	case err != nil:
+		p.log.Warn("read a user's name", "user", user, "err", err)
+		return "<@" + user + ">"
+	case u.Profile.DisplayName != "":
+		return u.Profile.DisplayName
+	case u.RealName != "":
+		return u.RealName
+	}
+	return "<@" + user + ">"
 }
 
 // input is the decision's input: the message with its attachments, or an

@@ -38,6 +38,7 @@ type Store interface {
 	core.ConsoleStore
 	core.StatsStore
 	core.ScheduleStore
+	core.AttachTokenStore
 	// Ready is "ready", or why not.
 	Ready(ctx context.Context) (status string, ok bool)
 }

@@ -332,4 +332,14 @@
 //	attachments   attachment id → the file's bytes
 //
 // A user.message refers to them by id in its attachments.
+//
+// Attach tokens (Store also implements core.AttachTokenStore):
+//
+//	attach_tokens          token id → JSON of core.AttachToken (the
+//	                       sha256 of the secret, never the secret)
+//	attach_tokens_by_sess  session id + token id → empty value: a
+//	                       session's tokens, oldest first
+//
+// Creating or revoking a token logs session.attach_token_created or
+// session.attach_token_revoked in the same transaction.
 package bolt

@@ -26,7 +26,7 @@ var dumped = []string{
 	bucketDestinations, bucketDestinationSecrets, bucketDeliveries, bucketOutbox, bucketOutboxStreams,
 	bucketSkills, bucketSkillVersions, bucketSkillContents,
 	bucketMemoryStores, bucketMemoryVersions, bucketMemoryContents,
-	bucketHourlyStats, bucketSchedules, bucketAttachments,
+	bucketHourlyStats, bucketSchedules, bucketAttachments, bucketAttachTokens,
 }
 
 var undumped = map[string]string{
@@ -52,14 +52,15 @@ var undumped = map[string]string{
 	bucketSkillNames:         "index: rebuilt from the skills",
 	// Console sign-ins end when their browser's cookie does; a copied
 	// store starts with none, as after a sign-out of every browser.
-	bucketConsoleSessions:     "console sign-ins: ephemeral, not copied",
-	bucketConsoleSessionTimes: "console sign-ins: ephemeral, not copied",
-	bucketConsoleFailures:     "failed console sign-ins: ephemeral, not copied",
-	bucketConsoleFailureTimes: "failed console sign-ins: ephemeral, not copied",
-	bucketSessionsByProvider:  "index: rebuilt from the sessions",
-	bucketSessionsByTenant:    "index: rebuilt from the sessions",
-	bucketSessionTexts:        "put with its session (dump.Session's FirstText)",
-	bucketScheduleDue:         "index: rebuilt from the schedules",
+	bucketConsoleSessions:       "console sign-ins: ephemeral, not copied",
+	bucketConsoleSessionTimes:   "console sign-ins: ephemeral, not copied",
+	bucketConsoleFailures:       "failed console sign-ins: ephemeral, not copied",
+	bucketConsoleFailureTimes:   "failed console sign-ins: ephemeral, not copied",
+	bucketSessionsByProvider:    "index: rebuilt from the sessions",
+	bucketSessionsByTenant:      "index: rebuilt from the sessions",
+	bucketSessionTexts:          "put with its session (dump.Session's FirstText)",
+	bucketScheduleDue:           "index: rebuilt from the schedules",
+	bucketAttachTokensBySession: "index: rebuilt from the attach tokens",
 }
 
 // Dump puts every record of the store, in one read transaction (a
@@ -73,7 +74,7 @@ func (s *Store) Dump(ctx context.Context, put dump.Put) error {
 		d := dumper{tx: tx, put: put, ctx: ctx}
 		for _, step := range []func() error{
 			d.agents, d.sessions, d.keys, d.wakes, d.sinks,
-			d.vaults, d.environments, d.installations, d.once, d.destinations, d.skills, d.memory, d.stats, d.schedules, d.attachments,
+			d.vaults, d.environments, d.installations, d.once, d.destinations, d.skills, d.memory, d.stats, d.schedules, d.attachments, d.attachTokens,
 		} {
 			if err := step(); err != nil {
 				return err
@@ -435,6 +436,17 @@ func (d dumper) schedules() error {
 			r.NextAt = &sc.NextAt.Time
 		}
 		return d.put(r)
+	})
+}
+
+// attachTokens puts the sessions' attach tokens.
+func (d dumper) attachTokens() error {
+	return d.each(bucketAttachTokens, func(k, v []byte) error {
+		t, err := decode[core.AttachToken](v)
+		if err != nil {
+			return err
+		}
+		return d.put(dump.AttachToken{ID: t.ID, SessionID: t.SessionID, Body: v})
 	})
 }
 

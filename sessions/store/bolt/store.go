@@ -69,6 +69,7 @@ var allBuckets = []string{
 	bucketHourlyStats,
 	bucketSessionsByProvider, bucketSessionsByTenant, bucketSessionTexts,
 	bucketSchedules, bucketScheduleDue, bucketAttachments,
+	bucketAttachTokens, bucketAttachTokensBySession,
 }
 
 // Options tune Open. The zero value is ready to use.

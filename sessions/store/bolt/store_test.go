@@ -201,3 +201,5 @@ func TestBatchRerunIsSafe(t *testing.T) {
 		t.Fatalf("%d wakes, %v", len(due), err)
 	}
 }
+
+func TestAttachTokenConformance(t *testing.T) { storetest.RunAttachTokens(t, fresh) }

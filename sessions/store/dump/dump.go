@@ -37,6 +37,7 @@ var Kinds = []string{
 	"destinations", "deliveries", "delivery streams",
 	"skills", "skill versions", "skill contents",
 	"memory stores", "memory versions", "hourly stats", "schedules", "attachments",
+	"attach tokens",
 }
 
 // Agent is an agent's latest version.
@@ -205,6 +206,13 @@ type Attachment struct {
 	Data []byte
 }
 
+// AttachToken is a session's attach token (its JSON holds the hash of
+// the secret, never the secret).
+type AttachToken struct {
+	ID, SessionID string
+	Body          json.RawMessage
+}
+
 // MemoryStore is a memory store's record.
 type MemoryStore struct {
 	ID, Name string
@@ -264,6 +272,7 @@ func (Skill) Kind() string          { return "skills" }
 func (SkillVersion) Kind() string   { return "skill versions" }
 func (SkillContent) Kind() string   { return "skill contents" }
 func (Attachment) Kind() string     { return "attachments" }
+func (AttachToken) Kind() string    { return "attach tokens" }
 func (MemoryStore) Kind() string    { return "memory stores" }
 func (MemoryVersion) Kind() string  { return "memory versions" }
 func (HourStats) Kind() string      { return "hourly stats" }

@@ -217,6 +217,8 @@ func (l *loader) put(r dump.Record) error {
 	case dump.Attachment:
 		q(`INSERT INTO attachments (id, data) VALUES ($1, $2)`, r.ID, nonNil(r.Data))
 		l.contentBytes += len(r.Data)
+	case dump.AttachToken:
+		q(`INSERT INTO attach_tokens (id, session_id, body) VALUES ($1, $2, $3)`, r.ID, r.SessionID, []byte(r.Body))
 	case dump.MemoryStore:
 		q(`INSERT INTO memory_stores (id, name, body) VALUES ($1, $2, $3)`, r.ID, r.Name, []byte(r.Body))
 	case dump.MemoryVersion:

@@ -123,3 +123,5 @@ func TestDedupeRaceAcrossReplicas(t *testing.T) {
 
 // TestSweepFollowsClock ages keys with Options.Now.
 func TestSweepFollowsClock(t *testing.T) { storetest.RunClock(t, clocked) }
+
+func TestAttachTokenConformance(t *testing.T) { storetest.RunAttachTokens(t, fresh) }

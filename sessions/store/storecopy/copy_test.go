@@ -44,12 +44,13 @@ func TestCopy(t *testing.T) {
 	sum, err := storecopy.Copy(t.Context(), src, dst, keys)
 	must(t, err)
 	want := storecopy.Summary{
-		"agents": 3, "agent versions": 4, "sessions": 7, "events": 24, "queued inputs": 4,
+		"agents": 3, "agent versions": 4, "sessions": 7, "events": 27, "queued inputs": 4,
 		"dedupe keys": 3, "idempotency keys": 2, "wakes": 2, "sink positions": 3, "sink marks": 3,
 		"vaults": 2, "credentials": 2, "environments": 1, "installations": 3, "once keys": 1,
 		"destinations": 2, "deliveries": 13, "delivery streams": 7,
 		"skills": 2, "skill versions": 3, "skill contents": 5,
 		"memory stores": 2, "memory versions": 6, "hourly stats": 2, "schedules": 2, "attachments": 1,
+		"attach tokens": 2,
 	}
 	if got, w := jsonOf(t, sum), jsonOf(t, want); got != w {
 		t.Errorf("summary = %s\nwant      %s", got, w)

@@ -110,6 +110,16 @@ func fill(t *testing.T, s backend.Store, keys fakeKeys, clk *clock) {
 	api := create(core.NewSession{Session: core.Session{Metadata: map[string]string{"ticket": "42"}, Tenant: "customer:acme", ClientTokenHash: "hash-of-token"},
 		Inputs: []core.Event{text("hello")}, Idempotency: &core.Idempotency{Key: "api:sessions:k1", Hash: "h1", Answer: []byte(`{"id":"first answer"}`)}})
 	answered(api.ID, "turn_api", "hi there")
+	// A person follows it from their editor; an earlier token was revoked.
+	for _, person := range []string{"Ada Lovelace", "Grace Hopper"} {
+		_, err := s.CreateAttachToken(ctx, core.AttachToken{ID: core.NewID(core.PrefixAttachToken), SessionID: api.ID, Person: person, IssuedBy: core.IssuedByAdmin, Hash: "hash-of-" + person})
+		must(t, err)
+	}
+	if tokens, err := s.ListAttachTokens(ctx, api.ID); err != nil || len(tokens) != 2 {
+		t.Fatalf("attach tokens %+v (%v)", tokens, err)
+	} else if _, err := s.RevokeAttachToken(ctx, api.ID, tokens[0].ID, core.IssuedByAdmin); err != nil {
+		t.Fatal(err)
+	}
 
 	for _, o := range []core.Origin{
 		{Provider: "slack", Key: "slack:T1:C1:1700000000.000100", TenantID: "T1", URL: "https://t1.slack.com/archives/C1/p1700000000000100"},

@@ -60,6 +60,7 @@ func snapshot(t *testing.T, s backend.Store, now time.Time) string {
 		Pending      []core.Event
 		Destinations []*core.Destination
 		Sink         core.SinkPosition
+		AttachTokens []*core.AttachToken
 	}
 	var views []sessionView
 	for _, sess := range list {
@@ -81,6 +82,8 @@ func snapshot(t *testing.T, s backend.Store, now time.Time) string {
 		v.Pending, err = s.Pending(ctx, sess.ID)
 		must(t, err)
 		v.Destinations, _, err = s.ListDestinations(ctx, core.DestinationQuery{SessionID: sess.ID})
+		must(t, err)
+		v.AttachTokens, err = s.ListAttachTokens(ctx, sess.ID)
 		must(t, err)
 		views = append(views, v)
 	}

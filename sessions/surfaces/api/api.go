@@ -71,6 +71,9 @@ type Handler struct {
 	// Repositories, when set, checks an agent's repository_access against
 	// the installation it names; without it such an agent is refused.
 	Repositories RepositoryChecker
+	// AttachTokens, when set, keeps the sessions' attach tokens: the
+	// /v1/sessions/{id}/attach_tokens endpoints are mounted.
+	AttachTokens core.AttachTokenStore
 	// Credentials, when set, refuses a session whose agent or environment
 	// names a vault credential of another owner than the session's
 	// tenancy (vaults.Resolver.CheckSession); env is nil for none.
@@ -155,6 +158,11 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	handle("POST /v1/sessions/{id}/fork", web.AdminOnly(h.fork))
 	handle("POST /v1/sessions/{id}/links", web.AdminOnly(h.addLink))
 	handle("DELETE /v1/sessions/{id}/links", web.AdminOnly(h.removeLink))
+	if h.AttachTokens != nil {
+		handle("POST /v1/sessions/{id}/attach_tokens", web.AdminOnly(h.createAttachToken))
+		handle("GET /v1/sessions/{id}/attach_tokens", web.AdminOnly(h.listAttachTokens))
+		handle("DELETE /v1/sessions/{id}/attach_tokens/{token}", web.AdminOnly(h.revokeAttachToken))
+	}
 }
 
 // session loads the path's session if the principal may see it; a client
@@ -165,14 +173,27 @@ func (h *Handler) session(r *http.Request) (*core.Session, error) {
 	if !ok {
 		return nil, web.Errorf(http.StatusUnauthorized, "unauthorized", "missing credentials")
 	}
-	if !p.MaySee(id) {
-		return nil, notFound("session", id)
+	if err := mayAct(p, id); err != nil {
+		return nil, err
 	}
 	s, err := h.Store.GetSession(r.Context(), id)
 	if err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// mayAct refuses a principal another session's: an attach token with a
+// 403 (it is for one session, whichever this is), a client token with
+// the 404 of a missing session.
+func mayAct(p core.Principal, id string) error {
+	switch {
+	case p.MaySee(id):
+		return nil
+	case p.AttachToken != "":
+		return web.OwnSessionOnly(p)
+	}
+	return notFound("session", id)
 }
 
 func notFound(kind, id string) error {

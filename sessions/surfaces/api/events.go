@@ -35,7 +35,8 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) error {
 				return err
 			}
 		}
-		return h.stream(w, r, s.ID, after, level)
+		p, _ := core.PrincipalFrom(r.Context())
+		return h.stream(w, r, s.ID, after, level, p.AttachToken)
 	}
 	limit, err := web.Limit(r)
 	if err != nil {
@@ -159,6 +160,20 @@ func parseInput(i int, raw json.RawMessage) (string, []byte, error) {
 	}
 }
 
+// sign adds to an input's body who posted it with an attach token
+// (core.MessageBody's Via, By and AttachToken): the log says whose it
+// is, and the thread is told.
+func sign(body json.RawMessage, p core.Principal) json.RawMessage {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		fields = map[string]json.RawMessage{}
+	}
+	fields["via"] = mustJSON(core.ViaEditor)
+	fields["by"] = mustJSON(p.Person)
+	fields["attach_token"] = mustJSON(p.AttachToken)
+	return mustJSON(fields)
+}
+
 func contains(list []string, s string) bool {
 	for _, v := range list {
 		if v == s {
@@ -176,8 +191,8 @@ func (h *Handler) postEvents(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return web.Errorf(http.StatusUnauthorized, "unauthorized", "missing credentials")
 	}
-	if !p.MaySee(id) {
-		return notFound("session", id)
+	if err := mayAct(p, id); err != nil {
+		return err
 	}
 	raw, err := web.ReadBody(w, r, h.MaxBody)
 	if err != nil {
@@ -221,6 +236,9 @@ func (h *Handler) postEvents(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 		in.SessionID = id
+		if p.AttachToken != "" {
+			in.Body = sign(in.Body, p)
+		}
 		inputs = append(inputs, in)
 	}
 	idem, err := idempotency(r, "events:"+id, raw)

@@ -107,8 +107,8 @@ func newAPIHeartbeat(t testing.TB, hb time.Duration) *apiEnv {
 		t.Fatal(err)
 	}
 	(&api.Handler{Store: store, Runtime: rt, Environments: store, Sealer: newTestSealer(t), Hub: hub, MaxBody: 64 << 10, Heartbeat: hb, StdioAllow: allow,
-		Links: forbidAcme{}, Repositories: acmeRepositories{}}).Register(mux)
-	srv := httptest.NewServer((&api.Auth{AdminToken: admin, Sessions: store}).Wrap(mux))
+		Links: forbidAcme{}, Repositories: acmeRepositories{}, AttachTokens: store}).Register(mux)
+	srv := httptest.NewServer((&api.Auth{AdminToken: admin, Sessions: store, AttachTokens: store}).Wrap(mux))
 	t.Cleanup(srv.Close)
 	e := &apiEnv{path: path, store: store, rt: rt, srv: srv}
 	if tt, ok := t.(*testing.T); ok {

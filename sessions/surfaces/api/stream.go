@@ -20,8 +20,10 @@ const subscriberBuffer = 256
 // then live events, with heartbeats, until the client leaves.
 //
 // A stream outlives the server's read deadline, which it lifts, and ends
-// with a last comment when the server shuts down.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, id string, after uint64, level core.Level) error {
+// with a last comment when the server shuts down. A stream an attach
+// token opened (token, its id) ends when the log says the token was
+// revoked: on every replica, as every replica follows the log.
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, id string, after uint64, level core.Level, token string) error {
 	rc := http.NewResponseController(w)
 	// The request is read; the heartbeats find a client that left.
 	_ = rc.SetReadDeadline(time.Time{})
@@ -68,6 +70,9 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, id string, afte
 		if err != nil {
 			return nil // the status line is sent; the client will reconnect
 		}
+		if revokes(evs, token) {
+			return endRevoked(bw, rc)
+		}
 		if _, err := writeEvents(bw, evs, level); err != nil {
 			return nil
 		}
@@ -85,6 +90,9 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, id string, afte
 		if err != nil {
 			return nil
 		}
+		if revokes(evs, token) {
+			return endRevoked(bw, rc)
+		}
 		if evs == nil {
 			fmt.Fprint(bw, ": heartbeat\n\n")
 		} else if n, err := writeEvents(bw, evs, level); err != nil {
@@ -99,6 +107,30 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, id string, afte
 			return nil
 		}
 	}
+}
+
+// revokes reports whether frames log the revocation of attach token id.
+func revokes(frames []live.Frame, id string) bool {
+	if id == "" {
+		return false
+	}
+	for _, f := range frames {
+		var b core.AttachTokenBody
+		if f.Event.Type == core.TypeAttachTokenRevoked && f.Event.Decode(&b) == nil && b.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// endRevoked ends a stream whose attach token was revoked with a last
+// comment; the client's reconnect gets the 401 that says why.
+func endRevoked(bw *bufio.Writer, rc *http.ResponseController) error {
+	fmt.Fprint(bw, ": attach token revoked\n\n")
+	if bw.Flush() == nil {
+		_ = rc.Flush()
+	}
+	return nil
 }
 
 // writeEvents writes the frames level shows and says how many.

@@ -63,13 +63,20 @@ type subcommand struct {
 }
 
 func newSubcommand(env cliIO, name, usage string) *subcommand {
+	c := newServerCommand(env, name, usage)
+	c.fs.BoolVar(&c.json, "json", false, "print JSON (NDJSON when following)")
+	return c
+}
+
+// newServerCommand is a command with the flags that find the server and
+// the token, and no output format of its own.
+func newServerCommand(env cliIO, name, usage string) *subcommand {
 	group, _, _ := strings.Cut(name, " ")
 	c := &subcommand{env: env, name: name, usage: group + " " + usage, fs: flag.NewFlagSet(name, flag.ContinueOnError)}
 	// Errors are reported once, by cli, in its own format.
 	c.fs.SetOutput(io.Discard)
 	c.fs.StringVar(&c.url, "url", "", "server base `URL` ($SWITCHBOARD_URL, default "+env.defaults.URL+")")
 	c.fs.StringVar(&c.token, "token", "", "bearer `TOKEN` ($SWITCHBOARD_TOKEN, default: <data dir>/admin-token)")
-	c.fs.BoolVar(&c.json, "json", false, "print JSON (NDJSON when following)")
 	return c
 }
 
@@ -168,7 +175,7 @@ func isBool(f *flag.Flag) bool {
 // client resolves the server and token: flags, then environment, then the
 // local gateway's defaults.
 func (c *subcommand) client() (*client.Client, error) {
-	url := firstOf(c.url, c.env.getenv("SWITCHBOARD_URL"), c.env.defaults.URL)
+	url := c.baseURL()
 	token, err := c.resolveToken()
 	if err != nil {
 		return nil, err
@@ -176,6 +183,11 @@ func (c *subcommand) client() (*client.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.ResponseHeaderTimeout = headerTimeout
 	return client.New(url, token, &http.Client{Transport: tr}), nil
+}
+
+// baseURL is the server the command talks to.
+func (c *subcommand) baseURL() string {
+	return firstOf(c.url, c.env.getenv("SWITCHBOARD_URL"), c.env.defaults.URL)
 }
 
 // resolveToken also accepts SWITCHBOARD_ADMIN_TOKEN, the variable serve

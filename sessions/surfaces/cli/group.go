@@ -53,6 +53,7 @@ func (g group) flags(d Defaults, s sub) []command.Flag {
 
 func (g group) newSub(env cliIO, s sub) *subcommand {
 	c := newSubcommand(env, g.name+" "+s.name, s.usage())
+	c.usage = g.name + " " + s.usage() // a group under another names both
 	c.summary = s.summary
 	return c
 }

@@ -28,6 +28,7 @@ var sessionGroup = group{name: "session", summary: "drive sessions over the API"
 	{"deny", "ID TOOL_USE_ID", "deny a tool call that waits for confirmation", sessionConfirm("deny")},
 	{"tool-result", "ID TOOL_USE_ID OUTPUT", "answer a custom tool call (OUTPUT - reads stdin)", sessionToolResult},
 	{"retry", "ID", "run a failed or stopped turn again", sessionRetry},
+	{"attach-token", "create|list|revoke SESSION", "let a person open a session in their editor, with a token naming them", attachTokens},
 }}
 
 func sessionCreate(ctx context.Context, c *subcommand, args []string) error {

@@ -29,6 +29,8 @@ func (h *Handler) registerSession(mux *http.ServeMux) {
 	mux.HandleFunc("POST /console/sessions/{id}/unlink", h.signedIn(h.sessionUnlink))
 	mux.HandleFunc("POST /console/sessions/{id}/message", h.signedIn(h.sessionMessage))
 	mux.HandleFunc("POST /console/sessions/{id}/archive", h.signedIn(h.sessionArchive))
+	mux.HandleFunc("POST /console/sessions/{id}/attach-tokens", h.signedIn(h.sessionAttachToken))
+	mux.HandleFunc("POST /console/sessions/{id}/attach-tokens/revoke", h.signedIn(h.sessionRevokeAttachToken))
 }
 
 // sessionView is what the session page shows.
@@ -54,6 +56,12 @@ type sessionView struct {
 	Error, Text string
 	// AgentName is the agent's name, "" when it could not be read.
 	AgentName string
+	// AttachTokens are the session's attach tokens; NewToken the one
+	// just made, whose secret the page shows once, with Editor, the
+	// command line for the person's editor.
+	AttachTokens []client.AttachToken
+	NewToken     *client.AttachToken
+	Editor       string
 }
 
 // originLink is a session's origin as the page shows it.
@@ -84,6 +92,12 @@ func (h *Handler) sessionPage(w http.ResponseWriter, r *http.Request, s *core.Co
 // showSession renders the session page with an action's refusal (errMsg)
 // and the message typed (text), if any.
 func (h *Handler) showSession(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession, status int, errMsg, text string) {
+	h.showSessionWith(w, r, s, status, errMsg, text, nil)
+}
+
+// showSessionWith is showSession with an attach token just made, shown
+// once.
+func (h *Handler) showSessionWith(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession, status int, errMsg, text string, made *client.AttachToken) {
 	id := r.PathValue("id")
 	v, err := h.loadSession(r.Context(), id)
 	var ae *client.APIError
@@ -96,6 +110,9 @@ func (h *Handler) showSession(w http.ResponseWriter, r *http.Request, s *core.Co
 		return
 	}
 	v.CSRF, v.Error, v.Text = s.CSRF, errMsg, text
+	if made != nil {
+		v.NewToken, v.Editor = made, client.AttachCommand(h.gatewayURL(r), made.Token)
+	}
 	for i := range v.Calls {
 		v.Calls[i].CSRF, v.Calls[i].SessionID = s.CSRF, id
 	}
@@ -121,6 +138,9 @@ func (h *Handler) loadSession(ctx context.Context, id string) (*sessionView, err
 	}
 	if a, err := h.api.GetAgent(ctx, sv.Agent.ID); err == nil {
 		v.AgentName = a.Name
+	}
+	if tokens, err := h.api.ListAttachTokens(ctx, id); err == nil {
+		v.AttachTokens = tokens // a gateway without them shows none
 	}
 	v.Retryable = !v.Running && !v.Archived && sv.Result != nil && core.Retryable(sv.Result.YieldReason)
 	if sv.PendingAction != nil {

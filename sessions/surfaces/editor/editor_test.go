@@ -1,0 +1,134 @@
+package editor
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/coder/acp-go-sdk"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// TestStopReasons holds every reason a turn yields or pauses with to a
+// stop reason of its own choosing, so a new reason cannot slip through
+// as end_turn unnoticed.
+func TestStopReasons(t *testing.T) {
+	want := map[core.Reason]acp.StopReason{
+		core.ReasonCompleted:        acp.StopReasonEndTurn,
+		core.ReasonNeedsInput:       acp.StopReasonEndTurn,
+		core.ReasonRequiresAction:   acp.StopReasonEndTurn,
+		core.ReasonCanceled:         acp.StopReasonCancelled,
+		core.ReasonDeadlineExceeded: acp.StopReasonMaxTurnRequests,
+		core.ReasonBudgetExceeded:   acp.StopReasonMaxTokens,
+		core.ReasonMaxSteps:         acp.StopReasonMaxTurnRequests,
+		core.ReasonMaxTurns:         acp.StopReasonMaxTurnRequests,
+		core.ReasonError:            acp.StopReasonEndTurn,
+	}
+	if len(stopReasons) != len(want) {
+		t.Fatalf("the table maps %d reasons, want %d", len(stopReasons), len(want))
+	}
+	for r, s := range want {
+		t.Run(string(r), func(t *testing.T) {
+			if got := stopReason(r); got != s {
+				t.Fatalf("stop reason %q, want %q", got, s)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		reason core.Reason
+		pause  *core.BudgetPause
+		want   string
+	}{
+		{core.ReasonMaxTurns, &core.BudgetPause{Name: "max_turns", Limit: 3, Spent: 3}, "--max-turns N"},
+		{core.ReasonBudgetExceeded, &core.BudgetPause{Name: "max_session_tokens", Limit: 100, Spent: 120}, "--max-session-tokens N"},
+		{core.ReasonBudgetExceeded, &core.BudgetPause{Name: "max_session_cost_usd", Limit: 1, Spent: 1.2}, "--max-session-cost-usd N"},
+		{core.ReasonMaxSteps, nil, "--max-steps N"},
+		{core.ReasonDeadlineExceeded, nil, "--turn-seconds N"},
+		{core.ReasonBudgetExceeded, nil, "--max-tokens N"},
+	} {
+		if got := stopNote("ses_1", tc.reason, tc.pause); !strings.Contains(got, "switchboard session limits ses_1 "+tc.want) {
+			t.Errorf("note for %s %+v: %q", tc.reason, tc.pause, got)
+		}
+	}
+	if got := stopNote("ses_1", core.ReasonCompleted, nil); got != "" {
+		t.Errorf("a completed turn gets a note: %q", got)
+	}
+}
+
+// TestTranslate checks what the editor is shown of the log: streamed
+// text is not shown twice, the plan tool shows as its plan, internal
+// context and the editor's own prompt are left out.
+func TestTranslate(t *testing.T) {
+	s := newSession(&agent{ctx: context.Background()}, "ses_1")
+	s.posted["evt_mine"] = true
+	ev := func(id, typ string, level core.Level, body any) core.Event {
+		raw, _ := json.Marshal(body)
+		return core.Event{ID: id, Type: typ, Level: level, Actor: core.ActorHuman, Body: raw}
+	}
+	steps := []struct {
+		e    core.Event
+		live bool
+		want []string
+	}{
+		{ev("e1", core.TypeUserMessage, core.LevelInternal, core.MessageBody{Text: "thread context"}), true, nil},
+		{ev("evt_mine", core.TypeUserMessage, core.LevelUser, core.MessageBody{Text: "from the editor"}), true, nil},
+		{ev("e2", core.TypeUserMessage, core.LevelUser, core.MessageBody{Text: "from the thread"}), true, []string{"user:from the thread"}},
+		{ev("e3", core.TypeAgentMessageDelta, core.LevelProgress, core.MessageDeltaBody{Response: "r1", Text: "Hel"}), true, []string{"agent:Hel"}},
+		{ev("e4", core.TypeAgentMessageDelta, core.LevelProgress, core.MessageDeltaBody{Response: "r1", Text: "lo"}), true, []string{"agent:lo"}},
+		{ev("e5", core.TypeAgentMessage, core.LevelUser, core.MessageBody{Text: "Hello there."}), true, []string{"agent: there."}},
+		{ev("e6", core.TypeAgentMessage, core.LevelUser, core.MessageBody{Text: "Again."}), false, []string{"agent:\n\nAgain."}},
+		{ev("e7", core.TypeAgentMessageDelta, core.LevelProgress, core.MessageDeltaBody{Response: "r2", Text: "ignored"}), false, nil},
+		{ev("e8", core.TypeAgentToolUse, core.LevelProgress, core.ToolUseBody{ToolUseID: "t1", Name: core.PlanTool, Input: json.RawMessage(`{}`)}), true, nil},
+		{ev("e9", core.TypeAgentToolResult, core.LevelProgress, core.ToolResultBody{ToolUseID: "t1", Output: "ok"}), true, nil},
+		{ev("e10", core.TypeAgentPlan, core.LevelProgress, core.PlanBody{Entries: []core.PlanEntry{{Content: "ship", Status: "pending", Priority: "high"}}}), true, []string{"plan:ship"}},
+		{ev("e11", core.TypeAgentToolUse, core.LevelProgress, core.ToolUseBody{ToolUseID: "t2", Name: "bash", Input: json.RawMessage(`{"cmd":"ls"}`)}), true, []string{"tool_call:t2 bash in_progress"}},
+		{ev("e12", core.TypeAgentToolResult, core.LevelProgress, core.ToolResultBody{ToolUseID: "t2", Output: "boom", IsError: true}), true, []string{"tool_call_update:t2 failed"}},
+		{ev("e13", core.TypeAgentMessage, core.LevelProgress, core.MessageBody{Text: "hmm", Kind: core.MessageKindThought}), true, []string{"thought:hmm"}},
+	}
+	for _, st := range steps {
+		var got []string
+		for _, u := range s.translate(st.e, st.live) {
+			got = append(got, describe(u))
+		}
+		if strings.Join(got, "|") != strings.Join(st.want, "|") {
+			t.Errorf("%s %s: %q, want %q", st.e.ID, st.e.Type, got, st.want)
+		}
+	}
+}
+
+func describe(u acp.SessionUpdate) string {
+	switch {
+	case u.UserMessageChunk != nil:
+		return "user:" + u.UserMessageChunk.Content.Text.Text
+	case u.AgentMessageChunk != nil:
+		return "agent:" + u.AgentMessageChunk.Content.Text.Text
+	case u.AgentThoughtChunk != nil:
+		return "thought:" + u.AgentThoughtChunk.Content.Text.Text
+	case u.Plan != nil:
+		return "plan:" + u.Plan.Entries[0].Content
+	case u.ToolCall != nil:
+		return "tool_call:" + string(u.ToolCall.ToolCallId) + " " + u.ToolCall.Title + " " + string(u.ToolCall.Status)
+	case u.ToolCallUpdate != nil:
+		return "tool_call_update:" + string(u.ToolCallUpdate.ToolCallId) + " " + string(*u.ToolCallUpdate.Status)
+	}
+	return "?"
+}
+
+// TestPromptText keeps text and links and refuses what a user.message
+// cannot hold.
+func TestPromptText(t *testing.T) {
+	got, err := promptText([]acp.ContentBlock{acp.TextBlock("look at"), acp.ResourceLinkBlock("main.go", "file:///src/main.go")})
+	if err != nil || got != "look at\n\n[main.go](file:///src/main.go)" {
+		t.Fatalf("text %q, %v", got, err)
+	}
+	for name, blocks := range map[string][]acp.ContentBlock{
+		"image": {acp.ImageBlock("aGk=", "image/png")},
+		"empty": {acp.TextBlock("  ")},
+	} {
+		if _, err := promptText(blocks); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/switchboardhq/switchboard/core/settings"
@@ -133,24 +132,3 @@ func PublicURLCheck(publicURL, label string) Check {
 	}
 	return c
 }
-
-// AppSetups are the modules' app set-ups, by platform name, in the order
-// of the modules; a module without one is left out.
-func AppSetups(modules []Module) []PlatformApp {
-	var out []PlatformApp
-	for _, m := range modules {
-		if m.App != nil {
-			out = append(out, PlatformApp{Platform: m.Platform, Setup: *m.App})
-		}
-	}
-	return out
-}
-
-// PlatformApp is a platform with its app set-up.
-type PlatformApp struct {
-	Platform Platform
-	Setup    AppSetup
-}
-
-// HasFormat reports whether the set-up prints in format.
-func (a AppSetup) HasFormat(format string) bool { return slices.Contains(a.Formats, format) }

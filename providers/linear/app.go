@@ -106,10 +106,10 @@ func appSetup() providers.AppSetup {
 				categories += w.category
 			}
 			return providers.App{CreateURL: newApplicationURL, Manifest: a, Steps: []string{
-				"Open " + newApplicationURL + " and enter the application's name, developer, developer URL, description and callback URL (redirectUris) as below.",
+				"Open " + newApplicationURL + " and enter the application's name, developer, developer URL, description and callback URL (redirectUris) as the JSON says.",
 				"Turn Webhooks on with the webhookUrl below and the categories " + categories + ".",
 				"Copy the client id, client secret and webhook signing secret into LINEAR_CLIENT_ID, LINEAR_CLIENT_SECRET and LINEAR_WEBHOOK_SECRET and restart the gateway.",
-				"A workspace admin installs it at " + in.PublicURL + "/oauth/" + Name + "/install (actor=app, the scopes below).",
+				"A workspace admin installs it at " + in.PublicURL + "/oauth/" + Name + "/install (actor=app and the scopes of the authorization above).",
 			}}, nil
 		},
 		Checklist: func(in providers.AppInput) []providers.Check {

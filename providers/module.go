@@ -21,6 +21,9 @@ type Module struct {
 	// and returns how to build the provider, or nil when the platform is
 	// off.
 	Load func(v settings.Values, env LoadEnv) (Build, error)
+	// App is how the platform's app is created by hand, nil when the
+	// module says nothing of it.
+	App *AppSetup
 }
 
 // LoadEnv is what a module's Load may read besides its settings: what the

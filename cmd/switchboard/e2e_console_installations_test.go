@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard/fixtures/fakeslack"
+	"github.com/switchboardhq/switchboard/providers/slack"
 )
 
 var (
@@ -33,6 +34,21 @@ func TestConsoleInstallations(t *testing.T) {
 	for _, off := range []string{`id="setup-github"`, `id="setup-linear"`} {
 		if !strings.Contains(body, off) {
 			t.Errorf("the page lacks %s", off)
+		}
+	}
+	// How to create each app by hand, made from the gateway's own
+	// settings: the manifest for its public URL with the provider's scopes,
+	// and what is still missing.
+	want := []string{`id="manifest-slack"`, base + "/webhooks/slack/interactivity", base + "/oauth/slack/callback",
+		"Missing:</span> SWITCHBOARD_PUBLIC_URL is an https:// address Slack can reach", "Done:</span> SLACK_SIGNING_SECRET is set",
+		"<code>switchboard slack manifest --public-url " + base + "</code>",
+		`id="checklist-linear"`, "Missing:</span> LINEAR_CLIENT_ID is set", `id="manifest-linear"`, `<a id="setup-flow-github"`}
+	for _, scope := range append(slack.Scopes(false), "search:read") {
+		want = append(want, "- "+scope+"\n")
+	}
+	for _, w := range want {
+		if !strings.Contains(body, w) {
+			t.Errorf("the page lacks %q", w)
 		}
 	}
 	m := installSlackLink.FindStringSubmatch(body)

@@ -43,8 +43,9 @@ func commands() []command.Command {
 		cli.Link(clientDefaults),
 		cli.ACP(clientDefaults, cli.ACPDeps{Describe: describeOrigin, Version: versionLine()}),
 		storecopy.Command(storecopy.Deps{DataDir: defaultDataDir, Keys: func(key string) (storecopy.Keys, error) { return oauth.NewSealer(key) }}),
-		{Name: "version", Usage: "version [--json]", Summary: "print the version", Run: runVersion, Flags: []command.Flag{{Name: "json"}}},
 	}
+	cmds = append(cmds, appCommands(modules())...)
+	cmds = append(cmds, command.Command{Name: "version", Usage: "version [--json]", Summary: "print the version", Run: runVersion, Flags: []command.Flag{{Name: "json"}}})
 	cmds = append(cmds, completionCommand(&cmds))
 	cmds = append(cmds, command.Command{Name: "help", Usage: "help [COMMAND [SUBCOMMAND]]", Summary: "print this help, or a command's"})
 	cmds[len(cmds)-1].Run = func(ctx context.Context, env command.Env, args []string) int {

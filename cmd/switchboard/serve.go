@@ -46,6 +46,9 @@ import (
 
 // serveConfig is what serve runs with, validated.
 type serveConfig struct {
+	// settings are every setting as read, for what the console shows of
+	// them (its installations' checklists).
+	settings                    settings.Values
 	addr, dataDir, publicURL    string
 	adminToken, masterKey       string
 	model                       string
@@ -77,7 +80,7 @@ func loadServeConfig(args []string, env command.Env, stderr io.Writer) (*serveCo
 	if err != nil {
 		return nil, err
 	}
-	c := &serveConfig{addr: s["SWITCHBOARD_ADDR"], publicURL: strings.TrimRight(s["SWITCHBOARD_PUBLIC_URL"], "/"), model: s["SWITCHBOARD_MODEL"]}
+	c := &serveConfig{settings: s, addr: s["SWITCHBOARD_ADDR"], publicURL: strings.TrimRight(s["SWITCHBOARD_PUBLIC_URL"], "/"), model: s["SWITCHBOARD_MODEL"]}
 	if c.log, err = s.Logger(stderr); err != nil {
 		return nil, err
 	}
@@ -342,7 +345,7 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 	}
 	rt := runtime.New(rc)
 	con, err := console.New(db, console.Config{AdminToken: cfg.adminToken, PublicURL: cfg.publicURL, Logger: log, Heartbeat: cfg.heartbeat, MaxUpload: cfg.skills.MaxBytes,
-		Platforms: consolePlatforms(platforms, gw), Containers: consoleContainers(sb)})
+		Platforms: consolePlatforms(modules(), cfg.settings, cfg.publicURL, gw), Containers: consoleContainers(sb)})
 	if err != nil {
 		return err
 	}

@@ -28,10 +28,13 @@ func (p *Provider) oauthConfig(redirectURI string) *xoauth2.Config {
 	}
 }
 
+// actorApp installs the app as its own user.
+const actorApp = "app"
+
 // AuthorizeURL is Linear's consent page, asking to install as the app.
 func (i installer) AuthorizeURL(state, redirectURI string) string {
 	q := url.Values{"client_id": {i.p.cfg.ClientID}, "redirect_uri": {redirectURI}, "response_type": {"code"},
-		"scope": {strings.Join(i.p.cfg.Scopes, ",")}, "actor": {"app"}, "state": {state}}
+		"scope": {strings.Join(i.p.cfg.Scopes, ",")}, "actor": {actorApp}, "state": {state}}
 	sep := "?"
 	if strings.Contains(i.p.cfg.AuthorizeURL, "?") {
 		sep = "&"

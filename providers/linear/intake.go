@@ -45,10 +45,13 @@ type inputRef struct {
 	Waiting bool `json:"waiting,omitempty"`
 }
 
+// webhookPath is where Linear delivers the app's webhooks.
+const webhookPath = "/webhooks/" + Name
+
 // RegisterWebhooks mounts POST /webhooks/linear; the signature and the
 // signed timestamp are checked over the raw body before anything else.
 func (p *Provider) RegisterWebhooks(mux *http.ServeMux) {
-	mux.Handle("POST /webhooks/linear", &webhooks.Inbound{MaxBody: p.cfg.MaxBody, Verify: p.verify, Handle: p.handle, Logger: p.log})
+	mux.Handle("POST "+webhookPath, &webhooks.Inbound{MaxBody: p.cfg.MaxBody, Verify: p.verify, Handle: p.handle, Logger: p.log})
 }
 
 // verify checks linear-signature (hex HMAC-SHA256 of the body), then the

@@ -12,7 +12,8 @@ import (
 // Module is the Linear agent as the gateway's configuration sees it: the
 // LINEAR_* settings and the provider built from them.
 func Module() providers.Module {
-	return providers.Module{Platform: descriptor(), Options: options(), Load: load}
+	app := appSetup()
+	return providers.Module{Platform: descriptor(), Options: options(), Load: load, App: &app}
 }
 
 func options() []settings.Option {

@@ -15,6 +15,6 @@ func descriptor() providers.Platform {
 		KeyForm:         "linear:<organization>:<agent session>",
 		SettingPrefixes: []string{"LINEAR_"},
 		Docs:            "docs/linear.md",
-		Setup:           "Linear is off. Create an OAuth app in Linear, set LINEAR_CLIENT_ID, LINEAR_CLIENT_SECRET and LINEAR_WEBHOOK_SECRET and restart the gateway.",
+		Setup:           "Linear is off. Create an OAuth app in Linear (switchboard linear app prints what to enter), set LINEAR_CLIENT_ID, LINEAR_CLIENT_SECRET and LINEAR_WEBHOOK_SECRET and restart the gateway.",
 	}
 }

@@ -22,6 +22,38 @@ const (
 	evAgentStopped = "agent_session_stopped"
 )
 
+// subscriptions are the bot events the app subscribes to, each with the
+// inner event type the intake reads it as; agent ones only for an app
+// configured as an agent.
+var subscriptions = []subscription{
+	{event: evAppMention, inner: evAppMention},
+	{event: evUninstalled, inner: evUninstalled},
+	{event: "message.channels", inner: evMessage},
+	{event: "message.groups", inner: evMessage},
+	{event: "message.im", inner: evMessage},
+	{event: "message.mpim", inner: evMessage},
+	{event: evReactionAdded, inner: evReactionAdded},
+	{event: evTokensRevoked, inner: evTokensRevoked},
+	{event: evAgentStopped, inner: evAgentStopped, agent: true},
+}
+
+type subscription struct {
+	event, inner string
+	agent        bool
+}
+
+// BotEvents are the bot events the app's manifest subscribes to: every
+// inner event the intake acts on, the agent's with agent.
+func BotEvents(agent bool) []string {
+	var out []string
+	for _, s := range subscriptions {
+		if !s.agent || agent {
+			out = append(out, s.event)
+		}
+	}
+	return out
+}
+
 // Envelope is a decoded Events API request: the outer envelope (with the
 // authorizations it was delivered for) and, for the inner events the
 // gateway handles, the event decoded into slack-go's type.

@@ -17,6 +17,12 @@ import (
 	"github.com/switchboardhq/switchboard/webhooks"
 )
 
+// The paths of the two webhooks, as the app's manifest gives them.
+const (
+	eventsPath        = "/webhooks/" + Name
+	interactivityPath = eventsPath + "/interactivity"
+)
+
 // RegisterWebhooks mounts POST /webhooks/slack (Events API) and POST
 // /webhooks/slack/interactivity (buttons). Both verify Slack's signature
 // over the raw body before anything else.
@@ -24,8 +30,8 @@ func (p *Provider) RegisterWebhooks(mux *http.ServeMux) {
 	if p.cfg.SigningSecret == "" {
 		return // Socket Mode alone: nothing can be verified, nothing is taken
 	}
-	mux.Handle("POST /webhooks/slack", &webhooks.Inbound{MaxBody: p.cfg.MaxBody, Verify: p.verify, Handle: p.handleEvent, Logger: p.log})
-	mux.Handle("POST /webhooks/slack/interactivity", &webhooks.Inbound{MaxBody: p.cfg.MaxBody, Verify: p.verify, Handle: p.handleInteraction, Logger: p.log})
+	mux.Handle("POST "+eventsPath, &webhooks.Inbound{MaxBody: p.cfg.MaxBody, Verify: p.verify, Handle: p.handleEvent, Logger: p.log})
+	mux.Handle("POST "+interactivityPath, &webhooks.Inbound{MaxBody: p.cfg.MaxBody, Verify: p.verify, Handle: p.handleInteraction, Logger: p.log})
 }
 
 // verify checks the v0 signature (slack-go's verifier) and the replay

@@ -14,7 +14,8 @@ import (
 // Module is Slack as the gateway's configuration sees it: the SLACK_*
 // settings, checked at start, and the provider built from them.
 func Module() providers.Module {
-	return providers.Module{Platform: descriptor(), Options: options(), Load: load}
+	app := appSetup()
+	return providers.Module{Platform: descriptor(), Options: options(), Load: load, App: &app}
 }
 
 func options() []settings.Option {
@@ -88,12 +89,7 @@ func load(s settings.Values, _ providers.LoadEnv) (providers.Build, error) {
 	if err != nil {
 		return nil, err
 	}
-	var userScopes []string
-	for _, sc := range strings.Split(s["SLACK_USER_SCOPES"], ",") {
-		if sc = strings.TrimSpace(sc); sc != "" {
-			userScopes = append(userScopes, sc)
-		}
-	}
+	userScopes := splitScopes(s["SLACK_USER_SCOPES"])
 	cfg := Config{
 		SigningSecret: secret, ClientID: id, ClientSecret: csecret, BotToken: bot, AppToken: app, APIURL: api,
 		UserScopes: userScopes, AllowBots: allow, HistoryLimit: history,

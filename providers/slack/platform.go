@@ -16,7 +16,7 @@ func descriptor() providers.Platform {
 		KeyForm:         "slack:<team>:<channel>:<thread ts>",
 		SettingPrefixes: []string{"SLACK_"},
 		Docs:            "docs/slack.md",
-		Setup:           "Slack is off. Create the Slack app from providers/slack/manifest.yaml, then set SLACK_SIGNING_SECRET with SLACK_CLIENT_ID and SLACK_CLIENT_SECRET (any number of workspaces) and restart the gateway.",
+		Setup:           "Slack is off. Create the Slack app from its manifest (switchboard slack manifest prints it), then set SLACK_SIGNING_SECRET with SLACK_CLIENT_ID and SLACK_CLIENT_SECRET (any number of workspaces) and restart the gateway.",
 		NoInstall:       "Slack serves one workspace with SLACK_BOT_TOKEN, so there is nothing to install. To serve several, set SLACK_CLIENT_ID and SLACK_CLIENT_SECRET instead and restart the gateway.",
 		KeyURL:          threadURL,
 	}

@@ -44,8 +44,9 @@ const Name = "slack"
 // DefaultAPIURL is Slack's Web API base.
 const DefaultAPIURL = "https://slack.com/api/"
 
-// DefaultScopes are the bot scopes an install asks for, as in
-// manifest.yaml. chat:write also covers assistant.threads.setStatus.
+// DefaultScopes are the bot scopes an install asks for, as the app's
+// manifest declares them (Scopes). chat:write also covers
+// assistant.threads.setStatus.
 var DefaultScopes = []string{
 	"app_mentions:read", "channels:history", "chat:write", "groups:history",
 	"im:history", "mpim:history", "reactions:read", "reactions:write", "users:read", filesScope,
@@ -54,6 +55,16 @@ var DefaultScopes = []string{
 // AgentScope is the scope declaring the app an agent adds (agent sessions
 // and streamed answers); an install asks for it with the agent setting.
 const AgentScope = "assistant:write"
+
+// Scopes are the bot scopes of the app: DefaultScopes, and AgentScope
+// for an app configured as an agent. The install asks for them and the
+// manifest declares them.
+func Scopes(agent bool) []string {
+	if agent {
+		return append(slices.Clone(DefaultScopes), AgentScope)
+	}
+	return slices.Clone(DefaultScopes)
+}
 
 // Sessions is what the provider needs of the session store.
 type Sessions interface {
@@ -162,10 +173,7 @@ func New(cfg Config) (*Provider, error) {
 		cfg.APIURL += "/"
 	}
 	if len(cfg.Scopes) == 0 {
-		cfg.Scopes = DefaultScopes
-		if cfg.Agent {
-			cfg.Scopes = append(slices.Clone(DefaultScopes), AgentScope)
-		}
+		cfg.Scopes = Scopes(cfg.Agent)
 	}
 	if cfg.HistoryLimit <= 0 {
 		cfg.HistoryLimit = 15

@@ -37,6 +37,42 @@ type Platform struct {
 	// Health reads an installation's state from its metadata; ok false
 	// when the installation stands by its tokens.
 	Health func(in *core.Installation) (text string, healthy, ok bool)
+	// App is how to create the platform's app by hand for this gateway;
+	// nil when its provider says nothing of it.
+	App *AppSetup
+}
+
+// AppSetup is a platform's app to create by hand: what the command
+// Command prints for this gateway, and what the gateway still lacks to
+// serve the platform, from its own settings.
+type AppSetup struct {
+	// Command is the command line that prints the manifest.
+	Command string
+	// Manifest is what to paste or enter on the platform; "" when it
+	// cannot be made, and Problem says why.
+	Manifest, Problem string
+	// Steps say what to do, in order.
+	Steps []string
+	// Checklist is what the gateway has and lacks, in the order it is
+	// done.
+	Checklist []Check
+}
+
+// Check is one item of a checklist: Fix says how to do what is not Done.
+type Check struct {
+	Text, Fix string
+	Done      bool
+}
+
+// Missing counts the items not done.
+func (a *AppSetup) Missing() int {
+	n := 0
+	for _, c := range a.Checklist {
+		if !c.Done {
+			n++
+		}
+	}
+	return n
 }
 
 // installOffer is one platform's entry on the page: an install link, or

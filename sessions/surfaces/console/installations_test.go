@@ -463,3 +463,30 @@ func TestOverviewInstallationsDeliveriesSandboxes(t *testing.T) {
 		contains(t, e.do(req{method: "GET", path: "/console/", cookie: c}).Body.String(), []string{`id="no-installations"`, `href="installations"`}, nil)
 	})
 }
+
+// TestInstallationsAppSetup: a platform whose app is created by hand
+// shows its checklist (open while something is missing), its manifest
+// escaped, with a copy button the script reveals, and the command that
+// prints the same; a manifest that cannot be made says why.
+func TestInstallationsAppSetup(t *testing.T) {
+	platforms := shipped(map[string]bool{"slack": true})
+	platforms[0].App = &console.AppSetup{Command: "switchboard slack manifest --public-url https://x.example",
+		Manifest: "display_information:\n  name: <switchboard>\n", Steps: []string{"Paste the manifest."},
+		Checklist: []console.Check{{Text: "SLACK_SIGNING_SECRET is set", Done: true}, {Text: "SLACK_CLIENT_ID and SLACK_CLIENT_SECRET are set, or SLACK_BOT_TOKEN", Fix: "copy the Client ID"}}}
+	platforms[2].App = &console.AppSetup{Command: "switchboard linear app", Problem: "the application needs the gateway's public URL",
+		Checklist: []console.Check{{Text: "LINEAR_CLIENT_ID is set", Done: true}}}
+	e, _ := installEnv(t, func(c *console.Config) { c.Platforms = platforms })
+	c, _ := e.signIn()
+	body := e.do(req{method: "GET", path: "/console/installations", cookie: c}).Body.String()
+	contains(t, body, []string{
+		`<details class="app-setup" id="app-slack" open>`, "Create the Slack app by hand (1 still missing)",
+		`<li data-done="true">`, `Missing:</span> SLACK_CLIENT_ID and SLACK_CLIENT_SECRET are set, or SLACK_BOT_TOKEN<span class="dim"> — copy the Client ID</span>`,
+		`<li>Paste the manifest.</li>`,
+		`<button type="button" class="copy" data-copy="manifest-slack" hidden>Copy</button>`,
+		`<pre class="file" id="manifest-slack">display_information:
+  name: &lt;switchboard&gt;
+</pre>`,
+		"<code>switchboard slack manifest --public-url https://x.example</code>",
+		`<details class="app-setup" id="app-linear">`, `<p class="dim" id="manifest-problem-linear">the application needs the gateway&#39;s public URL</p>`,
+	}, []string{`id="app-github"`, `id="manifest-linear"`, "<script>"})
+}

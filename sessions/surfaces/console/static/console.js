@@ -1,6 +1,7 @@
-// The console's script. Every page works without it; it adds two things:
-// times shown in the browser's zone, and on the sessions page statuses
-// kept live over the console's event stream (SSE, GET events).
+// The console's script. Every page works without it; it adds three
+// things: times shown in the browser's zone, copy buttons, and on the
+// sessions page statuses kept live over the console's event stream (SSE,
+// GET events).
 //
 // Whatever the stream says goes into the page as text, never as HTML.
 (function () {
@@ -16,6 +17,22 @@
   }
 
   localTimes(document);
+
+  // Copy buttons: shown only where the clipboard can be written; the
+  // text stays selectable either way.
+  for (const button of document.querySelectorAll('button[data-copy]')) {
+    const source = document.getElementById(button.dataset.copy);
+    if (!source || !navigator.clipboard) continue;
+    button.hidden = false;
+    button.addEventListener('click', async () => {
+      try {
+        await navigator.clipboard.writeText(source.textContent);
+        button.textContent = 'Copied';
+      } catch (e) {
+        button.textContent = 'Copy failed: select the text';
+      }
+    });
+  }
 
   const table = document.getElementById('sessions');
   const live = document.getElementById('live');

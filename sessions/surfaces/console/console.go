@@ -246,8 +246,9 @@ type layout struct {
 	Scripts []string
 	Page    any
 	// Root is the console's address relative to the page's ("" or
-	// "../"), set by render: links in the frame start with it, so they
-	// hold on pages below /console/ and behind a path prefix.
+	// "../"), set by render unless the page is outside /console/ (the
+	// docs): links in the frame start with it, so they hold on pages
+	// below /console/ and behind a path prefix.
 	Root string
 	// Items are the navigation's entries, set by render.
 	Items []navItem
@@ -273,7 +274,10 @@ var navItems = []navItem{
 // render writes page name with data, rendered fully first so a template
 // error is a clean 500 rather than half a page.
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, name string, l layout) {
-	l.Root, l.Items = relative(r, ""), navItems
+	if l.Root == "" {
+		l.Root = relative(r, "")
+	}
+	l.Items = navItems
 	var buf bytes.Buffer
 	if err := h.pages[name].Execute(&buf, l); err != nil {
 		h.log.Error("console: render", "page", name, "err", err)

@@ -84,7 +84,14 @@ type Config struct {
 	// Containers lists this replica's sandbox containers for the
 	// overview; nil when sandboxes are off.
 	Containers Containers
+	// SandboxOff says why sandboxes are off, when they are and the
+	// gateway knows: the overview names the cause and the fix.
+	SandboxOff *SandboxOff
 }
+
+// SandboxOff is why sessions run without a sandbox, as the sandbox
+// backend found it at start, and the one change that gives them one.
+type SandboxOff struct{ Cause, Fix string }
 
 // DefaultSessionLifetime is how long a sign-in lasts by default.
 const DefaultSessionLifetime = 12 * time.Hour

@@ -57,3 +57,26 @@ func TestOverviewSandboxHints(t *testing.T) {
 		})
 	}
 }
+
+// TestOverviewNoSessionsHint: with no sessions the overview says why
+// from what it knows: nothing installed, or installed and not talked to.
+func TestOverviewNoSessionsHint(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		installed bool
+		want      string
+	}{
+		{"nothing installed", false, `and nothing is installed
+for anyone to talk to it: install an app from <a href="installations">Installations</a>`},
+		{"installed", true, `and nobody has yet where an app is installed: mention the agent there`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e, f := installEnv(t, nil)
+			if !tt.installed {
+				f.list = nil
+			}
+			c, _ := e.signIn()
+			contains(t, e.do(req{method: "GET", path: "/console/", cookie: c}).Body.String(), []string{`id="no-sessions"`, tt.want}, nil)
+		})
+	}
+}

@@ -86,8 +86,19 @@ func TestConsoleSessionLayout(t *testing.T) {
 		if call.Top > msg.Top {
 			t.Errorf("%d px: the call waiting (%.0f px) is shown after the conversation (%.0f px)", size.w, call.Top, msg.Top)
 		}
+		// On a phone the controls' summary is above the conversation, but
+		// below what waits.
+		if folded := place("#controls"); !size.side && call.Top > folded.Top {
+			t.Errorf("%d px: the call waiting (%.0f px) is shown after the controls (%.0f px)", size.w, call.Top, folded.Top)
+		}
 		if read(b, "the page's width", chromedp.Evaluate[bool](`document.documentElement.scrollWidth > document.documentElement.clientWidth`)) {
 			t.Errorf("%d px: the page with a call waiting is wider than the screen", size.w)
+		}
+
+		// The docs the console links to, in its frame.
+		b.run("open the docs", chromedp.Navigate(srv.url+"/docs/console.md"), chromedp.WaitVisible(chromedp.CSS(`#doc h1`)))
+		if read(b, "the page's width", chromedp.Evaluate[bool](`document.documentElement.scrollWidth > document.documentElement.clientWidth`)) {
+			t.Errorf("%d px: docs/console.md is wider than the screen", size.w)
 		}
 	}
 }

@@ -80,3 +80,34 @@ for anyone to talk to it: install an app from <a href="installations">Installati
 		})
 	}
 }
+
+// TestEnvironmentsSandboxHint: the environments page says when no
+// session runs in an environment, with the cause and fix the overview
+// gives.
+func TestEnvironmentsSandboxHint(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		containers    console.Containers
+		off           *console.SandboxOff
+		want, wantNot []string
+	}{
+		{"off", nil, &console.SandboxOff{Cause: "SWITCHBOARD_SANDBOX is none", Fix: "set SWITCHBOARD_SANDBOX to docker"},
+			[]string{`<p class="notice" id="environments-sandbox-off">Sandboxes are off on this gateway, so no session runs in an environment.
+The cause: <span id="sandboxes-cause">SWITCHBOARD_SANDBOX is none</span>.`, `(see <a href="../docs/sandbox.md">docs/sandbox.md</a>)`}, nil},
+		{"on", fakeContainers{}, nil, nil, []string{"environments-sandbox-off"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e, _ := installEnv(t, func(c *console.Config) { c.Containers, c.SandboxOff = tt.containers, tt.off })
+			e.api.HandleFunc("GET /v1/environments", func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(`{"data":[],"has_more":false}`))
+			})
+			c, _ := e.signIn()
+			rec := e.do(req{method: "GET", path: "/console/environments", cookie: c})
+			if rec.Code != http.StatusOK {
+				t.Fatalf("%d %s", rec.Code, rec.Body)
+			}
+			contains(t, rec.Body.String(), tt.want, tt.wantNot)
+		})
+	}
+}

@@ -61,23 +61,42 @@ type Deps struct {
 	Fenced func(ctx context.Context, sessionID string) string
 }
 
+// Off says why sessions run without a sandbox, as Open found it: the
+// cause, and the one change that gives them one.
+type Off struct{ Cause, Fix string }
+
+// offOf is why a start whose mode was left open runs without a sandbox,
+// err being what Connect said.
+func offOf(s Settings, err error) *Off {
+	restart := ", then restart the gateway"
+	switch {
+	case errors.Is(err, ErrNoImage):
+		return &Off{Cause: "the Docker engine answers but has no image " + s.image + " (nothing is pulled)",
+			Fix: "build it with scripts/sandbox-image --full (or set SWITCHBOARD_SANDBOX_IMAGE to an image the engine has)" + restart}
+	case errors.Is(err, ErrNoEngine):
+		return &Off{Cause: strings.TrimSuffix(oneLine(err), ": "+core.ErrSandboxUnavailable.Error()),
+			Fix: "start the Docker engine (or set DOCKER_HOST to one that runs)" + restart}
+	}
+	return &Off{Cause: oneLine(err), Fix: "set SWITCHBOARD_SANDBOX to docker and restart the gateway: it then stops at this error and names the setting to change"}
+}
+
 // Open connects the Docker backend as s says (with the egress proxy
 // unless it is off) and reaps what a previous process left. It returns
-// nil when sessions run without a sandbox: SWITCHBOARD_SANDBOX=none, or
-// no engine (or image) when the mode was left to Open. An error is one
-// line that names the variable to change.
-func Open(ctx context.Context, s Settings, deps Deps) (*Docker, error) {
+// no backend, and why (off), when sessions run without a sandbox:
+// SWITCHBOARD_SANDBOX=none, or no engine (or image) when the mode was
+// left to Open. An error is one line that names the variable to change.
+func Open(ctx context.Context, s Settings, deps Deps) (d *Docker, off *Off, err error) {
 	log := deps.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if s.mode == "none" {
 		log.Info("sandbox off (SWITCHBOARD_SANDBOX=none): no hands tools")
-		return nil, nil
+		return nil, &Off{Cause: "SWITCHBOARD_SANDBOX is none", Fix: "set SWITCHBOARD_SANDBOX to docker (or remove it), then restart the gateway"}, nil
 	}
 	deployment, err := deploymentID(filepath.Join(s.dataDir, "deployment-id"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	events := egressEvents{store: deps.Store, log: log}
 	grants := &grantSource{sessions: deps.Store, granters: deps.Granters, vault: deps.Vault, models: deps.Meter != nil, log: log}
@@ -96,7 +115,7 @@ func Open(ctx context.Context, s Settings, deps Deps) (*Docker, error) {
 	if s.egress != "off" {
 		ca, err := egress.LoadOrCreateCA(s.dataDir)
 		if err != nil {
-			return nil, fmt.Errorf("SWITCHBOARD_DATA_DIR: %w", err)
+			return nil, nil, fmt.Errorf("SWITCHBOARD_DATA_DIR: %w", err)
 		}
 		cfg.Egress = &EgressConfig{
 			Port:         s.egressPort,
@@ -117,7 +136,7 @@ func Open(ctx context.Context, s Settings, deps Deps) (*Docker, error) {
 			Fenced:       deps.Fenced,
 		}
 	}
-	d, err := Connect(ctx, cfg)
+	d, err = Connect(ctx, cfg)
 	if s.egress == "" && errors.Is(err, ErrFirewall) {
 		log.Warn("egress proxy off: sandboxes reach nothing and cannot install packages (run as root, or set SWITCHBOARD_EGRESS=off to silence this)", "err", err)
 		cfg.Egress = nil
@@ -126,14 +145,15 @@ func Open(ctx context.Context, s Settings, deps Deps) (*Docker, error) {
 	switch {
 	case err == nil:
 	case s.mode == "" && errors.Is(err, core.ErrSandboxUnavailable):
-		log.Warn("sandbox off: no hands tools (set SWITCHBOARD_SANDBOX=docker to make this an error)", "err", err)
-		return nil, nil
+		off := offOf(s, err)
+		log.Warn("sandbox off: no hands tools", "cause", off.Cause, "fix", off.Fix)
+		return nil, off, nil
 	case errors.Is(err, ErrNoImage):
-		return nil, fmt.Errorf("SWITCHBOARD_SANDBOX_IMAGE=%s: %w", s.image, err)
+		return nil, nil, fmt.Errorf("SWITCHBOARD_SANDBOX_IMAGE=%s: %w", s.image, err)
 	case errors.Is(err, ErrFirewall), errors.Is(err, ErrEgress):
-		return nil, fmt.Errorf("SWITCHBOARD_EGRESS=%s: %s", s.egress, oneLine(err))
+		return nil, nil, fmt.Errorf("SWITCHBOARD_EGRESS=%s: %s", s.egress, oneLine(err))
 	default:
-		return nil, fmt.Errorf("SWITCHBOARD_SANDBOX=docker: %s", oneLine(err))
+		return nil, nil, fmt.Errorf("SWITCHBOARD_SANDBOX=docker: %s", oneLine(err))
 	}
 	res, err := d.Reap(ctx, func(ctx context.Context, id string) (SessionState, error) {
 		sess, err := deps.Store.GetSession(ctx, id)
@@ -151,7 +171,7 @@ func Open(ctx context.Context, s Settings, deps Deps) (*Docker, error) {
 		log.Warn("reap sandboxes", "removed", res.Removed, "adopted", res.Adopted, "err", err)
 	}
 	log.Info("sandbox on", "image", s.image, "deployment", deployment, "idle_timeout", s.idle.String(), "egress", cfg.Egress != nil, "shared_workspaces", d.SharedWorkspaces())
-	return d, nil
+	return d, nil, nil
 }
 
 // oneLine keeps a start-up error to one line (engine and iptables

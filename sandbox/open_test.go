@@ -126,10 +126,13 @@ func TestOpenWithoutSandbox(t *testing.T) {
 	tests := []struct {
 		mode    string
 		wantErr string
+		// wantOff: the cause Open gives for running without a sandbox
+		// begins so.
+		wantOff string
 	}{
-		{"none", ""},
-		{"", ""},
-		{"docker", "SWITCHBOARD_SANDBOX=docker: "},
+		{"none", "", "SWITCHBOARD_SANDBOX is none"},
+		{"", "", "no Docker engine answers at unix:///nonexistent/docker.sock"},
+		{"docker", "SWITCHBOARD_SANDBOX=docker: ", ""},
 	}
 	for _, tt := range tests {
 		t.Run("SWITCHBOARD_SANDBOX="+tt.mode, func(t *testing.T) {
@@ -139,15 +142,49 @@ func TestOpenWithoutSandbox(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := Open(t.Context(), s, Deps{})
+			d, off, err := Open(t.Context(), s, Deps{})
 			if d != nil {
 				t.Fatal("a backend without an engine")
+			}
+			if (off == nil) != (tt.wantOff == "") || off != nil && !strings.HasPrefix(off.Cause, tt.wantOff) {
+				t.Fatalf("off = %+v, want a cause starting %q", off, tt.wantOff)
 			}
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Fatal(err)
 			case tt.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "\n")):
 				t.Fatalf("err = %v, want one line starting %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestOffOf: the cause of sandboxes left off names what Connect found,
+// and the fix is the one change for it.
+func TestOffOf(t *testing.T) {
+	s := Settings{image: "switchboard-sandbox:latest"}
+	tests := []struct {
+		name       string
+		err        error
+		cause, fix string
+	}{
+		{"no image", fmt.Errorf("%w: switchboard-sandbox:latest (nothing is pulled): %w", ErrNoImage, core.ErrSandboxUnavailable),
+			"the Docker engine answers but has no image switchboard-sandbox:latest (nothing is pulled)", "build it with scripts/sandbox-image --full"},
+		{"no engine", fmt.Errorf("%w at unix:///var/run/docker.sock (connection refused): %w", ErrNoEngine, core.ErrSandboxUnavailable),
+			"no Docker engine answers at unix:///var/run/docker.sock (connection refused)", "start the Docker engine"},
+		{"else", fmt.Errorf("network\nsetup: %w", core.ErrSandboxUnavailable),
+			"network setup: sandbox unavailable", "set SWITCHBOARD_SANDBOX to docker and restart"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			off := offOf(s, tt.err)
+			if off.Cause != tt.cause || !strings.HasPrefix(off.Fix, tt.fix) {
+				t.Fatalf("%+v, want cause %q and a fix starting %q", off, tt.cause, tt.fix)
+			}
+			// The old advice, which makes serve refuse to start when the
+			// image is what is missing.
+			if tt.name != "else" && strings.Contains(off.Fix, "SWITCHBOARD_SANDBOX to docker") {
+				t.Errorf("the fix %q is not the one for %s", off.Fix, tt.name)
 			}
 		})
 	}

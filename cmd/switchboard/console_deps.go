@@ -80,6 +80,15 @@ func consoleContainers(sb *sandbox.Docker) console.Containers {
 	return sandboxContainers{sb}
 }
 
+// consoleSandboxOff is why sandboxes are off, as the overview names it;
+// nil when they are on.
+func consoleSandboxOff(off *sandbox.Off) *console.SandboxOff {
+	if off == nil {
+		return nil
+	}
+	return &console.SandboxOff{Cause: off.Cause, Fix: off.Fix}
+}
+
 type sandboxContainers struct{ d *sandbox.Docker }
 
 func (s sandboxContainers) Containers(ctx context.Context) ([]console.Container, error) {

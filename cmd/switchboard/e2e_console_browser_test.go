@@ -112,6 +112,10 @@ func (b *consoleBrowser) shot(name string) {
 		if dir == "" {
 			continue
 		}
+		// As tall as the page, so that what stays in view (the session
+		// page's composer) is pictured where the page ends, not over it.
+		tall := read(b, "the page's height", chromedp.Evaluate[int64](`document.documentElement.scrollHeight`))
+		b.run("fit the page", chromedp.EmulateViewport(size.w, max(size.h, tall)))
 		png := read(b, "a screenshot", chromedp.FullScreenshot(100))
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d.png", name, size.w)), png, 0o644); err != nil {
 			b.t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/models"
 	"github.com/switchboardhq/switchboard/core/web"
+	"github.com/switchboardhq/switchboard/docs"
 	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/providers"
 	"github.com/switchboardhq/switchboard/providers/installations"
@@ -65,6 +66,8 @@ func routes(cfg *serveConfig, store backend.Store, hub *live.Hub, rt *runtime.Ru
 	mux.Handle("/v1/", api)
 	(&page.Handler{Store: store, Auth: a, Logger: log}).Register(mux)
 	con.Register(mux, api)
+	// The docs of this version, in the open: the console links to them.
+	con.RegisterDocs(mux, docs.Files())
 	// The address alone is the console's: a person who opens it in a
 	// browser lands where they can sign in.
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {

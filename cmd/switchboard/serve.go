@@ -246,7 +246,7 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 	// Continue commands read addresses and installations through the
 	// providers the intake feeds.
 	intake.Links = gw
-	sb, err := sandbox.Open(ctx, cfg.sandbox, sandbox.Deps{Store: db, Vault: &vaults.Resolver{Store: db, Sealer: cfg.sealer, Sessions: db, Logger: log},
+	sb, sandboxOff, err := sandbox.Open(ctx, cfg.sandbox, sandbox.Deps{Store: db, Vault: &vaults.Resolver{Store: db, Sealer: cfg.sealer, Sessions: db, Logger: log},
 		Granters: []sandbox.GitGranter{gw}, Logger: log, Replica: holder, Skills: &skills.Source{Store: db},
 		// The usage of ACP agents' model calls, read by the egress proxy,
 		// and their platform tools, served by it.
@@ -345,7 +345,7 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 	}
 	rt := runtime.New(rc)
 	con, err := console.New(db, console.Config{AdminToken: cfg.adminToken, PublicURL: cfg.publicURL, Logger: log, Heartbeat: cfg.heartbeat, MaxUpload: cfg.skills.MaxBytes,
-		Platforms: consolePlatforms(modules(), cfg.settings, cfg.publicURL, gw), Containers: consoleContainers(sb)})
+		Platforms: consolePlatforms(modules(), cfg.settings, cfg.publicURL, gw), Containers: consoleContainers(sb), SandboxOff: consoleSandboxOff(sandboxOff)})
 	if err != nil {
 		return err
 	}

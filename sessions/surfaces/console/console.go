@@ -86,7 +86,14 @@ type Config struct {
 	// Containers lists this replica's sandbox containers for the
 	// overview; nil when sandboxes are off.
 	Containers Containers
+	// SandboxOff says why sandboxes are off, when they are and the
+	// gateway knows: the overview names the cause and the fix.
+	SandboxOff *SandboxOff
 }
+
+// SandboxOff is why sessions run without a sandbox, as the sandbox
+// backend found it at start, and the one change that gives them one.
+type SandboxOff struct{ Cause, Fix string }
 
 // DefaultSessionLifetime is how long a sign-in lasts by default.
 const DefaultSessionLifetime = 12 * time.Hour
@@ -248,8 +255,9 @@ type layout struct {
 	Scripts []string
 	Page    any
 	// Root is the console's address relative to the page's ("" or
-	// "../"), set by render: links in the frame start with it, so they
-	// hold on pages below /console/ and behind a path prefix.
+	// "../"), set by render unless the page is outside /console/ (the
+	// docs): links in the frame start with it, so they hold on pages
+	// below /console/ and behind a path prefix.
 	Root string
 	// Items are the navigation's entries, set by render.
 	Items []navItem
@@ -275,7 +283,10 @@ var navItems = []navItem{
 // render writes page name with data, rendered fully first so a template
 // error is a clean 500 rather than half a page.
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, name string, l layout) {
-	l.Root, l.Items = relative(r, ""), navItems
+	if l.Root == "" {
+		l.Root = relative(r, "")
+	}
+	l.Items = navItems
 	var buf bytes.Buffer
 	if err := h.pages[name].Execute(&buf, l); err != nil {
 		h.log.Error("console: render", "page", name, "err", err)

@@ -22,6 +22,10 @@ func (h *Handler) registerEnvironments(mux *http.ServeMux) {
 type environmentsPage struct {
 	Environments []core.Environment
 	After, Next  string
+	// SandboxOff: no session runs in an environment; Why is the cause
+	// and its fix, when the gateway knows them.
+	SandboxOff bool
+	Why        *SandboxOff
 }
 
 func (h *Handler) environments(w http.ResponseWriter, r *http.Request, s *core.ConsoleSession) {
@@ -31,7 +35,7 @@ func (h *Handler) environments(w http.ResponseWriter, r *http.Request, s *core.C
 		h.apiFailed(w, r, s, "list the environments", err)
 		return
 	}
-	p := environmentsPage{Environments: page.Data, After: after}
+	p := environmentsPage{Environments: page.Data, After: after, SandboxOff: h.cfg.Containers == nil, Why: h.cfg.SandboxOff}
 	if page.HasMore && len(page.Data) > 0 {
 		p.Next = page.Data[len(page.Data)-1].ID
 	}

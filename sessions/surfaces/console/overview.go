@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -84,7 +85,9 @@ type Containers interface {
 }
 
 type sandboxes struct {
-	Off     bool
+	Off bool
+	// Why is the cause of Off and its fix, when the gateway knows them.
+	Why     *SandboxOff
 	List    []Container
 	Running int
 	Error   string
@@ -185,12 +188,12 @@ func (h *Handler) deadDeliveries(ctx context.Context) deadDeliveries {
 
 func (h *Handler) sandboxes(ctx context.Context) sandboxes {
 	if h.cfg.Containers == nil {
-		return sandboxes{Off: true}
+		return sandboxes{Off: true, Why: h.cfg.SandboxOff}
 	}
 	list, err := h.cfg.Containers.Containers(ctx)
 	if err != nil {
 		h.log.Error("console: overview: sandbox containers", "err", err)
-		return sandboxes{Error: "The Docker engine did not list the sandboxes; the gateway's log says why. Reload to try again."}
+		return sandboxes{Error: "The Docker engine did not list the sandboxes (" + strings.Join(strings.Fields(err.Error()), " ") + "). Check that the engine runs, then reload."}
 	}
 	out := sandboxes{List: list}
 	for _, c := range list {

@@ -200,6 +200,12 @@ func TestSessionPage(t *testing.T) {
 			t.Errorf("page lacks %s", want)
 		}
 	}
+	// What waits for an answer comes before the conversation, and the
+	// composer right after it.
+	pend, log, say := strings.Index(body, `<section id="pending"`), strings.Index(body, `<section id="log"`), strings.Index(body, `<form id="say"`)
+	if pend < 0 || pend > log || log > say || strings.Contains(body[pend:log], "hidden>\n<h2") {
+		t.Errorf("the calls waiting (%d) are not shown before the conversation (%d) and its composer (%d)", pend, log, say)
+	}
 	if n := strings.Count(body, `name="csrf"`); n < 5 {
 		t.Errorf("%d forms carry the CSRF token", n)
 	}
@@ -264,6 +270,9 @@ func TestSessionPage(t *testing.T) {
 		for _, want := range []string{
 			`<p class="notice" id="budget-paused">Paused: the session has used $1.25 of its $1.00 budget (<code>max_session_cost_usd</code>).`,
 			`>Raise and continue</button>`, `name="max_session_cost_usd" inputmode="decimal" placeholder="1"`,
+			// Said above the conversation, with the form unfolded.
+			`<p class="notice" id="paused">The turn is paused at its <code>max_session_cost_usd</code> budget: <a href="#budget">raise it</a>`,
+			`<details id="controls" class="session-side" open>`,
 		} {
 			if !strings.Contains(body, want) {
 				t.Errorf("paused page lacks %s", want)
@@ -282,6 +291,10 @@ func TestSessionPage(t *testing.T) {
 		}
 		if strings.Contains(body, `data-tool-use-id`) || !strings.Contains(body, `id="no-pending" class="dim">`) {
 			t.Error("calls shown, or the empty state hidden, with nothing pending")
+		}
+		// Nothing waits: the section makes no room above the conversation.
+		if !strings.Contains(body, `data-result="ses_1/tool-result" hidden>`) {
+			t.Error("the empty Waiting for you section is shown")
 		}
 	})
 	t.Run("archived", func(t *testing.T) {

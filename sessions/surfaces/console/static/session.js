@@ -20,6 +20,18 @@
   const usageOut = document.getElementById('usage-out');
   const csrfField = document.querySelector('input[name="csrf"]');
 
+  // The controls are a column beside the conversation on a wide screen,
+  // open; on a narrow one they fold under their summary (the server opens
+  // them when the budget paused the turn).
+  const controls = document.getElementById('controls');
+  if (controls) {
+    const wide = window.matchMedia('(min-width: 60rem)');
+    const keepOpen = controls.open;
+    const fit = function () { controls.open = wide.matches || keepOpen; };
+    fit();
+    wide.addEventListener('change', fit);
+  }
+
   // Tool calls seen on the stream, by tool_use_id.
   const calls = new Map();
 
@@ -54,8 +66,11 @@
     return null;
   }
 
+  // The section shows only while a call waits.
   function syncEmpty() {
-    if (none) none.hidden = list.querySelector('li.call') !== null;
+    const waiting = list.querySelector('li.call') !== null;
+    if (none) none.hidden = waiting;
+    if (pending) pending.hidden = !waiting;
   }
 
   // callItem is the markup of templates/session.html's "pendingCall".

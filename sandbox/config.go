@@ -166,6 +166,8 @@ type EgressConfig struct {
 	RootCAs *x509.CertPool
 	// AllowPrivate lets upstreams be loopback, private or link-local.
 	AllowPrivate bool
+	// PrivateHosts may be reached at private addresses, by name.
+	PrivateHosts []string
 	// Record receives each egress decision made for a session.
 	Record func(ctx context.Context, sessionID string, body core.EgressBody)
 	// PackageHosts are reachable while an image is built, by package

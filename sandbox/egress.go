@@ -66,6 +66,7 @@ func (d *Docker) startEgress(ctx context.Context, n netInfo) error {
 		Credentials:  e.Credentials,
 		RootCAs:      e.RootCAs,
 		AllowPrivate: e.AllowPrivate,
+		PrivateHosts: e.PrivateHosts,
 		Record:       e.Record,
 		Meter:        e.Meter,
 		Local:        e.Local,

@@ -125,6 +125,7 @@ func Open(ctx context.Context, s Settings, deps Deps) (d *Docker, off *Off, err 
 			Grants:       grants,
 			RootCAs:      s.roots,
 			AllowPrivate: s.allowPrivate,
+			PrivateHosts: s.privateHosts,
 			NPMRegistry:  s.npmRegistry,
 			PipIndex:     s.pipIndex,
 			GoProxy:      s.goProxy,

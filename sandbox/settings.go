@@ -28,6 +28,7 @@ func Options() []settings.Option {
 		{Env: "SWITCHBOARD_EGRESS", Flag: "egress", Usage: "on or off: the egress proxy, sandboxes' only way out (default: on when the gateway may set firewall rules, i.e. runs as root)"},
 		{Env: "SWITCHBOARD_EGRESS_PORT", Flag: "egress-port", Default: "3128", Usage: "port of the egress proxy, on the sandbox network's gateway address only"},
 		{Env: "SWITCHBOARD_EGRESS_ALLOW_PRIVATE", Flag: "egress-allow-private", Default: "false", Usage: "let the egress proxy reach loopback, private and link-local upstreams"},
+		{Env: "SWITCHBOARD_EGRESS_PRIVATE_HOSTS", Flag: "egress-private-hosts", Usage: "host names the egress proxy may reach at private addresses (comma-separated): a self-managed service on your network, without opening every private address"},
 		{Env: "SWITCHBOARD_EGRESS_MAX_CONNECTIONS", Flag: "egress-max-connections", Default: strconv.Itoa(egress.DefaultMaxConnsPerClient), Usage: "connections one sandbox may hold open through the egress proxy; more are refused"},
 		{Env: "SWITCHBOARD_SANDBOX_NPM_REGISTRY", Flag: "sandbox-npm-registry", Usage: "npm registry environments' npm packages are installed from (a mirror or a private registry; default registry.npmjs.org)"},
 		{Env: "SWITCHBOARD_SANDBOX_PIP_INDEX", Flag: "sandbox-pip-index", Usage: "PEP 503 simple index environments' pip packages are installed from (default pypi.org)"},
@@ -53,6 +54,7 @@ type Settings struct {
 	egressPort   int
 	egressConns  int
 	allowPrivate bool
+	privateHosts []string
 	roots        *x509.CertPool // nil: the system's
 	npmRegistry  string         // "": registry.npmjs.org
 	// The other managers' registries, "" for the public one.
@@ -115,6 +117,7 @@ func (s *Settings) loadEgress(v settings.Values) error {
 	if s.allowPrivate, err = v.Bool("SWITCHBOARD_EGRESS_ALLOW_PRIVATE"); err != nil {
 		return err
 	}
+	s.privateHosts = v.List("SWITCHBOARD_EGRESS_PRIVATE_HOSTS")
 	if v["SWITCHBOARD_SANDBOX_NPM_REGISTRY"] != "" {
 		if s.npmRegistry, err = v.URL("SWITCHBOARD_SANDBOX_NPM_REGISTRY"); err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"encoding/pem"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -35,8 +36,20 @@ func TestLoadSettingsDefaults(t *testing.T) {
 	}
 	want := Settings{image: "switchboard-sandbox:latest", idle: 5 * time.Minute, command: 10 * time.Minute, build: 15 * time.Minute,
 		limits: Limits{MemoryBytes: 2 << 30, Pids: 512, NanoCPUs: 1e9}, dataDir: dir, egressPort: 3128, egressConns: 256}
-	if s != want {
+	if !reflect.DeepEqual(s, want) {
 		t.Errorf("got %+v\nwant %+v", s, want)
+	}
+}
+
+func TestLoadSettingsPrivateHosts(t *testing.T) {
+	v := defaults(t)
+	v["SWITCHBOARD_EGRESS_PRIVATE_HOSTS"] = " gitlab.internal, ,git.corp.example "
+	s, err := LoadSettings(v, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"gitlab.internal", "git.corp.example"}; !reflect.DeepEqual(s.privateHosts, want) {
+		t.Errorf("private hosts %q, want %q", s.privateHosts, want)
 	}
 }
 

@@ -101,6 +101,17 @@ func (v Values) Bool(name string) (bool, error) {
 	return b, nil
 }
 
+// List is a comma-separated list, each item trimmed, empty ones dropped.
+func (v Values) List(name string) []string {
+	var out []string
+	for item := range strings.SplitSeq(v[name], ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
 // URL is an absolute http or https URL.
 func (v Values) URL(name string) (string, error) {
 	s := v[name]

@@ -56,14 +56,8 @@ func load(s settings.Values, _ providers.LoadEnv) (providers.Build, error) {
 	if err != nil {
 		return nil, err
 	}
-	var hosts []string
-	for h := range strings.SplitSeq(s["SWITCHBOARD_GITLAB_ALLOWED_HOSTS"], ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			hosts = append(hosts, h)
-		}
-	}
 	cfg := Config{URL: s["SWITCHBOARD_GITLAB_URL"], WebhookSecret: secret, SigningToken: s["SWITCHBOARD_GITLAB_SIGNING_TOKEN"], Token: token, Project: strings.Trim(project, "/"),
-		ClientID: id, ClientSecret: clientSecret, AllowedHosts: hosts,
+		ClientID: id, ClientSecret: clientSecret, AllowedHosts: s.List("SWITCHBOARD_GITLAB_ALLOWED_HOSTS"),
 		Username:     strings.TrimPrefix(strings.TrimSpace(s["SWITCHBOARD_GITLAB_USERNAME"]), "@"),
 		TriggerLabel: strings.TrimSpace(s["SWITCHBOARD_GITLAB_TRIGGER_LABEL"]), MemberTTL: time.Duration(ttl) * time.Second}
 	if cfg.SigningToken != "" {

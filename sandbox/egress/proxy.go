@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,6 +63,12 @@ type Config struct {
 	// AllowPrivate lets upstreams be loopback, private or link-local
 	// addresses (an operator's choice; the tests use it).
 	AllowPrivate bool
+	// PrivateHosts are host names (or address literals) an upstream may be
+	// reached by at any address, a private one included: a self-managed
+	// service on the operator's network, allowed by name without opening
+	// every private address to every sandbox. An allowlist entry is still
+	// needed.
+	PrivateHosts []string
 	// Record receives each decision made for a session, at most once per
 	// key and few seconds (see recorder); it runs on one goroutine of its
 	// own, never on a request's.
@@ -89,9 +96,11 @@ type Config struct {
 
 // Proxy is the egress proxy. Serve it on a listener the sandboxes reach.
 type Proxy struct {
-	cfg       Config
-	log       *slog.Logger
-	dialer    *net.Dialer
+	cfg    Config
+	log    *slog.Logger
+	dialer *net.Dialer
+	// open dials the PrivateHosts, which the dialer's guard would refuse.
+	open      *net.Dialer
 	transport *http.Transport
 	srv       *http.Server
 	rec       *recorder
@@ -124,11 +133,12 @@ func New(cfg Config) (*Proxy, error) {
 		cfg:    cfg,
 		log:    cfg.Logger,
 		dialer: d,
+		open:   &net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second},
 		conns:  map[net.Conn]struct{}{},
 		checks: map[string]chan struct{}{},
 		transport: &http.Transport{
 			Proxy:                 nil, // the proxy's own upstreams are reached directly
-			DialContext:           d.DialContext,
+			DialContext:           nil, // set below: it needs p
 			TLSClientConfig:       &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12},
 			ForceAttemptHTTP2:     true,
 			MaxIdleConns:          256,
@@ -138,6 +148,7 @@ func New(cfg Config) (*Proxy, error) {
 			ExpectContinueTimeout: time.Second,
 		},
 	}
+	p.transport.DialContext = p.dial
 	p.rec = newRecorder(cfg.Record, p.log)
 	p.srv = &http.Server{
 		Handler:           p.recovering(p),
@@ -146,6 +157,15 @@ func New(cfg Config) (*Proxy, error) {
 		ErrorLog:          slog.NewLogLogger(p.log.Handler(), slog.LevelDebug),
 	}
 	return p, nil
+}
+
+// dial connects upstream to addr (host:port as the sandbox named it),
+// through the address guard unless the host is one of the PrivateHosts.
+func (p *Proxy) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if host, _, err := net.SplitHostPort(addr); err == nil && slices.ContainsFunc(p.cfg.PrivateHosts, func(h string) bool { return strings.EqualFold(h, host) }) {
+		return p.open.DialContext(ctx, network, addr)
+	}
+	return p.dialer.DialContext(ctx, network, addr)
 }
 
 // Serve answers connections on ln until Close, at most

@@ -120,8 +120,8 @@ func TestProxy(t *testing.T) {
 		Credentials: []string{"vcr_missing", "vcr_gone", "vcr_theirs", "vcr_bearer", "vcr_header", "vcr_other"},
 	}
 	rec := &recorded{}
-	start := func(allowPrivate bool) string {
-		p, err := New(Config{CA: ca, Clients: oneClient{policy}, Credentials: creds, RootCAs: roots, AllowPrivate: allowPrivate, Record: rec.add})
+	start := func(allowPrivate bool, privateHosts ...string) string {
+		p, err := New(Config{CA: ca, Clients: oneClient{policy}, Credentials: creds, RootCAs: roots, AllowPrivate: allowPrivate, PrivateHosts: privateHosts, Record: rec.add})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,6 +185,15 @@ func TestProxy(t *testing.T) {
 			[]string{"Forbidden"},
 			core.EgressBody{Host: "127.0.0.2", Port: 9, Method: "CONNECT", Decision: core.EgressDenied, Reason: "not on the environment's allowlist"}},
 		{"private upstream refused", start(false), plain.URL + "/", 0,
+			[]string{"Forbidden"},
+			core.EgressBody{Host: "127.0.0.1", Port: atoi(port(plain)), Method: "CONNECT", Decision: core.EgressDenied, Reason: "refused upstream address: 127.0.0.1 is a loopback address"}},
+		{"private upstream reached by a host named private", start(false, "127.0.0.1"), plain.URL + "/n", 200,
+			[]string{`auth="Bearer sandbox-own"`},
+			core.EgressBody{Host: "127.0.0.1", Port: atoi(port(plain)), Method: "CONNECT", Decision: core.EgressAllowed}},
+		{"plain http to a host named private", start(false, "127.0.0.1"), cleartext.URL + "/q", 200,
+			[]string{"plain /q"},
+			core.EgressBody{Host: "127.0.0.1", Port: atoi(port(cleartext)), Method: "GET", Decision: core.EgressAllowed}},
+		{"another private host still refused", start(false, "gitlab.internal"), plain.URL + "/", 0,
 			[]string{"Forbidden"},
 			core.EgressBody{Host: "127.0.0.1", Port: atoi(port(plain)), Method: "CONNECT", Decision: core.EgressDenied, Reason: "refused upstream address: 127.0.0.1 is a loopback address"}},
 	}

@@ -24,7 +24,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, c Client, host s
 		p.terminate(w, c, host, port, cred)
 		return
 	}
-	up, err := p.dialer.DialContext(r.Context(), "tcp", hostport)
+	up, err := p.dial(r.Context(), "tcp", hostport)
 	if err != nil {
 		p.upstreamFailed(w, c, core.EgressBody{Host: host, Port: port, Method: r.Method}, err)
 		return

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/sessions/surfaces/client"
@@ -62,6 +63,11 @@ type sessionView struct {
 	AttachTokens []client.AttachToken
 	NewToken     *client.AttachToken
 	Editor       string
+	// Root is the console's address and Here the session page's, both
+	// relative to the page's own: an action's answer is the page shown
+	// at the action's address (a token made is shown there, once), whose
+	// links must lead where the page's do.
+	Root, Here string
 }
 
 // originLink is a session's origin as the page shows it.
@@ -72,8 +78,8 @@ type originLink struct {
 // pendingCall is one tool call waiting for the person: a confirmation
 // (Allow/Deny) or a custom tool's result.
 type pendingCall struct {
-	// CSRF and SessionID are the page's, for the call's forms.
-	CSRF, SessionID        string
+	// CSRF and Here are the page's, for the call's forms.
+	CSRF, Here             string
 	ToolUseID, Name, Input string
 	Custom                 bool
 	// Answered: an answer is queued and the agent has not taken it yet.
@@ -110,11 +116,14 @@ func (h *Handler) showSessionWith(w http.ResponseWriter, r *http.Request, s *cor
 		return
 	}
 	v.CSRF, v.Error, v.Text = s.CSRF, errMsg, text
+	// The page is under sessions/: its own address is one level up from
+	// the console's root.
+	v.Root, v.Here = relative(r, ""), strings.TrimPrefix(relative(r, url.PathEscape(id)), "../")
 	if made != nil {
 		v.NewToken, v.Editor = made, client.AttachCommand(h.gatewayURL(r), made.Token)
 	}
 	for i := range v.Calls {
-		v.Calls[i].CSRF, v.Calls[i].SessionID = s.CSRF, id
+		v.Calls[i].CSRF, v.Calls[i].Here = s.CSRF, v.Here
 	}
 	// page.js renders the conversation; session.js (named in the
 	// template) adds what the console offers.

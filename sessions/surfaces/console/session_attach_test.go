@@ -2,9 +2,12 @@ package console_test
 
 import (
 	"encoding/json"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -62,6 +65,22 @@ func TestSessionAttachTokens(t *testing.T) {
 	if rec.Code != 200 || !strings.Contains(body, `<pre id="attach-token-secret">sba_ses_1_atk_new_5ec7e7</pre>`) ||
 		!strings.Contains(body, "SWITCHBOARD_TOKEN=sba_ses_1_atk_new_5ec7e7 switchboard acp --url https://gw.example.com") || rec.Header().Get("Cache-Control") != "no-store" {
 		t.Fatalf("make: %d %v\n%s", rec.Code, rec.Header(), body)
+	}
+	// The page is shown at the form's address: its links must lead where
+	// the session page's own do, and the secret is not folded away.
+	shownAt, _ := url.Parse("https://gw.example.com/console/sessions/ses_1/attach-tokens")
+	for _, m := range regexp.MustCompile(`(?:action|href|data-stream|data-confirm|data-result)="([^"#]*)"`).FindAllStringSubmatch(body, -1) {
+		ref, err := url.Parse(html.UnescapeString(m[1]))
+		if err != nil || ref.IsAbs() || strings.HasPrefix(m[1], "/") {
+			continue
+		}
+		if got := shownAt.ResolveReference(ref).Path; !strings.HasPrefix(got, "/console/sessions/ses_1/") && !slices.Contains([]string{"/console/sessions", "/console/sessions/ses_1"}, got) &&
+			(strings.HasPrefix(got, "/console/sessions/") || !strings.HasPrefix(got, "/console/")) {
+			t.Errorf("%s=%q on the page shown after making a token leads to %s", strings.SplitN(m[0], "=", 2)[0], m[1], got)
+		}
+	}
+	if !regexp.MustCompile(`<details id="controls"[^>]* open>`).MatchString(body) {
+		t.Error("the controls holding the new token's secret are folded")
 	}
 	rec = e.do(req{method: "POST", path: "/console/sessions/ses_1/attach-tokens/revoke", cookie: c, form: url.Values{"csrf": {csrf}, "token": {"atk_ada"}}})
 	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "../../../sessions/ses_1" {

@@ -30,6 +30,9 @@ func docker(t *testing.T, args ...string) string {
 // not root, and prints the version and commit it was built from. It needs
 // a Docker engine: under CI=true it fails without one, elsewhere it skips.
 func TestDockerImage(t *testing.T) {
+	if testing.Short() && os.Getenv("CI") != "true" {
+		t.Skip("-short leaves the Docker image test out (scripts/test -short); CI runs it")
+	}
 	if err := exec.Command("docker", "version", "--format", "{{.Server.Version}}").Run(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("no Docker engine answers (%v): the image test needs one under CI=true", err)

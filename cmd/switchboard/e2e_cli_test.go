@@ -42,7 +42,7 @@ func (c cliRunner) run(stdin string, args ...string) (stdout, stderr string, cod
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binPath, args...)
+	cmd := exec.CommandContext(ctx, serveBinary(c.t), args...)
 	cmd.Env = c.env
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errOut syncBuffer
@@ -87,7 +87,7 @@ type cliFollower struct {
 
 func (c cliRunner) follow(args ...string) *cliFollower {
 	c.t.Helper()
-	f := &cliFollower{t: c.t, cmd: exec.Command(binPath, args...), lines: make(chan string, 1000), stderr: &syncBuffer{}, done: make(chan struct{})}
+	f := &cliFollower{t: c.t, cmd: exec.Command(serveBinary(c.t), args...), lines: make(chan string, 1000), stderr: &syncBuffer{}, done: make(chan struct{})}
 	f.cmd.Env = c.env
 	f.cmd.Stderr = f.stderr
 	stdout, err := f.cmd.StdoutPipe()

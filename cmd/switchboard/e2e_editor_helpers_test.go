@@ -44,7 +44,7 @@ type permissionAsk struct {
 func startEditor(t *testing.T, args ...string) *editorClient {
 	t.Helper()
 	c := &editorClient{t: t, stdout: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{}), changed: make(chan struct{}), asks: make(chan permissionAsk, 8)}
-	c.cmd = exec.Command(binPath, append([]string{"acp"}, args...)...)
+	c.cmd = exec.Command(serveBinary(t), append([]string{"acp"}, args...)...)
 	c.cmd.Env = childEnviron()
 	c.cmd.Stderr = c.stderr
 	stdin, err := c.cmd.StdinPipe()

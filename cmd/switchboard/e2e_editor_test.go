@@ -31,7 +31,7 @@ func TestEditorExampleClient(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, client, binPath, "acp", "--agent", "default", "--url", srv.url, "--token", adminToken)
+	cmd := exec.CommandContext(ctx, client, serveBinary(t), "acp", "--agent", "default", "--url", srv.url, "--token", adminToken)
 	cmd.Env = childEnviron()
 	cmd.Dir = t.TempDir()
 	var stdout, stderr syncBuffer
@@ -361,7 +361,7 @@ func TestEditorErrors(t *testing.T) {
 		}
 	})
 	t.Run("no token file", func(t *testing.T) {
-		cmd := exec.Command(binPath, "acp", "--url", srv.url)
+		cmd := exec.Command(serveBinary(t), "acp", "--url", srv.url)
 		cmd.Env = append(childEnviron(), "SWITCHBOARD_DATA_DIR="+t.TempDir())
 		cmd.Stdin = strings.NewReader("")
 		var stdout, stderr syncBuffer

@@ -38,7 +38,7 @@ func TestLinearMisconfiguration(t *testing.T) {
 		t.Run(fmt.Sprintf("%d/%s", i, tt.name), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), patience)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, binPath, "serve")
+			cmd := exec.CommandContext(ctx, serveBinary(t), "serve")
 			cmd.Env = append(childEnviron(), "SWITCHBOARD_DATA_DIR="+t.TempDir(), "SWITCHBOARD_ADDR="+anyPort)
 			for k, v := range tt.env {
 				if v != "" {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -27,6 +28,12 @@ import (
 var binPath string
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() && os.Getenv("CI") != "true" {
+		// The end-to-end tests, which start the binary, are left out:
+		// serveBinary skips them. The package's unit tests run.
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "switchboard-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -43,6 +50,16 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// serveBinary is the binary TestMain built. Under -short (outside CI)
+// none is built, and the end-to-end test that asks for it skips.
+func serveBinary(t testing.TB) string {
+	t.Helper()
+	if binPath == "" {
+		t.Skip("-short leaves the end-to-end tests out (scripts/test -short): they start the gateway's binary; CI runs them")
+	}
+	return binPath
 }
 
 const adminToken = "test-admin-token-5f1c9e7a2b4d6083"
@@ -110,7 +127,7 @@ const anyPort = "127.0.0.1:0"
 func spawn(t testing.TB, environ []string, args ...string) *server {
 	t.Helper()
 	s := &server{t: t, out: &syncBuffer{}, exited: make(chan struct{})}
-	s.cmd = exec.Command(binPath, args...)
+	s.cmd = exec.Command(serveBinary(t), args...)
 	s.cmd.Env = environ
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if err := s.cmd.Start(); err != nil {
@@ -449,7 +466,7 @@ func checkLog(t testing.TB, evs []event) {
 
 // execServe prepares a serve process on dir without starting it.
 func execServe(t *testing.T, dir string) *exec.Cmd {
-	cmd := exec.Command(binPath, "serve")
+	cmd := exec.Command(serveBinary(t), "serve")
 	cmd.Env = append(childEnviron(), "SWITCHBOARD_ADDR="+anyPort, "SWITCHBOARD_DATA_DIR="+dir, "SWITCHBOARD_ADMIN_TOKEN="+adminToken)
 	return cmd
 }

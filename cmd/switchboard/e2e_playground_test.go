@@ -409,7 +409,7 @@ func TestPlaygroundStop(t *testing.T) {
 func TestPlaygroundRefusesOtherAddresses(t *testing.T) {
 	for _, args := range [][]string{{"--addr", "0.0.0.0:0"}, {"--gateway-addr", "192.0.2.1:8080"}, {"--addr", "8081"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			out, err := exec.Command(binPath, append([]string{"dev"}, args...)...).CombinedOutput()
+			out, err := exec.Command(serveBinary(t), append([]string{"dev"}, args...)...).CombinedOutput()
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.ExitCode() != 2 {
 				t.Fatalf("exit %v, want 2:\n%s", err, out)

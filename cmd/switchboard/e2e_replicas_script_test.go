@@ -28,7 +28,7 @@ func TestReplicasScript(t *testing.T) {
 	}
 	cmd.Env = append(cmd.Env,
 		"SWITCHBOARD_STORE="+dsn,
-		"SWITCHBOARD_BIN="+binPath,
+		"SWITCHBOARD_BIN="+serveBinary(t),
 		"SWITCHBOARD_MASTER_KEY="+replicaMasterKey,
 		"SWITCHBOARD_ADMIN_TOKEN="+adminToken,
 		"REPLICA_A_ADDR=127.0.0.1:0",

@@ -208,7 +208,7 @@ func TestSandboxMisconfiguration(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), patience)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, binPath, "serve")
+			cmd := exec.CommandContext(ctx, serveBinary(t), "serve")
 			cmd.Env = append(childEnviron(), "SWITCHBOARD_DATA_DIR="+t.TempDir(), "SWITCHBOARD_ADDR="+anyPort, tt.name+"="+tt.value)
 			cmd.Env = append(cmd.Env, tt.extra...)
 			out, err := cmd.CombinedOutput()

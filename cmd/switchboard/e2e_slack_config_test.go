@@ -47,7 +47,7 @@ func TestSlackMisconfiguration(t *testing.T) {
 			env := tt.env
 			ctx, cancel := context.WithTimeout(context.Background(), patience)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, binPath, "serve")
+			cmd := exec.CommandContext(ctx, serveBinary(t), "serve")
 			cmd.Env = append(childEnviron(), "SWITCHBOARD_DATA_DIR="+t.TempDir(), "SWITCHBOARD_ADDR="+anyPort)
 			for k, v := range env {
 				cmd.Env = append(cmd.Env, k+"="+v)

@@ -80,7 +80,7 @@ func serveFails(t *testing.T, dataDir string, env map[string]string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binPath, "serve")
+	cmd := exec.CommandContext(ctx, serveBinary(t), "serve")
 	cmd.Env = append(childEnviron(), "SWITCHBOARD_DATA_DIR="+dataDir, "SWITCHBOARD_ADDR="+anyPort)
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)

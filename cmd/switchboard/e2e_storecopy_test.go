@@ -21,7 +21,7 @@ func storeCopy(t *testing.T, env map[string]string, args ...string) (int, string
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binPath, append([]string{"store", "copy"}, args...)...)
+	cmd := exec.CommandContext(ctx, serveBinary(t), append([]string{"store", "copy"}, args...)...)
 	cmd.Env = append(os.Environ(), "SWITCHBOARD_MASTER_KEY=", "SWITCHBOARD_STORE=", "SWITCHBOARD_DATA_DIR=")
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)

@@ -346,7 +346,7 @@ func TestWebhookMisconfiguration(t *testing.T) {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), patience)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, binPath, "serve")
+			cmd := exec.CommandContext(ctx, serveBinary(t), "serve")
 			cmd.Env = append(childEnviron(), "SWITCHBOARD_DATA_DIR="+t.TempDir(), "SWITCHBOARD_ADDR="+anyPort, tt.name+"="+tt.value)
 			out, err := cmd.CombinedOutput()
 			lines := strings.Split(strings.TrimSpace(string(out)), "\n")

@@ -27,19 +27,21 @@ func listen(cfg *serveConfig) (net.Listener, error) {
 	if cfg.publicURL == "" {
 		cfg.publicURL = "http://" + addr
 	}
-	if err := writeAddr(path, addr); err != nil {
+	if err := writeFileAtomic(path, addr+"\n"); err != nil {
 		ln.Close()
 		return nil, err
 	}
 	return ln, nil
 }
 
-func writeAddr(path, addr string) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".addr-*")
+// writeFileAtomic writes content to path (mode 0600) through a temporary
+// file renamed into place, so that a reader never sees part of it.
+func writeFileAtomic(path, content string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	_, err = f.WriteString(addr + "\n")
+	_, err = f.WriteString(content)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -48,30 +48,33 @@ import (
 type serveConfig struct {
 	// settings are every setting as read, for what the console shows of
 	// them (its installations' checklists).
-	settings                    settings.Values
-	addr, dataDir, publicURL    string
-	adminToken, masterKey       string
-	model                       string
-	shutdown                    time.Duration
-	maxBody                     int64
-	heartbeat                   time.Duration
-	runtime                     runtime.Config
-	mcp                         mcpbridge.Config
-	sandbox                     sandbox.Settings
-	webhooks                    webhooks.Config
-	store                       backend.Config
-	http                        httpserver.Config
-	builds                      []providers.Build
-	skills                      skills.Config
-	prices                      *pricing.Table
-	images                      models.Images
-	embedder                    *embeddings.Client // nil: memory search by words
-	attachments                 attach.Config
-	web                         webtools.Config
-	acp                         *acpclient.Harness
-	log                         *slog.Logger
-	sealer                      *oauth.Sealer
-	adminTokenNew, masterKeyNew bool
+	settings                 settings.Values
+	addr, dataDir, publicURL string
+	adminToken, masterKey    string
+	model                    string
+	shutdown                 time.Duration
+	maxBody                  int64
+	heartbeat                time.Duration
+	runtime                  runtime.Config
+	mcp                      mcpbridge.Config
+	sandbox                  sandbox.Settings
+	webhooks                 webhooks.Config
+	store                    backend.Config
+	http                     httpserver.Config
+	builds                   []providers.Build
+	skills                   skills.Config
+	prices                   *pricing.Table
+	images                   models.Images
+	embedder                 *embeddings.Client // nil: memory search by words
+	attachments              attach.Config
+	web                      webtools.Config
+	acp                      *acpclient.Harness
+	log                      *slog.Logger
+	sealer                   *oauth.Sealer
+
+	// adminTokenGenerated: the token is the data directory's, not
+	// SWITCHBOARD_ADMIN_TOKEN; serve prints it until a start has.
+	adminTokenGenerated bool
 }
 
 func loadServeConfig(args []string, env command.Env, stderr io.Writer) (*serveConfig, error) {
@@ -174,10 +177,13 @@ func loadServeConfig(args []string, env command.Env, stderr io.Writer) (*serveCo
 			}
 		}
 	}
-	if c.adminToken, c.adminTokenNew, err = s.Secret("SWITCHBOARD_ADMIN_TOKEN", filepath.Join(c.dataDir, "admin-token")); err != nil {
+	// A start that fails after these leaves the files behind; the next
+	// start reuses them as they are (docs/operations.md, per file).
+	if c.adminToken, _, err = s.Secret("SWITCHBOARD_ADMIN_TOKEN", filepath.Join(c.dataDir, "admin-token")); err != nil {
 		return nil, err
 	}
-	if c.masterKey, c.masterKeyNew, err = s.Secret("SWITCHBOARD_MASTER_KEY", filepath.Join(c.dataDir, "master.key")); err != nil {
+	c.adminTokenGenerated = s["SWITCHBOARD_ADMIN_TOKEN"] == ""
+	if c.masterKey, _, err = s.Secret("SWITCHBOARD_MASTER_KEY", filepath.Join(c.dataDir, "master.key")); err != nil {
 		return nil, err
 	}
 	if c.sealer, err = oauth.NewSealer(c.masterKey); err != nil {
@@ -293,9 +299,6 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 	wh := webhooks.New(whc)
 	m := metrics.New(db, log)
 	go m.Follow(bg, db.Subscribe("metrics", 4096))
-	if cfg.adminTokenNew {
-		fmt.Fprintf(stdout, "admin token (saved in %s, shown once): %s\n", filepath.Join(cfg.dataDir, "admin-token"), cfg.adminToken)
-	}
 
 	sr := schedules.NewRunner(db, scheduleClock(getenv), log.With("component", "schedules"))
 	sr.Openers = gw.ThreadOpeners()
@@ -372,13 +375,20 @@ func serve(stop context.Context, args []string, env command.Env, stdout, stderr 
 		})
 	}
 	go memtrim.Run(bg, trim)
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
-	log.Info("switchboard serving", "addr", ln.Addr().String(), "data_dir", cfg.dataDir, "public_url", cfg.publicURL)
-
+	// Caught before the first request is answered: a SIGTERM sent as soon
+	// as the gateway answers stops it gracefully.
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sig)
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	log.Info("switchboard serving", "addr", ln.Addr().String(), "data_dir", cfg.dataDir, "public_url", cfg.publicURL)
+	// Printed once the start has succeeded, and recorded as shown only
+	// then: a start that failed (a port in use) leaves it to the next.
+	if err := showAdminToken(stdout, cfg); err != nil {
+		log.Warn("the admin token could not be shown or recorded as shown; the next start prints it again", "err", err)
+	}
+
 	select {
 	case s := <-sig:
 		log.Info("stopping", "signal", s.String())

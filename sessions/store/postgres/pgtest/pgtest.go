@@ -26,6 +26,9 @@ const EnvDSN = "SWITCHBOARD_TEST_POSTGRES"
 // saying why.
 func ClusterDSN(t testing.TB) string {
 	t.Helper()
+	if testing.Short() && os.Getenv("CI") != "true" {
+		t.Skip("-short leaves the PostgreSQL tests out (scripts/test -short); CI runs them")
+	}
 	dsn := os.Getenv(EnvDSN)
 	if dsn == "" {
 		const why = "no PostgreSQL for this test: " + EnvDSN + " is not set (./scripts/test starts a cluster and sets it; or run SWITCHBOARD_TEST_POSTGRES=$(./scripts/postgres) go test …)"

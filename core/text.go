@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -22,10 +23,18 @@ func CheckText(field, v string) error {
 	return nil
 }
 
-// Clip is s on one line (runs of white space made one space), cut to n
-// characters with "…": free text as a list's cell shows it.
+// Clip is s on one line (runs of white space made one space, other
+// characters that do not print dropped), cut to n characters with "…":
+// free text as a list's cell shows it. Text from platform users reaches a
+// terminal this way, where an escape sequence would act.
 func Clip(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) || r == ' ' {
+			return r
+		}
+		return -1
+	}, s)
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}

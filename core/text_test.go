@@ -48,6 +48,8 @@ func TestClip(t *testing.T) {
 		{"one too many", 11, "one too man…"},
 		{"héllo wörld", 5, "héllo…"},
 		{"", 5, ""},
+		{"red \x1b[31malert\x1b[0m\a done", 40, "red [31malert[0m done"},
+		{"bidi \u202eevil", 20, "bidi evil"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

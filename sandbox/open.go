@@ -70,6 +70,10 @@ type Off struct{ Cause, Fix string }
 func offOf(s Settings, err error) *Off {
 	restart := ", then restart the gateway"
 	switch {
+	case errors.Is(err, ErrNoImage) && s.image != DefaultImage:
+		// scripts/sandbox-image builds the default image only.
+		return &Off{Cause: "the Docker engine answers but has no image " + s.image + " (SWITCHBOARD_SANDBOX_IMAGE; nothing is pulled)",
+			Fix: "load or build " + s.image + " into the engine (docker load, docker import), or unset SWITCHBOARD_SANDBOX_IMAGE and build the default with scripts/sandbox-image --full" + restart}
 	case errors.Is(err, ErrNoImage):
 		return &Off{Cause: "the Docker engine answers but has no image " + s.image + " (nothing is pulled)",
 			Fix: "build it with scripts/sandbox-image --full (or set SWITCHBOARD_SANDBOX_IMAGE to an image the engine has)" + restart}

@@ -175,6 +175,12 @@ func TestOffOf(t *testing.T) {
 		{"else", fmt.Errorf("network\nsetup: %w", core.ErrSandboxUnavailable),
 			"network setup: sandbox unavailable", "set SWITCHBOARD_SANDBOX to docker and restart"},
 	}
+	t.Run("no image of its own", func(t *testing.T) {
+		off := offOf(Settings{image: "acme/sandbox:3"}, fmt.Errorf("%w: acme/sandbox:3 (nothing is pulled): %w", ErrNoImage, core.ErrSandboxUnavailable))
+		if !strings.Contains(off.Cause, "acme/sandbox:3 (SWITCHBOARD_SANDBOX_IMAGE") || !strings.HasPrefix(off.Fix, "load or build acme/sandbox:3") {
+			t.Fatalf("%+v: the fix for a named image is to load or build that image", off)
+		}
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			off := offOf(s, tt.err)

@@ -17,7 +17,7 @@ import (
 func Options() []settings.Option {
 	return []settings.Option{
 		{Env: "SWITCHBOARD_SANDBOX", Flag: "sandbox", Usage: "docker or none (default: docker when a Docker engine answers and has the image)"},
-		{Env: "SWITCHBOARD_SANDBOX_IMAGE", Flag: "sandbox-image", Default: "switchboard-sandbox:latest", Usage: "image of the sandboxes (build it with scripts/sandbox-image --full)"},
+		{Env: "SWITCHBOARD_SANDBOX_IMAGE", Flag: "sandbox-image", Default: DefaultImage, Usage: "image of the sandboxes (build it with scripts/sandbox-image --full)"},
 		{Env: "SWITCHBOARD_SANDBOX_IDLE_SECONDS", Flag: "sandbox-idle-seconds", Default: "300", Usage: "stop a session's sandbox after this long unused (it starts again at the next command)"},
 		{Env: "SWITCHBOARD_SANDBOX_MEMORY_MB", Flag: "sandbox-memory-mb", Default: "2048", Usage: "memory limit of each sandbox, in MiB"},
 		{Env: "SWITCHBOARD_SANDBOX_PIDS", Flag: "sandbox-pids", Default: "512", Usage: "process limit of each sandbox"},
@@ -98,6 +98,10 @@ func LoadSettings(v settings.Values, dataDir string) (Settings, error) {
 	s.limits = Limits{MemoryBytes: int64(mem) << 20, Pids: int64(pids), NanoCPUs: int64(cpus * 1e9)}
 	return s, s.loadEgress(v)
 }
+
+// DefaultImage is the sandboxes' image unless SWITCHBOARD_SANDBOX_IMAGE
+// names another: the one scripts/sandbox-image --full builds.
+const DefaultImage = "switchboard-sandbox:latest"
 
 // loadEgress checks the SWITCHBOARD_EGRESS* values.
 func (s *Settings) loadEgress(v settings.Values) error {

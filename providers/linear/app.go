@@ -22,7 +22,7 @@ type webhook struct {
 // subscribed are the webhooks the intake acts on.
 var subscribed = []webhook{
 	{payload: typeAgentSessionEvent, resource: "AgentSessionEvent", category: "Agent session events"},
-	{payload: typeAppNotification, resource: "AppUserNotification", category: "App user notifications"},
+	{payload: typeAppNotification, resource: "AppUserNotification", category: "Inbox notifications"},
 	{payload: typeIssue, resource: "Issue", category: "Issues"},
 	{payload: typeOAuthApp, category: "OAuth app revoked"},
 }

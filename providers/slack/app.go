@@ -209,6 +209,11 @@ func setupChecklist(in providers.AppInput) []providers.Check {
 		install.Fix = "copy the Client ID and Client Secret (Basic Information), or install the app to one workspace and copy its Bot User OAuth Token (OAuth & Permissions)"
 	}
 	out = append(out, install)
+	// load refuses one of the pair without the other, whatever else is set.
+	if (v["SLACK_CLIENT_ID"] == "") != (v["SLACK_CLIENT_SECRET"] == "") {
+		out = append(out, providers.Check{Text: "SLACK_CLIENT_ID and SLACK_CLIENT_SECRET are set together",
+			Fix: "set both from Basic Information → App Credentials, or neither"})
+	}
 	if in.Switches[switchAgent] {
 		agent, _ := v.Bool("SLACK_AGENT")
 		c := providers.Check{Text: "SLACK_AGENT is true, as the manifest's agent_view says", Done: agent}

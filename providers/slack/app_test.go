@@ -152,6 +152,8 @@ func TestChecklist(t *testing.T) {
 		{"all set", "https://x.example", settings.Values{"SLACK_SIGNING_SECRET": "s", "SLACK_CLIENT_ID": "c", "SLACK_CLIENT_SECRET": "cs"}, nil},
 		{"socket mode", "", settings.Values{"SLACK_APP_TOKEN": "xapp-1", "SLACK_BOT_TOKEN": "xoxb-1"}, nil},
 		{"agent off", "https://x.example", settings.Values{"SLACK_SIGNING_SECRET": "s", "SLACK_BOT_TOKEN": "xoxb-1"}, nil},
+		{"client id without its secret", "https://x.example", settings.Values{"SLACK_SIGNING_SECRET": "s", "SLACK_BOT_TOKEN": "xoxb-1", "SLACK_CLIENT_ID": "c"}, []string{"SLACK_CLIENT_ID"}},
+		{"client secret without its id", "https://x.example", settings.Values{"SLACK_SIGNING_SECRET": "s", "SLACK_BOT_TOKEN": "xoxb-1", "SLACK_CLIENT_SECRET": "cs"}, []string{"SLACK_CLIENT_ID"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var missing []string

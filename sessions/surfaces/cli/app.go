@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 
 	"github.com/switchboardhq/switchboard/core/command"
@@ -140,6 +141,17 @@ func (a AppSetup) run(env command.Env, args []string) error {
 	req := AppRequest{PublicURL: f.publicURL, Set: map[string]bool{}, Format: a.Formats[0], Getenv: env.Getenv}
 	if req.PublicURL == "" {
 		req.PublicURL = env.Getenv("SWITCHBOARD_PUBLIC_URL")
+	}
+	if req.PublicURL != "" {
+		// The platforms call the addresses written from it: a bare host
+		// or a relative path would make an app nothing reaches.
+		u, err := url.Parse(req.PublicURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return &usageError{msg: fmt.Sprintf("%s %s: --public-url %q: want an https URL such as https://agents.example.com", a.Platform, a.Name, req.PublicURL)}
+		}
+		if u.Scheme != "https" {
+			fmt.Fprintf(env.Stderr, "warning: %s is not https: the platform refuses plain-HTTP request URLs outside local tests\n", req.PublicURL)
+		}
 	}
 	var chosen []string
 	fs.Visit(func(fl *flag.Flag) {

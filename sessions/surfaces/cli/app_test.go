@@ -42,6 +42,9 @@ func TestAppSetup(t *testing.T) {
 		{name: "unknown subcommand", args: "manifets", code: 2, stderr: `did you mean "manifest"?`},
 		{name: "no subcommand", args: "", code: 2, stderr: "missing subcommand"},
 		{name: "set-up error", args: "manifest", code: 1, stderr: "chat manifest: no public URL"},
+		{name: "a bare host", args: "manifest --public-url x.example", code: 2, stderr: `--public-url "x.example": want an https URL`},
+		{name: "a bare host from the environment", args: "manifest", env: "x.example", code: 2, stderr: `--public-url "x.example": want an https URL`},
+		{name: "plain http warned", args: "manifest --public-url http://127.0.0.1:8080", url: "http://127.0.0.1:8080", format: "yaml", set: map[string]bool{}, stderr: "warning: http://127.0.0.1:8080 is not https"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got = AppRequest{}

@@ -2,11 +2,13 @@ package gitlab
 
 import (
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -68,6 +70,20 @@ func newOAuthWorld(t *testing.T) *oauthWorld {
 // install flow: its link, GitLab's consent page, the callback.
 func (w *oauthWorld) install(t *testing.T) *core.Installation {
 	t.Helper()
+	if status, page := w.installAs(t); status != http.StatusOK {
+		t.Fatalf("install: %d %s", status, page)
+	}
+	in, err := w.store.FindInstallation(t.Context(), Name, oauthExternalID(w.p.host()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// installAs runs the install flow as whoever the fake's consent page
+// authorizes, and returns the callback page's status and text.
+func (w *oauthWorld) installAs(t *testing.T) (int, string) {
+	t.Helper()
 	once := openStore(t)
 	states, err := oauth.NewStates("a master key for the gitlab tests", once)
 	if err != nil {
@@ -81,15 +97,9 @@ func (w *oauthWorld) install(t *testing.T) *core.Installation {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("install: %s", resp.Status)
-	}
-	in, err := w.store.FindInstallation(t.Context(), Name, oauthExternalID(w.p.host()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return in
+	defer resp.Body.Close()
+	page, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(page)
 }
 
 func TestInstall(t *testing.T) {
@@ -233,5 +243,50 @@ func TestRestartKnowsTheAppUser(t *testing.T) {
 		Username: "someone-else", Sessions: w.store, Installations: w.store, Sealer: testSealer(t)})
 	if err := named.startOAuth(t.Context()); err != nil || named.appUser() != "someone-else" {
 		t.Fatalf("the setting lost to the installation: %q, %v", named.appUser(), err)
+	}
+}
+
+// TestInstallRefusesAnotherUser: the install link is public; a second
+// user who consents may not replace the app's tokens with their own, nor
+// may anyone but the user the settings name install.
+func TestInstallRefusesAnotherUser(t *testing.T) {
+	w := newOAuthWorld(t)
+	in := w.install(t)
+	before, err := w.p.own.tokens.Get(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mallory := w.fake.AddUser("mallory", "")
+	w.fake.OAuthApp(testClientID, testClientSecret, mallory.ID, 0)
+	status, page := w.installAs(t)
+	if status != http.StatusBadRequest || !strings.Contains(page, "already installed by GitLab user sb-agent") {
+		t.Fatalf("a second user's install: %d %s", status, page)
+	}
+	kept, err := w.store.FindInstallation(t.Context(), Name, oauthExternalID(w.p.host()))
+	if err != nil || kept.Metadata["user_id"] != strconv.FormatInt(w.app.ID, 10) || kept.Metadata["username"] != "sb-agent" {
+		t.Fatalf("installation after the refusal: %+v, %v", kept, err)
+	}
+	if after, err := w.p.own.tokens.Get(t.Context(), kept); err != nil || after.AccessToken != before.AccessToken || after.RefreshToken != before.RefreshToken {
+		t.Fatalf("the first user's tokens were replaced (%v)", err)
+	}
+	// The first user may install again (renewing the tokens).
+	w.fake.OAuthApp(testClientID, testClientSecret, w.app.ID, 0)
+	w.install(t)
+
+	// A gateway whose settings name the app's user refuses anyone else,
+	// even on the first install.
+	named := newOAuthWorld(t)
+	p, err := New(Config{URL: named.fake.URL, WebhookSecret: testHookSecret, ClientID: testClientID, ClientSecret: testClientSecret,
+		Username: "someone-else", Sessions: named.store, Installations: named.store, Sealer: testSealer(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	named.p = p
+	status, page = named.installAs(t)
+	if status != http.StatusBadRequest || !strings.Contains(page, "SWITCHBOARD_GITLAB_USERNAME") {
+		t.Fatalf("an install by another user than the setting's: %d %s", status, page)
+	}
+	if _, err := named.store.FindInstallation(t.Context(), Name, oauthExternalID(p.host())); !errors.Is(err, core.ErrNotFound) {
+		t.Fatalf("the refused install was stored: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -288,5 +289,55 @@ func TestInstallRefusesAnotherUser(t *testing.T) {
 	}
 	if _, err := named.store.FindInstallation(t.Context(), Name, oauthExternalID(p.host())); !errors.Is(err, core.ErrNotFound) {
 		t.Fatalf("the refused install was stored: %v", err)
+	}
+}
+
+// TestAPIClientLeavesTheSharedClientAlone: the OAuth renewal wraps a copy
+// of the provider's HTTP client per call; wrapping the shared one would
+// stack a renewal per call (a refused token renewed once per layer) and
+// race with the calls in flight. Run with -race.
+func TestAPIClientLeavesTheSharedClientAlone(t *testing.T) {
+	w := newOAuthWorld(t)
+	in := w.install(t)
+	shared := w.p.cfg.HTTPClient
+	before := shared.Transport
+	var wg sync.WaitGroup
+	errs := make(chan error, 32)
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := w.p.apiClient(t.Context(), in)
+			if err == nil {
+				_, _, err = c.Users.CurrentUser()
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w.p.cfg.HTTPClient != shared || shared.Transport != before {
+		t.Fatal("apiClient changed the provider's shared HTTP client")
+	}
+	// A refused token is renewed once, however many clients were made.
+	ts, err := w.p.own.tokens.Get(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.fake.RemoveToken(ts.AccessToken)
+	c, err := w.p.apiClient(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, _, err := c.Users.CurrentUser(); err != nil || u.Username != "sb-agent" {
+		t.Fatalf("after a refused token: %v, %v", u, err)
+	}
+	if refreshes, reused := w.fake.Refreshes(); refreshes != 1 || reused != 0 {
+		t.Fatalf("%d refreshes (%d reused refresh tokens), want one", refreshes, reused)
 	}
 }

@@ -181,3 +181,20 @@ func TestGitLabAnswerOnceAcrossSIGKILL(t *testing.T) {
 		})
 	}
 }
+
+// TestGitLabAnswerRunsNoQuickAction: GitLab runs a note's quick actions
+// as its author; an answer whose line reads "/label ~sb-agent" (the
+// model's, or quoted from anyone) is posted so that it labels nothing.
+func TestGitLabAnswerRunsNoQuickAction(t *testing.T) {
+	w := startGitLab(t, map[string]string{"SWITCHBOARD_SANDBOX": "none"})
+	w.ms.Push(modelserver.Step{Text: "Labelled it.\n/label ~" + gitlabApp + "\n/close"})
+	w.comment(w.dev, "@"+gitlabApp+" label this", "", 200)
+	answer := w.appSaid("the answer", "Labelled it.")
+	if !strings.Contains(answer.Body, "label ~"+gitlabApp) {
+		t.Fatalf("the answer %q lost the line", answer.Body)
+	}
+	w.srv.waitIdle(w.srv.sessionByKey(gitlabKey))
+	if got := w.fake.LabelsOf(w.mr); len(got) != 0 {
+		t.Fatalf("the answer labelled the merge request %q", got)
+	}
+}

@@ -267,11 +267,13 @@ func (p *Provider) replyOnce(d decision, text string) {
 
 // reply answers where a note was: in its discussion (a reply turns a
 // single comment into a thread), or as a new note (a label has none).
+// Every note the app posts but the comment tool's goes through here.
 func (p *Provider) reply(ctx context.Context, r ref, text string) error {
 	c, err := p.refClient(ctx, r)
 	if err != nil {
 		return err
 	}
+	text = noQuickActions(text) // the model's words, or a person's quoted
 	switch {
 	case r.Discussion != "" && r.Kind == kindMR:
 		_, _, err = c.Discussions.AddMergeRequestDiscussionNote(r.ProjectID, r.IID, r.Discussion, &gl.AddMergeRequestDiscussionNoteOptions{Body: &text}, gl.WithContext(ctx))

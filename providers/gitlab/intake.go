@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,6 +55,11 @@ func (p *Provider) handle(w http.ResponseWriter, r *http.Request, body []byte) e
 		if err := json.Unmarshal(body, &h); err != nil {
 			return fmt.Errorf("gitlab %s: %w: %w", event, err, core.ErrInvalid)
 		}
+		// Another replica may have handled the install since this one
+		// started: the installation tells whom mentions name.
+		if err := p.startOAuth(r.Context()); err != nil {
+			return err
+		}
 		d, err := decide(event, h, identity{username: p.appUser(), label: p.triggerLabel()})
 		if err != nil {
 			return err
@@ -83,6 +89,12 @@ func (p *Provider) handleDecision(ctx context.Context, d decision, idempotency s
 	}
 	if err != nil {
 		return err
+	}
+	if uid := in.Metadata["user_id"]; uid != "" && uid == strconv.FormatInt(d.ref.UserID, 10) {
+		// The loop guard by id, should the app's username be unknown or
+		// renamed: what the installing user does never triggers the app.
+		log.Debug("gitlab event of the app's own user; ignored", "key", d.key)
+		return nil
 	}
 	d.ref.Installation = in.ID
 	// GitLab waits 10 s for the answer.

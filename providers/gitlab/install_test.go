@@ -341,3 +341,33 @@ func TestAPIClientLeavesTheSharedClientAlone(t *testing.T) {
 		t.Fatalf("%d refreshes (%d reused refresh tokens), want one", refreshes, reused)
 	}
 }
+
+// TestRevokeRefused: only a 2xx revokes (RFC 7009 answers 200 even for a
+// token the instance does not know); a 400 or 401 is the instance
+// refusing the application, and the error says what it answered.
+func TestRevokeRefused(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		body   string
+	}{
+		{http.StatusBadRequest, `{"error":"invalid_request"}`},
+		{http.StatusUnauthorized, `{"error":"invalid_client","error_description":"Client authentication failed"}`},
+		{http.StatusInternalServerError, `oops`},
+	} {
+		t.Run(http.StatusText(tc.status), func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(tc.status)
+				_, _ = io.WriteString(w, tc.body)
+			}))
+			t.Cleanup(srv.Close)
+			p, err := New(Config{URL: srv.URL, WebhookSecret: testHookSecret, ClientID: testClientID, ClientSecret: testClientSecret})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = p.revokeToken(t.Context(), "tok", "refresh_token")
+			if err == nil || !strings.Contains(err.Error(), strconv.Itoa(tc.status)) || !strings.Contains(err.Error(), tc.body) {
+				t.Fatalf("revoke answered %d: %v", tc.status, err)
+			}
+		})
+	}
+}

@@ -183,10 +183,14 @@ func (p *Provider) store(ctx context.Context, in *core.Installation, d decision,
 	if u, ok := providers.ParseContinue(d.said); ok {
 		t.ContinueURL = u
 	}
+	// GitLab has no note only the asker sees: the answer holds no token,
+	// it points to the console and the CLI.
+	t.Editor = d.mentioned && providers.ParseEditorCommand(d.said)
 	res, err := p.cfg.Intake.Route(ctx, t)
 	switch {
 	case err != nil:
-	case res.Outcome == providers.BudgetSet, res.Outcome == providers.BudgetRefused, res.Outcome == providers.Linked, res.Outcome == providers.LinkRefused:
+	case res.Outcome == providers.BudgetSet, res.Outcome == providers.BudgetRefused, res.Outcome == providers.Linked, res.Outcome == providers.LinkRefused,
+		res.Outcome == providers.EditorAnswered:
 		p.replyOnce(d, "@"+r.Username+" "+res.Note)
 	}
 	return err

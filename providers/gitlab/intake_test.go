@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -178,5 +179,34 @@ func TestPlainComments(t *testing.T) {
 	}
 	if calls := r.fake.CallsTo("GET", "/members/all/"); len(calls) != 0 {
 		t.Fatalf("the commenter's role was read %d times for plain comments", len(calls))
+	}
+}
+
+// TestEditorCommand: "@app editor" is no message for the model: it is
+// answered in the thread, without a token (everyone there reads it),
+// pointing to the console and the CLI.
+func TestEditorCommand(t *testing.T) {
+	r := newRig(t, false)
+	said := func(what string) {
+		t.Helper()
+		r.fake.WaitFor(t, time.Minute, "a note saying "+what, func() bool {
+			for _, n := range r.fake.Notes(r.mr) {
+				if strings.Contains(n.Body, what) {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	r.send(t, r.fake.NoteHook(r.fake.AddNote(r.mr, r.dev.ID, "@sb-agent editor", "", true), "create"), 200)
+	said("no session here to open in an editor yet")
+	if n := r.inputs(t); n != 0 {
+		t.Fatalf("the editor command before any session queued %d inputs", n)
+	}
+	r.send(t, r.fake.NoteHook(r.fake.AddNote(r.mr, r.dev.ID, "@sb-agent look", "", true), "create"), 200)
+	r.send(t, r.fake.NoteHook(r.fake.AddNote(r.mr, r.dev.ID, "@sb-agent editor", "", true), "create"), 200)
+	said("switchboard session attach-token create")
+	if n := r.inputs(t); n != 1 {
+		t.Fatalf("%d inputs after a mention and the editor command, want the mention's only", n)
 	}
 }

@@ -75,6 +75,18 @@ func TestGitLabMergeRequestNotes(t *testing.T) {
 	if code := w.send(delivery.Retry()); code != 200 {
 		t.Fatalf("the retry: %d", code)
 	}
+	// Another note under the same Idempotency-Key: only that key can
+	// dedupe it (its note id and text are new).
+	replay := w.fake.NoteHook(w.fake.AddNote(w.mr, w.dev.ID, "@"+gitlabApp+" a replay under the first key", mention.DiscussionID, true), "create")
+	replay.Header.Set("Idempotency-Key", delivery.Header.Get("Idempotency-Key"))
+	if code := w.send(replay); code != 200 {
+		t.Fatalf("the replay under the first key: %d", code)
+	}
+	// The intake stores before the 200: a replay taken would be queued
+	// now, or already in the log.
+	if code, raw := w.srv.do("GET", "/v1/sessions/"+id+"/pending", nil); code != 200 || strings.Contains(string(raw), "a replay under the first key") {
+		t.Fatalf("the replay under the first key was queued: %d %s", code, raw)
+	}
 	w.comment(w.app, "Done. Reply `@"+gitlabApp+" allow` to go on.", mention.DiscussionID, 200)
 	if got := w.srv.sessionsByKey(gitlabKey); len(got) != 1 {
 		t.Fatalf("%d sessions for one merge request", len(got))

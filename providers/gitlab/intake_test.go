@@ -95,8 +95,9 @@ func (r *rig) inputs(t *testing.T) int {
 	return len(pending)
 }
 
-// TestDedupe: a retry (same Idempotency-Key, new event UUID) and the
-// same note under a new key store nothing; an instance before 17.4,
+// TestDedupe: a retry (same Idempotency-Key, new event UUID), another
+// note under a used Idempotency-Key, and the same note under a new key
+// store nothing; an instance before 17.4,
 // without the header, is deduped on the note and its action.
 func TestDedupe(t *testing.T) {
 	for _, legacy := range []bool{false, true} {
@@ -109,6 +110,16 @@ func TestDedupe(t *testing.T) {
 		r.send(t, again, 200)
 		if n := r.inputs(t); n != 1 {
 			t.Fatalf("legacy %v: %d inputs for one note, want 1", legacy, n)
+		}
+		if !legacy {
+			// Another note (its id, its text) under the first delivery's
+			// Idempotency-Key: only that key can dedupe it.
+			replay := r.fake.NoteHook(r.fake.AddNote(r.mr, r.dev.ID, "@sb-agent a replay under the first key", "", true), "create")
+			replay.Header.Set("Idempotency-Key", d.Header.Get("Idempotency-Key"))
+			r.send(t, replay, 200)
+			if n := r.inputs(t); n != 1 {
+				t.Fatalf("%d inputs after a delivery under a used Idempotency-Key, want 1", n)
+			}
 		}
 		r.send(t, r.fake.NoteHook(r.fake.AddNote(r.mr, r.dev.ID, "@sb-agent and this", "", true), "create"), 200)
 		if n := r.inputs(t); n != 2 {

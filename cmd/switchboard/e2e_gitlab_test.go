@@ -132,6 +132,13 @@ func TestGitLabMergeRequestNotes(t *testing.T) {
 	if len(confirmations) != 1 || confirmations[0] != "allow by GitLab user alice" {
 		t.Fatalf("confirmations %q, want alice's allow only", confirmations)
 	}
+	// GitLab refuses running → running (the fake as well): the turns ran
+	// a tool and waited for approval, and no status update was refused.
+	for _, c := range w.fake.CallsTo("POST", "/statuses/") {
+		if c.Status != 201 {
+			t.Fatalf("a commit status update was answered %d: %+v", c.Status, c.Body)
+		}
+	}
 }
 
 // TestGitLabStopByNote: "@app stop" from a Developer interrupts the

@@ -75,6 +75,18 @@ func TestGitLabMergeRequestNotes(t *testing.T) {
 	if code := w.send(delivery.Retry()); code != 200 {
 		t.Fatalf("the retry: %d", code)
 	}
+	// Another note under the same Idempotency-Key: only that key can
+	// dedupe it (its note id and text are new).
+	replay := w.fake.NoteHook(w.fake.AddNote(w.mr, w.dev.ID, "@"+gitlabApp+" a replay under the first key", mention.DiscussionID, true), "create")
+	replay.Header.Set("Idempotency-Key", delivery.Header.Get("Idempotency-Key"))
+	if code := w.send(replay); code != 200 {
+		t.Fatalf("the replay under the first key: %d", code)
+	}
+	// The intake stores before the 200: a replay taken would be queued
+	// now, or already in the log.
+	if code, raw := w.srv.do("GET", "/v1/sessions/"+id+"/pending", nil); code != 200 || strings.Contains(string(raw), "a replay under the first key") {
+		t.Fatalf("the replay under the first key was queued: %d %s", code, raw)
+	}
 	w.comment(w.app, "Done. Reply `@"+gitlabApp+" allow` to go on.", mention.DiscussionID, 200)
 	if got := w.srv.sessionsByKey(gitlabKey); len(got) != 1 {
 		t.Fatalf("%d sessions for one merge request", len(got))
@@ -119,6 +131,13 @@ func TestGitLabMergeRequestNotes(t *testing.T) {
 	}
 	if len(confirmations) != 1 || confirmations[0] != "allow by GitLab user alice" {
 		t.Fatalf("confirmations %q, want alice's allow only", confirmations)
+	}
+	// GitLab refuses running → running (the fake as well): the turns ran
+	// a tool and waited for approval, and no status update was refused.
+	for _, c := range w.fake.CallsTo("POST", "/statuses/") {
+		if c.Status != 201 {
+			t.Fatalf("a commit status update was answered %d: %+v", c.Status, c.Body)
+		}
 	}
 }
 
@@ -179,5 +198,22 @@ func TestGitLabAnswerOnceAcrossSIGKILL(t *testing.T) {
 				t.Fatalf("the answer was posted %d times (in discussion %s, want %s)", n, note.DiscussionID, mention.DiscussionID)
 			}
 		})
+	}
+}
+
+// TestGitLabAnswerRunsNoQuickAction: GitLab runs a note's quick actions
+// as its author; an answer whose line reads "/label ~sb-agent" (the
+// model's, or quoted from anyone) is posted so that it labels nothing.
+func TestGitLabAnswerRunsNoQuickAction(t *testing.T) {
+	w := startGitLab(t, map[string]string{"SWITCHBOARD_SANDBOX": "none"})
+	w.ms.Push(modelserver.Step{Text: "Labelled it.\n/label ~" + gitlabApp + "\n/close"})
+	w.comment(w.dev, "@"+gitlabApp+" label this", "", 200)
+	answer := w.appSaid("the answer", "Labelled it.")
+	if !strings.Contains(answer.Body, "label ~"+gitlabApp) {
+		t.Fatalf("the answer %q lost the line", answer.Body)
+	}
+	w.srv.waitIdle(w.srv.sessionByKey(gitlabKey))
+	if got := w.fake.LabelsOf(w.mr); len(got) != 0 {
+		t.Fatalf("the answer labelled the merge request %q", got)
 	}
 }

@@ -31,11 +31,16 @@ func (p *Provider) apiClient(ctx context.Context, in *core.Installation) (*gl.Cl
 	// No retries of the client's own: the output sink retries what it
 	// posts under its exactly-once protocol, and an intake call that fails
 	// answers 5xx so that GitLab delivers again.
-	opts := []gl.ClientOptionFunc{gl.WithBaseURL(p.apiURL(in)), gl.WithHTTPClient(p.cfg.HTTPClient), gl.WithoutRetries()}
+	// The OAuth renewal wraps a copy of the shared client's transport:
+	// gl.WithInterceptor would wrap the shared client itself, once more
+	// on every call.
+	hc := p.cfg.HTTPClient
 	if p.cfg.Token == "" {
-		opts = append(opts, gl.WithInterceptor(p.renewOnRefusal(in)))
+		cp := *hc
+		cp.Transport = p.renewOnRefusal(in)(hc.Transport)
+		hc = &cp
 	}
-	c, err := gl.NewAuthSourceClient(as, opts...)
+	c, err := gl.NewAuthSourceClient(as, gl.WithBaseURL(p.apiURL(in)), gl.WithHTTPClient(hc), gl.WithoutRetries())
 	if err != nil {
 		return nil, fmt.Errorf("gitlab client: %w", err)
 	}

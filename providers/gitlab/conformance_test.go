@@ -157,4 +157,12 @@ func (c *conformance) WaitFor(t *testing.T, d time.Duration, what string, cond f
 	c.fake.WaitFor(t, d, what, cond)
 }
 
-func (c *conformance) Lacks(providertest.Ability) string { return "" }
+// Lacks: GitLab refuses to set a running commit status running again
+// (and keeps its description), and an answer is a note, not a place
+// to show progress.
+func (c *conformance) Lacks(a providertest.Ability) string {
+	if a == providertest.LivePlan {
+		return "GitLab refuses running → running on a commit status (\"Cannot transition status via :run from :running\"): its description stays the turn's first until the turn ends"
+	}
+	return ""
+}

@@ -251,6 +251,12 @@ func decideLabel(d decision, event string, h hook, id identity) (decision, error
 		return d, fmt.Errorf("%s: object_attributes: %w: %w", strings.ToLower(event), err, core.ErrInvalid)
 	}
 	labels := h.Changes.Labels
+	if id.username != "" && strings.EqualFold(h.User.Username, id.username) {
+		// The loop guard: a label the app's user added (a quick action
+		// of its own, or a tool) never triggers it.
+		d.why = "a label the app added"
+		return d, nil
+	}
 	if labels == nil || t.IID == 0 {
 		d.why = "no label changed"
 		return d, nil

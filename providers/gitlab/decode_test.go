@@ -106,6 +106,13 @@ func TestDecideLabels(t *testing.T) {
 			t.Fatalf("label %s: %s (%v), want %s", tc.label, d.act, err, tc.act)
 		}
 	}
+	// Added by the app's user (its own quick action, a tool): the loop
+	// guard.
+	own := h
+	own.User.Username = "SB-Agent"
+	if d, _ := decide(eventMR, own, identity{username: "sb-agent", label: "sb-agent"}); d.act != actIgnore {
+		t.Fatalf("the app's own label: %s", d.act)
+	}
 	// Already there before the update: not added now.
 	h.Changes.Labels.Previous = h.Changes.Labels.Current
 	if d, _ := decide(eventMR, h, identity{username: "sb-agent", label: "sb-agent"}); d.act != actIgnore {

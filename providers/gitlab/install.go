@@ -5,9 +5,11 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 
 	gl "gitlab.com/gitlab-org/api/client-go"
 	xoauth2 "golang.org/x/oauth2"
@@ -61,7 +63,9 @@ func (i installer) Complete(context.Context, string, string) (*core.Installation
 
 // CompleteCallback exchanges the code at /oauth/token, learns who
 // authorized (GET /user: the app's user) and stores the instance's
-// installation with its tokens sealed. Installing again replaces them.
+// installation with its tokens sealed. Installing again renews them, by
+// the same user only: the install link is public, and whoever consents
+// becomes the user the gateway acts as (checkInstaller).
 func (i installer) CompleteCallback(ctx context.Context, q url.Values, redirectURI string) (*core.Installation, error) {
 	p := i.p
 	code, state := q.Get("code"), q.Get("state")
@@ -82,6 +86,9 @@ func (i installer) CompleteCallback(ctx context.Context, q url.Values, redirectU
 		return nil, fmt.Errorf("gitlab user after install: %w", err)
 	}
 	host := p.host()
+	if err := p.checkInstaller(ctx, host, u); err != nil {
+		return nil, err
+	}
 	in := &core.Installation{Provider: Name, ExternalID: oauthExternalID(host), Name: host, Scopes: DefaultScopes,
 		Metadata: map[string]string{"mode": modeOAuth, "url": p.cfg.URL, "user_id": strconv.FormatInt(u.ID, 10), "username": u.Username}}
 	sealed, exp, err := p.own.tokens.Seal(in, ts)
@@ -99,4 +106,28 @@ func (i installer) CompleteCallback(ctx context.Context, q url.Values, redirectU
 	}
 	p.mu.Unlock()
 	return saved, nil
+}
+
+// checkInstaller refuses an install by a user other than the app's: the
+// one the settings name (SWITCHBOARD_GITLAB_USERNAME), or else the one
+// who installed first. Anyone can open the install link; without this,
+// anyone who can log in to the instance would replace the app's tokens
+// with their own.
+func (p *Provider) checkInstaller(ctx context.Context, host string, u *gl.User) error {
+	if want := p.cfg.Username; want != "" && !strings.EqualFold(want, u.Username) {
+		return fmt.Errorf("GitLab user %s authorized, but the gateway acts as %s (SWITCHBOARD_GITLAB_USERNAME): log in to %s as %s and install again: %w",
+			u.Username, want, host, want, core.ErrInvalid)
+	}
+	old, err := p.cfg.Installations.FindInstallation(ctx, Name, oauthExternalID(host))
+	if errors.Is(err, core.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("gitlab install: read the instance's installation: %w", err)
+	}
+	if id := strconv.FormatInt(u.ID, 10); old.Metadata["user_id"] != "" && old.Metadata["user_id"] != id {
+		return fmt.Errorf("%s is already installed by GitLab user %s; GitLab user %s may not replace it (uninstall it first, or log in as %s): %w",
+			host, old.Metadata["username"], u.Username, old.Metadata["username"], core.ErrInvalid)
+	}
+	return nil
 }

@@ -2,12 +2,15 @@ package gitlab
 
 import (
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -68,6 +71,20 @@ func newOAuthWorld(t *testing.T) *oauthWorld {
 // install flow: its link, GitLab's consent page, the callback.
 func (w *oauthWorld) install(t *testing.T) *core.Installation {
 	t.Helper()
+	if status, page := w.installAs(t); status != http.StatusOK {
+		t.Fatalf("install: %d %s", status, page)
+	}
+	in, err := w.store.FindInstallation(t.Context(), Name, oauthExternalID(w.p.host()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// installAs runs the install flow as whoever the fake's consent page
+// authorizes, and returns the callback page's status and text.
+func (w *oauthWorld) installAs(t *testing.T) (int, string) {
+	t.Helper()
 	once := openStore(t)
 	states, err := oauth.NewStates("a master key for the gitlab tests", once)
 	if err != nil {
@@ -81,15 +98,9 @@ func (w *oauthWorld) install(t *testing.T) *core.Installation {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("install: %s", resp.Status)
-	}
-	in, err := w.store.FindInstallation(t.Context(), Name, oauthExternalID(w.p.host()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return in
+	defer resp.Body.Close()
+	page, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(page)
 }
 
 func TestInstall(t *testing.T) {
@@ -233,5 +244,130 @@ func TestRestartKnowsTheAppUser(t *testing.T) {
 		Username: "someone-else", Sessions: w.store, Installations: w.store, Sealer: testSealer(t)})
 	if err := named.startOAuth(t.Context()); err != nil || named.appUser() != "someone-else" {
 		t.Fatalf("the setting lost to the installation: %q, %v", named.appUser(), err)
+	}
+}
+
+// TestInstallRefusesAnotherUser: the install link is public; a second
+// user who consents may not replace the app's tokens with their own, nor
+// may anyone but the user the settings name install.
+func TestInstallRefusesAnotherUser(t *testing.T) {
+	w := newOAuthWorld(t)
+	in := w.install(t)
+	before, err := w.p.own.tokens.Get(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mallory := w.fake.AddUser("mallory", "")
+	w.fake.OAuthApp(testClientID, testClientSecret, mallory.ID, 0)
+	status, page := w.installAs(t)
+	if status != http.StatusBadRequest || !strings.Contains(page, "already installed by GitLab user sb-agent") {
+		t.Fatalf("a second user's install: %d %s", status, page)
+	}
+	kept, err := w.store.FindInstallation(t.Context(), Name, oauthExternalID(w.p.host()))
+	if err != nil || kept.Metadata["user_id"] != strconv.FormatInt(w.app.ID, 10) || kept.Metadata["username"] != "sb-agent" {
+		t.Fatalf("installation after the refusal: %+v, %v", kept, err)
+	}
+	if after, err := w.p.own.tokens.Get(t.Context(), kept); err != nil || after.AccessToken != before.AccessToken || after.RefreshToken != before.RefreshToken {
+		t.Fatalf("the first user's tokens were replaced (%v)", err)
+	}
+	// The first user may install again (renewing the tokens).
+	w.fake.OAuthApp(testClientID, testClientSecret, w.app.ID, 0)
+	w.install(t)
+
+	// A gateway whose settings name the app's user refuses anyone else,
+	// even on the first install.
+	named := newOAuthWorld(t)
+	p, err := New(Config{URL: named.fake.URL, WebhookSecret: testHookSecret, ClientID: testClientID, ClientSecret: testClientSecret,
+		Username: "someone-else", Sessions: named.store, Installations: named.store, Sealer: testSealer(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	named.p = p
+	status, page = named.installAs(t)
+	if status != http.StatusBadRequest || !strings.Contains(page, "SWITCHBOARD_GITLAB_USERNAME") {
+		t.Fatalf("an install by another user than the setting's: %d %s", status, page)
+	}
+	if _, err := named.store.FindInstallation(t.Context(), Name, oauthExternalID(p.host())); !errors.Is(err, core.ErrNotFound) {
+		t.Fatalf("the refused install was stored: %v", err)
+	}
+}
+
+// TestAPIClientLeavesTheSharedClientAlone: the OAuth renewal wraps a copy
+// of the provider's HTTP client per call; wrapping the shared one would
+// stack a renewal per call (a refused token renewed once per layer) and
+// race with the calls in flight. Run with -race.
+func TestAPIClientLeavesTheSharedClientAlone(t *testing.T) {
+	w := newOAuthWorld(t)
+	in := w.install(t)
+	shared := w.p.cfg.HTTPClient
+	before := shared.Transport
+	var wg sync.WaitGroup
+	errs := make(chan error, 32)
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := w.p.apiClient(t.Context(), in)
+			if err == nil {
+				_, _, err = c.Users.CurrentUser()
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w.p.cfg.HTTPClient != shared || shared.Transport != before {
+		t.Fatal("apiClient changed the provider's shared HTTP client")
+	}
+	// A refused token is renewed once, however many clients were made.
+	ts, err := w.p.own.tokens.Get(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.fake.RemoveToken(ts.AccessToken)
+	c, err := w.p.apiClient(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, _, err := c.Users.CurrentUser(); err != nil || u.Username != "sb-agent" {
+		t.Fatalf("after a refused token: %v, %v", u, err)
+	}
+	if refreshes, reused := w.fake.Refreshes(); refreshes != 1 || reused != 0 {
+		t.Fatalf("%d refreshes (%d reused refresh tokens), want one", refreshes, reused)
+	}
+}
+
+// TestRevokeRefused: only a 2xx revokes (RFC 7009 answers 200 even for a
+// token the instance does not know); a 400 or 401 is the instance
+// refusing the application, and the error says what it answered.
+func TestRevokeRefused(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		body   string
+	}{
+		{http.StatusBadRequest, `{"error":"invalid_request"}`},
+		{http.StatusUnauthorized, `{"error":"invalid_client","error_description":"Client authentication failed"}`},
+		{http.StatusInternalServerError, `oops`},
+	} {
+		t.Run(http.StatusText(tc.status), func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(tc.status)
+				_, _ = io.WriteString(w, tc.body)
+			}))
+			t.Cleanup(srv.Close)
+			p, err := New(Config{URL: srv.URL, WebhookSecret: testHookSecret, ClientID: testClientID, ClientSecret: testClientSecret})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = p.revokeToken(t.Context(), "tok", "refresh_token")
+			if err == nil || !strings.Contains(err.Error(), strconv.Itoa(tc.status)) || !strings.Contains(err.Error(), tc.body) {
+				t.Fatalf("revoke answered %d: %v", tc.status, err)
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,6 +55,11 @@ func (p *Provider) handle(w http.ResponseWriter, r *http.Request, body []byte) e
 		if err := json.Unmarshal(body, &h); err != nil {
 			return fmt.Errorf("gitlab %s: %w: %w", event, err, core.ErrInvalid)
 		}
+		// Another replica may have handled the install since this one
+		// started: the installation tells whom mentions name.
+		if err := p.startOAuth(r.Context()); err != nil {
+			return err
+		}
 		d, err := decide(event, h, identity{username: p.appUser(), label: p.triggerLabel()})
 		if err != nil {
 			return err
@@ -83,6 +89,12 @@ func (p *Provider) handleDecision(ctx context.Context, d decision, idempotency s
 	}
 	if err != nil {
 		return err
+	}
+	if uid := in.Metadata["user_id"]; uid != "" && uid == strconv.FormatInt(d.ref.UserID, 10) {
+		// The loop guard by id, should the app's username be unknown or
+		// renamed: what the installing user does never triggers the app.
+		log.Debug("gitlab event of the app's own user; ignored", "key", d.key)
+		return nil
 	}
 	d.ref.Installation = in.ID
 	// GitLab waits 10 s for the answer.
@@ -171,10 +183,14 @@ func (p *Provider) store(ctx context.Context, in *core.Installation, d decision,
 	if u, ok := providers.ParseContinue(d.said); ok {
 		t.ContinueURL = u
 	}
+	// GitLab has no note only the asker sees: the answer holds no token,
+	// it points to the console and the CLI.
+	t.Editor = d.mentioned && providers.ParseEditorCommand(d.said)
 	res, err := p.cfg.Intake.Route(ctx, t)
 	switch {
 	case err != nil:
-	case res.Outcome == providers.BudgetSet, res.Outcome == providers.BudgetRefused, res.Outcome == providers.Linked, res.Outcome == providers.LinkRefused:
+	case res.Outcome == providers.BudgetSet, res.Outcome == providers.BudgetRefused, res.Outcome == providers.Linked, res.Outcome == providers.LinkRefused,
+		res.Outcome == providers.EditorAnswered:
 		p.replyOnce(d, "@"+r.Username+" "+res.Note)
 	}
 	return err
@@ -267,11 +283,13 @@ func (p *Provider) replyOnce(d decision, text string) {
 
 // reply answers where a note was: in its discussion (a reply turns a
 // single comment into a thread), or as a new note (a label has none).
+// Every note the app posts but the comment tool's goes through here.
 func (p *Provider) reply(ctx context.Context, r ref, text string) error {
 	c, err := p.refClient(ctx, r)
 	if err != nil {
 		return err
 	}
+	text = noQuickActions(text) // the model's words, or a person's quoted
 	switch {
 	case r.Discussion != "" && r.Kind == kindMR:
 		_, _, err = c.Discussions.AddMergeRequestDiscussionNote(r.ProjectID, r.IID, r.Discussion, &gl.AddMergeRequestDiscussionNoteOptions{Body: &text}, gl.WithContext(ctx))

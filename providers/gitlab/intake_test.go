@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,8 +95,9 @@ func (r *rig) inputs(t *testing.T) int {
 	return len(pending)
 }
 
-// TestDedupe: a retry (same Idempotency-Key, new event UUID) and the
-// same note under a new key store nothing; an instance before 17.4,
+// TestDedupe: a retry (same Idempotency-Key, new event UUID), another
+// note under a used Idempotency-Key, and the same note under a new key
+// store nothing; an instance before 17.4,
 // without the header, is deduped on the note and its action.
 func TestDedupe(t *testing.T) {
 	for _, legacy := range []bool{false, true} {
@@ -108,6 +110,16 @@ func TestDedupe(t *testing.T) {
 		r.send(t, again, 200)
 		if n := r.inputs(t); n != 1 {
 			t.Fatalf("legacy %v: %d inputs for one note, want 1", legacy, n)
+		}
+		if !legacy {
+			// Another note (its id, its text) under the first delivery's
+			// Idempotency-Key: only that key can dedupe it.
+			replay := r.fake.NoteHook(r.fake.AddNote(r.mr, r.dev.ID, "@sb-agent a replay under the first key", "", true), "create")
+			replay.Header.Set("Idempotency-Key", d.Header.Get("Idempotency-Key"))
+			r.send(t, replay, 200)
+			if n := r.inputs(t); n != 1 {
+				t.Fatalf("%d inputs after a delivery under a used Idempotency-Key, want 1", n)
+			}
 		}
 		r.send(t, r.fake.NoteHook(r.fake.AddNote(r.mr, r.dev.ID, "@sb-agent and this", "", true), "create"), 200)
 		if n := r.inputs(t); n != 2 {
@@ -178,5 +190,34 @@ func TestPlainComments(t *testing.T) {
 	}
 	if calls := r.fake.CallsTo("GET", "/members/all/"); len(calls) != 0 {
 		t.Fatalf("the commenter's role was read %d times for plain comments", len(calls))
+	}
+}
+
+// TestEditorCommand: "@app editor" is no message for the model: it is
+// answered in the thread, without a token (everyone there reads it),
+// pointing to the console and the CLI.
+func TestEditorCommand(t *testing.T) {
+	r := newRig(t, false)
+	said := func(what string) {
+		t.Helper()
+		r.fake.WaitFor(t, time.Minute, "a note saying "+what, func() bool {
+			for _, n := range r.fake.Notes(r.mr) {
+				if strings.Contains(n.Body, what) {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	r.send(t, r.fake.NoteHook(r.fake.AddNote(r.mr, r.dev.ID, "@sb-agent editor", "", true), "create"), 200)
+	said("no session here to open in an editor yet")
+	if n := r.inputs(t); n != 0 {
+		t.Fatalf("the editor command before any session queued %d inputs", n)
+	}
+	r.send(t, r.fake.NoteHook(r.fake.AddNote(r.mr, r.dev.ID, "@sb-agent look", "", true), "create"), 200)
+	r.send(t, r.fake.NoteHook(r.fake.AddNote(r.mr, r.dev.ID, "@sb-agent editor", "", true), "create"), 200)
+	said("switchboard session attach-token create")
+	if n := r.inputs(t); n != 1 {
+		t.Fatalf("%d inputs after a mention and the editor command, want the mention's only", n)
 	}
 }

@@ -196,7 +196,8 @@ func oauthExternalID(host string) string { return strings.ToLower(host) }
 // OAuth installation when the settings leave it out: the user who
 // installed the application (a gateway restarted after the install
 // knows whom mentions name). Nothing installed yet: the install teaches
-// it.
+// it, and each webhook asks again until then (the install may have been
+// another replica's).
 func (p *Provider) startOAuth(ctx context.Context) error {
 	if p.cfg.ClientID == "" || p.appUser() != "" {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -29,15 +30,16 @@ func (p *Provider) Revoke(ctx context.Context, in *core.Installation) error {
 	if err != nil {
 		return err
 	}
+	// Both are asked for even when the first is refused: each that is
+	// revoked is one less to leak.
+	var errs []error
 	for _, t := range []struct{ token, hint string }{{ts.RefreshToken, "refresh_token"}, {ts.AccessToken, "access_token"}} {
 		if t.token == "" {
 			continue
 		}
-		if err := p.revokeToken(ctx, t.token, t.hint); err != nil {
-			return err
-		}
+		errs = append(errs, p.revokeToken(ctx, t.token, t.hint))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // revokeToken asks the instance to revoke one token (RFC 7009: 200 even
@@ -53,9 +55,13 @@ func (p *Provider) revokeToken(ctx context.Context, token, hint string) error {
 	if err != nil {
 		return fmt.Errorf("gitlab revoke: %w", err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode >= 300 && resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusBadRequest {
-		return fmt.Errorf("gitlab revoke: status %d", resp.StatusCode)
+	defer resp.Body.Close()
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return nil
 	}
-	return nil
+	// A 400 or 401 is the instance refusing the application (a wrong
+	// secret, a deleted application): the token may still work, so it
+	// is no success.
+	said, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	return fmt.Errorf("gitlab revoke of the %s: %s answered %s: %s", strings.ReplaceAll(hint, "_", " "), p.cfg.URL, resp.Status, strings.TrimSpace(string(said)))
 }

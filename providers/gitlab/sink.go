@@ -327,7 +327,10 @@ func (p *Provider) setStatus(ctx context.Context, t *output.Thread, st *sinkStat
 		return nil
 	}
 	text = clip(text, 250)
-	if st.State == string(state) && st.Description == text {
+	if st.State == string(state) && (st.Description == text || state == gl.Running) {
+		// GitLab refuses running → running ("Cannot transition status
+		// via :run from :running") and keeps the description: while a
+		// turn runs, the status shows what it said when the turn began.
 		return nil
 	}
 	c, err := p.refClient(ctx, *g)
@@ -342,8 +345,13 @@ func (p *Provider) setStatus(ctx context.Context, t *output.Thread, st *sinkStat
 	_, resp, err := c.Commits.SetCommitStatus(g.ProjectID, g.HeadSHA, &gl.SetCommitStatusOptions{State: state, Name: &name,
 		TargetURL: &target, Description: &text}, gl.WithContext(ctx))
 	// GitLab refuses a status that does not change the state ("Cannot
-	// transition status"): the status shows it already.
-	if err != nil && !(resp != nil && resp.StatusCode == http.StatusBadRequest && strings.Contains(err.Error(), "transition")) {
+	// transition status"): the status shows the state already, with the
+	// description it had.
+	if err != nil && resp != nil && resp.StatusCode == http.StatusBadRequest && strings.Contains(err.Error(), "transition") {
+		st.State = string(state)
+		return nil
+	}
+	if err != nil {
 		return err
 	}
 	st.State, st.Description = string(state), text

@@ -36,8 +36,9 @@ func (sc *toolScope) comment(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	}
 	// The hidden marker makes the note the app's for the loop guard, even
 	// should the app's username be unknown: a note the model writes never
-	// triggers the agent, whatever it mentions.
-	body += "\n\n<!-- switchboard:tool -->"
+	// triggers the agent, whatever it mentions. Quick actions in it are
+	// the model's, never run.
+	body = noQuickActions(body) + "\n\n<!-- switchboard:tool -->"
 	var note *gl.Note
 	if kind == kindMR {
 		note, _, err = c.Notes.CreateMergeRequestNote(sc.project, iid, &gl.CreateMergeRequestNoteOptions{Body: gl.Ptr(body)}, gl.WithContext(ctx))
@@ -78,7 +79,7 @@ func (sc *toolScope) createMergeRequest(ctx context.Context, req mcp.CallToolReq
 	}
 	opt := &gl.CreateMergeRequestOptions{Title: gl.Ptr(title), SourceBranch: gl.Ptr(strings.TrimSpace(source)), TargetBranch: gl.Ptr(target)}
 	if d := req.GetString("description", ""); d != "" {
-		opt.Description = gl.Ptr(d)
+		opt.Description = gl.Ptr(noQuickActions(d)) // GitLab runs a description's quick actions too
 	}
 	mr, _, err := c.MergeRequests.CreateMergeRequest(sc.project, opt, gl.WithContext(ctx))
 	if err != nil {

@@ -70,6 +70,9 @@ func testConfirmation(result string) func(t *testing.T, w *world) {
 // testPlan: the agent's plan is shown while the turn runs (at least the
 // step at work).
 func testPlan(t *testing.T, w *world) {
+	if lacking(t, w.p, LivePlan) {
+		return
+	}
 	s := w.mentioned()
 	tn := w.turn(s.ID)
 	tn.step(core.NewEvent(core.TypeAgentPlan, core.LevelProgress, core.ActorAgent, core.PlanBody{Entries: []core.PlanEntry{

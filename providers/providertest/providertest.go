@@ -83,6 +83,10 @@ type Ability string
 // provider must not take them for a person's.
 const OwnMessages Ability = "own messages delivered back"
 
+// LivePlan: what shows the turn (a status, a check run) can change while
+// the turn runs, so the agent's plan is shown as it goes.
+const LivePlan Ability = "a status that changes while the turn runs"
+
 // Webhook is a delivery the platform makes to the gateway: a signed POST.
 type Webhook struct {
 	// Path is under the gateway's address: "/webhooks/<name>…".

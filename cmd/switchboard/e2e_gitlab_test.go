@@ -46,8 +46,8 @@ func TestGitLabMergeRequestNotes(t *testing.T) {
 	w.ms.Push(modelserver.Step{Text: "The gear is loose."})
 	mention, delivery := w.comment(w.dev, "@"+gitlabApp+" why do the widgets break?", "", 200)
 	id := w.srv.sessionByKey(gitlabKey)
-	if st := w.srv.session(id); st.Tenant != "gitlab:"+gitlabProject {
-		t.Fatalf("tenant %q, want the project's", st.Tenant)
+	if st := w.srv.session(id); st.Tenant != "gitlab:"+gitlabProject || st.Origin.Title != "Fix the widgets" {
+		t.Fatalf("tenant %q, origin title %q: want the project's, and the merge request's title", st.Tenant, st.Origin.Title)
 	}
 	answer := w.appSaid("the answer", "The gear is loose.")
 	if answer.DiscussionID != mention.DiscussionID {

@@ -350,7 +350,10 @@ type sessionState struct {
 	StopReason *string `json:"stop_reason"`
 	LastSeq    uint64  `json:"last_seq"`
 	Tenant     string  `json:"tenant"`
-	Usage      struct {
+	Origin     struct {
+		Title string `json:"title"`
+	} `json:"origin"`
+	Usage struct {
 		InputTokens  int64 `json:"input_tokens"`
 		OutputTokens int64 `json:"output_tokens"`
 	} `json:"usage"`

@@ -77,7 +77,7 @@ func (i installer) CompleteCallback(ctx context.Context, q url.Values, redirectU
 		return nil, fmt.Errorf("gitlab token exchange: %w", err)
 	}
 	ts := tokenSet(tok, oauth.TokenSet{})
-	c, err := gl.NewOAuthClient(ts.AccessToken, gl.WithBaseURL(p.cfg.URL+"/api/v4"), gl.WithHTTPClient(p.cfg.HTTPClient), gl.WithoutRetries())
+	c, err := gl.NewAuthSourceClient(gl.OAuthTokenSource{TokenSource: xoauth2.StaticTokenSource(tok)}, gl.WithBaseURL(p.cfg.URL+"/api/v4"), gl.WithHTTPClient(p.cfg.HTTPClient), gl.WithoutRetries())
 	if err != nil {
 		return nil, fmt.Errorf("gitlab client: %w", err)
 	}

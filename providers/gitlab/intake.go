@@ -169,7 +169,7 @@ func (p *Provider) store(ctx context.Context, in *core.Installation, d decision,
 	start := core.NewInput(core.TypeUserMessage, withContext)
 	t := providers.Trigger{
 		Installation: in,
-		Origin:       core.Origin{Provider: Name, Key: d.key, TenantID: in.ID, URL: keyURL(p.instanceOf(in), d.key)},
+		Origin:       core.Origin{Provider: Name, Key: d.key, TenantID: in.ID, URL: keyURL(p.instanceOf(in), d.key), Title: d.context.Title},
 		Tenant:       tenantOf(r.Project),
 		Input:        core.NewInput(core.TypeUserMessage, body),
 		StartInput:   &start,

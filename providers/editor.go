@@ -32,6 +32,10 @@ func (r *Intake) editor(ctx context.Context, t Trigger, log *slog.Logger) (Route
 		return Routed{Outcome: Archived, Session: s}, nil
 	}
 	where := r.sessionConsole(s.ID)
+	if t.Guest {
+		log.Info("editor command from a guest of another workspace refused", "actor", t.Actor)
+		return Routed{Outcome: EditorAnswered, Session: s, Note: "Only members of this workspace can open this session in an editor: no token was made for you."}, nil
+	}
 	if !t.Private || r.AttachTokens == nil || t.Actor == "" {
 		return Routed{Outcome: EditorAnswered, Session: s, Note: "To follow and continue this session from your editor (`switchboard acp`), " +
 			"ask an admin for an attach token naming you: in the console's session page" + where +

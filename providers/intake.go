@@ -57,10 +57,13 @@ type Trigger struct {
 	// Editor is the editor command: the asker wants to open the thread's
 	// session in their editor. Private says the provider answers the
 	// asker alone (Routed.Note then holds a token); Person is the asker's
-	// name as the platform shows it (Actor when unknown).
+	// name as the platform shows it (Actor when unknown). Guest says the
+	// asker is not a member of the installation's workspace (a guest of
+	// a channel shared with another one): they get no token.
 	Editor  bool
 	Private bool
 	Person  string
+	Guest   bool
 }
 
 // Outcome is what became of a trigger.

@@ -98,6 +98,43 @@ func TestTranslate(t *testing.T) {
 	}
 }
 
+// TestTranslateFinalText: a response's agent.message shows only what its
+// streamed deltas lack, though the engines trim it and the editor may
+// have joined in the middle of the stream.
+func TestTranslateFinalText(t *testing.T) {
+	for name, tc := range map[string]struct {
+		deltas []string
+		final  string
+		want   string
+	}{
+		"same":                 {[]string{"Hel", "lo."}, "Hello.", ""},
+		"more":                 {[]string{"Hel", "lo"}, "Hello there.", " there."},
+		"leading whitespace":   {[]string{"\n\n", "Hello."}, "Hello.", ""},
+		"trailing whitespace":  {[]string{"Hello.", "\n"}, "Hello.", ""},
+		"both and more":        {[]string{"\n Hello", " \n"}, "Hello world.", " world."},
+		"joined in the middle": {[]string{"world."}, "Hello, world.", ""},
+		"whitespace only":      {[]string{"\n"}, "Hello.", "\n\nHello."},
+		"unrelated":            {[]string{"Draft"}, "Final.", "\n\nFinal."},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := newSession(&agent{ctx: context.Background()}, "ses_1")
+			s.text.open = true // after an earlier message: a new one gets its blank line
+			for _, d := range tc.deltas {
+				raw, _ := json.Marshal(core.MessageDeltaBody{Response: "r1", Text: d})
+				s.translate(core.Event{Type: core.TypeAgentMessageDelta, Level: core.LevelProgress, Body: raw}, true)
+			}
+			raw, _ := json.Marshal(core.MessageBody{Text: tc.final})
+			var got string
+			for _, u := range s.translate(core.Event{Type: core.TypeAgentMessage, Level: core.LevelUser, Body: raw}, true) {
+				got += strings.TrimPrefix(describe(u), "agent:")
+			}
+			if got != tc.want {
+				t.Fatalf("sent %q after the deltas %q; want %q", got, tc.deltas, tc.want)
+			}
+		})
+	}
+}
+
 func describe(u acp.SessionUpdate) string {
 	switch {
 	case u.UserMessageChunk != nil:

@@ -3,12 +3,15 @@ package editor
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coder/acp-go-sdk"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/surfaces/client"
 )
 
 // TestStopReasons holds every reason a turn yields or pauses with to a
@@ -167,5 +170,73 @@ func TestPromptText(t *testing.T) {
 		if _, err := promptText(blocks); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+// queuingGateway queues every input without logging it, as a gateway
+// whose session is busy with another turn does, and tells when it has.
+type queuingGateway struct {
+	Gateway
+	sent chan struct{}
+}
+
+func (g *queuingGateway) GetSession(context.Context, string) (*client.SessionView, error) {
+	return &client.SessionView{}, nil
+}
+
+func (g *queuingGateway) SendEvents(context.Context, string, []client.Input, string) ([]client.QueuedInput, error) {
+	g.sent <- struct{}{}
+	return []client.QueuedInput{{ID: "evt_queued"}}, nil
+}
+
+// TestPromptEndsWithSession: a prompt whose message is still queued
+// answers cancelled when its session ends (session/close, another
+// session/load of the id) rather than waiting for a turn no one follows.
+func TestPromptEndsWithSession(t *testing.T) {
+	g := &queuingGateway{sent: make(chan struct{}, 1)}
+	s := newSession(&agent{ctx: context.Background(), o: Options{Gateway: g, Log: slog.New(slog.DiscardHandler), CancelWait: time.Hour}}, "ses_1")
+	type answer struct {
+		stop acp.StopReason
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		stop, err := s.prompt(context.Background(), "go on", "")
+		done <- answer{stop, err}
+	}()
+	<-g.sent
+	s.stop()
+	select {
+	case a := <-done:
+		if a.err != nil || a.stop != acp.StopReasonCancelled {
+			t.Fatalf("the prompt answered %q, %v; want cancelled", a.stop, a.err)
+		}
+	case <-time.After(30 * time.Second): // a fail-safe ceiling, not a measure
+		t.Fatal("the prompt still waits 30 s after its session ended")
+	}
+}
+
+// TestSettleBudgetWhileQueued: while the editor's message is queued,
+// another turn pausing on a budget or max_turns ends the prompt with that
+// stop reason and how to raise it: the message waits for the raise.
+func TestSettleBudgetWhileQueued(t *testing.T) {
+	for name, tc := range map[string]struct {
+		reason core.Reason
+		pause  core.BudgetPause
+		want   acp.StopReason
+	}{
+		"max_turns":   {core.ReasonMaxTurns, core.BudgetPause{Name: core.BudgetTurns, Limit: 3, Spent: 3}, acp.StopReasonMaxTurnRequests},
+		"cost budget": {core.ReasonBudgetExceeded, core.BudgetPause{Name: "max_session_cost_usd", Limit: 1, Spent: 1.2}, acp.StopReasonMaxTokens},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := newSession(&agent{ctx: context.Background()}, "ses_1")
+			w := &waiter{text: "go on", inputID: "evt_queued", done: make(chan outcome, 1)}
+			s.turn = w
+			raw, _ := json.Marshal(core.StatusChangedBody{Status: core.StatusAwaitingInput, StopReason: tc.reason, PendingAction: &core.PendingAction{Budget: &tc.pause}})
+			got, out := s.settle(core.Event{Seq: 9, Type: core.TypeStatusChanged, Body: raw})
+			if got != w || out.stop != tc.want || !strings.Contains(out.note, "raise it") {
+				t.Fatalf("settle: %v %+v; want the prompt ended with %q and how to raise the budget", got != nil, out, tc.want)
+			}
+		})
 	}
 }

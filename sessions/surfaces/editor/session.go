@@ -215,12 +215,16 @@ func (s *session) prompt(ctx context.Context, text, key string) (acp.StopReason,
 	var out outcome
 	select {
 	case out = <-w.done:
+	case <-s.ctx.Done():
+		// session/close, or a session/load of the same id, ended the
+		// session: no turn end will be followed.
+		out = outcome{stop: acp.StopReasonCancelled}
 	case <-ctx.Done():
 		select {
 		case out = <-w.done:
 		case <-time.After(s.a.o.CancelWait):
 			out = outcome{stop: acp.StopReasonCancelled}
-		case <-s.a.ctx.Done():
+		case <-s.ctx.Done():
 			out = outcome{stop: acp.StopReasonCancelled}
 		}
 	}
@@ -268,6 +272,13 @@ func (s *session) settle(e core.Event) (*waiter, outcome) {
 	if w.seq == 0 {
 		if e.Type == core.TypeUserMessage && s.isOurs(e, w) {
 			w.seq = e.Seq
+		}
+		// Another turn paused on a budget (or max_turns) while the
+		// message was queued: it waits until the budget is raised, so
+		// the prompt ends now, saying how.
+		var b core.StatusChangedBody
+		if e.Type == core.TypeStatusChanged && e.Decode(&b) == nil && b.PendingAction != nil && b.PendingAction.Budget != nil {
+			return w, outcome{stop: stopReason(b.StopReason), note: stopNote(s.id, b.StopReason, b.PendingAction.Budget)}
 		}
 		return nil, outcome{}
 	}

@@ -117,6 +117,9 @@ type IntakeStore interface {
 	SessionByKey(ctx context.Context, key string) (*core.Session, error)
 	SetSessionLimits(ctx context.Context, sessionID string, l core.Limits, actor core.Actor) (*core.Session, error)
 	AddLink(ctx context.Context, sessionID string, l core.LinkBody) (*core.Session, error)
+	// Once claims a command's dedupe keys, for a command answered
+	// without queueing an input.
+	core.OnceStore
 }
 
 // Intake is the one intake path from a decided trigger to a queued input:

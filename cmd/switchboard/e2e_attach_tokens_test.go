@@ -2,9 +2,11 @@ package main_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/fixtures/fakeslack"
 	"github.com/switchboardhq/switchboard/fixtures/modelserver"
@@ -100,9 +102,27 @@ func TestSlackEditorCommand(t *testing.T) {
 		t.Fatalf("a guest got attach tokens: %v", tokens)
 	}
 
+	// Slack sends the mention as an app_mention and as a message, and
+	// sends the app_mention again when unsure it was received: one token.
 	ask := w.fake.Human(w.team.ID, "C0ENG", "U0ALICE", "<@"+w.team.BotUserID+"> editor", root.TS)
-	if code, _ := w.event(fakeslack.Mention(ask)); code != 200 {
-		t.Fatalf("editor mention: %d", code)
+	mention := fakeslack.Event{Team: w.team, EventID: "Ev0EDITOR01", Inner: fakeslack.Mention(ask)}.JSON()
+	for i, body := range [][]byte{mention, fakeslack.Event{Team: w.team, Inner: fakeslack.MessageEvent(ask, "channel")}.JSON(), mention} {
+		req := fakeslack.SignedRequest(w.srv.url+"/webhooks/slack", slackSecret, time.Now(), "application/json", body)
+		if i == 2 {
+			req.Header.Set("X-Slack-Retry-Num", "1")
+			req.Header.Set("X-Slack-Retry-Reason", "http_timeout")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("editor delivery %d: %d", i, resp.StatusCode)
+		}
+	}
+	if tokens := attachTokens(t, w.srv, id); len(tokens) != 1 {
+		t.Fatalf("the editor command delivered three times made tokens %v", tokens)
 	}
 	w.fake.WaitFor(t, patience, "the private answer", func() bool { return len(w.fake.Calls("chat.postEphemeral")) > 1 })
 	calls := w.fake.Calls("chat.postEphemeral")[1:]
@@ -136,6 +156,11 @@ func TestSlackEditorCommand(t *testing.T) {
 	}
 	if code, raw := doReq(t, "GET", w.srv.url+"/v1/sessions", token, nil); code != 403 {
 		t.Fatalf("the attach token listed sessions: %d %s", code, raw)
+	}
+	// Every delivery was answered before its 200; a second private
+	// answer would have been posted long before the reply above.
+	if calls := w.fake.Calls("chat.postEphemeral"); len(calls) != 2 {
+		t.Fatalf("private answers: %+v; want the guest's and one to alice", calls)
 	}
 }
 

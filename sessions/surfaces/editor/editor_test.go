@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -238,5 +240,55 @@ func TestSettleBudgetWhileQueued(t *testing.T) {
 				t.Fatalf("settle: %v %+v; want the prompt ended with %q and how to raise the budget", got != nil, out, tc.want)
 			}
 		})
+	}
+}
+
+// recordingGateway records the inputs sent.
+type recordingGateway struct {
+	Gateway
+	mu   sync.Mutex
+	sent []string
+}
+
+func (g *recordingGateway) SendEvents(_ context.Context, _ string, in []client.Input, _ string) ([]client.QueuedInput, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, i := range in {
+		g.sent = append(g.sent, i.Type)
+	}
+	return nil, nil
+}
+
+func (g *recordingGateway) inputs() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.sent)
+}
+
+// TestCancelQueued: session/cancel while the editor's message is queued
+// behind another turn leaves that turn alone, and interrupts the turn
+// that takes the message, once it is logged.
+func TestCancelQueued(t *testing.T) {
+	g := &recordingGateway{}
+	s := newSession(&agent{ctx: context.Background(), o: Options{Gateway: g, Log: slog.New(slog.DiscardHandler)}}, "ses_1")
+	s.posted["evt_mine"] = true
+	s.turn = &waiter{text: "go on", inputID: "evt_mine", done: make(chan outcome, 1)}
+	s.cancel()
+	if got := g.inputs(); len(got) != 0 {
+		t.Fatalf("cancel with the message queued sent %v: it interrupts someone else's turn", got)
+	}
+	raw, _ := json.Marshal(core.MessageBody{Text: "go on"})
+	s.handle(core.Event{ID: "evt_other", Seq: 4, Type: core.TypeUserMessage, Level: core.LevelInternal, Actor: core.ActorHuman, Body: raw}, true)
+	if got := g.inputs(); len(got) != 0 {
+		t.Fatalf("another message's logging sent %v", got)
+	}
+	s.handle(core.Event{ID: "evt_mine", Seq: 5, Type: core.TypeUserMessage, Level: core.LevelUser, Actor: core.ActorHuman, Body: raw}, true)
+	if got := g.inputs(); !slices.Equal(got, []string{core.TypeUserInterrupt}) {
+		t.Fatalf("once the message was logged the editor sent %v; want one interrupt", got)
+	}
+	// Running now: a cancel interrupts at once.
+	s.cancel()
+	if got := g.inputs(); len(got) != 2 {
+		t.Fatalf("cancel of a running turn sent %v", got)
 	}
 }

@@ -292,3 +292,59 @@ func TestCancelQueued(t *testing.T) {
 		t.Fatalf("cancel of a running turn sent %v", got)
 	}
 }
+
+// waitingEditor holds every permission request open until it is
+// withdrawn, and records the updates it is sent.
+type waitingEditor struct {
+	asked, withdrawn chan string
+	mu               sync.Mutex
+	updates          []string
+}
+
+func (p *waitingEditor) SessionUpdate(_ context.Context, n acp.SessionNotification) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	u := n.Update
+	if u.ToolCallUpdate != nil && len(u.ToolCallUpdate.Content) > 0 {
+		p.updates = append(p.updates, string(u.ToolCallUpdate.ToolCallId)+" "+u.ToolCallUpdate.Content[0].Content.Content.Text.Text)
+	}
+	return nil
+}
+
+func (p *waitingEditor) RequestPermission(ctx context.Context, r acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+	p.asked <- string(r.ToolCall.ToolCallId)
+	<-ctx.Done()
+	p.withdrawn <- string(r.ToolCall.ToolCallId)
+	return acp.RequestPermissionResponse{}, ctx.Err()
+}
+
+// TestPermissionWithdrawn: a confirmation the thread answers first
+// withdraws the editor's open request for it, and the editor is told how
+// the call was answered.
+func TestPermissionWithdrawn(t *testing.T) {
+	p := &waitingEditor{asked: make(chan string, 1), withdrawn: make(chan string, 1)}
+	a := &agent{ctx: context.Background(), conn: p, ready: make(chan struct{}), o: Options{Gateway: &recordingGateway{}, Log: slog.New(slog.DiscardHandler)}}
+	close(a.ready)
+	s := newSession(a, "ses_1")
+	c := &toolCall{id: "t1", name: "bash"}
+	s.tools[c.id] = c
+	go s.askPermission(c)
+	if id := <-p.asked; id != "t1" {
+		t.Fatalf("asked about %s", id)
+	}
+	raw, _ := json.Marshal(core.ToolConfirmationBody{ToolUseID: "t1", Result: "allow"})
+	s.handle(core.Event{ID: "evt_c", Seq: 8, Type: core.TypeUserToolConfirmation, Level: core.LevelProgress, Body: raw}, true)
+	select {
+	case id := <-p.withdrawn:
+		if id != "t1" {
+			t.Fatalf("withdrew %s", id)
+		}
+	case <-time.After(30 * time.Second): // a fail-safe ceiling, not a measure
+		t.Fatal("the editor's request is still open 30 s after the thread answered")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.updates) != 1 || !strings.Contains(p.updates[0], "t1 Answered elsewhere: allow") {
+		t.Fatalf("the editor was told %q", p.updates)
+	}
+}

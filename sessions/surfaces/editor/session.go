@@ -27,6 +27,8 @@ type session struct {
 	tools    map[string]*toolCall
 	answered map[string]string
 	asked    map[string]bool
+	// asking withdraws each permission request still open in the editor.
+	asking map[string]context.CancelFunc
 	// posted are the ids of the inputs this editor sent: the editor shows
 	// its own prompts, so the follower does not echo them.
 	posted map[string]bool
@@ -69,7 +71,7 @@ type outcome struct {
 func newSession(a *agent, id string) *session {
 	ctx, end := context.WithCancel(a.ctx)
 	return &session{a: a, id: id, ctx: ctx, end: end, tools: map[string]*toolCall{}, answered: map[string]string{},
-		asked: map[string]bool{}, posted: map[string]bool{}, interruptAt: map[string]bool{}, text: textState{streamed: map[string]string{}}}
+		asked: map[string]bool{}, posted: map[string]bool{}, interruptAt: map[string]bool{}, asking: map[string]context.CancelFunc{}, text: textState{streamed: map[string]string{}}}
 }
 
 func (s *session) stop() { s.end() }
@@ -146,6 +148,7 @@ func (s *session) handle(e core.Event, live bool) {
 	w, end := s.settle(e)
 	interrupt := live && e.Type == core.TypeUserMessage && s.interruptAt[e.ID]
 	delete(s.interruptAt, e.ID)
+	updates = append(updates, s.withdraw(e)...)
 	var ask []*toolCall
 	if live {
 		ask = s.toAsk(e)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/switchboardhq/switchboard/core"
 )
@@ -21,6 +22,15 @@ type AttachTokenIssuer interface {
 // command line for their editor; elsewhere, where anyone in the thread
 // would read a token, where to get one.
 func (r *Intake) editor(ctx context.Context, t Trigger, log *slog.Logger) (Routed, error) {
+	// A platform may deliver the command twice (as two events of one
+	// message, and again on a retry): only the first is answered, so one
+	// token is made.
+	if seen, err := r.claim(ctx, t.Dedupe); err != nil {
+		return Routed{}, fmt.Errorf("route %s: %w", t.Origin.Key, err)
+	} else if seen {
+		log.Debug("the editor command was delivered before; answered once")
+		return Routed{Outcome: Duplicate}, nil
+	}
 	s, err := r.Store.SessionByKey(ctx, t.Origin.Key)
 	if errors.Is(err, core.ErrNotFound) {
 		return Routed{Outcome: EditorAnswered, Note: "There is no session here to open in an editor yet: mention me with a task first."}, nil
@@ -32,6 +42,10 @@ func (r *Intake) editor(ctx context.Context, t Trigger, log *slog.Logger) (Route
 		return Routed{Outcome: Archived, Session: s}, nil
 	}
 	where := r.sessionConsole(s.ID)
+	if t.Guest {
+		log.Info("editor command from a guest of another workspace refused", "actor", t.Actor)
+		return Routed{Outcome: EditorAnswered, Session: s, Note: "Only members of this workspace can open this session in an editor: no token was made for you."}, nil
+	}
 	if !t.Private || r.AttachTokens == nil || t.Actor == "" {
 		return Routed{Outcome: EditorAnswered, Session: s, Note: "To follow and continue this session from your editor (`switchboard acp`), " +
 			"ask an admin for an attach token naming you: in the console's session page" + where +
@@ -57,6 +71,24 @@ func (r *Intake) editor(ctx context.Context, t Trigger, log *slog.Logger) (Route
 		"What you send from your editor is posted here as yours. An admin can revoke the token (" + tok.ID + ") in the console" + where + ".",
 	}, "\n")
 	return Routed{Outcome: EditorAnswered, Session: s, Note: note}, nil
+}
+
+// dedupeFor is how long a command's delivery keys are remembered: longer
+// than any platform retries.
+const dedupeFor = 8 * 24 * time.Hour
+
+// claim records a command's dedupe keys and reports whether any was
+// claimed before.
+func (r *Intake) claim(ctx context.Context, keys []string) (bool, error) {
+	seen := false
+	for _, k := range keys {
+		fresh, err := r.Store.Once(ctx, "intake:command:"+k, time.Now().Add(dedupeFor))
+		if err != nil {
+			return false, fmt.Errorf("dedupe: %w", err)
+		}
+		seen = seen || !fresh
+	}
+	return seen, nil
 }
 
 // sessionConsole is " (<address>)" of the session's console page, or ""

@@ -57,10 +57,13 @@ type Trigger struct {
 	// Editor is the editor command: the asker wants to open the thread's
 	// session in their editor. Private says the provider answers the
 	// asker alone (Routed.Note then holds a token); Person is the asker's
-	// name as the platform shows it (Actor when unknown).
+	// name as the platform shows it (Actor when unknown). Guest says the
+	// asker is not a member of the installation's workspace (a guest of
+	// a channel shared with another one): they get no token.
 	Editor  bool
 	Private bool
 	Person  string
+	Guest   bool
 }
 
 // Outcome is what became of a trigger.
@@ -114,6 +117,9 @@ type IntakeStore interface {
 	SessionByKey(ctx context.Context, key string) (*core.Session, error)
 	SetSessionLimits(ctx context.Context, sessionID string, l core.Limits, actor core.Actor) (*core.Session, error)
 	AddLink(ctx context.Context, sessionID string, l core.LinkBody) (*core.Session, error)
+	// Once claims a command's dedupe keys, for a command answered
+	// without queueing an input.
+	core.OnceStore
 }
 
 // Intake is the one intake path from a decided trigger to a queued input:

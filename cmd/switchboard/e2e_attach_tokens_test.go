@@ -1,9 +1,12 @@
 package main_test
 
 import (
+	"encoding/json"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/fixtures/fakeslack"
 	"github.com/switchboardhq/switchboard/fixtures/modelserver"
@@ -82,12 +85,47 @@ func TestSlackEditorCommand(t *testing.T) {
 	id := w.session(w.team.ID, root.Channel, root.TS)
 	w.srv.waitIdle(id)
 
-	ask := w.fake.Human(w.team.ID, "C0ENG", "U0ALICE", "<@"+w.team.BotUserID+"> editor", root.TS)
-	if code, _ := w.event(fakeslack.Mention(ask)); code != 200 {
-		t.Fatalf("editor mention: %d", code)
+	// A guest from another workspace (the channel is shared with it) may
+	// read the thread, but gets no token for this workspace's session.
+	w.fake.AddUser(fakeslack.User{ID: "U0GUEST", TeamID: "T0OTHER", Name: "guest", RealName: "Gus Guest"})
+	guestAsk := fakeslack.Mention(w.fake.Human(w.team.ID, "C0ENG", "U0GUEST", "<@"+w.team.BotUserID+"> editor", root.TS))
+	guestAsk["user_team"], guestAsk["source_team"] = "T0OTHER", "T0OTHER"
+	if code, _ := w.event(guestAsk); code != 200 {
+		t.Fatalf("editor mention of a guest: %d", code)
 	}
-	w.fake.WaitFor(t, patience, "the private answer", func() bool { return len(w.fake.Calls("chat.postEphemeral")) > 0 })
-	calls := w.fake.Calls("chat.postEphemeral")
+	w.fake.WaitFor(t, patience, "the guest's private answer", func() bool { return len(w.fake.Calls("chat.postEphemeral")) > 0 })
+	if calls := w.fake.Calls("chat.postEphemeral"); len(calls) != 1 || calls[0].Str("user") != "U0GUEST" ||
+		strings.Contains(calls[0].Str("text"), "sba_") || !strings.Contains(calls[0].Str("text"), "Only members of this workspace") {
+		t.Fatalf("the answer to a guest: %+v", calls)
+	}
+	if tokens := attachTokens(t, w.srv, id); len(tokens) != 0 {
+		t.Fatalf("a guest got attach tokens: %v", tokens)
+	}
+
+	// Slack sends the mention as an app_mention and as a message, and
+	// sends the app_mention again when unsure it was received: one token.
+	ask := w.fake.Human(w.team.ID, "C0ENG", "U0ALICE", "<@"+w.team.BotUserID+"> editor", root.TS)
+	mention := fakeslack.Event{Team: w.team, EventID: "Ev0EDITOR01", Inner: fakeslack.Mention(ask)}.JSON()
+	for i, body := range [][]byte{mention, fakeslack.Event{Team: w.team, Inner: fakeslack.MessageEvent(ask, "channel")}.JSON(), mention} {
+		req := fakeslack.SignedRequest(w.srv.url+"/webhooks/slack", slackSecret, time.Now(), "application/json", body)
+		if i == 2 {
+			req.Header.Set("X-Slack-Retry-Num", "1")
+			req.Header.Set("X-Slack-Retry-Reason", "http_timeout")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("editor delivery %d: %d", i, resp.StatusCode)
+		}
+	}
+	if tokens := attachTokens(t, w.srv, id); len(tokens) != 1 {
+		t.Fatalf("the editor command delivered three times made tokens %v", tokens)
+	}
+	w.fake.WaitFor(t, patience, "the private answer", func() bool { return len(w.fake.Calls("chat.postEphemeral")) > 1 })
+	calls := w.fake.Calls("chat.postEphemeral")[1:]
 	text := calls[0].Str("text")
 	token := regexp.MustCompile(`sba_[a-z0-9_]+`).FindString(text)
 	if len(calls) != 1 || calls[0].Str("user") != "U0ALICE" || calls[0].Str("thread_ts") != root.TS || token == "" ||
@@ -119,4 +157,25 @@ func TestSlackEditorCommand(t *testing.T) {
 	if code, raw := doReq(t, "GET", w.srv.url+"/v1/sessions", token, nil); code != 403 {
 		t.Fatalf("the attach token listed sessions: %d %s", code, raw)
 	}
+	// Every delivery was answered before its 200; a second private
+	// answer would have been posted long before the reply above.
+	if calls := w.fake.Calls("chat.postEphemeral"); len(calls) != 2 {
+		t.Fatalf("private answers: %+v; want the guest's and one to alice", calls)
+	}
+}
+
+// attachTokens lists the ids of a session's attach tokens, revoked ones
+// included.
+func attachTokens(t *testing.T, srv *server, id string) []string {
+	t.Helper()
+	code, raw := doReq(t, "GET", srv.url+"/v1/sessions/"+id+"/attach_tokens", adminToken, nil)
+	var list page[struct{ ID string }]
+	if err := json.Unmarshal(raw, &list); code != 200 || err != nil {
+		t.Fatalf("list attach tokens: %d %s %v", code, raw, err)
+	}
+	ids := make([]string, 0, len(list.Data))
+	for _, a := range list.Data {
+		ids = append(ids, a.ID)
+	}
+	return ids
 }

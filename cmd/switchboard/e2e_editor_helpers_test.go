@@ -139,6 +139,12 @@ func (c *editorClient) text(kind string) string {
 			cb = &u.UserMessageChunk.Content
 		case kind == "thought" && u.AgentThoughtChunk != nil:
 			cb = &u.AgentThoughtChunk.Content
+		case kind == "tool" && u.ToolCallUpdate != nil:
+			for _, tc := range u.ToolCallUpdate.Content {
+				if tc.Content != nil && tc.Content.Content.Text != nil {
+					b.WriteString(string(u.ToolCallUpdate.ToolCallId) + ": " + tc.Content.Content.Text.Text + "\n")
+				}
+			}
 		}
 		if cb != nil && cb.Text != nil {
 			b.WriteString(cb.Text.Text)

@@ -177,8 +177,12 @@ func TestEditorSlackSession(t *testing.T) {
 	if r := ed.waitPrompt(done); r.err != nil || r.stop != acp.StopReasonEndTurn {
 		t.Fatalf("prompt after the thread's deny: %+v", r)
 	}
-	ask.answer(acp.PermissionOptionKindAllowOnce)
-	ed.waitText("agent", "already answered elsewhere (deny)")
+	// The editor's request is withdrawn, and the editor told how the
+	// thread answered it.
+	ed.waitText("tool", "toolu_ed2: Answered elsewhere: deny.")
+	if ask.req.ToolCall.ToolCallId != "toolu_ed2" {
+		t.Fatalf("permission request %+v", ask.req)
+	}
 	_, evs = w.srv.waitIdle(id)
 	if got := answersOf(t, evs, "toolu_ed2"); len(got) != 1 || got[0] != "deny" {
 		t.Fatalf("confirmations of toolu_ed2: %v", got)

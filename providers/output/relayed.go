@@ -1,6 +1,7 @@
 package output
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -23,10 +24,24 @@ func relayed(ev core.Event) core.Event {
 	if ev.Decode(&b) != nil || b.Via != core.ViaEditor || b.By == "" {
 		return ev
 	}
-	text := b.By + " continued this session from their editor:\n\n" + quote(clipText(b.Text, maxRelayedQuote))
+	text := unmention(b.By) + " continued this session from their editor:\n\n" + quote(unmention(clipText(b.Text, maxRelayedQuote)))
 	note := core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorSystem, core.MessageBody{Text: text, Kind: core.MessageKindNote})
 	note.ID, note.SessionID, note.Seq, note.TurnID, note.CreatedAt = ev.ID, ev.SessionID, ev.Seq, ev.TurnID, ev.CreatedAt
 	return note
+}
+
+// A word joiner (U+2060, invisible) after the sigil breaks a mention.
+var (
+	reRefPing   = regexp.MustCompile(`<([@!])`)           // chat references: <@U…>, <!channel>, <!here>, <!subteam^…>
+	reAtMention = regexp.MustCompile(`@([\p{L}\p{N}_-])`) // @person, @org/team
+)
+
+// unmention breaks the mentions in text a person wrote elsewhere, which
+// the bot would otherwise make on their behalf: chat references to
+// people and groups, and @names. They read the same.
+func unmention(text string) string {
+	text = reRefPing.ReplaceAllString(text, "<\u2060$1")
+	return reAtMention.ReplaceAllString(text, "@\u2060$1")
 }
 
 // quote makes text a Markdown block quote.

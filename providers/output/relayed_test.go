@@ -25,6 +25,8 @@ func TestRelayed(t *testing.T) {
 		{"from an editor", msg(core.MessageBody{Text: "please add tests\nfor the parser", Via: core.ViaEditor, By: "Ada Lovelace", AttachToken: "atk_1"}),
 			"Ada Lovelace continued this session from their editor:\n\n> please add tests\n> for the parser"},
 		{"long", msg(core.MessageBody{Text: long, Via: core.ViaEditor, By: "Ada"}), "Ada continued this session from their editor:\n\n> " + long[:500] + "…"},
+		{"mentions", msg(core.MessageBody{Text: "<!channel> <!here> <@U0ALICE> <!subteam^S1> cc @octo-org/core @bob", Via: core.ViaEditor, By: "@ada <!here>"}),
+			"@\u2060ada <\u2060!here> continued this session from their editor:\n\n> <\u2060!channel> <\u2060!here> <\u2060@\u2060U0ALICE> <\u2060!subteam^S1> cc @\u2060octo-org/core @\u2060bob"},
 		{"from the api", msg(core.MessageBody{Text: "hello"}), ""},
 		{"no person", msg(core.MessageBody{Text: "hello", Via: core.ViaEditor}), ""},
 		{"an agent message", core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: "hi", Via: core.ViaEditor, By: "Ada"}), ""},

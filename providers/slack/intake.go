@@ -140,7 +140,8 @@ func (p *Provider) handleCallback(ctx context.Context, env *Envelope, log *slog.
 	}
 	if providers.ParseEditorCommand(d.said) && d.act == actStart {
 		// Answered with chat.postEphemeral: only the asker sees the token.
-		t.Editor, t.Private, t.Person = true, true, p.personName(ctx, in, d.msg.User)
+		t.Editor, t.Private = true, true
+		t.Person, t.Guest = p.asker(ctx, in, d.msg.User, userTeam(env))
 	}
 	res, err := p.cfg.Intake.Route(ctx, t)
 	if err != nil {
@@ -157,29 +158,59 @@ func (p *Provider) handleCallback(ctx context.Context, env *Envelope, log *slog.
 	return nil
 }
 
-// personName is how Slack shows user to others (display name, else real
-// name), or their mention when it cannot be read.
-func (p *Provider) personName(ctx context.Context, in *core.Installation, user string) string {
-	a, err := p.client(ctx, in)
-	if err != nil {
-		return "<@" + user + ">"
-	}
+// asker is how Slack shows user to others (display name, else real
+// name, else their mention) and whether they are a guest: not a member
+// of the installation's workspace (of its organization, for an
+// organization-wide install), as a person of another workspace in a
+// shared channel is. Whom Slack cannot say is a guest: a token is given
+// only to a known member.
+func (p *Provider) asker(ctx context.Context, in *core.Installation, user, eventTeam string) (name string, guest bool) {
+	name = "<@" + user + ">"
 	var u *slackapi.User
-	err = a.do(ctx, "users.info", func(ctx context.Context) error {
-		var err error
-		u, err = a.c.GetUserInfoContext(ctx, user)
-		return err
-	})
-	switch {
-	case err != nil:
-		p.log.Warn("read a user's name", "user", user, "err", err)
-		return "<@" + user + ">"
-	case u.Profile.DisplayName != "":
-		return u.Profile.DisplayName
-	case u.RealName != "":
-		return u.RealName
+	a, err := p.client(ctx, in)
+	if err == nil {
+		err = a.do(ctx, "users.info", func(ctx context.Context) error {
+			var err error
+			u, err = a.c.GetUserInfoContext(ctx, user)
+			return err
+		})
 	}
-	return "<@" + user + ">"
+	if err != nil {
+		p.log.Warn("read a user's name and workspace", "user", user, "err", err)
+	}
+	team, enterprise := eventTeam, ""
+	if u != nil {
+		switch {
+		case u.Profile.DisplayName != "":
+			name = u.Profile.DisplayName
+		case u.RealName != "":
+			name = u.RealName
+		}
+		if team == "" {
+			team = u.TeamID
+		}
+		enterprise = u.Enterprise.EnterpriseID
+	}
+	if org := in.Metadata["enterprise_id"]; org != "" && in.ExternalID == org {
+		return name, enterprise != org
+	}
+	home := in.Metadata["team_id"]
+	if home == "" {
+		home = in.ExternalID
+	}
+	return name, team == "" || team != home
+}
+
+// userTeam is the workspace of the person who wrote the event's message,
+// which Slack tells in a shared channel; "" when it does not.
+func userTeam(env *Envelope) string {
+	switch {
+	case env.Mention != nil:
+		return env.Mention.UserTeam
+	case env.Message != nil:
+		return env.Message.UserTeam
+	}
+	return ""
 }
 
 // input is the decision's input: the message with its attachments, or an

@@ -3,6 +3,8 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -176,4 +178,92 @@ func TestAttachTokenRevokeEndsStream(t *testing.T) {
 	}
 	e.appendEvents(t, s.ID, 1) // seq 5
 	graceStream.expect(t, 5, 5)
+}
+
+// TestAttachTokenRevokeEndsStreamUnlogged: a revoke the log does not tell
+// (the session is archived, its log closed) still ends the token's
+// stream, at its next heartbeat.
+func TestAttachTokenRevokeEndsStreamUnlogged(t *testing.T) {
+	e := newAPIHeartbeat(t, 5*time.Millisecond)
+	s := e.session(t, e.agent(t), "")
+	ada := e.newAttachToken(t, s.ID, "Ada")
+	stream := openSSE(t, e, ada.Token, "/v1/sessions/"+s.ID+"/events")
+	defer stream.close()
+	if code, raw := e.call(t, admin, "POST", "/v1/sessions/"+s.ID+"/archive", nil); code != 200 {
+		t.Fatalf("archive: %d %s", code, raw)
+	}
+	if code, raw := e.call(t, admin, "DELETE", "/v1/sessions/"+s.ID+"/attach_tokens/"+ada.ID, nil); code != 200 {
+		t.Fatalf("revoke: %d %s", code, raw)
+	}
+	ended := make(chan error, 1)
+	go func() {
+		for {
+			ev, err := stream.next()
+			if err != nil {
+				ended <- err
+				return
+			}
+			if ev.typ == core.TypeAttachTokenRevoked {
+				ended <- fmt.Errorf("the archived session logged %+v", ev)
+				return
+			}
+		}
+	}()
+	select {
+	case err := <-ended:
+		if err.Error() != "stream ended" {
+			t.Fatalf("after the revoke the stream: %v; want its end", err)
+		}
+	case <-time.After(30 * time.Second): // a fail-safe ceiling, not a measure
+		stream.close()
+		t.Fatal("the stream is still open 30 s after its token was revoked")
+	}
+}
+
+// TestEventsAfterPastEnd: a seq past the session's last event is refused
+// with a 400 naming it, as a page and as a stream (?after= or
+// Last-Event-ID), so no resumed stream skips what is logged until the
+// log reaches it; the last seq itself is fine.
+func TestEventsAfterPastEnd(t *testing.T) {
+	e := newAPI(t)
+	s := e.session(t, e.agent(t), "")
+	ada := e.newAttachToken(t, s.ID, "Ada")
+	got, err := e.store.GetSession(t.Context(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := got.LastSeq
+	for name, tc := range map[string]struct {
+		token, query string
+		hdr          []string
+		says         string
+	}{
+		"page":           {admin, fmt.Sprint("?after=", last+1), nil, "after"},
+		"stream after":   {ada.Token, fmt.Sprint("?after=", last+5), []string{"Accept", "text/event-stream"}, "after"},
+		"Last-Event-ID":  {ada.Token, "", []string{"Accept", "text/event-stream", "Last-Event-ID", fmt.Sprint(last + 1)}, "Last-Event-ID"},
+		"admin stream":   {admin, "", []string{"Accept", "text/event-stream", "Last-Event-ID", "1000"}, "Last-Event-ID"},
+		"last seq":       {admin, fmt.Sprint("?after=", last), nil, ""},
+		"last seq token": {ada.Token, fmt.Sprint("?after=", last), nil, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			req, _ := http.NewRequest("GET", e.srv.URL+"/v1/sessions/"+s.ID+"/events"+tc.query, nil)
+			req.Header.Set("Authorization", "Bearer "+tc.token)
+			for i := 0; i+1 < len(tc.hdr); i += 2 {
+				req.Header.Set(tc.hdr[i], tc.hdr[i+1])
+			}
+			resp, err := e.srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			if tc.says == "" {
+				if resp.StatusCode != 200 {
+					t.Fatalf("%d %s", resp.StatusCode, raw)
+				}
+				return
+			}
+			wantError(t, resp.StatusCode, raw, 400, "invalid_request", tc.says+" ")
+		})
+	}
 }

@@ -30,13 +30,21 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		name := "after"
 		if id := r.Header.Get("Last-Event-ID"); id != "" {
 			if after, err = parseSeq(id, "Last-Event-ID"); err != nil {
 				return err
 			}
+			name = "Last-Event-ID"
+		}
+		if err := pastEnd(s, after, name); err != nil {
+			return err
 		}
 		p, _ := core.PrincipalFrom(r.Context())
 		return h.stream(w, r, s.ID, after, level, p.AttachToken)
+	}
+	if err := pastEnd(s, after, "after"); err != nil {
+		return err
 	}
 	limit, err := web.Limit(r)
 	if err != nil {
@@ -72,6 +80,16 @@ func (h *Handler) page(r *http.Request, id string, after uint64, limit int, leve
 		}
 		after = evs[len(evs)-1].Seq
 	}
+}
+
+// pastEnd refuses a seq past the session's last event: no event was
+// sent with it, and a stream resumed there would skip what is logged
+// until the log reaches it.
+func pastEnd(s *core.Session, after uint64, name string) error {
+	if after > s.LastSeq {
+		return web.Invalid("%s %d is past the session's last event (seq %d): resume from the id of an event sent", name, after, s.LastSeq)
+	}
+	return nil
 }
 
 func parseSeq(s, name string) (uint64, error) {

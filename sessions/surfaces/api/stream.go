@@ -3,6 +3,7 @@ package api
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -21,8 +22,9 @@ const subscriberBuffer = 256
 //
 // A stream outlives the server's read deadline, which it lifts, and ends
 // with a last comment when the server shuts down. A stream an attach
-// token opened (token, its id) ends when the log says the token was
-// revoked: on every replica, as every replica follows the log.
+// token opened (token, its id) ends when the token is revoked: the log
+// says so on every replica, and the store is read again with every batch
+// and heartbeat, as a revoke on an archived session logs nothing.
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, id string, after uint64, level core.Level, token string) error {
 	rc := http.NewResponseController(w)
 	// The request is read; the heartbeats find a client that left.
@@ -70,7 +72,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, id string, afte
 		if err != nil {
 			return nil // the status line is sent; the client will reconnect
 		}
-		if revokes(evs, token) {
+		if revokes(evs, token) || h.revoked(ctx, token) {
 			return endRevoked(bw, rc)
 		}
 		if _, err := writeEvents(bw, evs, level); err != nil {
@@ -90,7 +92,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, id string, afte
 		if err != nil {
 			return nil
 		}
-		if revokes(evs, token) {
+		if revokes(evs, token) || h.revoked(ctx, token) {
 			return endRevoked(bw, rc)
 		}
 		if evs == nil {
@@ -121,6 +123,19 @@ func revokes(frames []live.Frame, id string) bool {
 		}
 	}
 	return false
+}
+
+// revoked reports whether the store says attach token id is revoked or
+// gone; a store that cannot answer now is asked again next time.
+func (h *Handler) revoked(ctx context.Context, id string) bool {
+	if id == "" || h.AttachTokens == nil {
+		return false
+	}
+	t, err := h.AttachTokens.GetAttachToken(ctx, id)
+	if errors.Is(err, core.ErrNotFound) {
+		return true
+	}
+	return err == nil && t.Revoked()
 }
 
 // endRevoked ends a stream whose attach token was revoked with a last

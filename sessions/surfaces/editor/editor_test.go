@@ -3,12 +3,17 @@ package editor
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/coder/acp-go-sdk"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/sessions/surfaces/client"
 )
 
 // TestStopReasons holds every reason a turn yields or pauses with to a
@@ -98,6 +103,43 @@ func TestTranslate(t *testing.T) {
 	}
 }
 
+// TestTranslateFinalText: a response's agent.message shows only what its
+// streamed deltas lack, though the engines trim it and the editor may
+// have joined in the middle of the stream.
+func TestTranslateFinalText(t *testing.T) {
+	for name, tc := range map[string]struct {
+		deltas []string
+		final  string
+		want   string
+	}{
+		"same":                 {[]string{"Hel", "lo."}, "Hello.", ""},
+		"more":                 {[]string{"Hel", "lo"}, "Hello there.", " there."},
+		"leading whitespace":   {[]string{"\n\n", "Hello."}, "Hello.", ""},
+		"trailing whitespace":  {[]string{"Hello.", "\n"}, "Hello.", ""},
+		"both and more":        {[]string{"\n Hello", " \n"}, "Hello world.", " world."},
+		"joined in the middle": {[]string{"world."}, "Hello, world.", ""},
+		"whitespace only":      {[]string{"\n"}, "Hello.", "\n\nHello."},
+		"unrelated":            {[]string{"Draft"}, "Final.", "\n\nFinal."},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := newSession(&agent{ctx: context.Background()}, "ses_1")
+			s.text.open = true // after an earlier message: a new one gets its blank line
+			for _, d := range tc.deltas {
+				raw, _ := json.Marshal(core.MessageDeltaBody{Response: "r1", Text: d})
+				s.translate(core.Event{Type: core.TypeAgentMessageDelta, Level: core.LevelProgress, Body: raw}, true)
+			}
+			raw, _ := json.Marshal(core.MessageBody{Text: tc.final})
+			var got string
+			for _, u := range s.translate(core.Event{Type: core.TypeAgentMessage, Level: core.LevelUser, Body: raw}, true) {
+				got += strings.TrimPrefix(describe(u), "agent:")
+			}
+			if got != tc.want {
+				t.Fatalf("sent %q after the deltas %q; want %q", got, tc.deltas, tc.want)
+			}
+		})
+	}
+}
+
 func describe(u acp.SessionUpdate) string {
 	switch {
 	case u.UserMessageChunk != nil:
@@ -130,5 +172,179 @@ func TestPromptText(t *testing.T) {
 		if _, err := promptText(blocks); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+// queuingGateway queues every input without logging it, as a gateway
+// whose session is busy with another turn does, and tells when it has.
+type queuingGateway struct {
+	Gateway
+	sent chan struct{}
+}
+
+func (g *queuingGateway) GetSession(context.Context, string) (*client.SessionView, error) {
+	return &client.SessionView{}, nil
+}
+
+func (g *queuingGateway) SendEvents(context.Context, string, []client.Input, string) ([]client.QueuedInput, error) {
+	g.sent <- struct{}{}
+	return []client.QueuedInput{{ID: "evt_queued"}}, nil
+}
+
+// TestPromptEndsWithSession: a prompt whose message is still queued
+// answers cancelled when its session ends (session/close, another
+// session/load of the id) rather than waiting for a turn no one follows.
+func TestPromptEndsWithSession(t *testing.T) {
+	g := &queuingGateway{sent: make(chan struct{}, 1)}
+	s := newSession(&agent{ctx: context.Background(), o: Options{Gateway: g, Log: slog.New(slog.DiscardHandler), CancelWait: time.Hour}}, "ses_1")
+	type answer struct {
+		stop acp.StopReason
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		stop, err := s.prompt(context.Background(), "go on", "")
+		done <- answer{stop, err}
+	}()
+	<-g.sent
+	s.stop()
+	select {
+	case a := <-done:
+		if a.err != nil || a.stop != acp.StopReasonCancelled {
+			t.Fatalf("the prompt answered %q, %v; want cancelled", a.stop, a.err)
+		}
+	case <-time.After(30 * time.Second): // a fail-safe ceiling, not a measure
+		t.Fatal("the prompt still waits 30 s after its session ended")
+	}
+}
+
+// TestSettleBudgetWhileQueued: while the editor's message is queued,
+// another turn pausing on a budget or max_turns ends the prompt with that
+// stop reason and how to raise it: the message waits for the raise.
+func TestSettleBudgetWhileQueued(t *testing.T) {
+	for name, tc := range map[string]struct {
+		reason core.Reason
+		pause  core.BudgetPause
+		want   acp.StopReason
+	}{
+		"max_turns":   {core.ReasonMaxTurns, core.BudgetPause{Name: core.BudgetTurns, Limit: 3, Spent: 3}, acp.StopReasonMaxTurnRequests},
+		"cost budget": {core.ReasonBudgetExceeded, core.BudgetPause{Name: "max_session_cost_usd", Limit: 1, Spent: 1.2}, acp.StopReasonMaxTokens},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := newSession(&agent{ctx: context.Background()}, "ses_1")
+			w := &waiter{text: "go on", inputID: "evt_queued", done: make(chan outcome, 1)}
+			s.turn = w
+			raw, _ := json.Marshal(core.StatusChangedBody{Status: core.StatusAwaitingInput, StopReason: tc.reason, PendingAction: &core.PendingAction{Budget: &tc.pause}})
+			got, out := s.settle(core.Event{Seq: 9, Type: core.TypeStatusChanged, Body: raw})
+			if got != w || out.stop != tc.want || !strings.Contains(out.note, "raise it") {
+				t.Fatalf("settle: %v %+v; want the prompt ended with %q and how to raise the budget", got != nil, out, tc.want)
+			}
+		})
+	}
+}
+
+// recordingGateway records the inputs sent.
+type recordingGateway struct {
+	Gateway
+	mu   sync.Mutex
+	sent []string
+}
+
+func (g *recordingGateway) SendEvents(_ context.Context, _ string, in []client.Input, _ string) ([]client.QueuedInput, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, i := range in {
+		g.sent = append(g.sent, i.Type)
+	}
+	return nil, nil
+}
+
+func (g *recordingGateway) inputs() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.sent)
+}
+
+// TestCancelQueued: session/cancel while the editor's message is queued
+// behind another turn leaves that turn alone, and interrupts the turn
+// that takes the message, once it is logged.
+func TestCancelQueued(t *testing.T) {
+	g := &recordingGateway{}
+	s := newSession(&agent{ctx: context.Background(), o: Options{Gateway: g, Log: slog.New(slog.DiscardHandler)}}, "ses_1")
+	s.posted["evt_mine"] = true
+	s.turn = &waiter{text: "go on", inputID: "evt_mine", done: make(chan outcome, 1)}
+	s.cancel()
+	if got := g.inputs(); len(got) != 0 {
+		t.Fatalf("cancel with the message queued sent %v: it interrupts someone else's turn", got)
+	}
+	raw, _ := json.Marshal(core.MessageBody{Text: "go on"})
+	s.handle(core.Event{ID: "evt_other", Seq: 4, Type: core.TypeUserMessage, Level: core.LevelInternal, Actor: core.ActorHuman, Body: raw}, true)
+	if got := g.inputs(); len(got) != 0 {
+		t.Fatalf("another message's logging sent %v", got)
+	}
+	s.handle(core.Event{ID: "evt_mine", Seq: 5, Type: core.TypeUserMessage, Level: core.LevelUser, Actor: core.ActorHuman, Body: raw}, true)
+	if got := g.inputs(); !slices.Equal(got, []string{core.TypeUserInterrupt}) {
+		t.Fatalf("once the message was logged the editor sent %v; want one interrupt", got)
+	}
+	// Running now: a cancel interrupts at once.
+	s.cancel()
+	if got := g.inputs(); len(got) != 2 {
+		t.Fatalf("cancel of a running turn sent %v", got)
+	}
+}
+
+// waitingEditor holds every permission request open until it is
+// withdrawn, and records the updates it is sent.
+type waitingEditor struct {
+	asked, withdrawn chan string
+	mu               sync.Mutex
+	updates          []string
+}
+
+func (p *waitingEditor) SessionUpdate(_ context.Context, n acp.SessionNotification) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	u := n.Update
+	if u.ToolCallUpdate != nil && len(u.ToolCallUpdate.Content) > 0 {
+		p.updates = append(p.updates, string(u.ToolCallUpdate.ToolCallId)+" "+u.ToolCallUpdate.Content[0].Content.Content.Text.Text)
+	}
+	return nil
+}
+
+func (p *waitingEditor) RequestPermission(ctx context.Context, r acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+	p.asked <- string(r.ToolCall.ToolCallId)
+	<-ctx.Done()
+	p.withdrawn <- string(r.ToolCall.ToolCallId)
+	return acp.RequestPermissionResponse{}, ctx.Err()
+}
+
+// TestPermissionWithdrawn: a confirmation the thread answers first
+// withdraws the editor's open request for it, and the editor is told how
+// the call was answered.
+func TestPermissionWithdrawn(t *testing.T) {
+	p := &waitingEditor{asked: make(chan string, 1), withdrawn: make(chan string, 1)}
+	a := &agent{ctx: context.Background(), conn: p, ready: make(chan struct{}), o: Options{Gateway: &recordingGateway{}, Log: slog.New(slog.DiscardHandler)}}
+	close(a.ready)
+	s := newSession(a, "ses_1")
+	c := &toolCall{id: "t1", name: "bash"}
+	s.tools[c.id] = c
+	go s.askPermission(c)
+	if id := <-p.asked; id != "t1" {
+		t.Fatalf("asked about %s", id)
+	}
+	raw, _ := json.Marshal(core.ToolConfirmationBody{ToolUseID: "t1", Result: "allow"})
+	s.handle(core.Event{ID: "evt_c", Seq: 8, Type: core.TypeUserToolConfirmation, Level: core.LevelProgress, Body: raw}, true)
+	select {
+	case id := <-p.withdrawn:
+		if id != "t1" {
+			t.Fatalf("withdrew %s", id)
+		}
+	case <-time.After(30 * time.Second): // a fail-safe ceiling, not a measure
+		t.Fatal("the editor's request is still open 30 s after the thread answered")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.updates) != 1 || !strings.Contains(p.updates[0], "t1 Answered elsewhere: allow") {
+		t.Fatalf("the editor was told %q", p.updates)
 	}
 }

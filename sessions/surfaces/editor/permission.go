@@ -1,6 +1,7 @@
 package editor
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/coder/acp-go-sdk"
@@ -29,9 +30,19 @@ func (s *session) askPermission(c *toolCall) {
 			{OptionId: optionDeny, Name: "Deny", Kind: acp.PermissionOptionKindRejectOnce},
 		},
 	}
-	resp, err := s.a.peer().RequestPermission(s.ctx, req)
+	ctx, cancel := context.WithCancel(s.ctx)
+	s.mu.Lock()
+	s.asking[c.id] = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.asking, c.id)
+		s.mu.Unlock()
+		cancel()
+	}()
+	resp, err := s.a.peer().RequestPermission(ctx, req)
 	if err != nil {
-		if s.ctx.Err() == nil {
+		if ctx.Err() == nil {
 			s.a.o.Log.Warn("permission request failed", "session", s.id, "tool_use_id", c.id, "err", err)
 		}
 		return
@@ -53,6 +64,40 @@ func (s *session) askPermission(c *toolCall) {
 	if _, err := s.a.o.Gateway.SendEvents(s.ctx, s.id, []client.Input{in}, "editor-confirm-"+s.id+"-"+c.id); err != nil {
 		s.send(acp.UpdateAgentMessageText("\n\nYour answer did not reach the gateway: " + message(s.a.rpcError("confirm "+c.name, err))))
 	}
+}
+
+// withdraw cancels the editor's open permission request for a call that
+// e shows answered (its confirmation or its result, logged from the
+// thread, the console or another editor): the SDK withdraws the request,
+// and the editor is told how it was answered. Called with s.mu held.
+func (s *session) withdraw(e core.Event) []acp.SessionUpdate {
+	var id, how string
+	switch e.Type {
+	case core.TypeUserToolConfirmation:
+		var b core.ToolConfirmationBody
+		if e.Decode(&b) != nil {
+			return nil
+		}
+		id, how = b.ToolUseID, "Answered elsewhere: "+b.Result+"."
+	case core.TypeAgentToolResult:
+		var b core.ToolResultBody
+		if e.Decode(&b) != nil {
+			return nil
+		}
+		id = b.ToolUseID
+	default:
+		return nil
+	}
+	cancel := s.asking[id]
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	delete(s.asking, id)
+	if how == "" {
+		return nil // its tool_call_update says how it ended
+	}
+	return []acp.SessionUpdate{acp.UpdateToolCall(acp.ToolCallId(id), acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock(how))}))}
 }
 
 // answeredBefore is the answer the session already holds for the call:

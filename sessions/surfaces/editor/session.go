@@ -27,12 +27,17 @@ type session struct {
 	tools    map[string]*toolCall
 	answered map[string]string
 	asked    map[string]bool
+	// asking withdraws each permission request still open in the editor.
+	asking map[string]context.CancelFunc
 	// posted are the ids of the inputs this editor sent: the editor shows
 	// its own prompts, so the follower does not echo them.
 	posted map[string]bool
-	turn   *waiter
-	text   textState
-	notes  []string
+	// interruptAt are the editor's inputs cancelled while queued: the
+	// turn that takes one is interrupted, not the turn running before.
+	interruptAt map[string]bool
+	turn        *waiter
+	text        textState
+	notes       []string
 	// lost is why the follower stopped for good (a revoked token), which
 	// every later prompt answers.
 	lost error
@@ -53,6 +58,8 @@ type waiter struct {
 	seq     uint64 // the message's, once logged
 	done    chan outcome
 	ended   bool
+	// cancelled: session/cancel came while the message was queued.
+	cancelled bool
 }
 
 type outcome struct {
@@ -64,7 +71,7 @@ type outcome struct {
 func newSession(a *agent, id string) *session {
 	ctx, end := context.WithCancel(a.ctx)
 	return &session{a: a, id: id, ctx: ctx, end: end, tools: map[string]*toolCall{}, answered: map[string]string{},
-		asked: map[string]bool{}, posted: map[string]bool{}, text: textState{streamed: map[string]string{}}}
+		asked: map[string]bool{}, posted: map[string]bool{}, interruptAt: map[string]bool{}, asking: map[string]context.CancelFunc{}, text: textState{streamed: map[string]string{}}}
 }
 
 func (s *session) stop() { s.end() }
@@ -139,6 +146,9 @@ func (s *session) handle(e core.Event, live bool) {
 	s.mu.Lock()
 	updates := s.translate(e, live)
 	w, end := s.settle(e)
+	interrupt := live && e.Type == core.TypeUserMessage && s.interruptAt[e.ID]
+	delete(s.interruptAt, e.ID)
+	updates = append(updates, s.withdraw(e)...)
 	var ask []*toolCall
 	if live {
 		ask = s.toAsk(e)
@@ -146,6 +156,9 @@ func (s *session) handle(e core.Event, live bool) {
 	s.mu.Unlock()
 	for _, u := range updates {
 		s.send(u)
+	}
+	if interrupt {
+		s.interrupt()
 	}
 	if w != nil {
 		s.finish(w, end)
@@ -207,7 +220,16 @@ func (s *session) prompt(ctx context.Context, text, key string) (acp.StopReason,
 		s.posted[q.ID] = true
 		w.inputID = q.ID
 	}
+	// Cancelled before the post answered: interrupt the message's turn
+	// now if it has started, else when it does.
+	now := w.cancelled && w.seq != 0
+	if w.cancelled && w.seq == 0 && w.inputID != "" {
+		s.interruptAt[w.inputID] = true
+	}
 	s.mu.Unlock()
+	if now {
+		s.interrupt()
+	}
 	if pa := v.PendingAction; v.Status == core.StatusAwaitingInput && pa != nil && pa.Budget != nil {
 		s.send(acp.UpdateAgentMessageText(stopNote(s.id, v.StopReason, pa.Budget)))
 		return stopReason(v.StopReason), nil
@@ -215,12 +237,16 @@ func (s *session) prompt(ctx context.Context, text, key string) (acp.StopReason,
 	var out outcome
 	select {
 	case out = <-w.done:
+	case <-s.ctx.Done():
+		// session/close, or a session/load of the same id, ended the
+		// session: no turn end will be followed.
+		out = outcome{stop: acp.StopReasonCancelled}
 	case <-ctx.Done():
 		select {
 		case out = <-w.done:
 		case <-time.After(s.a.o.CancelWait):
 			out = outcome{stop: acp.StopReasonCancelled}
-		case <-s.a.ctx.Done():
+		case <-s.ctx.Done():
 			out = outcome{stop: acp.StopReasonCancelled}
 		}
 	}
@@ -233,14 +259,28 @@ func (s *session) prompt(ctx context.Context, text, key string) (acp.StopReason,
 	return out.stop, nil
 }
 
-// cancel interrupts the turn of the prompt in progress.
+// cancel interrupts the turn of the prompt in progress. While its
+// message is queued behind another turn (someone else's), that turn goes
+// on: the message's own turn is interrupted when it takes the message.
 func (s *session) cancel() {
 	s.mu.Lock()
-	running := s.turn != nil && !s.turn.ended
-	s.mu.Unlock()
-	if !running {
-		return
+	w := s.turn
+	running := w != nil && !w.ended
+	queued := running && w.seq == 0
+	if queued {
+		w.cancelled = true
+		if w.inputID != "" {
+			s.interruptAt[w.inputID] = true
+		}
 	}
+	s.mu.Unlock()
+	if running && !queued {
+		s.interrupt()
+	}
+}
+
+// interrupt stops the session's running turn.
+func (s *session) interrupt() {
 	if _, err := s.a.o.Gateway.SendEvents(s.a.ctx, s.id, []client.Input{{Type: core.TypeUserInterrupt}}, ""); err != nil {
 		s.a.o.Log.Error("interrupt not sent", "session", s.id, "err", err)
 	}
@@ -268,6 +308,13 @@ func (s *session) settle(e core.Event) (*waiter, outcome) {
 	if w.seq == 0 {
 		if e.Type == core.TypeUserMessage && s.isOurs(e, w) {
 			w.seq = e.Seq
+		}
+		// Another turn paused on a budget (or max_turns) while the
+		// message was queued: it waits until the budget is raised, so
+		// the prompt ends now, saying how.
+		var b core.StatusChangedBody
+		if e.Type == core.TypeStatusChanged && e.Decode(&b) == nil && b.PendingAction != nil && b.PendingAction.Budget != nil {
+			return w, outcome{stop: stopReason(b.StopReason), note: stopNote(s.id, b.StopReason, b.PendingAction.Budget)}
 		}
 		return nil, outcome{}
 	}

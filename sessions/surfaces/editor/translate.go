@@ -3,6 +3,7 @@ package editor
 import (
 	"encoding/json"
 	"strings"
+	"unicode"
 
 	"github.com/coder/acp-go-sdk"
 
@@ -16,6 +17,28 @@ type textState struct {
 	streamed map[string]string // a response's deltas so far
 	current  string            // the response being streamed
 	open     bool              // the last update was agent text
+}
+
+// rest is what a response's final text adds to its streamed deltas. The
+// engines trim the final text, so the deltas may hold whitespace it
+// lacks; a stream the editor joined in the middle (a session/load) saw
+// only the final text's end. Text that shares nothing with the deltas is
+// a message of its own.
+func (t *textState) rest(final, done string) string {
+	if strings.HasPrefix(final, done) {
+		return final[len(done):]
+	}
+	d := strings.TrimSpace(done)
+	if d == "" {
+		return t.separate(final)
+	}
+	if f := strings.TrimLeftFunc(final, unicode.IsSpace); strings.HasPrefix(f, d) {
+		return f[len(d):]
+	}
+	if strings.HasSuffix(strings.TrimRightFunc(final, unicode.IsSpace), d) {
+		return ""
+	}
+	return t.separate(final)
 }
 
 // translate turns e into the updates the editor shows. Called with s.mu
@@ -54,8 +77,8 @@ func (s *session) translate(e core.Event, live bool) []acp.SessionUpdate {
 			return []acp.SessionUpdate{acp.UpdateAgentThoughtText(b.Text)}
 		}
 		text := b.Text
-		if done := s.text.streamed[s.text.current]; live && done != "" && strings.HasPrefix(text, done) {
-			text = text[len(done):]
+		if done := s.text.streamed[s.text.current]; live && done != "" {
+			text = s.text.rest(text, done)
 		} else {
 			text = s.text.separate(text)
 		}

@@ -9,7 +9,8 @@ import (
 // ("2026-11-22T10:00:00.123Z"), the format of every timestamp in the API.
 type Time struct{ time.Time }
 
-const timeLayout = "2006-01-02T15:04:05.000Z"
+// TimeLayout is how a Time is written: UTC, to the millisecond.
+const TimeLayout = "2006-01-02T15:04:05.000Z"
 
 // Now returns the current time truncated to milliseconds.
 func Now() Time { return NewTime(time.Now()) }
@@ -22,7 +23,7 @@ func (t Time) MarshalJSON() ([]byte, error) {
 	if t.IsZero() {
 		return []byte("null"), nil
 	}
-	return []byte(`"` + t.UTC().Format(timeLayout) + `"`), nil
+	return []byte(`"` + t.UTC().Format(TimeLayout) + `"`), nil
 }
 
 // UnmarshalJSON accepts null or any RFC 3339 timestamp.

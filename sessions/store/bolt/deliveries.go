@@ -107,7 +107,7 @@ func (s *Store) DeliveryEvent(ctx context.Context, d *core.Delivery) (core.Event
 		if v == nil {
 			return fmt.Errorf("event %d of session %s: %w", d.Seq, d.SessionID, core.ErrNotFound)
 		}
-		stored, err := record.Decode[core.Event]("event", v)
+		stored, err := record.DecodeEvent("event", v)
 		if err == nil {
 			e = *stored
 		}

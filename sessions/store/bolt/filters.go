@@ -93,7 +93,7 @@ func userMessages(tx *bbolt.Tx, parent string, id []byte) ([]core.Event, error) 
 	}
 	c := b.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		e, err := record.Decode[core.Event](parent, v)
+		e, err := record.DecodeEvent(parent, v)
 		if err != nil {
 			return nil, fmt.Errorf("session %s: %w", id, err)
 		}

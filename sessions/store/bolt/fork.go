@@ -34,11 +34,7 @@ func (s *Store) ForkSession(ctx context.Context, f core.Fork) (*core.Session, er
 		log := bkt(tx, bucketLogs).Bucket([]byte(forked.ID))
 		log.FillPercent = 1
 		for _, e := range copied {
-			v, err := record.Encode("event", e.ID, &e)
-			if err != nil {
-				return nil, nil, err
-			}
-			if err := log.Put(u64(e.Seq), v); err != nil {
+			if err := log.Put(u64(e.Seq), record.EncodeEvent(&e)); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -60,7 +56,7 @@ func readLog(tx *bbolt.Tx, id string) ([]core.Event, error) {
 		return nil, nil
 	}
 	err := log.ForEach(func(k, v []byte) error {
-		e, err := record.Decode[core.Event]("event", v)
+		e, err := record.DecodeEvent("event", v)
 		if err != nil {
 			return fmt.Errorf("session %s: %w", id, err)
 		}

@@ -70,7 +70,7 @@ func openable(tx *bbolt.Tx, sess *core.Session, l core.Lease) (bool, error) {
 	if v == nil {
 		return false, nil
 	}
-	first, err := record.Decode[core.Event]("pending input", v)
+	first, err := record.DecodeEvent("pending input", v)
 	if err != nil {
 		return false, err
 	}

@@ -56,7 +56,7 @@ func takeInputs(tx *bbolt.Tx, sessionID string) ([]core.Event, error) {
 	var keys [][]byte
 	c := pending.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		e, err := record.Decode[core.Event]("pending input", v)
+		e, err := record.DecodeEvent("pending input", v)
 		if err != nil {
 			return nil, err
 		}
@@ -100,11 +100,7 @@ func (s *Store) appendTx(tx *bbolt.Tx, sessionID string, req core.AppendRequest,
 	}
 	log.FillPercent = 1 // keys only ever grow; pack the pages
 	for _, e := range a.Events {
-		v, err := record.Encode("event", e.ID, &e)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := log.Put(u64(e.Seq), v); err != nil {
+		if err := log.Put(u64(e.Seq), record.EncodeEvent(&e)); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -181,7 +177,7 @@ func (s *Store) Events(ctx context.Context, sessionID string, after uint64, limi
 			if limit > 0 && len(out) == limit {
 				return nil
 			}
-			e, err := record.Decode[core.Event]("event", v)
+			e, err := record.DecodeEvent("event", v)
 			if err != nil {
 				return fmt.Errorf("seq %d: %w", binary.BigEndian.Uint64(k), err)
 			}

@@ -125,7 +125,7 @@ func (s *Store) Pending(ctx context.Context, sessionID string) ([]core.Event, er
 			return nil
 		}
 		return pending.ForEach(func(_, v []byte) error {
-			e, err := record.Decode[core.Event]("pending input", v)
+			e, err := record.DecodeEvent("pending input", v)
 			if err != nil {
 				return err
 			}

@@ -38,10 +38,7 @@ func (s *Store) ForkSession(ctx context.Context, f core.Fork) (*core.Session, er
 		if text, ok := record.FirstText(copied); ok {
 			r.firstText = &text
 		}
-		bodies, err := encodeEvents(copied)
-		if err != nil {
-			return nil, err
-		}
+		bodies := encodeEvents(copied)
 		seqs := make([]int64, len(copied))
 		for i, e := range copied {
 			seqs[i] = int64(e.Seq)

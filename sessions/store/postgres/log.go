@@ -95,10 +95,7 @@ func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, tail *pgx.Batch, sessio
 	if err := s.enqueueMatching(ctx, tx, r.sess, a.Events, now, reads.dests); err != nil {
 		return nil, nil, err
 	}
-	bodies, err := encodeEvents(a.Events)
-	if err != nil {
-		return nil, nil, err
-	}
+	bodies := encodeEvents(a.Events)
 	seqs := make([]int64, len(a.Events))
 	for i, e := range a.Events {
 		seqs[i] = int64(e.Seq)

@@ -23,10 +23,7 @@ func (r *row) queue(b *pgx.Batch, inputs []core.Event, now core.Time) ([]core.Ev
 	if text, ok := record.FirstText(out); ok && r.firstText == nil {
 		r.firstText = &text
 	}
-	bodies, err := encodeEvents(out)
-	if err != nil {
-		return nil, err
-	}
+	bodies := encodeEvents(out)
 	// The positions follow the session's last one; the session's lock
 	// keeps anyone else from queueing meanwhile.
 	b.Queue(`INSERT INTO pending_inputs (session_id, pos, type, body)

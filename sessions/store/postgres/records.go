@@ -62,7 +62,7 @@ func listRows[T any](ctx context.Context, s *Store, sql string, args []any, limi
 }
 
 func decodeEvent(v []byte) (core.Event, error) {
-	e, err := record.Decode[core.Event]("event", v)
+	e, err := record.DecodeEvent("event", v)
 	if err != nil {
 		return core.Event{}, err
 	}
@@ -70,16 +70,12 @@ func decodeEvent(v []byte) (core.Event, error) {
 }
 
 // encodeEvents encodes events for an unnest insert.
-func encodeEvents(events []core.Event) ([][]byte, error) {
+func encodeEvents(events []core.Event) [][]byte {
 	out := make([][]byte, len(events))
 	for i := range events {
-		v, err := record.Encode("event", events[i].ID, &events[i])
-		if err != nil {
-			return nil, err
-		}
-		out[i] = v
+		out[i] = record.EncodeEvent(&events[i])
 	}
-	return out, nil
+	return out
 }
 
 // ids reads one text column, in the query's order; none is an empty list.

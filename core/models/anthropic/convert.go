@@ -22,12 +22,12 @@ func (c *Client) params(name string, req core.ModelRequest) (sdk.MessageNewParam
 	if req.System != "" {
 		p.System = []sdk.TextBlockParam{{Text: req.System}}
 	}
-	encoded, err := c.encoded.encodeAll(req.Messages)
-	if err != nil {
-		return p, nil, fmt.Errorf("anthropic: %w", err)
-	}
-	msgs := encoded[:0]
-	for _, raw := range encoded {
+	msgs := make([][]byte, 0, len(req.Messages))
+	for i, m := range req.Messages {
+		raw, err := c.encoded.encode(m)
+		if err != nil {
+			return p, nil, fmt.Errorf("anthropic: message %d: %w", i, err)
+		}
 		if raw != nil {
 			msgs = append(msgs, raw)
 		}

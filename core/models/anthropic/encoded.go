@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"container/list"
 	"encoding/binary"
-	"fmt"
 	"hash/maphash"
 	"sync"
-	"unsafe"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 
@@ -19,93 +17,37 @@ import (
 // turn) encodes only what is new instead of its whole history. It is
 // keyed by what a message says, not where it is, and bounded by bytes:
 // the least recently used go first. Safe for concurrent use.
-//
-// A message is found first by where its strings are (place): a turn
-// sends the messages it derived again, the same values, so most are found
-// without reading their text, which would make every request cost the
-// whole conversation. Only a message not found there is hashed by what it
-// says (key).
 type encodedMessages struct {
 	max  int
 	seed maphash.Seed
 
-	mu      sync.Mutex
-	total   int
-	lru     *list.List // of *encodedMessage, most recent first
-	byKey   map[uint64]*list.Element
-	byPlace map[uint64]*list.Element
-	// hashed counts the messages hashed by what they say.
-	hashed int
+	mu    sync.Mutex
+	total int
+	lru   *list.List // of *encodedMessage, most recent first
+	byKey map[uint64]*list.Element
 }
 
 type encodedMessage struct {
-	key   uint64
-	place uint64
-	msg   core.Message
+	key uint64
+	msg core.Message
 	// raw is the message's JSON; nil when the request leaves it out (it
 	// has no content the API takes).
 	raw []byte
 }
 
 func newEncodedMessages(maxBytes int) *encodedMessages {
-	return &encodedMessages{max: maxBytes, seed: maphash.MakeSeed(), lru: list.New(),
-		byKey: map[uint64]*list.Element{}, byPlace: map[uint64]*list.Element{}}
+	return &encodedMessages{max: maxBytes, seed: maphash.MakeSeed(), lru: list.New(), byKey: map[uint64]*list.Element{}}
 }
 
-// encodeAll returns each message's JSON, nil where the request leaves
-// one out. The messages found where they are take one lock for all.
-func (c *encodedMessages) encodeAll(msgs []core.Message) ([][]byte, error) {
-	out := make([][]byte, len(msgs))
+// encode returns m's JSON, nil when the request leaves m out.
+func (c *encodedMessages) encode(m core.Message) ([]byte, error) {
 	if c == nil || c.max <= 0 {
-		for i, m := range msgs {
-			raw, err := encodeMessage(m)
-			if err != nil {
-				return nil, fmt.Errorf("message %d: %w", i, err)
-			}
-			out[i] = raw
-		}
-		return out, nil
+		return encodeMessage(m)
 	}
-	places := make([]uint64, len(msgs))
-	for i := range msgs {
-		places[i] = c.place(msgs[i])
-	}
-	var missed []int
-	c.mu.Lock()
-	for i := range msgs {
-		// Equal strings at one place compare at once (same pointer).
-		if el, ok := c.byPlace[places[i]]; ok {
-			if e := el.Value.(*encodedMessage); sameMessage(e.msg, msgs[i]) {
-				c.lru.MoveToFront(el)
-				out[i] = e.raw
-				continue
-			}
-		}
-		missed = append(missed, i)
-	}
-	c.mu.Unlock()
-	for _, i := range missed {
-		raw, err := c.encodeElsewhere(msgs[i], places[i])
-		if err != nil {
-			return nil, fmt.Errorf("message %d: %w", i, err)
-		}
-		out[i] = raw
-	}
-	return out, nil
-}
-
-// encodeElsewhere returns the JSON of a message not found at its place:
-// an equal copy's, found by what it says, or a new encoding.
-func (c *encodedMessages) encodeElsewhere(m core.Message, place uint64) ([]byte, error) {
 	key := c.hash(m)
 	c.mu.Lock()
-	c.hashed++
 	if el, ok := c.byKey[key]; ok {
 		if e := el.Value.(*encodedMessage); sameMessage(e.msg, m) {
-			// Kept from now on as m, found where m is.
-			c.unplace(e, el)
-			e.msg, e.place = m, place
-			c.byPlace[place] = el
 			c.lru.MoveToFront(el)
 			c.mu.Unlock()
 			return e.raw, nil
@@ -116,7 +58,7 @@ func (c *encodedMessages) encodeElsewhere(m core.Message, place uint64) ([]byte,
 	if err != nil {
 		return nil, err
 	}
-	c.put(&encodedMessage{key: key, place: place, msg: m, raw: raw})
+	c.put(&encodedMessage{key: key, msg: m, raw: raw})
 	return raw, nil
 }
 
@@ -128,34 +70,17 @@ func (c *encodedMessages) put(e *encodedMessage) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.byKey[e.key]; ok {
-		c.remove(el)
+		c.total -= el.Value.(*encodedMessage).size()
+		c.lru.Remove(el)
 	}
-	if el, ok := c.byPlace[e.place]; ok {
-		c.remove(el)
-	}
-	el := c.lru.PushFront(e)
-	c.byKey[e.key], c.byPlace[e.place] = el, el
+	c.byKey[e.key] = c.lru.PushFront(e)
 	c.total += size
 	for c.total > c.max {
-		c.remove(c.lru.Back())
-	}
-}
-
-// remove drops an entry and its keys; c.mu is held.
-func (c *encodedMessages) remove(el *list.Element) {
-	e := el.Value.(*encodedMessage)
-	c.total -= e.size()
-	c.lru.Remove(el)
-	if c.byKey[e.key] == el {
-		delete(c.byKey, e.key)
-	}
-	c.unplace(e, el)
-}
-
-// unplace drops e's place key if it still leads to e; c.mu is held.
-func (c *encodedMessages) unplace(e *encodedMessage, el *list.Element) {
-	if c.byPlace[e.place] == el {
-		delete(c.byPlace, e.place)
+		el := c.lru.Back()
+		old := el.Value.(*encodedMessage)
+		c.total -= old.size()
+		c.lru.Remove(el)
+		delete(c.byKey, old.key)
 	}
 }
 
@@ -203,43 +128,6 @@ func (c *encodedMessages) hash(m core.Message) uint64 {
 	str(string(m.Role))
 	for _, b := range m.Content {
 		str(string(b.Type))
-		str(b.Text)
-		str(b.ToolUseID)
-		str(b.Name)
-		byt(b.Input)
-		str(b.Output)
-		if b.IsError {
-			h.WriteByte(1)
-		} else {
-			h.WriteByte(0)
-		}
-		str(b.MediaType)
-		byt(b.Data)
-	}
-	return h.Sum64()
-}
-
-// place covers where a message's strings are and what its bytes say:
-// strings never change, so while an entry keeps its message alive, equal
-// addresses and lengths mean equal strings; byte slices may be written
-// in place, so they are hashed whole (tool inputs are small, images rare).
-func (c *encodedMessages) place(m core.Message) uint64 {
-	var h maphash.Hash
-	h.SetSeed(c.seed)
-	var w [16]byte
-	str := func(s string) {
-		binary.LittleEndian.PutUint64(w[:8], uint64(uintptr(unsafe.Pointer(unsafe.StringData(s)))))
-		binary.LittleEndian.PutUint64(w[8:], uint64(len(s)))
-		h.Write(w[:])
-	}
-	byt := func(b []byte) {
-		binary.LittleEndian.PutUint64(w[:8], uint64(len(b)))
-		h.Write(w[:8])
-		h.Write(b)
-	}
-	h.WriteString(string(m.Role))
-	for _, b := range m.Content {
-		h.WriteString(string(b.Type))
 		str(b.Text)
 		str(b.ToolUseID)
 		str(b.Name)

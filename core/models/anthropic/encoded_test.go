@@ -3,21 +3,10 @@ package anthropic
 import (
 	"encoding/json"
 	"reflect"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/core"
 )
-
-// encode is encodeAll of one message.
-func (c *encodedMessages) encode(m core.Message) ([]byte, error) {
-	raw, err := c.encodeAll([]core.Message{m})
-	if err != nil {
-		return nil, err
-	}
-	return raw[0], nil
-}
 
 func conversation() []core.Message {
 	return []core.Message{
@@ -109,45 +98,6 @@ func TestEncodedMessagesKept(t *testing.T) {
 	}
 }
 
-// TestEncodedMessagesByPlace: the same message sent again is found where
-// it is; bytes written in place (a tool input) are encoded again, and a
-// copy found by what it says is found where the copy is from then on.
-func TestEncodedMessagesByPlace(t *testing.T) {
-	c := newEncodedMessages(1 << 20)
-	m := conversation()[1]
-	first, err := c.encode(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if again, _ := c.encode(m); &again[0] != &first[0] || c.hashed != 1 {
-		t.Fatalf("the same message sent again was hashed or encoded again (%d hashes)", c.hashed)
-	}
-	// An equal copy, its strings elsewhere (literals share theirs).
-	fresh := conversation()[1]
-	for i := range fresh.Content {
-		b := &fresh.Content[i]
-		b.Text, b.ToolUseID, b.Name = strings.Clone(b.Text), strings.Clone(b.ToolUseID), strings.Clone(b.Name)
-	}
-	byContent, _ := c.encode(fresh)
-	if &byContent[0] != &first[0] {
-		t.Fatal("an equal copy was encoded again")
-	}
-	if el, ok := c.byPlace[c.place(fresh)]; !ok || &el.Value.(*encodedMessage).msg.Content[1].Input[0] != &fresh.Content[1].Input[0] || c.hashed != 2 {
-		t.Fatal("an equal copy found by content is not found where it is")
-	}
-	copy(fresh.Content[1].Input, `{"path": "b.go"}`)
-	changed, err := c.encode(fresh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(changed), "b.go") {
-		t.Fatalf("an input written in place kept its old encoding: %s", changed)
-	}
-	if c.lru.Len() != len(c.byPlace) || c.lru.Len() != len(c.byKey) {
-		t.Fatalf("%d entries, %d places, %d keys", c.lru.Len(), len(c.byPlace), len(c.byKey))
-	}
-}
-
 // TestEncodedMessagesBounded: the kept encodings stay within their bound.
 func TestEncodedMessagesBounded(t *testing.T) {
 	c := newEncodedMessages(4 << 10)
@@ -157,8 +107,8 @@ func TestEncodedMessagesBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if c.total > c.max || c.lru.Len() != len(c.byKey) || c.lru.Len() != len(c.byPlace) {
-		t.Fatalf("keeps %d bytes in %d entries (%d keys, %d places), bound %d", c.total, c.lru.Len(), len(c.byKey), len(c.byPlace), c.max)
+	if c.total > c.max || c.lru.Len() != len(c.byKey) {
+		t.Fatalf("keeps %d bytes in %d entries (%d keys), bound %d", c.total, c.lru.Len(), len(c.byKey), c.max)
 	}
 }
 
@@ -175,31 +125,5 @@ func TestEncodedMessagesCountWhatTheyKeep(t *testing.T) {
 	}
 	if c.total < len(raw)+len(img) {
 		t.Fatalf("counts %d bytes for an entry holding %d of encoding and %d of image", c.total, len(raw), len(img))
-	}
-}
-
-// BenchmarkParamsLongConversation builds the request of a conversation of
-// 3,334 messages (a log of 10,000 events), sent again with one message
-// more, as each step of a turn does: what a request costs on top of what
-// is new.
-func BenchmarkParamsLongConversation(b *testing.B) {
-	c := New(Config{APIKey: "k"})
-	var msgs []core.Message
-	for i := range 3334 {
-		role := core.RoleUser
-		if i%2 == 1 {
-			role = core.RoleAssistant
-		}
-		msgs = append(msgs, core.Message{Role: role, Content: []core.Block{{Type: core.BlockText, Text: strings.Repeat("lorem ipsum ", 16) + strconv.Itoa(i)}}})
-	}
-	req := core.ModelRequest{Model: "anthropic/m", System: "be brief", Messages: msgs}
-	if _, _, err := c.params("m", req); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, _, err := c.params("m", req); err != nil {
-			b.Fatal(err)
-		}
 	}
 }

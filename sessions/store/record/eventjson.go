@@ -53,7 +53,9 @@ func EncodeEvent(e *core.Event) []byte {
 		buf = appendJSONString(buf, e.SourceKey)
 	}
 	buf = append(buf, `,"body":`...)
-	if e.Body == nil {
+	if len(e.Body) == 0 {
+		// PrepareEvent makes an empty body {}; one that was not prepared
+		// still makes a record that reads.
 		buf = append(buf, "null"...)
 	} else {
 		buf = append(buf, e.Body...)

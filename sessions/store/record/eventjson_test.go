@@ -184,3 +184,16 @@ func BenchmarkEventJSON(b *testing.B) {
 		}
 	})
 }
+
+// TestEncodeEventEmptyBody: an event whose body was never prepared, and
+// is empty, still makes a record that reads.
+func TestEncodeEventEmptyBody(t *testing.T) {
+	e := core.Event{ID: "evt_1", SessionID: "ses_1", Seq: 1, Type: core.TypeUserMessage, Body: json.RawMessage{}}
+	raw := EncodeEvent(&e)
+	if !json.Valid(raw) {
+		t.Fatalf("not json: %s", raw)
+	}
+	if _, err := DecodeEvent("event", raw); err != nil {
+		t.Fatal(err)
+	}
+}

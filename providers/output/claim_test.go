@@ -160,24 +160,14 @@ func TestTakenOverSinkStops(t *testing.T) {
 	st := openStoreAt(t, t.TempDir(), clock.Now)
 	base := &poster{st: st}
 	a := &gated{poster: base, entered: make(chan struct{}), gate: make(chan struct{})}
-	sinkA := output.New(output.Config{Name: "test", Store: st, Renderer: a, Holder: "a", ClaimTTL: time.Hour,
-		RetryMin: time.Millisecond, ClaimRetry: time.Millisecond})
-	if err := sinkA.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	defer sinkA.Stop(context.Background())
+	sinkA := holderSink(t, st, a, "a")
 	id := newSession(t, st, "test")
 	turn(t, st, id)
 	<-a.entered
 
 	// b shares a's platform (posts and look-ups).
 	b := &gated{poster: base}
-	sinkB := output.New(output.Config{Name: "test", Store: st, Renderer: b, Holder: "b", ClaimTTL: time.Hour,
-		RetryMin: time.Millisecond, ClaimRetry: time.Millisecond})
-	if err := sinkB.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	defer sinkB.Stop(context.Background())
+	sinkB := holderSink(t, st, b, "b")
 	clock.Advance(2 * time.Hour)
 	waitUntil(t, "b to post the answer", func() bool { posts, _ := base.snapshot(); return len(posts) == 1 })
 
@@ -195,5 +185,115 @@ func TestTakenOverSinkStops(t *testing.T) {
 	var state posterState
 	if err := json.Unmarshal(pos.State, &state); err != nil || state.Intent != nil {
 		t.Fatalf("state %s left an intent (%v)", pos.State, err)
+	}
+}
+
+// holderSink starts a sink rendering for holder with r, whose claims
+// last an hour by the store's clock (the test moves it on).
+func holderSink(t *testing.T, st output.Store, r output.Renderer, holder string) *output.Sink {
+	t.Helper()
+	s := output.New(output.Config{Name: "test", Store: st, Renderer: r, Holder: holder, ClaimTTL: time.Hour,
+		RetryMin: time.Millisecond, ClaimRetry: time.Millisecond})
+	if err := s.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop(context.Background()) })
+	return s
+}
+
+// statusBoard is a platform's transient status of a thread: what the last
+// write said, whoever made it.
+type statusBoard struct {
+	mu     sync.Mutex
+	status string
+	writes []string
+}
+
+func (b *statusBoard) set(s string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.status = s
+	b.writes = append(b.writes, s)
+}
+
+func (b *statusBoard) get() (string, []string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.status, slices.Clone(b.writes)
+}
+
+// showing shows a status while a turn runs: "working" at turn.started,
+// "answering" at agent.message, cleared at turn.completed. While gate is
+// set, its agent.message write waits on it after the call has left, as a
+// replica stopped in the middle of that call would make it late.
+type showing struct {
+	board   *statusBoard
+	entered chan struct{}
+	gate    chan struct{}
+	once    sync.Once
+	fenced  atomic.Int32
+}
+
+func (s *showing) Received(context.Context, *core.Session, []core.Event) error { return nil }
+
+func (s *showing) Render(ctx context.Context, _ *output.Thread, e core.Event) (bool, error) {
+	switch e.Type {
+	case core.TypeTurnStarted:
+		s.board.set("working")
+	case core.TypeAgentMessage:
+		if s.gate != nil {
+			s.once.Do(func() { close(s.entered) })
+			select {
+			case <-s.gate:
+			case <-ctx.Done():
+				return false, ctx.Err()
+			}
+		}
+		s.board.set("answering")
+	case core.TypeTurnCompleted:
+		s.board.set("")
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+func (s *showing) Fenced(context.Context, *output.Thread) error {
+	s.fenced.Add(1)
+	s.board.set("")
+	return nil
+}
+
+// TestFencedHolderTakesDownItsStatus: a replica's status write is held up
+// past its claim; another takes the session over, renders the rest of the
+// turn and clears the status. The late write lands after that clear, so
+// the first replica, refused its next save, takes it down again: the
+// thread ends with no status.
+func TestFencedHolderTakesDownItsStatus(t *testing.T) {
+	clock := &storeClock{}
+	st := openStoreAt(t, t.TempDir(), clock.Now)
+	board := &statusBoard{}
+	a := &showing{board: board, entered: make(chan struct{}), gate: make(chan struct{})}
+	sinkA := holderSink(t, st, a, "a")
+	id := newSession(t, st, "test")
+	turn(t, st, id)
+	<-a.entered
+
+	b := &showing{board: board}
+	sinkB := holderSink(t, st, b, "b")
+	clock.Advance(2 * time.Hour)
+	waitUntil(t, "b to end the turn", func() bool { _, w := board.get(); return len(w) >= 3 && w[len(w)-1] == "" })
+
+	close(a.gate)
+	waitUntil(t, "both sinks to let go", func() bool { return sinkA.Settled(t.Context()) && sinkB.Settled(t.Context()) })
+	status, writes := board.get()
+	if status != "" {
+		t.Fatalf("status %q left (writes %q), want it taken down", status, writes)
+	}
+	if want := []string{"working", "answering", "", "answering", ""}; !slices.Equal(writes, want) {
+		t.Fatalf("writes %q, want %q", writes, want)
+	}
+	if n := b.fenced.Load(); n != 0 {
+		t.Fatalf("the holder that kept its claim was told it was fenced %d times", n)
 	}
 }

@@ -74,6 +74,19 @@ type Closer interface {
 	Closed(ctx context.Context, s *core.Session) error
 }
 
+// Fencer is a Renderer whose platform keeps something a turn shows only
+// while it runs (a thread's "is working" status). The platform takes no
+// fencing token, so a holder stopped in the middle of such a call may
+// make it after its claim went to another holder, which may have ended
+// the turn and taken it down already. A worker that finds its claim lost
+// right after a render that may have called the platform calls Fenced
+// with the thread as that render left it, to take down what it may have
+// shown. What it takes down must be what a live holder shows again at its
+// next step or ends anyway.
+type Fencer interface {
+	Fenced(ctx context.Context, t *Thread) error
+}
+
 // Thread is what a renderer sees of the session it renders.
 type Thread struct {
 	Session *core.Session

@@ -153,12 +153,14 @@ func (s *Sink) drain(ctx context.Context, sess *core.Session, c core.Claim, targ
 			if answersAt(sess, key) == s.cfg.Name {
 				t.Key = key
 				if acted, err = s.render(ctx, t, ev); err != nil {
+					s.fenced(ctx, t, err)
 					return err
 				}
 			}
 			t.seq = ev.Seq
 			if acted {
 				if err := t.Save(ctx); err != nil {
+					s.fenced(ctx, t, err)
 					return err
 				}
 				saved = t.seq
@@ -166,6 +168,25 @@ func (s *Sink) drain(ctx context.Context, sess *core.Session, c core.Claim, targ
 		}
 	}
 }
+
+// fenced lets a Fencer take down what the render just done may have shown
+// after the claim went to another holder (err or ctx's end says it did).
+// ctx is over by then: the call gets a deadline of its own.
+func (s *Sink) fenced(ctx context.Context, t *Thread, err error) {
+	f, ok := s.cfg.Renderer.(Fencer)
+	if !ok || !lost(ctx, err) {
+		return
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fenceTimeout)
+	defer cancel()
+	if err := f.Fenced(fctx, t); err != nil {
+		s.log.Warn("take down what a fenced render showed", "session_id", t.Session.ID, "err", err)
+	}
+}
+
+// fenceTimeout bounds a Fencer's call: the worker waits on it before it
+// waits to claim the session again.
+const fenceTimeout = 10 * time.Second
 
 // answersAt is the provider of key, the key an event of sess answers at;
 // the origin's provider when it is the origin (whose key a session may

@@ -23,7 +23,10 @@ import (
 // edits are idempotent and are simply done again.
 type renderer struct{ p *Provider }
 
-var _ output.Closer = (*renderer)(nil)
+var (
+	_ output.Closer = (*renderer)(nil)
+	_ output.Fencer = (*renderer)(nil)
+)
 
 // sinkState is the renderer's part of the sink position.
 type sinkState struct {
@@ -211,6 +214,27 @@ func (r *renderer) Closed(ctx context.Context, sess *core.Session) error {
 		return err
 	}
 	return rc.agentStatus(ctx, slackapi.AgentSessionStatusClosed)
+}
+
+// Fenced clears the thread's assistant status after this replica lost
+// the session's output mid-render: a status it set late would otherwise
+// outlast the turn the new holder ended (Slack drops it only after two
+// minutes with no reply). A turn still running shows its status again at
+// its next step.
+func (r *renderer) Fenced(ctx context.Context, t *output.Thread) error {
+	var st sinkState
+	if len(t.State) > 0 {
+		_ = json.Unmarshal(t.State, &st)
+	}
+	key := t.AnswerKey()
+	if st.Mode != "status" || key == "" {
+		return nil
+	}
+	rc, err := r.newRender(ctx, t.Session, key, &st)
+	if err != nil {
+		return err
+	}
+	return rc.a.setStatus(ctx, rc.channel, rc.thread, "")
 }
 
 func (rc *render) event(ctx context.Context, e core.Event) (bool, error) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/fixtures/fakeslack"
+	"github.com/switchboardhq/switchboard/providers/output"
 )
 
 // thread starts a session for a mention in the fake and returns it with
@@ -197,4 +198,37 @@ func TestSinkExplainsHowTurnsEnd(t *testing.T) {
 			t.Fatalf("pending %+v", pending)
 		}
 	})
+}
+
+// TestFencedClearsTheStatus: a replica that lost the session's output
+// mid-render clears the thread's assistant status it may have set late;
+// a thread showing progress as a status message is left to its holder.
+func TestFencedClearsTheStatus(t *testing.T) {
+	for _, tc := range []struct {
+		state string
+		calls int
+	}{
+		{`{"mode":"status"}`, 1},
+		{`{"mode":"message","status_ts":"1.000100"}`, 0},
+		{``, 0},
+	} {
+		t.Run(tc.state, func(t *testing.T) {
+			r := newRig(t, fakeslack.Team{ID: "T1", Name: "acme"}, true)
+			s, m := r.thread("C1")
+			before := len(r.fake.Calls("assistant.threads.setStatus"))
+			th := &output.Thread{Session: s, State: json.RawMessage(tc.state)}
+			if err := r.p.Renderer().(output.Fencer).Fenced(t.Context(), th); err != nil {
+				t.Fatal(err)
+			}
+			calls := r.fake.Calls("assistant.threads.setStatus")[before:]
+			if len(calls) != tc.calls {
+				t.Fatalf("%d setStatus calls, want %d", len(calls), tc.calls)
+			}
+			for _, c := range calls {
+				if c.Str("channel_id") != "C1" || c.Str("thread_ts") != m.TS || c.Str("status") != "" {
+					t.Fatalf("setStatus %v, want the thread's status cleared", c)
+				}
+			}
+		})
+	}
 }

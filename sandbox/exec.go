@@ -109,8 +109,10 @@ func (d *Docker) run(ctx context.Context, b *box, id string, req core.ExecReques
 		if ctx.Err() == nil {
 			res.Killed = fmt.Sprintf("timed out after %s", timeout)
 		}
-		if full, limit := d.pidsFull(kctx, id); full {
-			res.Limit = fmt.Sprintf("the sandbox's process limit (%d) was reached", limit)
+		// A shell that said its fork was refused met the limit, even when
+		// the bomb's processes have died down by the time the count is read.
+		if full, _ := d.pidsFull(kctx, id); full || forkRefused(res.Stderr) {
+			res.Limit = fmt.Sprintf("the sandbox's process limit (%d) was reached", d.limits(b).Pids)
 		}
 		res.Killed += "; " + d.reclaim(kctx, b, id)
 		return res, nil
@@ -121,11 +123,7 @@ func (d *Docker) run(ctx context.Context, b *box, id string, req core.ExecReques
 	// Only a SIGKILL or a refused fork or allocation is worth an exec to
 	// read the cgroup's counters: other commands, failing ones included,
 	// stay one exec.
-	// A shell's own "fork: … Resource temporarily unavailable" is a fork
-	// refused at the pids limit even when the counters cannot be read
-	// (they need a process of their own) or have not caught up.
-	forkRefused := bytes.Contains(res.Stderr, []byte("fork: retry: Resource temporarily unavailable")) ||
-		bytes.Contains(res.Stderr, []byte("fork: Resource temporarily unavailable"))
+	forkRefused := forkRefused(res.Stderr)
 	if code == 137 || forkRefused || bytes.Contains(res.Stderr, []byte("Resource temporarily unavailable")) || bytes.Contains(res.Stderr, []byte("Cannot allocate memory")) {
 		oom, pidsMax, ok := d.limitEvents(ctx, b, id)
 		limits := d.limits(b)
@@ -144,6 +142,14 @@ func (d *Docker) run(ctx context.Context, b *box, id string, req core.ExecReques
 		}
 	}
 	return res, nil
+}
+
+// forkRefused reports whether a shell said, in stderr, that a fork was
+// refused: at the pids limit, even when the counters cannot be read (they
+// need a process of their own) or have not caught up.
+func forkRefused(stderr []byte) bool {
+	return bytes.Contains(stderr, []byte("fork: retry: Resource temporarily unavailable")) ||
+		bytes.Contains(stderr, []byte("fork: Resource temporarily unavailable"))
 }
 
 // reclaim kills every process of the command user, or the whole container

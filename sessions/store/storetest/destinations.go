@@ -217,7 +217,11 @@ func testDestinationList(t *testing.T, s DeliveryStore) {
 		ofA = append(ofA, createDest(t, s, a.ID, core.EventFilter{}).ID)
 		createDest(t, s, b.ID, core.EventFilter{})
 	}
+	// Lists are in id order, and ids made in one millisecond are in no
+	// order of their own.
 	slices.Sort(globals)
+	slices.Sort(forA)
+	slices.Sort(ofA)
 	list := func(q core.DestinationQuery) []string {
 		var out []string
 		for {

@@ -43,11 +43,7 @@ func loadDelivery(tx *bbolt.Tx, id string) (*core.Delivery, error) {
 }
 
 func saveDelivery(tx *bbolt.Tx, d *core.Delivery) error {
-	v, err := record.Encode("delivery", d.ID, d)
-	if err != nil {
-		return err
-	}
-	return bkt(tx, bucketDeliveries).Put([]byte(d.ID), v)
+	return bkt(tx, bucketDeliveries).Put([]byte(d.ID), record.EncodeDelivery(d))
 }
 
 // destMatch is a destination whose filter Append evaluates.
@@ -262,7 +258,7 @@ func (s *Store) RecordAttempt(ctx context.Context, c core.Claim, id string, r co
 	err := s.commit.do(func(tx *bbolt.Tx) error {
 		var err error
 		// The committer may run this more than once.
-		stored, next, err = s.recordAttempt(tx, c, id, r)
+		stored, next, err = s.recordAttempt(tx, destinationsRead{}, c, id, r)
 		return err
 	})
 	if err != nil {
@@ -278,8 +274,9 @@ func (s *Store) RecordAttempts(ctx context.Context, attempts []core.AttemptRecor
 	}
 	out := make([]core.RecordedAttempt, len(attempts))
 	err := s.commit.do(func(tx *bbolt.Tx) error {
+		dests := destinationsRead{}
 		for i, a := range attempts {
-			stored, next, err := s.recordAttempt(tx, a.Claim, a.ID, a.Result)
+			stored, next, err := s.recordAttempt(tx, dests, a.Claim, a.ID, a.Result)
 			if err != nil && !record.AttemptRefused(err) {
 				return err
 			}
@@ -293,10 +290,27 @@ func (s *Store) RecordAttempts(ctx context.Context, attempts []core.AttemptRecor
 	return out, nil
 }
 
+// destinationsRead are the destinations a write transaction has read, by
+// id: the attempts of one batch mostly share a few destinations, and each
+// would read and decode its own again. What a write changes, it changes
+// in the one read, and saves.
+type destinationsRead map[string]*core.Destination
+
+func (r destinationsRead) load(tx *bbolt.Tx, id string) (*core.Destination, error) {
+	if d, ok := r[id]; ok {
+		return d, nil
+	}
+	d, err := loadDestination(tx, id)
+	if err == nil {
+		r[id] = d
+	}
+	return d, err
+}
+
 // recordAttempt refuses an attempt (the delivery or its claim gone)
 // before it writes anything, so a refusal leaves the transaction clean
 // for the others of a batch.
-func (s *Store) recordAttempt(tx *bbolt.Tx, c core.Claim, id string, r core.AttemptResult) (stored, next *core.Delivery, err error) {
+func (s *Store) recordAttempt(tx *bbolt.Tx, dests destinationsRead, c core.Claim, id string, r core.AttemptResult) (stored, next *core.Delivery, err error) {
 	d, err := loadDelivery(tx, id)
 	if err != nil {
 		return nil, nil, err
@@ -313,7 +327,7 @@ func (s *Store) recordAttempt(tx *bbolt.Tx, c core.Claim, id string, r core.Atte
 		// nothing.
 		return stored, nil, saveDelivery(tx, d)
 	}
-	dest, err := loadDestination(tx, d.DestinationID)
+	dest, err := dests.load(tx, d.DestinationID)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -49,11 +49,7 @@ func saveDeliveries(ctx context.Context, tx pgx.Tx, ds ...*core.Delivery) error 
 	}
 	ids, states, bodies := make([]string, len(ds)), make([]string, len(ds)), make([][]byte, len(ds))
 	for i, d := range ds {
-		b, err := record.Encode("delivery", d.ID, d)
-		if err != nil {
-			return err
-		}
-		ids[i], states[i], bodies[i] = d.ID, string(d.State), b
+		ids[i], states[i], bodies[i] = d.ID, string(d.State), record.EncodeDelivery(d)
 	}
 	_, err := tx.Exec(ctx, `UPDATE deliveries d SET state = u.state, body = u.body
 		FROM unnest($1::text[], $2::text[], $3::bytea[]) AS u(id, state, body) WHERE d.id = u.id`, ids, states, bodies)
@@ -122,11 +118,7 @@ func (s *Store) enqueueMatching(ctx context.Context, tx pgx.Tx, sess *core.Sessi
 				continue
 			}
 			d := record.NewDelivery(dest.ID, sess, e, uint64(nums[len(ids)]), now)
-			b, err := record.Encode("delivery", d.ID, d)
-			if err != nil {
-				return err
-			}
-			ids, destIDs, states, seqs, bodies = append(ids, d.ID), append(destIDs, d.DestinationID), append(states, string(d.State)), append(seqs, int64(d.Seq)), append(bodies, b)
+			ids, destIDs, states, seqs, bodies = append(ids, d.ID), append(destIDs, d.DestinationID), append(states, string(d.State)), append(seqs, int64(d.Seq)), append(bodies, record.EncodeDelivery(d))
 		}
 	}
 	_, err = tx.Exec(ctx, `INSERT INTO deliveries (id, destination_id, session_id, seq, state, body)

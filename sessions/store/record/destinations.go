@@ -76,8 +76,14 @@ func NewDelivery(destID string, sess *core.Session, e core.Event, num uint64, no
 }
 
 // DecodeDelivery reads a stored delivery; no attempts are an empty list.
+// A record as encoding/json writes it, with no escape in its strings, is
+// read field by field; any other goes through encoding/json.
 func DecodeDelivery(raw []byte) (*core.Delivery, error) {
-	d, err := Decode[core.Delivery]("delivery", raw)
+	d, ok := readDelivery(raw)
+	var err error
+	if !ok {
+		d, err = Decode[core.Delivery]("delivery", raw)
+	}
 	if err == nil && d.Attempts == nil {
 		d.Attempts = []core.Attempt{}
 	}

@@ -3,7 +3,6 @@ package record
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -112,7 +111,7 @@ func DecodeEvent(what string, raw []byte) (*core.Event, error) {
 // readEvent reads raw in EncodeEvent's form; ok is false for anything
 // else, leaving it to encoding/json.
 func readEvent(raw []byte) (*core.Event, bool) {
-	r := eventReader{b: raw}
+	r := fieldReader{b: raw}
 	e := &core.Event{}
 	var level, actor string
 	if !r.lit(`{"id":`) || !r.str(&e.ID) ||
@@ -151,13 +150,13 @@ func readEvent(raw []byte) (*core.Event, bool) {
 	return e, true
 }
 
-// eventReader reads a record from its start, field by field.
-type eventReader struct {
+// fieldReader reads a record from its start, field by field.
+type fieldReader struct {
 	b []byte
 	i int
 }
 
-func (r *eventReader) lit(s string) bool {
+func (r *fieldReader) lit(s string) bool {
 	if !bytes.HasPrefix(r.b[r.i:], []byte(s)) {
 		return false
 	}
@@ -166,7 +165,7 @@ func (r *eventReader) lit(s string) bool {
 }
 
 // str reads a quoted string with no escape in it.
-func (r *eventReader) str(out *string) bool {
+func (r *fieldReader) str(out *string) bool {
 	if r.i >= len(r.b) || r.b[r.i] != '"' {
 		return false
 	}
@@ -190,7 +189,7 @@ func (r *eventReader) str(out *string) bool {
 	return true
 }
 
-func (r *eventReader) uint(out *uint64) bool {
+func (r *fieldReader) uint(out *uint64) bool {
 	j := r.i
 	for j < len(r.b) && r.b[j] >= '0' && r.b[j] <= '9' {
 		j++
@@ -207,7 +206,7 @@ func (r *eventReader) uint(out *uint64) bool {
 }
 
 // time reads null or a time in core.TimeLayout.
-func (r *eventReader) time(out *core.Time) bool {
+func (r *fieldReader) time(out *core.Time) bool {
 	if r.lit("null") {
 		*out = core.Time{}
 		return true
@@ -227,24 +226,11 @@ func (r *eventReader) time(out *core.Time) bool {
 
 // timePtr reads a time into a field that null leaves nil, as
 // encoding/json does.
-func (r *eventReader) timePtr(out **core.Time) bool {
+func (r *fieldReader) timePtr(out **core.Time) bool {
 	if r.lit("null") {
 		*out = nil
 		return true
 	}
 	*out = new(core.Time)
 	return r.time(*out)
-}
-
-// checkEventJSON is for tests: an error when EncodeEvent and encoding/json
-// disagree on e.
-func checkEventJSON(e *core.Event) error {
-	want, err := core.EncodeJSON(e)
-	if err != nil {
-		return err
-	}
-	if got := EncodeEvent(e); !bytes.Equal(got, want) {
-		return fmt.Errorf("encoded\n %s\nencoding/json\n %s", got, want)
-	}
-	return nil
 }

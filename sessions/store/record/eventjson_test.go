@@ -1,7 +1,9 @@
 package record
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -52,7 +54,7 @@ func loggedEvents(t testing.TB) []core.Event {
 // own records and from records only encoding/json can read.
 func TestEventJSONAsEncodingJSON(t *testing.T) {
 	for i, e := range loggedEvents(t) {
-		if err := checkEventJSON(&e); err != nil {
+		if err := checkJSON(&e, EncodeEvent); err != nil {
 			t.Fatalf("event %d: %v", i, err)
 		}
 		raw := EncodeEvent(&e)
@@ -135,7 +137,7 @@ func FuzzEventJSON(f *testing.F) {
 			return // not json: refused before any record is written
 		}
 		p.Seq = seq
-		if err := checkEventJSON(&p); err != nil {
+		if err := checkJSON(&p, EncodeEvent); err != nil {
 			t.Fatal(err)
 		}
 		got, err := DecodeEvent("event", EncodeEvent(&p))
@@ -156,33 +158,51 @@ func FuzzEventJSON(f *testing.F) {
 // ways: the baseline is encoding/json's.
 func BenchmarkEventJSON(b *testing.B) {
 	e := loggedEvents(b)[1]
-	raw := EncodeEvent(&e)
+	benchJSON(b, &e, EncodeEvent, func(raw []byte) (*core.Event, error) { return DecodeEvent("event", raw) })
+}
+
+// benchJSON times encode and decode of v's record beside encoding/json's.
+func benchJSON[T any](b *testing.B, v *T, encode func(*T) []byte, decode func([]byte) (*T, error)) {
+	raw := encode(v)
 	b.Run("encode", func(b *testing.B) {
 		for b.Loop() {
-			EncodeEvent(&e)
+			encode(v)
 		}
 	})
 	b.Run("encode-encoding-json", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := core.EncodeJSON(&e); err != nil {
+			if _, err := core.EncodeJSON(v); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("decode", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := DecodeEvent("event", raw); err != nil {
+			if _, err := decode(raw); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("decode-encoding-json", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := Decode[core.Event]("event", raw); err != nil {
+			if _, err := Decode[T]("record", raw); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
+}
+
+// checkJSON is for tests: an error when encode and encoding/json disagree
+// on v.
+func checkJSON[T any](v *T, encode func(*T) []byte) error {
+	want, err := core.EncodeJSON(v)
+	if err != nil {
+		return err
+	}
+	if got := encode(v); !bytes.Equal(got, want) {
+		return fmt.Errorf("encoded\n %s\nencoding/json\n %s", got, want)
+	}
+	return nil
 }
 
 // TestEncodeEventEmptyBody: an event whose body was never prepared, and

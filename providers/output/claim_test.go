@@ -160,15 +160,9 @@ func TestTakenOverSinkStops(t *testing.T) {
 	st := openStoreAt(t, t.TempDir(), clock.Now)
 	base := &poster{st: st}
 	a := &gated{poster: base, entered: make(chan struct{}), gate: make(chan struct{})}
-	sinkA := holderSink(t, st, a, "a")
-	id := newSession(t, st, "test")
-	turn(t, st, id)
-	<-a.entered
-
 	// b shares a's platform (posts and look-ups).
 	b := &gated{poster: base}
-	sinkB := holderSink(t, st, b, "b")
-	clock.Advance(2 * time.Hour)
+	id, sinkA, sinkB := takeOver(t, st, clock, a, b, a.entered)
 	waitUntil(t, "b to post the answer", func() bool { posts, _ := base.snapshot(); return len(posts) == 1 })
 
 	close(a.gate)
@@ -199,6 +193,20 @@ func holderSink(t *testing.T, st output.Store, r output.Renderer, holder string)
 	}
 	t.Cleanup(func() { s.Stop(context.Background()) })
 	return s
+}
+
+// takeOver starts a turn that a renders until entered closes (a stalls
+// there), then starts b and moves the store's clock past a's claim, so b
+// takes the session over.
+func takeOver(t *testing.T, st replicaStore, clock *storeClock, a, b output.Renderer, entered <-chan struct{}) (id string, sinkA, sinkB *output.Sink) {
+	t.Helper()
+	sinkA = holderSink(t, st, a, "a")
+	id = newSession(t, st, "test")
+	turn(t, st, id)
+	<-entered
+	sinkB = holderSink(t, st, b, "b")
+	clock.Advance(2 * time.Hour)
+	return id, sinkA, sinkB
 }
 
 // statusBoard is a platform's transient status of a thread: what the last
@@ -274,14 +282,8 @@ func TestFencedHolderTakesDownItsStatus(t *testing.T) {
 	st := openStoreAt(t, t.TempDir(), clock.Now)
 	board := &statusBoard{}
 	a := &showing{board: board, entered: make(chan struct{}), gate: make(chan struct{})}
-	sinkA := holderSink(t, st, a, "a")
-	id := newSession(t, st, "test")
-	turn(t, st, id)
-	<-a.entered
-
 	b := &showing{board: board}
-	sinkB := holderSink(t, st, b, "b")
-	clock.Advance(2 * time.Hour)
+	_, sinkA, sinkB := takeOver(t, st, clock, a, b, a.entered)
 	waitUntil(t, "b to end the turn", func() bool { _, w := board.get(); return len(w) >= 3 && w[len(w)-1] == "" })
 
 	close(a.gate)

@@ -167,10 +167,7 @@ func (r *renderer) Render(ctx context.Context, t *output.Thread, e core.Event) (
 	if e.Type == core.TypeUserMessage && slackRef(e) == nil {
 		return false, nil
 	}
-	var st sinkState
-	if len(t.State) > 0 {
-		_ = json.Unmarshal(t.State, &st) // a state that does not decode starts afresh
-	}
+	st := stateOf(t)
 	rc, err := r.newRender(ctx, t.Session, key, &st)
 	if err != nil {
 		return false, err
@@ -181,6 +178,16 @@ func (r *renderer) Render(ctx context.Context, t *output.Thread, e core.Event) (
 		t.State = raw
 	}
 	return acted, classify(err)
+}
+
+// stateOf is the renderer's state saved with t's position; a state that
+// does not decode starts afresh.
+func stateOf(t *output.Thread) sinkState {
+	var st sinkState
+	if len(t.State) > 0 {
+		_ = json.Unmarshal(t.State, &st)
+	}
+	return st
 }
 
 // newRender is a render of sess at key, the thread it answers at.
@@ -222,10 +229,7 @@ func (r *renderer) Closed(ctx context.Context, sess *core.Session) error {
 // minutes with no reply). A turn still running shows its status again at
 // its next step.
 func (r *renderer) Fenced(ctx context.Context, t *output.Thread) error {
-	var st sinkState
-	if len(t.State) > 0 {
-		_ = json.Unmarshal(t.State, &st)
-	}
+	st := stateOf(t)
 	key := t.AnswerKey()
 	if st.Mode != "status" || key == "" {
 		return nil

@@ -1,7 +1,6 @@
 package record
 
 import (
-	"math"
 	"strconv"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -55,15 +54,9 @@ func EncodeDelivery(d *core.Delivery) []byte {
 		}
 		buf = append(buf, ']')
 	}
-	for _, t := range []struct {
-		name string
-		at   *core.Time
-	}{{`,"first_attempt_at":`, d.FirstAttemptAt}, {`,"next_attempt_at":`, d.NextAttemptAt}, {`,"delivered_at":`, d.DeliveredAt}} {
-		if t.at != nil {
-			buf = append(buf, t.name...)
-			buf = appendJSONTime(buf, *t.at)
-		}
-	}
+	buf = appendOptTime(buf, `,"first_attempt_at":`, d.FirstAttemptAt)
+	buf = appendOptTime(buf, `,"next_attempt_at":`, d.NextAttemptAt)
+	buf = appendOptTime(buf, `,"delivered_at":`, d.DeliveredAt)
 	buf = append(buf, `,"created_at":`...)
 	buf = appendJSONTime(buf, d.CreatedAt)
 	buf = append(buf, `,"updated_at":`...)
@@ -78,33 +71,24 @@ func readDelivery(raw []byte) (*core.Delivery, bool) {
 	r := fieldReader{b: raw}
 	d := &core.Delivery{}
 	var state string
-	var seq, count uint64
 	if !r.lit(`{"id":`) || !r.str(&d.ID) ||
 		!r.lit(`,"destination_id":`) || !r.str(&d.DestinationID) ||
 		!r.lit(`,"session_id":`) || !r.str(&d.SessionID) ||
 		!r.lit(`,"event_id":`) || !r.str(&d.EventID) ||
 		!r.lit(`,"event_type":`) || !r.str(&d.EventType) ||
-		!r.lit(`,"seq":`) || !r.uint(&seq) ||
+		!r.lit(`,"seq":`) || !r.uint(&d.Seq) ||
 		!r.lit(`,"state":`) || !r.str(&state) ||
-		!r.lit(`,"attempt_count":`) || !r.int(&count) ||
-		!r.lit(`,"attempts":`) || !r.attempts(&d.Attempts) {
-		return nil, false
-	}
-	d.Seq, d.State, d.AttemptCount = seq, core.DeliveryState(state), int(count)
-	if r.lit(`,"first_attempt_at":`) && !r.timePtr(&d.FirstAttemptAt) {
-		return nil, false
-	}
-	if r.lit(`,"next_attempt_at":`) && !r.timePtr(&d.NextAttemptAt) {
-		return nil, false
-	}
-	if r.lit(`,"delivered_at":`) && !r.timePtr(&d.DeliveredAt) {
-		return nil, false
-	}
-	if !r.lit(`,"created_at":`) || !r.time(&d.CreatedAt) ||
+		!r.lit(`,"attempt_count":`) || !r.int(&d.AttemptCount) ||
+		!r.lit(`,"attempts":`) || !r.attempts(&d.Attempts) ||
+		!r.optTime(`,"first_attempt_at":`, &d.FirstAttemptAt) ||
+		!r.optTime(`,"next_attempt_at":`, &d.NextAttemptAt) ||
+		!r.optTime(`,"delivered_at":`, &d.DeliveredAt) ||
+		!r.lit(`,"created_at":`) || !r.time(&d.CreatedAt) ||
 		!r.lit(`,"updated_at":`) || !r.time(&d.UpdatedAt) ||
 		!r.lit(`}`) || r.i != len(raw) {
 		return nil, false
 	}
+	d.State = core.DeliveryState(state)
 	return d, true
 }
 
@@ -123,32 +107,17 @@ func (r *fieldReader) attempts(out *[]core.Attempt) bool {
 			return false
 		}
 		var a core.Attempt
-		var code, latency uint64
+		var latency int
 		if !r.lit(`{"at":`) || !r.time(&a.At) ||
-			!r.lit(`,"status_code":`) || !r.int(&code) ||
-			!r.lit(`,"latency_ms":`) || !r.int(&latency) {
+			!r.lit(`,"status_code":`) || !r.int(&a.StatusCode) ||
+			!r.lit(`,"latency_ms":`) || !r.int(&latency) ||
+			!r.optStr(`,"error":`, &a.Error) ||
+			!r.lit("}") {
 			return false
 		}
-		if r.lit(`,"error":`) && !r.str(&a.Error) {
-			return false
-		}
-		if !r.lit("}") {
-			return false
-		}
-		a.StatusCode, a.LatencyMS = int(code), int64(latency)
+		a.LatencyMS = int64(latency)
 		list = append(list, a)
 	}
 	*out = list
-	return true
-}
-
-// int reads a number that fits an int (a negative one is left to
-// encoding/json).
-func (r *fieldReader) int(out *uint64) bool {
-	var n uint64
-	if !r.uint(&n) || n > math.MaxInt {
-		return false
-	}
-	*out = n
 	return true
 }

@@ -79,6 +79,9 @@ func TestConsoleSessionLayout(t *testing.T) {
 		}
 
 		b.open("sessions/"+asked, allow+` button[name=result][value=allow]`)
+		// What waits is in the markup; the conversation is drawn by the
+		// page's script afterwards: wait for it too.
+		b.run("the first message", chromedp.WaitVisible(chromedp.CSS(first)))
 		call, msg := place(allow), place(first)
 		if call.Bottom > call.Height {
 			t.Errorf("%d px: the call waiting for a confirmation ends at %.0f px, below the first screen (%.0f px)", size.w, call.Bottom, call.Height)

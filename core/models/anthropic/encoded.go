@@ -17,6 +17,13 @@ import (
 // turn) encodes only what is new instead of its whole history. It is
 // keyed by what a message says, not where it is, and bounded by bytes:
 // the least recently used go first. Safe for concurrent use.
+//
+// A message is found by a 64-bit hash of every field the request reads,
+// under a seed chosen per process, and its shape (role, blocks, bytes)
+// must match too; the message itself is not kept to compare against, so
+// finding one costs a pass over it rather than two, and an entry holds
+// only its encoding. Two messages of one shape that differ share a key
+// with a chance of 2^-64, and the seed keeps anyone from making them.
 type encodedMessages struct {
 	max  int
 	seed maphash.Seed
@@ -28,12 +35,21 @@ type encodedMessages struct {
 }
 
 type encodedMessage struct {
-	key uint64
-	msg core.Message
+	key   uint64
+	shape messageShape
 	// raw is the message's JSON; nil when the request leaves it out (it
 	// has no content the API takes).
 	raw []byte
 }
+
+// messageShape is what an entry checks beside its key.
+type messageShape struct {
+	role          core.Role
+	blocks, bytes int
+}
+
+// entryOverhead approximates an entry's bookkeeping beside its encoding.
+const entryOverhead = 128
 
 func newEncodedMessages(maxBytes int) *encodedMessages {
 	return &encodedMessages{max: maxBytes, seed: maphash.MakeSeed(), lru: list.New(), byKey: map[uint64]*list.Element{}}
@@ -44,10 +60,10 @@ func (c *encodedMessages) encode(m core.Message) ([]byte, error) {
 	if c == nil || c.max <= 0 {
 		return encodeMessage(m)
 	}
-	key := c.hash(m)
+	key, shape := c.hash(m)
 	c.mu.Lock()
 	if el, ok := c.byKey[key]; ok {
-		if e := el.Value.(*encodedMessage); sameMessage(e.msg, m) {
+		if e := el.Value.(*encodedMessage); e.shape == shape {
 			c.lru.MoveToFront(el)
 			c.mu.Unlock()
 			return e.raw, nil
@@ -58,7 +74,7 @@ func (c *encodedMessages) encode(m core.Message) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.put(&encodedMessage{key: key, msg: m, raw: raw})
+	c.put(&encodedMessage{key: key, shape: shape, raw: raw})
 	return raw, nil
 }
 
@@ -84,15 +100,8 @@ func (c *encodedMessages) put(e *encodedMessage) {
 	}
 }
 
-// size is what an entry holds: its encoding and the message it keeps to
-// compare against (whose text, inputs and images it keeps alive).
-func (e *encodedMessage) size() int {
-	n := len(e.raw) + 64
-	for _, b := range e.msg.Content {
-		n += len(b.Text) + len(b.Input) + len(b.Output) + len(b.Data) + len(b.ToolUseID) + len(b.Name) + 64
-	}
-	return n
-}
+// size is what an entry holds.
+func (e *encodedMessage) size() int { return len(e.raw) + entryOverhead }
 
 // encodeMessage is m as the SDK encodes it in a request; nil when the
 // request leaves it out.
@@ -109,20 +118,24 @@ func encodeMessage(m core.Message) ([]byte, error) {
 	return mp.MarshalJSON()
 }
 
-// hash covers every field of a message that message reads.
-func (c *encodedMessages) hash(m core.Message) uint64 {
+// hash covers every field of a message that message reads; the shape
+// is counted on the way.
+func (c *encodedMessages) hash(m core.Message) (uint64, messageShape) {
 	var h maphash.Hash
 	h.SetSeed(c.seed)
+	shape := messageShape{role: m.Role, blocks: len(m.Content)}
+	length := func(n int) {
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], uint64(n))
+		h.Write(b[:])
+		shape.bytes += n
+	}
 	str := func(s string) {
-		var n [8]byte
-		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
+		length(len(s))
 		h.WriteString(s)
 	}
 	byt := func(b []byte) {
-		var n [8]byte
-		binary.LittleEndian.PutUint64(n[:], uint64(len(b)))
-		h.Write(n[:])
+		length(len(b))
 		h.Write(b)
 	}
 	str(string(m.Role))
@@ -141,24 +154,7 @@ func (c *encodedMessages) hash(m core.Message) uint64 {
 		str(b.MediaType)
 		byt(b.Data)
 	}
-	return h.Sum64()
-}
-
-// sameMessage reports whether a and b say the same to the API: the
-// fields message reads are equal.
-func sameMessage(a, b core.Message) bool {
-	if a.Role != b.Role || len(a.Content) != len(b.Content) {
-		return false
-	}
-	for i := range a.Content {
-		x, y := &a.Content[i], &b.Content[i]
-		if x.Type != y.Type || x.Text != y.Text || x.ToolUseID != y.ToolUseID || x.Name != y.Name ||
-			!bytes.Equal(x.Input, y.Input) || x.Output != y.Output || x.IsError != y.IsError ||
-			x.MediaType != y.MediaType || !bytes.Equal(x.Data, y.Data) {
-			return false
-		}
-	}
-	return true
+	return h.Sum64(), shape
 }
 
 // requestBody is the streaming request for p (without its messages) and

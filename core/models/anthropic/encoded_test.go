@@ -112,10 +112,9 @@ func TestEncodedMessagesBounded(t *testing.T) {
 	}
 }
 
-// TestEncodedMessagesCountWhatTheyKeep: an entry counts the message it
-// keeps to compare against, not only its encoding: an image's bytes are
-// held twice, once as data and once base64-encoded.
-func TestEncodedMessagesCountWhatTheyKeep(t *testing.T) {
+// TestEncodedMessagesKeepOnlyTheirEncoding: an entry holds and counts its
+// encoding, not the message (an image's bytes are held once, base64).
+func TestEncodedMessagesKeepOnlyTheirEncoding(t *testing.T) {
 	c := newEncodedMessages(1 << 20)
 	img := make([]byte, 100<<10)
 	m := core.Message{Role: core.RoleUser, Content: []core.Block{{Type: core.BlockImage, MediaType: "image/png", Data: img}}}
@@ -123,7 +122,29 @@ func TestEncodedMessagesCountWhatTheyKeep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.total < len(raw)+len(img) {
-		t.Fatalf("counts %d bytes for an entry holding %d of encoding and %d of image", c.total, len(raw), len(img))
+	if c.total != len(raw)+entryOverhead || c.total >= len(raw)+len(img) {
+		t.Fatalf("counts %d bytes for an entry of %d bytes of encoding (image %d)", c.total, len(raw), len(img))
+	}
+}
+
+// TestEncodedMessagesCheckTheShape: an entry under a message's key but of
+// another shape is not its encoding.
+func TestEncodedMessagesCheckTheShape(t *testing.T) {
+	c := newEncodedMessages(1 << 20)
+	m := conversation()[2]
+	key, shape := c.hash(m)
+	for name, other := range map[string]messageShape{
+		"role":   {role: core.RoleAssistant, blocks: shape.blocks, bytes: shape.bytes},
+		"blocks": {role: shape.role, blocks: shape.blocks + 1, bytes: shape.bytes},
+		"bytes":  {role: shape.role, blocks: shape.blocks, bytes: shape.bytes - 1},
+	} {
+		c.put(&encodedMessage{key: key, shape: other, raw: []byte(`"stale"`)})
+		got, err := c.encode(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) == `"stale"` {
+			t.Fatalf("%s: an entry of another shape answered", name)
+		}
 	}
 }

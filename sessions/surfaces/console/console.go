@@ -206,14 +206,19 @@ func (h *Handler) Register(mux *http.ServeMux, api http.Handler) {
 var funcs = template.FuncMap{
 	// utc formats a time for <time datetime>; the script shows it in the
 	// browser's zone.
-	"utc": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"utcText": func(t time.Time) string {
-		return t.UTC().Format("2006-01-02 15:04 UTC")
-	},
-	"usd":    usd,
-	"budget": core.FormatBudget,
-	"limits": ownBudgets,
+	"utc":     utcAttr,
+	"utcText": utcText,
+	"usd":     usd,
+	"budget":  core.FormatBudget,
+	"limits":  ownBudgets,
 }
+
+// utcAttr formats a time for <time datetime>; the script shows it in the
+// browser's zone.
+func utcAttr(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// utcText is a time as a page shows it until its script does.
+func utcText(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
 
 // ownBudgets shows the budgets a session's own limits set.
 func ownBudgets(l *core.Limits) string {

@@ -99,11 +99,11 @@ func (d *Docker) Start(ctx context.Context, sessionID string, req core.ProcessRe
 	}
 	outR, outW := io.Pipe()
 	p := &process{d: d, session: sessionID, container: id, exec: ex.ID, pidFile: pidFile, att: &att.HijackedResponse, stdout: outR,
-		streamEnded: make(chan struct{}), done: make(chan struct{}), exit: -1}
+		streamEnded: make(chan struct{}), active: make(chan struct{}, 1), done: make(chan struct{}), exit: -1}
 	started := make(chan struct{})
 	p.stderr.started = started
 	go func() {
-		_, err := stdcopy.StdCopy(outW, &p.stderr, att.Reader)
+		_, err := stdcopy.StdCopy(activity{outW, p.active}, activity{&p.stderr, p.active}, att.Reader)
 		outW.CloseWithError(err)
 		close(p.streamEnded)
 	}()
@@ -122,8 +122,18 @@ func (d *Docker) Start(ctx context.Context, sessionID string, req core.ProcessRe
 // with stdin attached, the engine keeps the stream open past the exit.
 const exitPoll = 500 * time.Millisecond
 
+// streamQuiet is how long the stream of a process that has ended may
+// stay silent before it is cut: a child the process left running can
+// hold it open for as long as it lives. On a busy machine the engine can
+// deliver the last output well after the exit, so the wait is renewed
+// while output still arrives, up to streamCap after the exit.
+const (
+	streamQuiet = 5 * time.Second
+	streamCap   = time.Minute
+)
+
 // watch waits for the process to end, records its exit status and closes
-// done; the rest of its output is read for a moment first.
+// done; the rest of its output is read first, while it keeps coming.
 func (p *process) watch() {
 	ended := p.streamEnded
 	tick := time.NewTicker(exitPoll)
@@ -148,13 +158,46 @@ func (p *process) watch() {
 	// Ending stdin lets the engine end the stream; what the process wrote
 	// last is still read.
 	_ = p.att.CloseWrite()
-	select {
-	case <-p.streamEnded:
-	case <-time.After(2 * time.Second):
+	p.drain()
+	close(p.done)
+}
+
+// drain waits for the stream of an ended process to end, and cuts it
+// once it has been quiet for streamQuiet (or streamCap has passed).
+func (p *process) drain() {
+	quiet := time.NewTimer(streamQuiet)
+	defer quiet.Stop()
+	limit := time.NewTimer(streamCap)
+	defer limit.Stop()
+	for {
+		select {
+		case <-p.streamEnded:
+			return
+		case <-p.active:
+			quiet.Reset(streamQuiet)
+			continue
+		case <-quiet.C:
+		case <-limit.C:
+		}
 		p.att.Close()
 		p.stdout.CloseWithError(io.ErrClosedPipe) // no one reads it: unblock the copy
+		return
 	}
-	close(p.done)
+}
+
+// activity is a writer that tells active (without waiting) of each write.
+type activity struct {
+	w      io.Writer
+	active chan<- struct{}
+}
+
+func (a activity) Write(b []byte) (int, error) {
+	n, err := a.w.Write(b)
+	select {
+	case a.active <- struct{}{}:
+	default:
+	}
+	return n, err
 }
 
 func envList(env map[string]string) []string {
@@ -177,8 +220,10 @@ type process struct {
 	stderr    tail
 
 	streamEnded chan struct{}
-	done        chan struct{}
-	exit        int // set before done is closed
+	// active hears of the stream's writes (activity), for drain.
+	active chan struct{}
+	done   chan struct{}
+	exit   int // set before done is closed
 }
 
 func (p *process) Stdin() io.WriteCloser { return stdinOf{p.att} }

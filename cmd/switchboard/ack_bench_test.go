@@ -44,7 +44,7 @@ func BenchmarkSlackAck(b *testing.B) {
 	defer floor.Close()
 	defer g.Close()
 
-	ms, hs := modelserver.Start(b)
+	ms, hs := modelserver.Start(b, func(s *modelserver.Server) { s.Forget = true })
 	ms.Default = func(modelserver.Request) modelserver.Step { return modelserver.Step{Text: "acked and answered"} }
 	slack := fakeslack.Start(b)
 	bot := slack.AddTeam(fakeslack.Team{ID: "T0ACK", Name: "Ack"})

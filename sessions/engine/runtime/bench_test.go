@@ -77,6 +77,7 @@ const enteredHeader = "X-Bench-Entered"
 // it are wall-clock differences.
 func startModelServer() (*modelserver.Server, *httptest.Server, <-chan arrival) {
 	srv := modelserver.New()
+	srv.Forget = true
 	srv.Default = func(modelserver.Request) modelserver.Step { return modelserver.Step{Text: "ok"} }
 	// Buffered beyond what one iteration can produce, so a stray request
 	// (a retry) never blocks the server.

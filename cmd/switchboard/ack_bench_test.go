@@ -1,18 +1,14 @@
-package main
+package main_test
 
 import (
-	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/switchboardhq/switchboard/core/command"
 	"github.com/switchboardhq/switchboard/fixtures/ackload"
 	"github.com/switchboardhq/switchboard/fixtures/diskfloor"
 	"github.com/switchboardhq/switchboard/fixtures/fakeslack"
@@ -21,8 +17,9 @@ import (
 )
 
 // BenchmarkSlackAck posts signed Slack app_mention events, each a new
-// thread so each starts a turn, to a gateway served in this process (on
-// bbolt, a scripted model, a fake Slack its replies go to), at
+// thread so each starts a turn, to a gateway's binary (serve on bbolt,
+// answered by a scripted model, its replies going to a fake Slack, both
+// served by this process), at
 // SWITCHBOARD_BENCH_ACK_RATE a second (default 500) for
 // SWITCHBOARD_BENCH_ACK_SECONDS (default 5) after a second of warm-up,
 // and reports the acks' p50 and p99, measured from each request's due
@@ -50,15 +47,17 @@ func BenchmarkSlackAck(b *testing.B) {
 	bot := slack.AddTeam(fakeslack.Team{ID: "T0ACK", Name: "Ack"})
 	team, _ := slack.Team("T0ACK")
 	const secret = "ack-bench-signing-secret"
-	url := serveInProcess(b, filepath.Join(dir, "data"), map[string]string{
-		"SWITCHBOARD_MODEL":    "anthropic/claude-test",
-		"ANTHROPIC_API_KEY":    "test-key",
-		"ANTHROPIC_BASE_URL":   modelserver.AnthropicBaseURL(hs.URL),
-		"SWITCHBOARD_SANDBOX":  "none",
-		"SLACK_SIGNING_SECRET": secret,
-		"SLACK_BOT_TOKEN":      bot,
-		"SLACK_API_URL":        slack.APIURL(),
+	gateway := startServer(b, filepath.Join(dir, "data"), map[string]string{
+		"SWITCHBOARD_MODEL":     "anthropic/claude-test",
+		"ANTHROPIC_API_KEY":     "test-key",
+		"ANTHROPIC_BASE_URL":    modelserver.AnthropicBaseURL(hs.URL),
+		"SWITCHBOARD_SANDBOX":   "none",
+		"SLACK_SIGNING_SECRET":  secret,
+		"SLACK_BOT_TOKEN":       bot,
+		"SLACK_API_URL":         slack.APIURL(),
+		"SWITCHBOARD_LOG_LEVEL": "warn",
 	})
+	url := gateway.url
 
 	mentions := make([]*http.Request, n)
 	floorReqs := make([]*http.Request, n)
@@ -89,47 +88,6 @@ func BenchmarkSlackAck(b *testing.B) {
 	b.ReportMetric(base.Rate, "baseline-rate")
 	b.Logf("%d mentions at %d/s: ack p50 %v p99 %v (warm-up p99 %v), %.0f/s; baseline p50 %v p99 %v, %.0f/s",
 		n-warm, rate, got.P50, got.P99, got.WarmP99, got.Rate, base.P50, base.P99, base.Rate)
-}
-
-// serveInProcess runs serve on dataDir with env (and nothing of the
-// process's environment) until the benchmark ends, and returns its base
-// URL once it answers.
-func serveInProcess(b *testing.B, dataDir string, env map[string]string) string {
-	b.Helper()
-	env["SWITCHBOARD_ADDR"] = "127.0.0.1:0"
-	env["SWITCHBOARD_DATA_DIR"] = dataDir
-	env["SWITCHBOARD_ADMIN_TOKEN"] = "ack-bench-admin-token-0123456789"
-	ctx, stop := context.WithCancel(context.Background())
-	exited := make(chan error, 1)
-	go func() {
-		exited <- serve(ctx, nil, command.Env{Getenv: func(k string) string { return env[k] }, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}, io.Discard, io.Discard)
-	}()
-	b.Cleanup(func() {
-		stop()
-		if err := <-exited; err != nil {
-			b.Errorf("serve: %v", err)
-		}
-	})
-	addrFile := filepath.Join(dataDir, "addr")
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(time.Minute)
-	for {
-		if a, err := os.ReadFile(addrFile); err == nil {
-			url := "http://" + strings.TrimSpace(string(a))
-			if resp, err := http.Get(url + "/healthz"); err == nil {
-				resp.Body.Close()
-				return url
-			}
-		}
-		select {
-		case err := <-exited:
-			b.Fatalf("serve exited: %v", err)
-		case <-deadline:
-			b.Fatal("serve did not answer within a minute")
-		case <-tick.C:
-		}
-	}
 }
 
 // ackSetting reads a positive integer from the environment, or def.

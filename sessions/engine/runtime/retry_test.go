@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"sync"
@@ -134,32 +135,14 @@ func TestRetryBacksOffWhenTheStoreCannotWrite(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			clock := newFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-			st, err := bolt.Open(filepath.Join(t.TempDir(), "db"), bolt.Options{Now: clock.Now})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
-			agent, err := st.CreateAgent(ctx, &core.Agent{Name: "a", Model: "anthropic/test"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			clock, st, agent := clockedStore(t)
 			model := fakemodel.New()
 			model.Default = &fakemodel.Step{Text: "answer"}
 			store := &fullStore{Store: st, wakes: wakes}
 			store.full.Store(true)
-			rt := runtime.New(runtime.Config{Store: store, Commits: st, Model: model, Workers: 2, Clock: clock,
+			rt := startClocked(t, runtime.Config{Store: store, Commits: st, Model: model, Workers: 2, Clock: clock,
 				RetryAfter: time.Second, MaxRetryAfter: 4 * time.Second})
-			if err := rt.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = rt.Stop(context.Background()) })
-			res, err := st.CreateSession(ctx, core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: agent.ID, Version: 1}},
-				Inputs: []core.Event{core.NewInput(core.TypeUserMessage, []byte(`{"text":"hi"}`))}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			id := res.Session.ID
+			id := sessionWith(t, st, agent, "hi")
 
 			// settle waits until the runtime is idle and the scheduler sleeps
 			// until want, with calls model calls made; a hot loop makes more
@@ -230,4 +213,43 @@ func TestRetryBacksOffWhenTheStoreCannotWrite(t *testing.T) {
 			settle(calls+1, clock.Now().Add(time.Second))
 		})
 	}
+}
+
+// clockedStore opens a fresh store on a fake clock, with one agent.
+func clockedStore(t *testing.T) (*fakeClock, *bolt.Store, *core.Agent) {
+	t.Helper()
+	clock := newFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "db"), bolt.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	agent, err := st.CreateAgent(context.Background(), &core.Agent{Name: "a", Model: "anthropic/test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return clock, st, agent
+}
+
+// startClocked starts a runtime of cfg, stopped when the test ends.
+func startClocked(t *testing.T, cfg runtime.Config) *runtime.Runtime {
+	t.Helper()
+	rt := runtime.New(cfg)
+	if err := rt.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rt.Stop(context.Background()) })
+	return rt
+}
+
+// sessionWith creates a session of agent with a user message queued.
+func sessionWith(t *testing.T, st *bolt.Store, agent *core.Agent, text string) string {
+	t.Helper()
+	body, _ := json.Marshal(core.MessageBody{Text: text})
+	res, err := st.CreateSession(context.Background(), core.NewSession{Session: core.Session{Agent: core.AgentRef{ID: agent.ID, Version: 1}},
+		Inputs: []core.Event{core.NewInput(core.TypeUserMessage, body)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Session.ID
 }

@@ -480,6 +480,11 @@ func (r *Runtime) runSession(ctx context.Context, id string, a *activeTurn) {
 			// own turns.
 			prep, h.opened = prepared{}, ""
 		}
+		if err != nil && errors.Is(err, context.Canceled) && errors.Is(context.Cause(cctx), harness.ErrInterrupted) && ctx.Err() == nil {
+			// The interrupt cut a store call short: not the store failing.
+			// The interrupt asked for another cycle, which reads it.
+			err = nil
+		}
 		cancel(nil)
 		if errors.Is(err, core.ErrLeaseLost) || context.Cause(lctx) == core.ErrLeaseLost {
 			// Another runtime runs the session now; nothing to retry here.
@@ -640,11 +645,14 @@ func (r *Runtime) cycle(ctx context.Context, id string, epoch uint64, inputs <-c
 	if out.Turns > 0 {
 		r.log.Debug("cycle done", "session_id", id, "turns", out.Turns, "reason", out.Reason)
 	}
+	// An interrupt cancelled the turn's context, not the cycle's end: what
+	// follows is fenced by the epoch, as every write of the turn is.
+	wctx := context.WithoutCancel(ctx)
 	if out.Paused {
 		// Its queued inputs wait for the raise, which wakes it again.
-		return r.cfg.Store.ClearWake(ctx, id, epoch)
+		return r.cfg.Store.ClearWake(wctx, id, epoch)
 	}
-	return r.settle(ctx, id, epoch)
+	return r.settle(wctx, id, epoch)
 }
 
 // settle ends a cycle that ran: anything still pending re-runs through

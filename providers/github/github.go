@@ -50,6 +50,7 @@ import (
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	gh "github.com/google/go-github/v62/github"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/web"
 	"github.com/switchboardhq/switchboard/providers"
 	"github.com/switchboardhq/switchboard/providers/attach"
 	"github.com/switchboardhq/switchboard/providers/output"
@@ -100,7 +101,7 @@ type Config struct {
 	Installations Installations
 	// Intake stores what the intake decided (providers.Intake).
 	Intake    *providers.Intake
-	Transport http.RoundTripper // default http.DefaultTransport
+	Transport http.RoundTripper // default a web.APIClient's transport
 	// HistoryLimit is how many earlier comments of the issue or pull
 	// request the first turn sees (default DefaultHistoryLimit; below
 	// zero none).
@@ -184,7 +185,7 @@ func New(cfg Config) (*Provider, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.Transport == nil {
-		cfg.Transport = http.DefaultTransport
+		cfg.Transport = web.APIClient(0).Transport
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

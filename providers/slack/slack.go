@@ -32,6 +32,7 @@ import (
 
 	slackapi "github.com/slack-go/slack"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/web"
 	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/providers"
 	"github.com/switchboardhq/switchboard/providers/attach"
@@ -185,7 +186,7 @@ func New(cfg Config) (*Provider, error) {
 		cfg.StreamLimit = DefaultStreamLimit
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+		cfg.HTTPClient = web.APIClient(30 * time.Second)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

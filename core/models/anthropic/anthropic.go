@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/models/internal/modelcall"
+	"github.com/switchboardhq/switchboard/core/web"
 )
 
 const vendor = "anthropic"
@@ -31,7 +32,7 @@ type Config struct {
 	APIKey string
 	// BaseURL is the API root, without /v1 (the SDK appends v1/messages).
 	BaseURL    string
-	HTTPClient *http.Client
+	HTTPClient *http.Client // nil: a web.APIClient
 	// MaxRetries bounds retries of 429, 5xx and connection errors; 0 means 3,
 	// a negative value none.
 	MaxRetries int
@@ -81,9 +82,10 @@ func New(cfg Config) *Client {
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = web.APIClient(0)
 	}
+	opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
 	c := sdk.NewClient(opts...)
 	return &Client{
 		messages:  c.Messages,

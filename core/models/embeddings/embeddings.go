@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core/settings"
+	"github.com/switchboardhq/switchboard/core/web"
 )
 
 // Setting names.
@@ -42,8 +43,8 @@ type Config struct {
 	Model   string // as the server names it, without the openai/ prefix
 	BaseURL string // the API base, ending in /v1 for OpenAI and Ollama
 	APIKey  string // sent as a bearer token when set
-	// HTTPClient sends the requests; nil is a client with a one-minute
-	// timeout.
+	// HTTPClient sends the requests; nil is a web.APIClient with a
+	// one-minute timeout.
 	HTTPClient *http.Client
 	// BatchSize is how many texts one request carries; 0 is 64.
 	BatchSize int
@@ -57,7 +58,7 @@ type Client struct {
 // New returns a client of cfg.
 func New(cfg Config) *Client {
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: time.Minute}
+		cfg.HTTPClient = web.APIClient(time.Minute)
 	}
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 64

@@ -20,6 +20,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/models/internal/modelcall"
+	"github.com/switchboardhq/switchboard/core/web"
 )
 
 const (
@@ -32,7 +33,7 @@ type Config struct {
 	APIKey string
 	// BaseURL ends in /v1 (the SDK appends chat/completions).
 	BaseURL    string
-	HTTPClient *http.Client
+	HTTPClient *http.Client // nil: a web.APIClient
 	// MaxRetries bounds retries of 429, 5xx and connection errors; 0 means 3,
 	// a negative value none.
 	MaxRetries int
@@ -80,9 +81,10 @@ func New(cfg Config) *Client {
 		option.WithAPIKey(cfg.APIKey),
 		option.WithMaxRetries(retries),
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = web.APIClient(0)
 	}
+	opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
 	return &Client{
 		completions: sdk.NewChatCompletionService(opts...),
 		maxTokens:   cfg.DefaultMaxTokens,

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,10 +73,14 @@ func BenchmarkSlackAck(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	turnsBefore := turnsDone(b, url)
+	began := time.Now()
 	got, err := ackload.Run(ackload.Load{Requests: mentions, Rate: rate, Warm: warm})
 	if err != nil {
 		b.Fatal(err)
 	}
+	took := time.Since(began)
+	turns := turnsDone(b, url) - turnsBefore
 	b.StopTimer()
 	if got.Failed > 0 || base.Failed > 0 {
 		b.Errorf("not acked with 200: %d of %d mentions, %d of %d baseline requests", got.Failed, n-warm, base.Failed, n-warm)
@@ -86,8 +91,35 @@ func BenchmarkSlackAck(b *testing.B) {
 	b.ReportMetric(latency.Millis(base.P50), "baseline-ack-p50-ms")
 	b.ReportMetric(latency.Millis(base.P99), "baseline-ack-p99-ms")
 	b.ReportMetric(base.Rate, "baseline-rate")
-	b.Logf("%d mentions at %d/s: ack p50 %v p99 %v (warm-up p99 %v), %.0f/s; baseline p50 %v p99 %v, %.0f/s",
-		n-warm, rate, got.P50, got.P99, got.WarmP99, got.Rate, base.P50, base.P99, base.Rate)
+	// Whether the turns kept up: below the mentions' rate, the sessions
+	// waiting for a turn pile up for the whole run, and the acks are
+	// measured beside a backlog that grows.
+	b.ReportMetric(float64(turns)/took.Seconds(), "turns/s")
+	b.ReportMetric(float64(rate), "baseline-turns/s")
+	b.Logf("%d mentions at %d/s: ack p50 %v p99 %v (warm-up p99 %v), %.0f/s; baseline p50 %v p99 %v, %.0f/s; %d turns in %v",
+		n-warm, rate, got.P50, got.P99, got.WarmP99, got.Rate, base.P50, base.P99, base.Rate, turns, took.Round(time.Millisecond))
+}
+
+// turnsDone is how many turns the gateway at url has ended, by its
+// metrics.
+func turnsDone(b *testing.B, url string) int {
+	b.Helper()
+	code, raw := doReq(b, "GET", url+"/metrics", "", nil)
+	if code != http.StatusOK {
+		b.Fatalf("metrics: %d %s", code, raw)
+	}
+	total := 0
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.HasPrefix(line, "switchboard_turns_total{") {
+			continue
+		}
+		n, err := strconv.Atoi(line[strings.LastIndexByte(line, ' ')+1:])
+		if err != nil {
+			b.Fatalf("metrics line %q: %v", line, err)
+		}
+		total += n
+	}
+	return total
 }
 
 // ackSetting reads a positive integer from the environment, or def.

@@ -645,14 +645,17 @@ func (r *Runtime) cycle(ctx context.Context, id string, epoch uint64, inputs <-c
 	if out.Turns > 0 {
 		r.log.Debug("cycle done", "session_id", id, "turns", out.Turns, "reason", out.Reason)
 	}
-	// An interrupt cancelled the turn's context, not the cycle's end: what
-	// follows is fenced by the epoch, as every write of the turn is.
-	wctx := context.WithoutCancel(ctx)
+	// An interrupt cancels the turn, not the cycle's end. Any other cause
+	// (the lease lost or in doubt) must leave the wake as it is, for the
+	// runtime that runs the session next: the cancelled context fails it.
+	if errors.Is(context.Cause(ctx), harness.ErrInterrupted) {
+		ctx = context.WithoutCancel(ctx)
+	}
 	if out.Paused {
 		// Its queued inputs wait for the raise, which wakes it again.
-		return r.cfg.Store.ClearWake(wctx, id, epoch)
+		return r.cfg.Store.ClearWake(ctx, id, epoch)
 	}
-	return r.settle(wctx, id, epoch)
+	return r.settle(ctx, id, epoch)
 }
 
 // settle ends a cycle that ran: anything still pending re-runs through

@@ -480,9 +480,11 @@ func (r *Runtime) runSession(ctx context.Context, id string, a *activeTurn) {
 			// own turns.
 			prep, h.opened = prepared{}, ""
 		}
-		if err != nil && errors.Is(err, context.Canceled) && errors.Is(context.Cause(cctx), harness.ErrInterrupted) && ctx.Err() == nil {
-			// The interrupt cut a store call short: not the store failing.
-			// The interrupt asked for another cycle, which reads it.
+		if errors.Is(err, context.Canceled) && errors.Is(context.Cause(cctx), harness.ErrInterrupted) && ctx.Err() == nil {
+			// An interrupt (or an archive, cancelled alike) cut a store
+			// call short: not the store failing. An interrupt asked for
+			// another cycle, which reads it; an archived session needs
+			// none.
 			err = nil
 		}
 		cancel(nil)

@@ -27,6 +27,10 @@ const vendor = "anthropic"
 // of the conversations it serves most, about 1 MB a 10,000-turn one.
 const encodedBytes = 32 << 20
 
+// toolBytes bounds the tool definitions a client keeps encoded: a few
+// hundred tools of a few kilobytes each.
+const toolBytes = 4 << 20
+
 // Config configures a Client. Zero values take the defaults.
 type Config struct {
 	APIKey string
@@ -48,6 +52,7 @@ type Config struct {
 type Client struct {
 	messages  sdk.MessageService
 	encoded   *encodedMessages
+	tools     *encodedTools
 	maxTokens int
 	policy    modelcall.Policy
 	log       *slog.Logger
@@ -90,6 +95,7 @@ func New(cfg Config) *Client {
 	return &Client{
 		messages:  c.Messages,
 		encoded:   newEncodedMessages(encodedBytes),
+		tools:     newEncodedTools(toolBytes),
 		maxTokens: maxTokens,
 		log:       log,
 		policy:    modelcall.Policy{Vendor: vendor, MaxRetries: retries, BaseDelay: cfg.RetryDelay, Logger: log},

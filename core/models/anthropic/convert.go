@@ -5,14 +5,14 @@ import (
 	"fmt"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
-	"github.com/anthropics/anthropic-sdk-go/packages/param"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/models/internal/modelcall"
 )
 
-// params is the request for req: its parameters without the messages,
-// and the body to send, whose messages come from the kept encodings.
+// params is the request for req: its parameters without the messages and
+// tools, and the body to send, whose messages and tools come from the kept
+// encodings.
 func (c *Client) params(name string, req core.ModelRequest) (sdk.MessageNewParams, []byte, error) {
 	maxTokens := req.MaxTokens
 	if maxTokens <= 0 {
@@ -32,18 +32,15 @@ func (c *Client) params(name string, req core.ModelRequest) (sdk.MessageNewParam
 			msgs = append(msgs, raw)
 		}
 	}
+	tools := make([][]byte, 0, len(req.Tools))
 	for _, td := range req.Tools {
-		schema, err := modelcall.Schema(td.InputSchema)
+		raw, err := c.tools.encode(td)
 		if err != nil {
-			return p, nil, fmt.Errorf("anthropic: tool %s: %w", td.Name, err)
+			return p, nil, fmt.Errorf("anthropic: %w", err)
 		}
-		tp := sdk.ToolParam{Name: td.Name, InputSchema: param.Override[sdk.ToolInputSchemaParam](schema)}
-		if td.Description != "" {
-			tp.Description = sdk.String(td.Description)
-		}
-		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: &tp})
+		tools = append(tools, raw)
 	}
-	body, err := requestBody(p, msgs)
+	body, err := requestBody(p, msgs, tools)
 	if err != nil {
 		return p, nil, fmt.Errorf("anthropic: encode request: %w", err)
 	}

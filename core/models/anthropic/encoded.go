@@ -157,29 +157,30 @@ func (c *encodedMessages) hash(m core.Message) (uint64, messageShape) {
 	return h.Sum64(), shape
 }
 
-// requestBody is the streaming request for p (without its messages) and
-// the messages' JSON: what the SDK would send for p with them, built from
-// the kept encodings. "stream" leads, so setting it (the SDK does, for a
+// requestBody is the streaming request for p (without its messages and
+// tools) and the messages' and tools' JSON: what the SDK would send for p
+// with them, built from the kept encodings. "stream" leads, so setting it (the SDK does, for a
 // stream) finds it at once.
-func requestBody(p sdk.MessageNewParams, msgs [][]byte) ([]byte, error) {
-	p.Messages = nil
+func requestBody(p sdk.MessageNewParams, msgs, tools [][]byte) ([]byte, error) {
+	p.Messages, p.Tools = nil, nil
 	rest, err := p.MarshalJSON()
 	if err != nil {
 		return nil, err
 	}
-	size := len(rest) + 32
+	size := len(rest) + 48
 	for _, m := range msgs {
 		size += len(m) + 1
 	}
-	buf := make([]byte, 0, size)
-	buf = append(buf, `{"stream":true,"messages":[`...)
-	for i, m := range msgs {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = append(buf, m...)
+	for _, t := range tools {
+		size += len(t) + 1
 	}
-	buf = append(buf, ']')
+	buf := make([]byte, 0, size)
+	buf = append(buf, `{"stream":true,"messages":`...)
+	buf = appendArray(buf, msgs)
+	if len(tools) > 0 {
+		buf = append(buf, `,"tools":`...)
+		buf = appendArray(buf, tools)
+	}
 	if inner := bytes.TrimSpace(rest); len(inner) > 2 {
 		buf = append(buf, ',')
 		buf = append(buf, inner[1:]...)
@@ -187,4 +188,16 @@ func requestBody(p sdk.MessageNewParams, msgs [][]byte) ([]byte, error) {
 		buf = append(buf, '}')
 	}
 	return buf, nil
+}
+
+// appendArray appends the JSON array of elems, each already JSON.
+func appendArray(buf []byte, elems [][]byte) []byte {
+	buf = append(buf, '[')
+	for i, e := range elems {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, e...)
+	}
+	return append(buf, ']')
 }

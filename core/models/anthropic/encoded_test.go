@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 
+	sdk "github.com/anthropics/anthropic-sdk-go"
+
 	"github.com/switchboardhq/switchboard/core"
 )
 
@@ -25,12 +27,16 @@ func conversation() []core.Message {
 	}
 }
 
-// TestRequestBodyAsTheSDKs: the body built from kept encodings says what
-// the SDK's encoding of the whole request says.
+// TestRequestBodyAsTheSDKs: the body built from kept encodings (messages
+// and tools) says what the SDK's encoding of the whole request says.
 func TestRequestBodyAsTheSDKs(t *testing.T) {
 	c := New(Config{APIKey: "k"})
 	req := core.ModelRequest{Model: "anthropic/m", System: "be brief", Messages: conversation(),
-		Tools: []core.ToolDef{{Name: "read", Description: "reads", InputSchema: json.RawMessage(`{"type":"object"}`)}}}
+		Tools: []core.ToolDef{
+			{Name: "read", Description: "reads", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			{Name: "write", InputSchema: json.RawMessage(`{"properties":{"path":{"type":"string"}},"required":["path"]}`)},
+			{Name: "now"},
+		}}
 	for round := range 2 { // the second from the kept encodings
 		p, body, err := c.params("m", req)
 		if err != nil {
@@ -44,6 +50,13 @@ func TestRequestBodyAsTheSDKs(t *testing.T) {
 			if len(mp.Content) > 0 {
 				p.Messages = append(p.Messages, mp)
 			}
+		}
+		for _, td := range req.Tools {
+			tp, err := toolParam(td)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: &tp})
 		}
 		whole, err := p.MarshalJSON()
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 )
@@ -84,6 +85,22 @@ type Installation struct {
 	TokenExpiresAt *Time `json:"token_expires_at,omitempty"`
 	CreatedAt      Time  `json:"created_at"`
 	UpdatedAt      Time  `json:"updated_at"`
+}
+
+// Clone is a copy of in that shares nothing with it: its lists, metadata
+// and expiry may be changed without changing in.
+func (in *Installation) Clone() *Installation {
+	c := *in
+	c.Policy.Channels = slices.Clone(in.Policy.Channels)
+	c.Policy.Users = slices.Clone(in.Policy.Users)
+	c.BudgetApprovers = slices.Clone(in.BudgetApprovers)
+	c.Scopes = slices.Clone(in.Scopes)
+	c.Metadata = maps.Clone(in.Metadata)
+	if in.TokenExpiresAt != nil {
+		at := *in.TokenExpiresAt
+		c.TokenExpiresAt = &at
+	}
+	return &c
 }
 
 // InstallationAAD is the aad an installation's tokens are sealed with: the

@@ -79,7 +79,7 @@ func (s *Store) SaveInstallation(ctx context.Context, in *core.Installation, sea
 
 // GetInstallation returns one installation.
 func (s *Store) GetInstallation(ctx context.Context, id string) (*core.Installation, error) {
-	return viewOne(ctx, s, "get installation", func(tx *bbolt.Tx) (*core.Installation, error) { return getInstallation(tx, id) })
+	return viewOne(ctx, s, "get installation", func(tx *bbolt.Tx) (*core.Installation, error) { return s.installations.get(tx, id) })
 }
 
 // FindInstallation returns the installation of a provider's tenant.
@@ -89,7 +89,7 @@ func (s *Store) FindInstallation(ctx context.Context, provider, externalID strin
 		if id == nil {
 			return nil, fmt.Errorf("%s installation %q: %w", provider, externalID, core.ErrNotFound)
 		}
-		return getInstallation(tx, string(id))
+		return s.installations.get(tx, string(id))
 	})
 }
 

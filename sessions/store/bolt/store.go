@@ -102,6 +102,8 @@ type Store struct {
 	refreshes refreshLocks
 	// hot keeps the session records appends wrote, decoded.
 	hot hotSessions
+	// installations keeps the installation records reads found, decoded.
+	installations decodedInstallations
 }
 
 var _ core.Store = (*Store)(nil)

@@ -66,7 +66,7 @@ func (s *Store) GetAttachToken(ctx context.Context, id string) (*core.AttachToke
 // by creation).
 func (s *Store) ListAttachTokens(ctx context.Context, sessionID string) ([]*core.AttachToken, error) {
 	return viewOne(ctx, s, "list attach tokens", func(tx *bbolt.Tx) ([]*core.AttachToken, error) {
-		if _, err := loadSession(tx, sessionID); err != nil {
+		if err := sessionExists(tx, sessionID); err != nil {
 			return nil, err
 		}
 		out := []*core.AttachToken{}

@@ -165,7 +165,7 @@ func (s *Store) Events(ctx context.Context, sessionID string, after uint64, limi
 	}
 	out := []core.Event{}
 	err := s.db.View(func(tx *bbolt.Tx) error {
-		if _, err := loadSession(tx, sessionID); err != nil {
+		if err := sessionExists(tx, sessionID); err != nil {
 			return err
 		}
 		log := bkt(tx, bucketLogs).Bucket([]byte(sessionID))

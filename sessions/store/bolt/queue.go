@@ -117,7 +117,7 @@ func (s *Store) Pending(ctx context.Context, sessionID string) ([]core.Event, er
 	}
 	out := []core.Event{}
 	err := s.db.View(func(tx *bbolt.Tx) error {
-		if _, err := loadSession(tx, sessionID); err != nil {
+		if err := sessionExists(tx, sessionID); err != nil {
 			return err
 		}
 		pending := bkt(tx, bucketPending).Bucket([]byte(sessionID))

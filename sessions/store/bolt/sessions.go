@@ -19,6 +19,16 @@ func loadSession(tx *bbolt.Tx, id string) (*core.Session, error) {
 	return record.Decode[core.Session]("session", v)
 }
 
+// sessionExists is loadSession's refusal of an unknown session, for a
+// read that needs the session's other buckets, not its record: it decodes
+// nothing.
+func sessionExists(tx *bbolt.Tx, id string) error {
+	if bkt(tx, bucketSessions).Get([]byte(id)) == nil {
+		return fmt.Errorf("session %s: %w", id, core.ErrNotFound)
+	}
+	return nil
+}
+
 // loadWritable loads a session that may still change.
 func loadWritable(tx *bbolt.Tx, id string) (*core.Session, error) {
 	sess, err := loadSession(tx, id)

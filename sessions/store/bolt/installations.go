@@ -123,8 +123,10 @@ func (s *Store) UpdateInstallation(ctx context.Context, id string, fn func(*core
 // InstallationTokens returns the sealed tokens.
 func (s *Store) InstallationTokens(ctx context.Context, id string) ([]byte, error) {
 	return viewOne(ctx, s, "installation tokens", func(tx *bbolt.Tx) ([]byte, error) {
-		if _, err := getInstallation(tx, id); err != nil {
-			return nil, err
+		// Every platform call reads them: the record is checked for, not
+		// decoded.
+		if bkt(tx, bucketInstallations).Get([]byte(id)) == nil {
+			return nil, fmt.Errorf("installation %q: %w", id, core.ErrNotFound)
 		}
 		v := bkt(tx, bucketInstallationTokens).Get([]byte(id))
 		if v == nil {

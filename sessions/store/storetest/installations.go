@@ -135,6 +135,8 @@ func testInstallationTokens(t *testing.T, s InstallationStore) {
 	if got.HasToken || got.TokenExpiresAt != nil {
 		t.Fatalf("after forget %+v", got)
 	}
+	_, err = s.InstallationTokens(ctx, "ins_missing")
+	wantErr(t, err, core.ErrNotFound)
 }
 
 func testInstallationList(t *testing.T, s InstallationStore) {

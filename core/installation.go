@@ -96,10 +96,7 @@ func (in *Installation) Clone() *Installation {
 	c.BudgetApprovers = slices.Clone(in.BudgetApprovers)
 	c.Scopes = slices.Clone(in.Scopes)
 	c.Metadata = maps.Clone(in.Metadata)
-	if in.TokenExpiresAt != nil {
-		at := *in.TokenExpiresAt
-		c.TokenExpiresAt = &at
-	}
+	c.TokenExpiresAt = clonePtr(in.TokenExpiresAt)
 	return &c
 }
 

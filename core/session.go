@@ -3,7 +3,9 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 )
 
 // Status is a session's state (docs/api.md, "Statuses and stop reasons").
@@ -276,6 +278,36 @@ type Fork struct {
 	// Session gives the new session's id and client token hash; the rest
 	// (agent version, metadata, environment, tenant, limits) is From's.
 	Session Session
+}
+
+// Clone is a copy of s that shares nothing with it: its metadata, links,
+// limits and the rest may be changed without changing s.
+func (s *Session) Clone() *Session {
+	c := *s
+	if s.PendingAction != nil {
+		pa := *s.PendingAction
+		pa.ToolUseIDs = slices.Clone(pa.ToolUseIDs)
+		pa.Budget = clonePtr(pa.Budget)
+		c.PendingAction = &pa
+	}
+	c.Origin = clonePtr(s.Origin)
+	c.Metadata = maps.Clone(s.Metadata)
+	c.Limits = clonePtr(s.Limits)
+	c.ForkedFrom = clonePtr(s.ForkedFrom)
+	c.Links = slices.Clone(s.Links)
+	c.CostUSD = clonePtr(s.CostUSD)
+	c.Result = clonePtr(s.Result)
+	return &c
+}
+
+// clonePtr is a pointer to a copy of *p, or nil; the copy is shallow, for
+// values that hold no references.
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 // BudgetPaused reports whether the session's open turn is paused by a

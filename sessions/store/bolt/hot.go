@@ -107,6 +107,31 @@ func (h *hotSessions) loadHot(tx *bbolt.Tx, id string) (*core.Session, error) {
 	return sess, nil
 }
 
+// read is loadSession through the cache: a record kept for the bytes
+// stored is copied, not decoded. The copy is the caller's.
+func (h *hotSessions) read(tx *bbolt.Tx, id string) (*core.Session, error) {
+	raw := bkt(tx, bucketSessions).Get([]byte(id))
+	if raw == nil {
+		return nil, fmt.Errorf("session %s: %w", id, core.ErrNotFound)
+	}
+	if sess := h.copyOf(id, raw); sess != nil {
+		return sess, nil
+	}
+	return record.Decode[core.Session]("session", raw)
+}
+
+// copyOf is a copy of the record stored as raw under id, or nil. It is
+// made under the lock: once taken, a record is its taker's to change.
+func (h *hotSessions) copyOf(id string, raw []byte) *core.Session {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e, ok := h.entries[id]
+	if !ok || !bytes.Equal(e.raw, raw) {
+		return nil
+	}
+	return e.sess.Clone()
+}
+
 // checkWritable refuses, as loadWritable does, a session that is unknown
 // or archived, without decoding a record the cache keeps.
 func (h *hotSessions) checkWritable(tx *bbolt.Tx, id string) error {

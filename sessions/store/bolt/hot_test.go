@@ -52,6 +52,28 @@ func TestHotSessions(t *testing.T) {
 				t.Fatal("the kept record changed through its metadata")
 			}
 		}},
+		{"a read gets a copy, of the same bytes only", func(t *testing.T, h *hotSessions) {
+			r := rec("s1")
+			r.Metadata = map[string]string{"ticket": "T-1"}
+			h.put(r, []byte(`{"a":1}`))
+			if got := h.copyOf("s1", []byte(`{"a":2}`)); got != nil {
+				t.Fatalf("copy of other bytes = %+v", got)
+			}
+			got := h.copyOf("s1", []byte(`{"a":1}`))
+			if got == nil || got == r || got.Metadata["ticket"] != "T-1" {
+				t.Fatalf("copy = %+v", got)
+			}
+			got.Metadata["ticket"] = "changed"
+			if r.Metadata["ticket"] != "T-1" {
+				t.Fatal("the kept record changed through a reader's copy")
+			}
+			if h.take("s1", []byte(`{"a":1}`)) != r {
+				t.Fatal("a read took the record from the writers")
+			}
+			if got := h.copyOf("s1", []byte(`{"a":1}`)); got != nil {
+				t.Fatal("a taken record was copied for a reader")
+			}
+		}},
 		{"bounded", func(t *testing.T, h *hotSessions) {
 			for i := range maxHotSessions + 10 {
 				h.put(rec(fmt.Sprint(i)), []byte("x"))
@@ -117,5 +139,44 @@ func TestAppendAfterOtherWrites(t *testing.T) {
 			_, err = s.Append(t.Context(), id, req)
 			tt.check(t, s, id, err)
 		})
+	}
+}
+
+// TestGetSessionFromAppends: a session read after an append (answered
+// from the record the append kept) is the reader's own, and a write by
+// another path is seen by the next read.
+func TestGetSessionFromAppends(t *testing.T) {
+	ctx := t.Context()
+	s := fresh(t)
+	res, err := s.CreateSession(ctx, core.NewSession{Session: core.Session{Metadata: map[string]string{"ticket": "T-1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Session.ID
+	ev := core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, benchBody())
+	if _, err := s.Append(ctx, id, core.AppendRequest{TurnID: "turn_1", Events: []core.Event{ev}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetSession(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.LastSeq == 0 || got.Metadata["ticket"] != "T-1" {
+		t.Fatalf("after the append: %+v", got)
+	}
+	got.Metadata["ticket"] = "changed"
+	got.Status = core.StatusFailed
+	again, err := s.GetSession(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Metadata["ticket"] != "T-1" || again.Status == core.StatusFailed {
+		t.Fatalf("a reader's change reached the next read: %+v", again)
+	}
+	if _, err := s.Archive(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := s.GetSession(ctx, id); err != nil || after.Status != core.StatusArchived {
+		t.Fatalf("after archiving: %+v %v", after, err)
 	}
 }

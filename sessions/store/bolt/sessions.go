@@ -212,7 +212,7 @@ func (s *Store) insertSession(tx *bbolt.Tx, req core.NewSession, id string, now 
 
 // GetSession returns the session record.
 func (s *Store) GetSession(ctx context.Context, id string) (*core.Session, error) {
-	return viewOne(ctx, s, "get session", func(tx *bbolt.Tx) (*core.Session, error) { return loadSession(tx, id) })
+	return viewOne(ctx, s, "get session", func(tx *bbolt.Tx) (*core.Session, error) { return s.hot.read(tx, id) })
 }
 
 // SessionByKey returns the session serving an external key.

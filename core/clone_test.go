@@ -6,23 +6,33 @@ import (
 	"time"
 )
 
-// TestInstallationCloneSharesNothing: a clone of an installation with
-// every field set is equal to it and shares no list, map or pointer with
-// it, whatever fields the type has: a field added without Clone copying
-// it fails here.
-func TestInstallationCloneSharesNothing(t *testing.T) {
-	in := &Installation{}
-	fillAll(reflect.ValueOf(in).Elem())
-	c := in.Clone()
-	if !reflect.DeepEqual(c, in) {
-		t.Fatalf("clone differs:\n%+v\n%+v", c, in)
-	}
-	if path, shared := sharedRef(reflect.ValueOf(in).Elem(), reflect.ValueOf(c).Elem(), "Installation"); shared {
-		t.Fatalf("the clone shares %s with the original", path)
-	}
-	// A clone of the zero installation keeps nil as nil.
-	if z := (&Installation{}).Clone(); !reflect.DeepEqual(z, &Installation{}) {
-		t.Fatalf("clone of the zero installation: %+v", z)
+// TestCloneSharesNothing: a clone of a record with every field set is
+// equal to it and shares no list, map or pointer with it, whatever fields
+// the type has: a field added without Clone copying it fails here. A clone
+// of the zero record keeps nil as nil.
+func TestCloneSharesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		full  any // a pointer to a record to fill
+		clone func(any) any
+		zero  any
+	}{
+		{"installation", &Installation{}, func(v any) any { return v.(*Installation).Clone() }, &Installation{}},
+		{"session", &Session{}, func(v any) any { return v.(*Session).Clone() }, &Session{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fillAll(reflect.ValueOf(tc.full).Elem())
+			c := tc.clone(tc.full)
+			if !reflect.DeepEqual(c, tc.full) {
+				t.Fatalf("clone differs:\n%+v\n%+v", c, tc.full)
+			}
+			if path, shared := sharedRef(reflect.ValueOf(tc.full).Elem(), reflect.ValueOf(c).Elem(), tc.name); shared {
+				t.Fatalf("the clone shares %s with the original", path)
+			}
+			if z := tc.clone(tc.zero); !reflect.DeepEqual(z, tc.zero) {
+				t.Fatalf("clone of the zero record: %+v", z)
+			}
+		})
 	}
 }
 

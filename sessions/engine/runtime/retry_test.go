@@ -219,7 +219,14 @@ func TestRetryBacksOffWhenTheStoreCannotWrite(t *testing.T) {
 func clockedStore(t *testing.T) (*fakeClock, *bolt.Store, *core.Agent) {
 	t.Helper()
 	clock := newFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "db"), bolt.Options{Now: clock.Now})
+	st, agent := storeWithAgent(t, bolt.Options{Now: clock.Now})
+	return clock, st, agent
+}
+
+// storeWithAgent opens a fresh store with opts, holding one agent.
+func storeWithAgent(t *testing.T, opts bolt.Options) (*bolt.Store, *core.Agent) {
+	t.Helper()
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "db"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +235,7 @@ func clockedStore(t *testing.T) (*fakeClock, *bolt.Store, *core.Agent) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return clock, st, agent
+	return st, agent
 }
 
 // startClocked starts a runtime of cfg, stopped when the test ends.

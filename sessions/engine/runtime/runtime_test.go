@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	stdruntime "runtime"
 	"sync"
 	"testing"
@@ -38,15 +37,7 @@ func start(t *testing.T, model *fakemodel.Model, workers int) *fixture {
 // runtime.
 func newFixture(t *testing.T, model *fakemodel.Model) *fixture {
 	t.Helper()
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "db"), bolt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	a, err := st.CreateAgent(context.Background(), &core.Agent{Name: "a", Model: "anthropic/test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, a := storeWithAgent(t, bolt.Options{})
 	return &fixture{store: st, agent: a, model: model, letGo: map[string]int{}}
 }
 

@@ -35,27 +35,35 @@ type hotSession struct {
 	sess *core.Session
 }
 
-// take returns the record stored as raw under id, or nil.
-func (h *hotSessions) take(id string, raw []byte) *core.Session {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+// keptLocked is the record kept for raw under id, or nil; h.mu is held.
+func (h *hotSessions) keptLocked(id string, raw []byte) *core.Session {
 	e, ok := h.entries[id]
 	if !ok || !bytes.Equal(e.raw, raw) {
 		return nil
 	}
-	delete(h.entries, id)
 	return e.sess
+}
+
+// take returns the record stored as raw under id, or nil.
+func (h *hotSessions) take(id string, raw []byte) *core.Session {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	sess := h.keptLocked(id, raw)
+	if sess != nil {
+		delete(h.entries, id)
+	}
+	return sess
 }
 
 // status is the status of the record stored as raw under id, if kept.
 func (h *hotSessions) status(id string, raw []byte) (core.Status, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	e, ok := h.entries[id]
-	if !ok || !bytes.Equal(e.raw, raw) {
+	sess := h.keptLocked(id, raw)
+	if sess == nil {
 		return "", false
 	}
-	return e.sess.Status, true
+	return sess.Status, true
 }
 
 // metadata is a copy of the metadata of the record stored as raw under
@@ -64,11 +72,11 @@ func (h *hotSessions) status(id string, raw []byte) (core.Status, bool) {
 func (h *hotSessions) metadata(id string, raw []byte) (map[string]string, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	e, ok := h.entries[id]
-	if !ok || !bytes.Equal(e.raw, raw) {
+	sess := h.keptLocked(id, raw)
+	if sess == nil {
 		return nil, false
 	}
-	return maps.Clone(e.sess.Metadata), true
+	return maps.Clone(sess.Metadata), true
 }
 
 // put keeps sess, stored as raw; the caller must not change either after.
@@ -78,13 +86,20 @@ func (h *hotSessions) put(sess *core.Session, raw []byte) {
 	if h.entries == nil {
 		h.entries = make(map[string]hotSession)
 	}
-	if _, ok := h.entries[sess.ID]; !ok && len(h.entries) >= maxHotSessions {
-		for id := range h.entries { // any one: the map's order is random
-			delete(h.entries, id)
-			break
-		}
-	}
+	makeRoom(h.entries, sess.ID, maxHotSessions)
 	h.entries[sess.ID] = hotSession{raw: raw, sess: sess}
+}
+
+// makeRoom makes room in m, bounded to max entries, for an entry under
+// id: one other goes when it is full (any one: a map's order is random).
+func makeRoom[V any](m map[string]V, id string, max int) {
+	if _, ok := m[id]; ok || len(m) < max {
+		return
+	}
+	for other := range m {
+		delete(m, other)
+		return
+	}
 }
 
 // loadHot is loadWritable through the cache: the record it returns is
@@ -125,11 +140,10 @@ func (h *hotSessions) read(tx *bbolt.Tx, id string) (*core.Session, error) {
 func (h *hotSessions) copyOf(id string, raw []byte) *core.Session {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	e, ok := h.entries[id]
-	if !ok || !bytes.Equal(e.raw, raw) {
-		return nil
+	if sess := h.keptLocked(id, raw); sess != nil {
+		return sess.Clone()
 	}
-	return e.sess.Clone()
+	return nil
 }
 
 // checkWritable refuses, as loadWritable does, a session that is unknown

@@ -50,12 +50,7 @@ func (d *decodedInstallations) get(tx *bbolt.Tx, id string) (*core.Installation,
 	if d.entries == nil {
 		d.entries = make(map[string]decodedInstallation)
 	}
-	if _, ok := d.entries[id]; !ok && len(d.entries) >= maxDecodedInstallations {
-		for old := range d.entries { // any one: the map's order is random
-			delete(d.entries, old)
-			break
-		}
-	}
+	makeRoom(d.entries, id, maxDecodedInstallations)
 	// raw is the transaction's, valid only while it is open.
 	d.entries[id] = decodedInstallation{raw: bytes.Clone(raw), in: in.Clone()}
 	return in, nil

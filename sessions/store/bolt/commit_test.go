@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,11 +24,17 @@ const patience = 30 * time.Second
 func TestTurnAndPostingWritesJoinTheGroupCommit(t *testing.T) {
 	s, _ := openTemp(t, Options{})
 	ctx := t.Context()
-	res, err := s.CreateSession(ctx, core.NewSession{})
+	// A session of the sink's platform with a turn open: the sink has it
+	// marked, so releasing it writes.
+	res, err := s.CreateSession(ctx, core.NewSession{Session: core.Session{Origin: &core.Origin{Provider: "chat", Key: "chat:1"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := res.Session.ID
+	started := core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{})
+	if _, err := s.Append(ctx, id, core.AppendRequest{TurnID: "turn_1", Events: []core.Event{started}}); err != nil {
+		t.Fatal(err)
+	}
 	claim, ok, err := s.ClaimSink(ctx, "chat", id, "replica-a", time.Minute)
 	if err != nil || !ok {
 		t.Fatalf("claim sink: %v %v", ok, err)
@@ -94,6 +101,30 @@ func TestTurnAndPostingWritesJoinTheGroupCommit(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestReleasingAnUnmarkedSessionWritesNothing: a sink lets go of a
+// session it only acknowledged inputs of (no turn has started, so the
+// store never marked it) without a write, which would wait for a commit
+// and take a place in it.
+func TestReleasingAnUnmarkedSessionWritesNothing(t *testing.T) {
+	s, _ := openTemp(t, Options{})
+	ctx := t.Context()
+	res, err := s.CreateSession(ctx, core.NewSession{Session: core.Session{Origin: &core.Origin{Provider: "chat", Key: "chat:1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queued atomic.Int64
+	s.commit.mu.Lock()
+	s.commit.queued = func() { queued.Add(1) }
+	s.commit.mu.Unlock()
+	released, err := s.ReleaseSink(ctx, "chat", res.Session.ID, 0)
+	if err != nil || !released {
+		t.Fatalf("release: %v, %v", released, err)
+	}
+	if n := queued.Load(); n != 0 {
+		t.Fatalf("releasing an unmarked session queued %d writes", n)
 	}
 }
 

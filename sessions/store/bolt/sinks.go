@@ -57,14 +57,23 @@ func (s *Store) SaveSinkPosition(ctx context.Context, sink, sessionID string, c 
 // ReleaseSink unmarks a session the sink has rendered up to rendered,
 // unless something was logged after it. It shares the group commit: a
 // sink releases a session after each turn, and a commit of its own would
-// hold the writer, and its syncs, from the acks and appends waiting.
+// hold the writer, and its syncs, from the acks and appends waiting. A
+// session the sink never marked (it only acknowledged inputs, no turn has
+// started) is released by a read: a write that changes nothing would
+// still wait for a commit.
 func (s *Store) ReleaseSink(ctx context.Context, sink, sessionID string, rendered uint64) (bool, error) {
 	if err := record.ValidSink(sink, sessionID); err != nil {
 		return false, err
 	}
+	k := sinkKey(sink, sessionID)
+	marked, err := viewOne(ctx, s, "release sink", func(tx *bbolt.Tx) (bool, error) {
+		return bkt(tx, bucketSinkActive).Get(k) != nil, nil
+	})
+	if err != nil || !marked {
+		return !marked, err
+	}
 	return commitOne(ctx, s, "release sink", func(tx *bbolt.Tx) (bool, error) {
 		b := bkt(tx, bucketSinkActive)
-		k := sinkKey(sink, sessionID)
 		if b.Get(k) == nil {
 			return true, nil
 		}

@@ -69,8 +69,11 @@ func (s *Store) ReleaseSink(ctx context.Context, sink, sessionID string, rendere
 	marked, err := viewOne(ctx, s, "release sink", func(tx *bbolt.Tx) (bool, error) {
 		return bkt(tx, bucketSinkActive).Get(k) != nil, nil
 	})
-	if err != nil || !marked {
-		return !marked, err
+	if err != nil {
+		return false, err
+	}
+	if !marked {
+		return true, nil
 	}
 	return commitOne(ctx, s, "release sink", func(tx *bbolt.Tx) (bool, error) {
 		b := bkt(tx, bucketSinkActive)

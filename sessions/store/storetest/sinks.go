@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"context"
+	"math"
 	"slices"
 	"testing"
 
@@ -118,6 +120,17 @@ func testSinkActive(t *testing.T, s SinkStore) {
 		t.Fatalf("release of an unmarked session: %v, %v", released, err)
 	}
 	active("forge", g.ID)
+
+	// A release that fails says the session is not released, marked or
+	// not: its worker must not let go of it.
+	over, cancel := context.WithCancel(ctx)
+	cancel()
+	for _, id := range []string{b.ID, api.ID} {
+		if released, err = s.ReleaseSink(over, "chat", id, math.MaxUint64); err == nil || released {
+			t.Fatalf("release on an ended context: %v, %v", released, err)
+		}
+	}
+	active("chat", a.ID, b.ID)
 }
 
 func testSinkInvalid(t *testing.T, s SinkStore) {

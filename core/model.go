@@ -65,6 +65,14 @@ type ModelRequest struct {
 	Messages  []Message
 	Tools     []ToolDef
 	MaxTokens int // output tokens for this call; 0 means the client default
+	// Conversation, when set, names the conversation this request goes
+	// on with (a session's turns): a client may keep what it encoded of
+	// the last request so named and take a message of this one that has
+	// the same role and the very same blocks (one array, as long) as
+	// encoded then. A caller that names one therefore never changes a
+	// sent message's blocks in place, nor the bytes they refer to: a
+	// message it adds to gets a new array (slices.Clip before append).
+	Conversation string
 	// OnText, when set, receives text deltas as they stream.
 	OnText func(delta string)
 }

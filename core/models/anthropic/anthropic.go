@@ -27,6 +27,14 @@ const vendor = "anthropic"
 // of the conversations it serves most, about 1 MB a 10,000-turn one.
 const encodedBytes = 32 << 20
 
+// lastRequestBytes and lastRequestCount bound the conversations a client
+// keeps the last request of: about as many as a gateway runs turns at
+// once and then some, each as long as its history.
+const (
+	lastRequestBytes = 64 << 20
+	lastRequestCount = 256
+)
+
 // toolBytes bounds the tool definitions a client keeps encoded: a few
 // hundred tools of a few kilobytes each.
 const toolBytes = 4 << 20
@@ -52,6 +60,7 @@ type Config struct {
 type Client struct {
 	messages  sdk.MessageService
 	encoded   *encodedMessages
+	last      *lastRequests
 	tools     *encodedTools
 	maxTokens int
 	policy    modelcall.Policy
@@ -95,6 +104,7 @@ func New(cfg Config) *Client {
 	return &Client{
 		messages:  c.Messages,
 		encoded:   newEncodedMessages(encodedBytes),
+		last:      newLastRequests(lastRequestCount, lastRequestBytes),
 		tools:     newEncodedTools(toolBytes),
 		maxTokens: maxTokens,
 		log:       log,

@@ -22,12 +22,12 @@ func (c *Client) params(name string, req core.ModelRequest) (sdk.MessageNewParam
 	if req.System != "" {
 		p.System = []sdk.TextBlockParam{{Text: req.System}}
 	}
-	msgs := make([][]byte, 0, len(req.Messages))
-	for i, m := range req.Messages {
-		raw, err := c.encoded.encode(m)
-		if err != nil {
-			return p, nil, fmt.Errorf("anthropic: message %d: %w", i, err)
-		}
+	raws, err := c.last.encodeAll(req.Conversation, req.Messages, c.encoded)
+	if err != nil {
+		return p, nil, fmt.Errorf("anthropic: %w", err)
+	}
+	msgs := raws[:0]
+	for _, raw := range raws {
 		if raw != nil {
 			msgs = append(msgs, raw)
 		}

@@ -38,42 +38,59 @@ func TestRequestBodyAsTheSDKs(t *testing.T) {
 			{Name: "now"},
 		}}
 	for round := range 2 { // the second from the kept encodings
-		p, body, err := c.params("m", req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range req.Messages {
-			mp, err := message(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(mp.Content) > 0 {
-				p.Messages = append(p.Messages, mp)
-			}
-		}
-		for _, td := range req.Tools {
-			tp, err := toolParam(td)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: &tp})
-		}
-		whole, err := p.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got, want map[string]any
-		if err := json.Unmarshal(body, &got); err != nil {
-			t.Fatalf("round %d: body is not json: %v\n%s", round, err, body)
-		}
-		if err := json.Unmarshal(whole, &want); err != nil {
-			t.Fatal(err)
-		}
-		want["stream"] = true
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("round %d:\n got %s\nwant %s", round, body, whole)
+		if got, want := bodyOf(t, c, req), sdkBody(t, req); !reflect.DeepEqual(got, want) {
+			t.Fatalf("round %d:\n got %v\nwant %v", round, got, want)
 		}
 	}
+}
+
+// bodyOf is the body c sends for req, decoded.
+func bodyOf(t *testing.T, c *Client, req core.ModelRequest) map[string]any {
+	t.Helper()
+	_, body, err := c.params("m", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatalf("body is not json: %v\n%s", err, body)
+	}
+	return got
+}
+
+// sdkBody is the SDK's own encoding of req as a stream, decoded.
+func sdkBody(t *testing.T, req core.ModelRequest) map[string]any {
+	t.Helper()
+	p := sdk.MessageNewParams{Model: "m", MaxTokens: 8192}
+	if req.System != "" {
+		p.System = []sdk.TextBlockParam{{Text: req.System}}
+	}
+	for _, m := range req.Messages {
+		mp, err := message(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(mp.Content) > 0 {
+			p.Messages = append(p.Messages, mp)
+		}
+	}
+	for _, td := range req.Tools {
+		tp, err := toolParam(td)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: &tp})
+	}
+	whole, err := p.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want map[string]any
+	if err := json.Unmarshal(whole, &want); err != nil {
+		t.Fatal(err)
+	}
+	want["stream"] = true
+	return want
 }
 
 // TestEncodedMessagesKept: a message sent again, as an equal copy, is not

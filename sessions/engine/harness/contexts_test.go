@@ -20,6 +20,20 @@ type logStep struct {
 	cycle func(cs *harness.Contexts, c *harness.Cycle)
 }
 
+// apply makes the step's change: the cycle's, or its event logged after
+// log (the log it returns).
+func (st logStep) apply(cs *harness.Contexts, c *harness.Cycle, log []core.Event) []core.Event {
+	if st.cycle != nil {
+		st.cycle(cs, c)
+	}
+	if st.event != nil {
+		e := *st.event
+		e.Seq = uint64(len(log) + 1)
+		log = append(log, e)
+	}
+	return log
+}
+
 func ev(name, typ string, level core.Level, actor core.Actor, body any) logStep {
 	e := core.NewEvent(typ, level, actor, body)
 	return logStep{name: name, event: &e}
@@ -104,14 +118,7 @@ func TestContextsDeriveAsFull(t *testing.T) {
 					checkDerive(t, cs, c, log, "original at the fork")
 					c = &forked
 				}
-				if st.cycle != nil {
-					st.cycle(cs, c)
-				}
-				if st.event != nil {
-					e := *st.event
-					e.Seq = uint64(len(log) + 1)
-					log = append(log, e)
-				}
+				log = st.apply(cs, c, log)
 				checkDerive(t, cs, c, log, st.name)
 				// A step that reads the same log again changes nothing.
 				checkDerive(t, cs, c, log, st.name+" again")
@@ -233,5 +240,70 @@ func TestContextsBoundedBySize(t *testing.T) {
 	derive(cs, "sesn_big", strings.Repeat(text, 6))
 	if got := cs.Len(); got != 0 {
 		t.Fatalf("kept %d contexts over the bound, want none", got)
+	}
+}
+
+// deepCopy is msgs with nothing shared: blocks, their bytes and
+// attachments copied.
+func deepCopy(msgs []core.Message) []core.Message {
+	out := make([]core.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = core.Message{Role: m.Role, Content: make([]core.Block, len(m.Content))}
+		for j, b := range m.Content {
+			b.Input, b.Data = slices.Clone(b.Input), slices.Clone(b.Data)
+			if b.Attachment != nil {
+				a := *b.Attachment
+				b.Attachment = &a
+			}
+			out[i].Content[j] = b
+		}
+	}
+	return out
+}
+
+// TestHandedOutMessagesStayAsTheyWere: the kept context never changes a
+// message it handed out in place, whatever it adds after (a tool result
+// that goes before the steering text of the last message, a compaction, a
+// lease moving): a request naming its conversation promises so
+// (core.ModelRequest.Conversation), and a model client takes a message
+// with the same blocks as the one it encoded.
+func TestHandedOutMessagesStayAsTheyWere(t *testing.T) {
+	cs := harness.NewContexts(4)
+	c := &harness.Cycle{SessionID: "sesn_a", Epoch: 1, Agent: &core.Agent{ID: "agt_1", Version: 1, System: "You help."}}
+	var log []core.Event
+	type handedOut struct {
+		step       string
+		msgs, then []core.Message
+	}
+	var all []handedOut
+	// Three calls answered around steering: the last message grows to
+	// three blocks in an array of four, and the third result goes before
+	// its text, where an array with room would be written in place.
+	script := []logStep{
+		userMsg("hello", core.MessageBody{Text: "hello"}),
+		ev("turn started", core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
+	}
+	for _, id := range []string{"t1", "t2", "t3"} {
+		script = append(script, ev("use "+id, core.TypeAgentToolUse, core.LevelProgress, core.ActorAgent, core.ToolUseBody{ToolUseID: id, Name: "read", Input: []byte(`{}`)}))
+	}
+	script = append(script,
+		ev("result t1", core.TypeAgentToolResult, core.LevelProgress, core.ActorSystem, core.ToolResultBody{ToolUseID: "t1", Output: "one"}),
+		ev("result t2", core.TypeAgentToolResult, core.LevelProgress, core.ActorSystem, core.ToolResultBody{ToolUseID: "t2", Output: "two"}),
+		userMsg("steering", core.MessageBody{Text: "and the docs"}),
+		ev("result t3", core.TypeAgentToolResult, core.LevelProgress, core.ActorSystem, core.ToolResultBody{ToolUseID: "t3", Output: "three"}),
+		ev("turn completed", core.TypeTurnCompleted, core.LevelInternal, core.ActorSystem, core.TurnCompletedBody{YieldReason: core.ReasonCompleted}),
+	)
+	for _, st := range append(contextScript(), script...) {
+		log = st.apply(cs, c, log)
+		mc, err := cs.Derive(c, slices.Clip(log))
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		all = append(all, handedOut{st.name, slices.Clone(mc.Messages), deepCopy(mc.Messages)})
+	}
+	for _, h := range all {
+		if !reflect.DeepEqual(h.msgs, h.then) {
+			t.Fatalf("the context handed out at %q changed since:\n now %+v\nthen %+v", h.step, h.msgs, h.then)
+		}
 	}
 }

@@ -88,6 +88,10 @@ func TestTurnCompletes(t *testing.T) {
 	if req.System != "be brief" || len(req.Messages) != 1 || req.Messages[0].Content[0].Text != "hi" {
 		t.Fatalf("model saw %+v", req)
 	}
+	// The client may keep what it encoded of a session's last request.
+	if req.Conversation != "ses_test" {
+		t.Fatalf("the request goes on with conversation %q, want the session's", req.Conversation)
+	}
 	var names []string
 	for _, d := range req.Tools {
 		names = append(names, d.Name)

@@ -173,7 +173,7 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 		if err != nil {
 			return "", err
 		}
-		req := core.ModelRequest{Model: c.Agent.Model, System: mc.System, Messages: msgs, Tools: c.Tools.Defs()}
+		req := core.ModelRequest{Model: c.Agent.Model, System: mc.System, Messages: msgs, Tools: c.Tools.Defs(), Conversation: c.SessionID}
 		resp, err := t.respond(tctx, wctx, req)
 		if err != nil {
 			if tctx.Err() != nil {

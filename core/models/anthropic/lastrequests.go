@@ -1,0 +1,152 @@
+package anthropic
+
+import (
+	"container/list"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// lastRequests keeps the last request of each conversation a caller names
+// (core.ModelRequest.Conversation): its messages as they were and their
+// encodings. The next request of a conversation repeats most of them, and
+// a message with the role and the very blocks (the same array, as long)
+// the kept one had is taken as encoded then: no hash over its text, no
+// lookup among the encoded messages. A request so costs what it adds, not
+// its history.
+//
+// That rests on the caller's promise (core.ModelRequest.Conversation) not
+// to change a sent message's blocks in place: a message it adds to gets
+// new blocks, as appending past a full array does. The kept messages hold
+// their blocks, so an array cannot be freed and reused for others.
+//
+// It holds at most max conversations and about maxBytes of encodings and
+// blocks, dropping the least recently used. Safe for concurrent use: a
+// request takes its conversation's entry and puts back its own, so two
+// requests of one conversation at once only miss.
+type lastRequests struct {
+	max, maxBytes int
+
+	mu     sync.Mutex
+	bytes  int
+	lru    *list.List // of *lastRequest, most recent first
+	byName map[string]*list.Element
+
+	// reused counts the messages taken as their conversation sent them.
+	reused atomic.Int64
+}
+
+type lastRequest struct {
+	name string
+	msgs []core.Message
+	// raw[i] is the encoding of msgs[i]; nil when the request left it out.
+	raw  [][]byte
+	size int
+}
+
+// messageSize and blockSize are what a kept message and the blocks it
+// holds take beside the bytes they refer to.
+const (
+	messageSize = int(unsafe.Sizeof(core.Message{}))
+	blockSize   = int(unsafe.Sizeof(core.Block{}))
+)
+
+func newLastRequests(max, maxBytes int) *lastRequests {
+	return &lastRequests{max: max, maxBytes: maxBytes, lru: list.New(), byName: map[string]*list.Element{}}
+}
+
+// take removes and returns the conversation's last request; nil when none
+// is kept (or name is empty).
+func (l *lastRequests) take(name string) *lastRequest {
+	if l == nil || name == "" {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	el, ok := l.byName[name]
+	if !ok {
+		return nil
+	}
+	r := el.Value.(*lastRequest)
+	l.lru.Remove(el)
+	delete(l.byName, name)
+	l.bytes -= r.size
+	return r
+}
+
+// put keeps r as its conversation's last request.
+func (l *lastRequests) put(r *lastRequest) {
+	if l == nil || r.name == "" || r.size > l.maxBytes {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if el, ok := l.byName[r.name]; ok {
+		l.bytes -= el.Value.(*lastRequest).size
+		l.lru.Remove(el)
+	}
+	l.byName[r.name] = l.lru.PushFront(r)
+	l.bytes += r.size
+	for l.bytes > l.maxBytes || l.lru.Len() > l.max {
+		el := l.lru.Back()
+		old := el.Value.(*lastRequest)
+		l.bytes -= old.size
+		l.lru.Remove(el)
+		delete(l.byName, old.name)
+	}
+}
+
+// encodeAll returns the encodings of msgs (nil for a message the request
+// leaves out): those the conversation's last request sent as they are
+// from it, the others through encoded. It keeps msgs as the
+// conversation's last request.
+func (l *lastRequests) encodeAll(name string, msgs []core.Message, encoded *encodedMessages) ([][]byte, error) {
+	raws := make([][]byte, len(msgs))
+	if l == nil || name == "" {
+		for i, m := range msgs {
+			raw, err := encoded.encode(m)
+			if err != nil {
+				return nil, fmt.Errorf("message %d: %w", i, err)
+			}
+			raws[i] = raw
+		}
+		return raws, nil
+	}
+	last := l.take(name)
+	next := &lastRequest{name: name}
+	if last != nil {
+		// The kept entry is this request's own from now on.
+		next.msgs, next.raw = last.msgs[:0], last.raw[:0]
+	}
+	reused := 0
+	for i, m := range msgs {
+		if last != nil && i < len(last.msgs) && sameMessage(last.msgs[i], m) {
+			raws[i] = last.raw[i]
+			reused++
+		} else {
+			raw, err := encoded.encode(m)
+			if err != nil {
+				return nil, fmt.Errorf("message %d: %w", i, err)
+			}
+			raws[i] = raw
+		}
+		next.msgs, next.raw = append(next.msgs, m), append(next.raw, raws[i])
+		next.size += len(raws[i]) + messageSize + len(m.Content)*blockSize
+	}
+	l.reused.Add(int64(reused))
+	// What the entry held past the end of this request would stay pinned.
+	clear(next.msgs[len(next.msgs):cap(next.msgs)])
+	clear(next.raw[len(next.raw):cap(next.raw)])
+	l.put(next)
+	return raws, nil
+}
+
+// sameMessage reports whether b is a as it was sent: the same role and
+// the same blocks, by reference.
+func sameMessage(a, b core.Message) bool {
+	return a.Role == b.Role && len(a.Content) == len(b.Content) &&
+		(len(a.Content) == 0 || unsafe.SliceData(a.Content) == unsafe.SliceData(b.Content))
+}

@@ -118,13 +118,17 @@ func (c *Client) Generate(ctx context.Context, req core.ModelRequest) (*core.Mod
 	if err != nil {
 		return nil, err
 	}
-	params, body, err := c.params(name, req)
+	params, r, err := c.params(name, req)
 	if err != nil {
 		return nil, err
 	}
-	return c.policy.Do(ctx, func(ctx context.Context, t *modelcall.Tracker) (*core.ModelResponse, error) {
-		return c.stream(ctx, params, body, req.OnText, t)
+	resp, err := c.policy.Do(ctx, func(ctx context.Context, t *modelcall.Tracker) (*core.ModelResponse, error) {
+		return c.stream(ctx, params, r.body, req.OnText, t)
 	}, classify)
+	// A whole answer came back: the API read the whole body, and the
+	// transport is done with it.
+	c.last.keep(r, err == nil)
+	return resp, err
 }
 
 // block is a content block being assembled from deltas.

@@ -11,9 +11,9 @@ import (
 )
 
 // params is the request for req: its parameters without the messages and
-// tools, and the body to send, whose messages and tools come from the kept
-// encodings.
-func (c *Client) params(name string, req core.ModelRequest) (sdk.MessageNewParams, []byte, error) {
+// tools, and what to send (lastRequest.body) and keep of it once sent
+// (lastRequests.keep).
+func (c *Client) params(name string, req core.ModelRequest) (sdk.MessageNewParams, *lastRequest, error) {
 	maxTokens := req.MaxTokens
 	if maxTokens <= 0 {
 		maxTokens = c.maxTokens
@@ -22,15 +22,9 @@ func (c *Client) params(name string, req core.ModelRequest) (sdk.MessageNewParam
 	if req.System != "" {
 		p.System = []sdk.TextBlockParam{{Text: req.System}}
 	}
-	raws, err := c.last.encodeAll(req.Conversation, req.Messages, c.encoded)
+	r, err := c.last.encodeAll(req.Conversation, req.Messages, c.encoded)
 	if err != nil {
 		return p, nil, fmt.Errorf("anthropic: %w", err)
-	}
-	msgs := raws[:0]
-	for _, raw := range raws {
-		if raw != nil {
-			msgs = append(msgs, raw)
-		}
 	}
 	tools := make([][]byte, 0, len(req.Tools))
 	for _, td := range req.Tools {
@@ -40,11 +34,12 @@ func (c *Client) params(name string, req core.ModelRequest) (sdk.MessageNewParam
 		}
 		tools = append(tools, raw)
 	}
-	body, err := requestBody(p, msgs, tools)
+	rest, err := requestRest(p)
 	if err != nil {
 		return p, nil, fmt.Errorf("anthropic: encode request: %w", err)
 	}
-	return p, body, nil
+	r.build(tools, rest)
+	return p, r, nil
 }
 
 // message converts one core message. In a user message the tool results

@@ -1,13 +1,10 @@
 package anthropic
 
 import (
-	"bytes"
 	"container/list"
 	"encoding/binary"
 	"hash/maphash"
 	"sync"
-
-	sdk "github.com/anthropics/anthropic-sdk-go"
 
 	"github.com/switchboardhq/switchboard/core"
 )
@@ -155,49 +152,4 @@ func (c *encodedMessages) hash(m core.Message) (uint64, messageShape) {
 		byt(b.Data)
 	}
 	return h.Sum64(), shape
-}
-
-// requestBody is the streaming request for p (without its messages and
-// tools) and the messages' and tools' JSON: what the SDK would send for p
-// with them, built from the kept encodings. "stream" leads, so setting it (the SDK does, for a
-// stream) finds it at once.
-func requestBody(p sdk.MessageNewParams, msgs, tools [][]byte) ([]byte, error) {
-	p.Messages, p.Tools = nil, nil
-	rest, err := p.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	size := len(rest) + 48
-	for _, m := range msgs {
-		size += len(m) + 1
-	}
-	for _, t := range tools {
-		size += len(t) + 1
-	}
-	buf := make([]byte, 0, size)
-	buf = append(buf, `{"stream":true,"messages":`...)
-	buf = appendArray(buf, msgs)
-	if len(tools) > 0 {
-		buf = append(buf, `,"tools":`...)
-		buf = appendArray(buf, tools)
-	}
-	if inner := bytes.TrimSpace(rest); len(inner) > 2 {
-		buf = append(buf, ',')
-		buf = append(buf, inner[1:]...)
-	} else {
-		buf = append(buf, '}')
-	}
-	return buf, nil
-}
-
-// appendArray appends the JSON array of elems, each already JSON.
-func appendArray(buf []byte, elems [][]byte) []byte {
-	buf = append(buf, '[')
-	for i, e := range elems {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = append(buf, e...)
-	}
-	return append(buf, ']')
 }

@@ -44,17 +44,19 @@ func TestRequestBodyAsTheSDKs(t *testing.T) {
 	}
 }
 
-// bodyOf is the body c sends for req, decoded.
+// bodyOf is the body c sends for req, decoded; the request is then kept
+// as sent whole, as Generate keeps one the API answered.
 func bodyOf(t *testing.T, c *Client, req core.ModelRequest) map[string]any {
 	t.Helper()
-	_, body, err := c.params("m", req)
+	_, r, err := c.params("m", req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got map[string]any
-	if err := json.Unmarshal(body, &got); err != nil {
-		t.Fatalf("body is not json: %v\n%s", err, body)
+	if err := json.Unmarshal(r.body, &got); err != nil {
+		t.Fatalf("body is not json: %v\n%s", err, r.body)
 	}
+	c.last.keep(r, true)
 	return got
 }
 

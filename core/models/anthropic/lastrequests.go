@@ -23,10 +23,14 @@ import (
 // new blocks, as appending past a full array does. The kept messages hold
 // their blocks, so an array cannot be freed and reused for others.
 //
-// It holds at most max conversations and about maxBytes of encodings and
-// blocks, dropping the least recently used. Safe for concurrent use: a
-// request takes its conversation's entry and puts back its own, so two
-// requests of one conversation at once only miss.
+// The body of the last request is kept too: the next one writes only what
+// follows the messages it repeats, in the same array.
+//
+// It holds at most max conversations and about maxBytes of encodings,
+// bodies and blocks, dropping the least recently used. Safe for
+// concurrent use: a request takes its conversation's entry and puts back
+// its own once sent, so two requests of one conversation at once only
+// miss.
 type lastRequests struct {
 	max, maxBytes int
 
@@ -42,8 +46,17 @@ type lastRequests struct {
 type lastRequest struct {
 	name string
 	msgs []core.Message
-	// raw[i] is the encoding of msgs[i]; nil when the request left it out.
-	raw  [][]byte
+	// raw[i] is the encoding of msgs[i]; nil when the request leaves it
+	// out.
+	raw [][]byte
+	// same is how many leading messages the request repeats from its
+	// conversation's last one, as that one sent them.
+	same int
+	// body is what the request sends (build) and ends[i] where in it the
+	// messages through msgs[i] end. Kept, they are the last request's,
+	// built on by the next (nil when it was not sent whole).
+	body []byte
+	ends []int
 	size int
 }
 
@@ -99,49 +112,63 @@ func (l *lastRequests) put(r *lastRequest) {
 	}
 }
 
-// encodeAll returns the encodings of msgs (nil for a message the request
-// leaves out): those the conversation's last request sent as they are
-// from it, the others through encoded. It keeps msgs as the
-// conversation's last request.
-func (l *lastRequests) encodeAll(name string, msgs []core.Message, encoded *encodedMessages) ([][]byte, error) {
-	raws := make([][]byte, len(msgs))
-	if l == nil || name == "" {
-		for i, m := range msgs {
-			raw, err := encoded.encode(m)
-			if err != nil {
-				return nil, fmt.Errorf("message %d: %w", i, err)
-			}
-			raws[i] = raw
-		}
-		return raws, nil
+// encodeAll returns the request of msgs in its conversation (name; none
+// when empty): the encodings of msgs (raw; nil for a message the request
+// leaves out), those the conversation's last request sent as they are
+// taken from it, the others through encoded; how many leading messages
+// are so taken (same); and the last request's body, to build on
+// (lastRequest.build). The conversation keeps nothing until keep.
+func (l *lastRequests) encodeAll(name string, msgs []core.Message, encoded *encodedMessages) (*lastRequest, error) {
+	var last *lastRequest
+	if l != nil {
+		last = l.take(name)
 	}
-	last := l.take(name)
 	next := &lastRequest{name: name}
 	if last != nil {
-		// The kept entry is this request's own from now on.
-		next.msgs, next.raw = last.msgs[:0], last.raw[:0]
+		// The taken entry is this request's own from now on.
+		next.msgs, next.raw, next.body, next.ends = last.msgs[:0], last.raw[:0], last.body, last.ends
 	}
-	reused := 0
+	reused, leading := 0, true
 	for i, m := range msgs {
+		var raw []byte
 		if last != nil && i < len(last.msgs) && sameMessage(last.msgs[i], m) {
-			raws[i] = last.raw[i]
+			raw = last.raw[i]
 			reused++
 		} else {
-			raw, err := encoded.encode(m)
-			if err != nil {
+			var err error
+			if raw, err = encoded.encode(m); err != nil {
 				return nil, fmt.Errorf("message %d: %w", i, err)
 			}
-			raws[i] = raw
+			leading = false
 		}
-		next.msgs, next.raw = append(next.msgs, m), append(next.raw, raws[i])
-		next.size += len(raws[i]) + messageSize + len(m.Content)*blockSize
+		if leading {
+			next.same++
+		}
+		next.msgs, next.raw = append(next.msgs, m), append(next.raw, raw)
 	}
-	l.reused.Add(int64(reused))
+	if l != nil {
+		l.reused.Add(int64(reused))
+	}
 	// What the entry held past the end of this request would stay pinned.
 	clear(next.msgs[len(next.msgs):cap(next.msgs)])
 	clear(next.raw[len(next.raw):cap(next.raw)])
-	l.put(next)
-	return raws, nil
+	return next, nil
+}
+
+// keep makes r its conversation's last request, with its body when it
+// was sent whole (sent): until then nothing else may write into it.
+func (l *lastRequests) keep(r *lastRequest, sent bool) {
+	if l == nil || r.name == "" {
+		return
+	}
+	if !sent {
+		r.body, r.ends = nil, nil
+	}
+	r.size = cap(r.body) + 8*cap(r.ends)
+	for i, m := range r.msgs {
+		r.size += len(r.raw[i]) + messageSize + len(m.Content)*blockSize
+	}
+	l.put(r)
 }
 
 // sameMessage reports whether b is a as it was sent: the same role and

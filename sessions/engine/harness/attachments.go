@@ -49,12 +49,18 @@ func attachmentLabel(a core.Attachment) string {
 	return fmt.Sprintf("[Attached %s %s", what, a.Name)
 }
 
-// resolve replaces the attachment blocks of msgs with what the model gets,
-// in a copy: the context stays as derived. copied remembers, per turn, the
-// files already put in the sandbox.
-func (at *Attachments) resolve(ctx context.Context, sessionID string, images bool, msgs []core.Message, copied map[string]string) ([]core.Message, error) {
+// resolve replaces the attachment blocks of mc's messages with what the
+// model gets, in a copy: the context stays as derived. copied remembers,
+// per turn, the files already put in the sandbox. The messages before the
+// first with an attachment block are not walked.
+func (at *Attachments) resolve(ctx context.Context, sessionID string, images bool, mc *Context, copied map[string]string) ([]core.Message, error) {
+	msgs := mc.Messages
+	if mc.attachedFrom == 0 {
+		return msgs, nil
+	}
 	var out []core.Message
-	for i, m := range msgs {
+	for i := mc.attachedFrom - 1; i < len(msgs); i++ {
+		m := msgs[i]
 		var blocks []core.Block
 		for j, b := range m.Content {
 			if b.Attachment == nil {

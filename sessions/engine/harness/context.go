@@ -25,6 +25,12 @@ type Context struct {
 	// fetched are the attachments of messages as a turn fetched them,
 	// by the message's seq (core.FetchedAttachments).
 	fetched map[uint64][]core.Attachment
+	// blockBytes is what EstimateTokens counts of the messages, and
+	// attachedFrom one more than the index of the first message with an
+	// attachment block (0: none): add keeps both, so that a step of a
+	// long conversation walks only what is new.
+	blockBytes   int
+	attachedFrom int
 }
 
 // ending says how a turn that ended with r (and err, for an error) ended,
@@ -275,12 +281,23 @@ func (mc *Context) addEvent(e core.Event) error {
 // same: both wire formats want roles to alternate. Tool results go before
 // any text of the same user message, as Anthropic requires.
 func (mc *Context) add(role core.Role, b core.Block) {
+	mc.blockBytes += blockBytes(b)
 	n := len(mc.Messages)
 	if n == 0 || mc.Messages[n-1].Role != role {
 		mc.Messages = append(mc.Messages, core.Message{Role: role, Content: []core.Block{b}})
-		return
+		n++
+	} else {
+		mc.addToLast(b)
 	}
-	last := &mc.Messages[n-1]
+	if b.Attachment != nil && mc.attachedFrom == 0 {
+		mc.attachedFrom = n
+	}
+}
+
+// addToLast adds b to the last message, tool results before its other
+// blocks.
+func (mc *Context) addToLast(b core.Block) {
+	last := &mc.Messages[len(mc.Messages)-1]
 	if b.Type == core.BlockToolResult {
 		i := 0
 		for i < len(last.Content) && last.Content[i].Type == core.BlockToolResult {
@@ -293,15 +310,15 @@ func (mc *Context) add(role core.Role, b core.Block) {
 }
 
 // EstimateTokens is a cheap, deliberately generous estimate (four bytes a
-// token) of what mc costs the model.
+// token) of what mc costs the model: its system prompt and what each
+// block says, counted as the blocks were added.
 func EstimateTokens(mc *Context) int {
-	n := len(mc.System)
-	for _, m := range mc.Messages {
-		for _, b := range m.Content {
-			n += len(b.Text) + len(b.Name) + len(b.Input) + len(b.Output) + 16
-		}
-	}
-	return n/4 + 1
+	return (len(mc.System)+mc.blockBytes)/4 + 1
+}
+
+// blockBytes is what EstimateTokens counts of one block.
+func blockBytes(b core.Block) int {
+	return len(b.Text) + len(b.Name) + len(b.Input) + len(b.Output) + 16
 }
 
 // shouldCompact reports whether mc passes the compaction fraction of the

@@ -169,7 +169,7 @@ func (t *turn) run(ctx context.Context) (core.Reason, error) {
 		if c.Attachments != nil {
 			at = *c.Attachments
 		}
-		msgs, err := at.resolve(tctx, c.SessionID, c.Images, mc.Messages, t.copied)
+		msgs, err := at.resolve(tctx, c.SessionID, c.Images, mc, t.copied)
 		if err != nil {
 			return "", err
 		}

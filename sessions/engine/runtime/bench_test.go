@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -71,34 +69,10 @@ func lastUserText(msgs []core.Message) string {
 // machine) is its cost, not the gateway's, and Request.At comes after it.
 const enteredHeader = "X-Bench-Entered"
 
-// startModelServer serves a scripted Anthropic server that answers every
-// request with a short text and reports each arrival, stamped on entry to
-// its handler. The stamp is wall-clock nanoseconds, so latencies against
-// it are wall-clock differences.
-func startModelServer() (*modelserver.Server, *httptest.Server, <-chan arrival) {
-	srv := modelserver.New()
-	srv.Forget = true
-	srv.Default = func(modelserver.Request) modelserver.Step { return modelserver.Step{Text: "ok"} }
-	// Buffered beyond what one iteration can produce, so a stray request
-	// (a retry) never blocks the server.
-	arrivals := make(chan arrival, 64)
-	srv.OnRequest = func(req modelserver.Request) {
-		at := req.At
-		if ns, err := strconv.ParseInt(req.Header.Get(enteredHeader), 10, 64); err == nil {
-			at = time.Unix(0, ns)
-		}
-		arrivals <- arrival{marker: lastUserText(req.Messages), at: at}
-	}
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Header.Set(enteredHeader, strconv.FormatInt(time.Now().UnixNano(), 10))
-		srv.ServeHTTP(w, r)
-	}))
-	return srv, hs, arrivals
-}
-
 // BenchmarkWakeLatency measures, with fsync on, the time from an input's
 // commit (QueueInputs returned) to the model request arriving at the
-// scripted Anthropic server through the real client.
+// scripted Anthropic server (in a process of its own: startModelProcess)
+// through the real client.
 //
 // Its baseline (baseline-p50-ms, baseline-p99-ms) is the least a wake can
 // cost on this machine and disk: a goroutine started as a commit starts a
@@ -127,9 +101,7 @@ func benchWake(b *testing.B, events int) {
 	}
 	defer st.Close()
 
-	srv, hs, arrivals := startModelServer()
-	defer hs.Close()
-	defer srv.Close()
+	url, arrivals := startModelProcess(b)
 
 	agent, err := st.CreateAgent(ctx, &core.Agent{Name: "bench", Model: "anthropic/bench"})
 	if err != nil {
@@ -144,7 +116,7 @@ func benchWake(b *testing.B, events int) {
 
 	model := anthropic.New(anthropic.Config{
 		APIKey:     "bench",
-		BaseURL:    modelserver.AnthropicBaseURL(hs.URL),
+		BaseURL:    modelserver.AnthropicBaseURL(url),
 		MaxRetries: 1,
 		RetryDelay: time.Millisecond,
 	})
@@ -197,8 +169,8 @@ func benchWake(b *testing.B, events int) {
 			continue
 		}
 		lat = append(lat, wake(n))
-		base = append(base, fairWake(b, floor, client, hs.URL, arrivals, fmt.Sprintf("base %d", n)))
-		post = append(post, barePost(b, client, hs.URL, arrivals, fmt.Sprintf("post %d", n)))
+		base = append(base, fairWake(b, floor, client, url, arrivals, fmt.Sprintf("base %d", n)))
+		post = append(post, barePost(b, client, url, arrivals, fmt.Sprintf("post %d", n)))
 	}
 	b.StopTimer()
 	p50, p99 := latency.Percentiles(lat)

@@ -125,8 +125,9 @@ func (c *Client) Generate(ctx context.Context, req core.ModelRequest) (*core.Mod
 	resp, err := c.policy.Do(ctx, func(ctx context.Context, t *modelcall.Tracker) (*core.ModelResponse, error) {
 		return c.stream(ctx, params, r.body, req.OnText, t)
 	}, classify)
-	// A whole answer came back: the API read the whole body, and the
-	// transport is done with it.
+	// Only a whole answer says the API read the whole body and the
+	// transport is done with it: only then may the next request of the
+	// conversation write into it.
 	c.last.keep(r, err == nil)
 	return resp, err
 }

@@ -57,6 +57,8 @@ type lastRequest struct {
 	// built on by the next (nil when it was not sent whole).
 	body []byte
 	ends []int
+	// size is what the entry holds: encodeAll counts the messages, keep
+	// the body beside them.
 	size int
 }
 
@@ -145,6 +147,7 @@ func (l *lastRequests) encodeAll(name string, msgs []core.Message, encoded *enco
 			next.same++
 		}
 		next.msgs, next.raw = append(next.msgs, m), append(next.raw, raw)
+		next.size += len(raw) + messageSize + len(m.Content)*blockSize
 	}
 	if l != nil {
 		l.reused.Add(int64(reused))
@@ -164,10 +167,8 @@ func (l *lastRequests) keep(r *lastRequest, sent bool) {
 	if !sent {
 		r.body, r.ends = nil, nil
 	}
-	r.size = cap(r.body) + 8*cap(r.ends)
-	for i, m := range r.msgs {
-		r.size += len(r.raw[i]) + messageSize + len(m.Content)*blockSize
-	}
+	// What encodeAll counted of the messages, and the body beside them.
+	r.size += cap(r.body) + 8*cap(r.ends)
 	l.put(r)
 }
 

@@ -99,11 +99,7 @@ func (s *Store) DeliveryEvent(ctx context.Context, d *core.Delivery) (core.Event
 				return err
 			}
 		}
-		log := bkt(tx, bucketLogs).Bucket([]byte(d.SessionID))
-		var v []byte
-		if log != nil {
-			v = log.Get(u64(d.Seq))
-		}
+		v := loggedEvent(tx, d.SessionID, d.Seq)
 		if v == nil {
 			return fmt.Errorf("event %d of session %s: %w", d.Seq, d.SessionID, core.ErrNotFound)
 		}

@@ -33,7 +33,9 @@
 // are stored compacted, {} when empty. Times inside JSON are core.Time
 // (RFC 3339 UTC, millisecond precision). Top-level buckets:
 //
-//	meta            "schema_version" → 4-byte big-endian uint32, currently 1
+//	meta            "schema_version" → 4-byte big-endian uint32, currently 2
+//	                (Open marks a file of schema 1 as 2: what 2 adds,
+//	                log_tails, a binary of schema 1 would not read)
 //
 //	agents          agent id → JSON of core.Agent (the latest version)
 //	agent_versions  agent id ‖ 4-byte big-endian uint32 version → JSON of
@@ -47,6 +49,12 @@
 //	logs            one nested bucket per session, named by session id:
 //	                8-byte big-endian uint64 seq (1, 2, … gap-free) → JSON
 //	                of core.Event as logged
+//	log_tails       session id ‖ 0x00 ‖ 8-byte big-endian uint64 seq → the
+//	                same: a session's newest events, fewer than 32 and
+//	                each at most 2 KiB, every one after those in its logs
+//	                bucket. The append that would make a tail 32 long, or
+//	                logs a larger event, moves the tail into logs with its
+//	                own events after it (logtail.go: why)
 //	pending         one nested bucket per session that ever had input,
 //	                named by session id: 8-byte big-endian uint64 queue
 //	                position (the nested bucket's NextSequence, so queue

@@ -19,7 +19,7 @@ import (
 // ones it leaves out, and why. A test holds every bucket to one list or
 // the other, so a bucket added to the store is added to Dump too.
 var dumped = []string{
-	bucketAgents, bucketAgentVersions, bucketSessions, bucketSessionKeys, bucketLogs, bucketPending,
+	bucketAgents, bucketAgentVersions, bucketSessions, bucketSessionKeys, bucketLogs, bucketLogTails, bucketPending,
 	bucketLeases, bucketKeys, bucketWakes, bucketSinkPositions, bucketSinkActive,
 	bucketVaults, bucketCredentials, bucketCredentialSecrets, bucketEnvironments,
 	bucketInstallations, bucketInstallationTokens, bucketOnce,
@@ -114,6 +114,15 @@ func (d dumper) each(bucket string, fn func(k, v []byte) error) error {
 	})
 }
 
+// get returns the value of k in a top-level bucket; a bucket an older
+// file lacks has none.
+func (d dumper) get(bucket string, k []byte) []byte {
+	if b := bkt(d.tx, bucket); b != nil {
+		return b.Get(k)
+	}
+	return nil
+}
+
 // decode reads a record's JSON into the fields the target files it by.
 func decode[T any](v []byte) (*T, error) {
 	var out T
@@ -179,44 +188,29 @@ func (d dumper) sessions() error {
 				rec.ExternalKey = key
 			}
 		}
-		if t := bkt(d.tx, bucketSessionTexts).Get(k); t != nil {
+		if t := d.get(bucketSessionTexts, k); t != nil {
 			text := string(t)
 			rec.FirstText = &text
 		}
-		if h := bkt(d.tx, bucketLeases).Get(k); h != nil {
+		if h := d.get(bucketLeases, k); h != nil {
 			holder := string(h)
 			rec.TurnHolder = &holder
 		}
 		if err := d.put(rec); err != nil {
 			return err
 		}
-		if err := nested(d.tx, bucketLogs, k, func(seq uint64, v []byte) error {
-			return d.put(dump.Event{SessionID: sess.ID, Seq: seq, Body: v})
+		if err := eachLogged(d.tx, sess.ID, 0, func(seq uint64, v []byte) (bool, error) {
+			return true, d.put(dump.Event{SessionID: sess.ID, Seq: seq, Body: v})
 		}); err != nil {
 			return err
 		}
-		return nested(d.tx, bucketPending, k, func(pos uint64, v []byte) error {
+		return eachQueued(d.tx, sess.ID, func(pos uint64, v []byte) (bool, error) {
 			in, err := decode[core.Event](v)
 			if err != nil {
-				return err
+				return false, err
 			}
-			return d.put(dump.Input{SessionID: sess.ID, Pos: pos, Type: in.Type, Body: v})
+			return true, d.put(dump.Input{SessionID: sess.ID, Pos: pos, Type: in.Type, Body: v})
 		})
-	})
-}
-
-// nested walks a session's bucket inside parent (its log or its queue),
-// whose keys are 8-byte positions.
-func nested(tx *bbolt.Tx, parent string, id []byte, fn func(uint64, []byte) error) error {
-	b := bkt(tx, parent).Bucket(id)
-	if b == nil {
-		return nil
-	}
-	return b.ForEach(func(k, v []byte) error {
-		if len(k) != 8 {
-			return fmt.Errorf("%s of %s: key of %d bytes", parent, id, len(k))
-		}
-		return fn(binary.BigEndian.Uint64(k), v)
 	})
 }
 
@@ -277,7 +271,7 @@ func (d dumper) vaults() error {
 		if err != nil {
 			return err
 		}
-		return d.put(dump.Credential{ID: string(k), VaultID: c.VaultID, Body: v, Sealed: bkt(d.tx, bucketCredentialSecrets).Get(k)})
+		return d.put(dump.Credential{ID: string(k), VaultID: c.VaultID, Body: v, Sealed: d.get(bucketCredentialSecrets, k)})
 	})
 }
 
@@ -298,7 +292,7 @@ func (d dumper) installations() error {
 			return err
 		}
 		return d.put(dump.Installation{ID: string(k), Provider: in.Provider, ExternalID: in.ExternalID, Body: v,
-			SealedTokens: bkt(d.tx, bucketInstallationTokens).Get(k)})
+			SealedTokens: d.get(bucketInstallationTokens, k)})
 	})
 }
 
@@ -320,7 +314,7 @@ func (d dumper) destinations() error {
 			return err
 		}
 		return d.put(dump.Destination{ID: string(k), SessionID: dst.SessionID, AgentID: dst.AgentID, Status: dst.Status,
-			Body: v, SealedSecret: bkt(d.tx, bucketDestinationSecrets).Get(k)})
+			Body: v, SealedSecret: d.get(bucketDestinationSecrets, k)})
 	})
 	if err != nil {
 		return err
@@ -351,7 +345,7 @@ func (d dumper) destinations() error {
 			return fmt.Errorf("not a stream")
 		}
 		rec := dump.DeliveryStream{DestinationID: st.DestinationID, SessionID: st.SessionID}
-		if due := bkt(d.tx, bucketOutboxStreams).Get(sk); len(due) >= 8 {
+		if due := d.get(bucketOutboxStreams, sk); len(due) >= 8 {
 			at := time.Unix(0, int64(binary.BigEndian.Uint64(due[:8])))
 			rec.Due = &at
 		}
@@ -409,7 +403,7 @@ func (d dumper) memory() error {
 			return err
 		}
 		return d.put(dump.MemoryVersion{StoreID: v.Store, Partition: v.Partition, Path: v.Path, Version: v.Version, Seq: seq,
-			Deleted: v.Deleted, Size: v.Size, Body: raw[8:], Content: bkt(d.tx, bucketMemoryContents).Get(k)})
+			Deleted: v.Deleted, Size: v.Size, Body: raw[8:], Content: d.get(bucketMemoryContents, k)})
 	})
 }
 

@@ -67,8 +67,10 @@ func buildFilters(tx *bbolt.Tx) error {
 		if err := indexSession(tx, sess); err != nil {
 			return err
 		}
-		for _, parent := range []string{bucketLogs, bucketPending} {
-			events, err := userMessages(tx, parent, k)
+		logged := func(fn positionFunc) error { return eachLogged(tx, sess.ID, 0, fn) }
+		queued := func(fn positionFunc) error { return eachQueued(tx, sess.ID, fn) }
+		for _, each := range []func(positionFunc) error{logged, queued} {
+			events, err := userMessages(sess.ID, each)
 			if err != nil {
 				return err
 			}
@@ -84,22 +86,20 @@ func buildFilters(tx *bbolt.Tx) error {
 	return meta.Put([]byte(metaFiltersBuilt), []byte{1})
 }
 
-// userMessages reads a session's log or queue up to its first user
-// message.
-func userMessages(tx *bbolt.Tx, parent string, id []byte) ([]core.Event, error) {
-	b := bkt(tx, parent).Bucket(id)
-	if b == nil {
-		return nil, nil
-	}
-	c := b.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		e, err := record.DecodeEvent(parent, v)
+// userMessages reads a session's log or queue, walked by each, up to its
+// first user message.
+func userMessages(id string, each func(positionFunc) error) ([]core.Event, error) {
+	var found []core.Event
+	err := each(func(_ uint64, v []byte) (bool, error) {
+		e, err := record.DecodeEvent("event", v)
 		if err != nil {
-			return nil, fmt.Errorf("session %s: %w", id, err)
+			return false, fmt.Errorf("session %s: %w", id, err)
 		}
 		if _, ok := record.FirstText([]core.Event{*e}); ok {
-			return []core.Event{*e}, nil
+			found = []core.Event{*e}
+			return false, nil
 		}
-	}
-	return nil, nil
+		return true, nil
+	})
+	return found, err
 }

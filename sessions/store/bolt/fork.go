@@ -51,17 +51,13 @@ func (s *Store) ForkSession(ctx context.Context, f core.Fork) (*core.Session, er
 // readLog reads a session's whole log.
 func readLog(tx *bbolt.Tx, id string) ([]core.Event, error) {
 	var out []core.Event
-	log := bkt(tx, bucketLogs).Bucket([]byte(id))
-	if log == nil {
-		return nil, nil
-	}
-	err := log.ForEach(func(k, v []byte) error {
+	err := eachLogged(tx, id, 0, func(_ uint64, v []byte) (bool, error) {
 		e, err := record.DecodeEvent("event", v)
 		if err != nil {
-			return fmt.Errorf("session %s: %w", id, err)
+			return false, fmt.Errorf("session %s: %w", id, err)
 		}
 		out = append(out, *e)
-		return nil
+		return true, nil
 	})
 	return out, err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/switchboardhq/switchboard/sessions/store/record"
 
@@ -43,6 +42,26 @@ func pendingEmpty(tx *bbolt.Tx, sessionID string) bool {
 	}
 	k, _ := pending.Cursor().First()
 	return k == nil
+}
+
+// eachQueued calls fn with each queued input of the session, in queue
+// order, until fn returns false or an error.
+func eachQueued(tx *bbolt.Tx, sessionID string, fn positionFunc) error {
+	pending := bkt(tx, bucketPending).Bucket([]byte(sessionID))
+	if pending == nil {
+		return nil
+	}
+	c := pending.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if len(k) != 8 {
+			return fmt.Errorf("queue of %s: key of %d bytes", sessionID, len(k))
+		}
+		more, err := fn(binary.BigEndian.Uint64(k), v)
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
 }
 
 // takeInputs removes the queued inputs up to and including the first
@@ -94,15 +113,8 @@ func (s *Store) appendTx(tx *bbolt.Tx, sessionID string, req core.AppendRequest,
 	if len(a.Events) == 0 {
 		return nil, nil, nil // another appender took the inputs first
 	}
-	log, err := bkt(tx, bucketLogs).CreateBucketIfNotExists([]byte(sessionID))
-	if err != nil {
-		return nil, nil, fmt.Errorf("log of %s: %w", sessionID, err)
-	}
-	log.FillPercent = 1 // keys only ever grow; pack the pages
-	for _, e := range a.Events {
-		if err := log.Put(u64(e.Seq), record.EncodeEvent(&e)); err != nil {
-			return nil, nil, err
-		}
+	if err := logEvents(tx, sessionID, a.Events); err != nil {
+		return nil, nil, err
 	}
 	if err := s.applyAppend(tx, sess, a, req.Holder); err != nil {
 		return nil, nil, err
@@ -168,22 +180,17 @@ func (s *Store) Events(ctx context.Context, sessionID string, after uint64, limi
 		if err := sessionExists(tx, sessionID); err != nil {
 			return err
 		}
-		log := bkt(tx, bucketLogs).Bucket([]byte(sessionID))
-		if log == nil || after == math.MaxUint64 {
-			return nil
-		}
-		c := log.Cursor()
-		for k, v := c.Seek(u64(after + 1)); k != nil; k, v = c.Next() {
+		return eachLogged(tx, sessionID, after, func(seq uint64, v []byte) (bool, error) {
 			if limit > 0 && len(out) == limit {
-				return nil
+				return false, nil
 			}
 			e, err := record.DecodeEvent("event", v)
 			if err != nil {
-				return fmt.Errorf("seq %d: %w", binary.BigEndian.Uint64(k), err)
+				return false, fmt.Errorf("seq %d: %w", seq, err)
 			}
 			out = append(out, *e)
-		}
-		return nil
+			return true, nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("events: %w", err)

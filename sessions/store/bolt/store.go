@@ -45,14 +45,16 @@ const (
 const initialMmap = 1 << 30
 
 const (
-	metaSchemaVersion  = "schema_version"
-	schemaVersion      = 1
+	metaSchemaVersion = "schema_version"
+	// schemaVersion 2 keeps a log's newest events in log_tails, which a
+	// binary of version 1 would not read.
+	schemaVersion      = 2
 	defaultLockTimeout = time.Second
 )
 
 var allBuckets = []string{
 	bucketMeta, bucketAgents, bucketAgentVersions, bucketAgentNames,
-	bucketSessions, bucketSessionKeys, bucketLogs, bucketPending,
+	bucketSessions, bucketSessionKeys, bucketLogs, bucketLogTails, bucketPending,
 	bucketStatusCounts, bucketWakes, bucketWakeIndex, bucketLeases,
 	bucketKeys, bucketKeyTimes,
 	bucketVaults, bucketCredentials, bucketCredentialSecrets, bucketVaultCredentials,
@@ -184,7 +186,9 @@ func initBuckets(tx *bbolt.Tx) error {
 		if len(v) != 4 || binary.BigEndian.Uint32(v) > schemaVersion {
 			return fmt.Errorf("database schema %x is newer than this binary (%d)", v, schemaVersion)
 		}
-		return nil
+		if binary.BigEndian.Uint32(v) == schemaVersion {
+			return nil
+		}
 	}
 	if !tx.Writable() {
 		return nil

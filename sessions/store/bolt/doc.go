@@ -34,8 +34,9 @@
 // (RFC 3339 UTC, millisecond precision). Top-level buckets:
 //
 //	meta            "schema_version" → 4-byte big-endian uint32, currently 2
-//	                (Open marks a file of schema 1 as 2: what 2 adds,
-//	                log_tails, a binary of schema 1 would not read)
+//	                (Open marks a file of schema 1 as 2: what 2 changed,
+//	                log_tails and queue, a binary of schema 1 would not
+//	                read)
 //
 //	agents          agent id → JSON of core.Agent (the latest version)
 //	agent_versions  agent id ‖ 4-byte big-endian uint32 version → JSON of
@@ -55,11 +56,13 @@
 //	                bucket. The append that would make a tail 32 long, or
 //	                logs a larger event, moves the tail into logs with its
 //	                own events after it (logtail.go: why)
-//	pending         one nested bucket per session that ever had input,
-//	                named by session id: 8-byte big-endian uint64 queue
-//	                position (the nested bucket's NextSequence, so queue
-//	                order) → JSON of core.Event with seq 0; dropped on
-//	                archive
+//	queue           session id ‖ 0x00 ‖ 8-byte big-endian uint64 queue
+//	                position (the bucket's NextSequence, so queue order) →
+//	                JSON of core.Event with seq 0: the inputs waiting for
+//	                a turn; a session's are deleted on archive. Schema 1
+//	                kept them in pending, one nested bucket per session
+//	                keyed by position; Open moves those here, each queue
+//	                in its order, and deletes pending (queued.go: why)
 //	status_counts   status (e.g. "idle") → 8-byte big-endian uint64 number
 //	                of sessions in it; absent means zero
 //	sessions_by_provider

@@ -19,7 +19,7 @@ import (
 // ones it leaves out, and why. A test holds every bucket to one list or
 // the other, so a bucket added to the store is added to Dump too.
 var dumped = []string{
-	bucketAgents, bucketAgentVersions, bucketSessions, bucketSessionKeys, bucketLogs, bucketLogTails, bucketPending,
+	bucketAgents, bucketAgentVersions, bucketSessions, bucketSessionKeys, bucketLogs, bucketLogTails, bucketQueue,
 	bucketLeases, bucketKeys, bucketWakes, bucketSinkPositions, bucketSinkActive,
 	bucketVaults, bucketCredentials, bucketCredentialSecrets, bucketEnvironments,
 	bucketInstallations, bucketInstallationTokens, bucketOnce,

@@ -62,13 +62,9 @@ func openable(tx *bbolt.Tx, sess *core.Session, l core.Lease) (bool, error) {
 	if sess.Status == core.StatusArchived || sess.TurnID != "" || l.Moved() {
 		return false, nil
 	}
-	pending := bkt(tx, bucketPending).Bucket([]byte(sess.ID))
-	if pending == nil {
-		return false, nil
-	}
-	_, v := pending.Cursor().First()
-	if v == nil {
-		return false, nil
+	v, err := firstQueued(tx, sess.ID)
+	if v == nil || err != nil {
+		return false, err
 	}
 	first, err := record.DecodeEvent("pending input", v)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -12,7 +11,6 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 )
 
 func matchSession(f core.SessionFilter, sess *core.Session) bool {
@@ -190,7 +188,7 @@ func (s *Store) Archive(ctx context.Context, id string) (*core.Session, error) {
 			return nil, nil, err
 		}
 		sess.UpdatedAt = s.clock()
-		if err := bkt(tx, bucketPending).DeleteBucket([]byte(id)); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
+		if err := dropQueued(tx, id); err != nil {
 			return nil, nil, fmt.Errorf("drop pending inputs: %w", err)
 		}
 		if err := clearWake(tx, id); err != nil {

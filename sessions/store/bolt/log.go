@@ -2,7 +2,6 @@ package bolt
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/sessions/store/record"
@@ -33,64 +32,6 @@ func (s *Store) Append(ctx context.Context, sessionID string, req core.AppendReq
 	return writeSession(ctx, s, "append", func(tx *bbolt.Tx) ([]core.Event, []core.Change, error) {
 		return s.appendTx(tx, sessionID, req, events)
 	})
-}
-
-func pendingEmpty(tx *bbolt.Tx, sessionID string) bool {
-	pending := bkt(tx, bucketPending).Bucket([]byte(sessionID))
-	if pending == nil {
-		return true
-	}
-	k, _ := pending.Cursor().First()
-	return k == nil
-}
-
-// eachQueued calls fn with each queued input of the session, in queue
-// order, until fn returns false or an error.
-func eachQueued(tx *bbolt.Tx, sessionID string, fn positionFunc) error {
-	pending := bkt(tx, bucketPending).Bucket([]byte(sessionID))
-	if pending == nil {
-		return nil
-	}
-	c := pending.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if len(k) != 8 {
-			return fmt.Errorf("queue of %s: key of %d bytes", sessionID, len(k))
-		}
-		more, err := fn(binary.BigEndian.Uint64(k), v)
-		if err != nil || !more {
-			return err
-		}
-	}
-	return nil
-}
-
-// takeInputs removes the queued inputs up to and including the first
-// interrupt, so the harness can stop at it, and returns them in order.
-func takeInputs(tx *bbolt.Tx, sessionID string) ([]core.Event, error) {
-	pending := bkt(tx, bucketPending).Bucket([]byte(sessionID))
-	if pending == nil {
-		return nil, nil
-	}
-	var out []core.Event
-	var keys [][]byte
-	c := pending.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		e, err := record.DecodeEvent("pending input", v)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *e)
-		keys = append(keys, append([]byte{}, k...))
-		if e.Type == core.TypeUserInterrupt {
-			break
-		}
-	}
-	for _, k := range keys {
-		if err := pending.Delete(k); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
 func (s *Store) appendTx(tx *bbolt.Tx, sessionID string, req core.AppendRequest, events []record.LogEvent) ([]core.Event, []core.Change, error) {

@@ -1,8 +1,6 @@
 package bolt
 
 import (
-	"bytes"
-	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -31,24 +29,6 @@ const (
 	tailValueMax = 2048
 )
 
-// tailKey is session id ‖ 0x00 ‖ 8-byte big-endian seq. Session ids never
-// contain 0x00, so a session's keys are one range, before those of any
-// id its own is a prefix of.
-func tailKey(sessionID string, seq uint64) []byte {
-	k := make([]byte, 0, len(sessionID)+9)
-	return binary.BigEndian.AppendUint64(append(append(k, sessionID...), 0), seq)
-}
-
-// tailSeq returns the seq of a log_tails key of the session, false for a
-// key of another session.
-func tailSeq(k []byte, sessionID string) (uint64, bool) {
-	n := len(sessionID)
-	if len(k) != n+9 || k[n] != 0 || !bytes.HasPrefix(k, []byte(sessionID)) {
-		return 0, false
-	}
-	return binary.BigEndian.Uint64(k[n+1:]), true
-}
-
 // logEvents writes events, seq order and after every logged one, to the
 // session's log: into its tail, or with its tail into its log bucket.
 func logEvents(tx *bbolt.Tx, sessionID string, events []core.Event) error {
@@ -63,8 +43,8 @@ func logEvents(tx *bbolt.Tx, sessionID string, events []core.Event) error {
 	}
 	tails := bkt(tx, bucketLogTails)
 	held := 0
-	if k, _ := tails.Cursor().Seek(tailKey(sessionID, 0)); k != nil {
-		if first, ok := tailSeq(k, sessionID); ok {
+	if k, _ := tails.Cursor().Seek(seqKey(sessionID, 0)); k != nil {
+		if first, ok := seqOf(k, sessionID); ok {
 			if first >= events[0].Seq {
 				return fmt.Errorf("log tail of %s holds seq %d, not before %d", sessionID, first, events[0].Seq)
 			}
@@ -73,7 +53,7 @@ func logEvents(tx *bbolt.Tx, sessionID string, events []core.Event) error {
 	}
 	if !direct && held+len(events) < tailEvents {
 		for i, e := range events {
-			if err := tails.Put(tailKey(sessionID, e.Seq), encoded[i]); err != nil {
+			if err := tails.Put(seqKey(sessionID, e.Seq), encoded[i]); err != nil {
 				return fmt.Errorf("log tail of %s: %w", sessionID, err)
 			}
 		}
@@ -101,8 +81,8 @@ func logEvents(tx *bbolt.Tx, sessionID string, events []core.Event) error {
 func moveTail(tails, log *bbolt.Bucket, sessionID string) error {
 	var keys [][]byte
 	c := tails.Cursor()
-	for k, v := c.Seek(tailKey(sessionID, 0)); k != nil; k, v = c.Next() {
-		seq, ok := tailSeq(k, sessionID)
+	for k, v := c.Seek(seqKey(sessionID, 0)); k != nil; k, v = c.Next() {
+		seq, ok := seqOf(k, sessionID)
 		if !ok {
 			break
 		}
@@ -119,10 +99,6 @@ func moveTail(tails, log *bbolt.Bucket, sessionID string) error {
 	return nil
 }
 
-// positionFunc is called with each entry of a log or queue: its seq or
-// queue position and its stored event. It returns false to stop the walk.
-type positionFunc func(pos uint64, v []byte) (bool, error)
-
 // eachLogged calls fn with each logged event of the session with seq >
 // after, in seq order, until fn returns false or an error. A file of an
 // earlier release, opened read-only, has no log_tails.
@@ -131,31 +107,12 @@ func eachLogged(tx *bbolt.Tx, sessionID string, after uint64, fn positionFunc) e
 		return nil
 	}
 	if log := bkt(tx, bucketLogs).Bucket([]byte(sessionID)); log != nil {
-		c := log.Cursor()
-		for k, v := c.Seek(u64(after + 1)); k != nil; k, v = c.Next() {
-			if len(k) != 8 {
-				return fmt.Errorf("log of %s: key of %d bytes", sessionID, len(k))
-			}
-			more, err := fn(binary.BigEndian.Uint64(k), v)
-			if err != nil || !more {
-				return err
-			}
-		}
-	}
-	tails := bkt(tx, bucketLogTails)
-	if tails == nil {
-		return nil
-	}
-	c := tails.Cursor()
-	for k, v := c.Seek(tailKey(sessionID, after+1)); k != nil; k, v = c.Next() {
-		seq, ok := tailSeq(k, sessionID)
-		if !ok {
-			return nil
-		}
-		more, err := fn(seq, v)
-		if err != nil || !more {
+		if whole, err := eachPosition(log, "log of "+sessionID, after+1, fn); err != nil || !whole {
 			return err
 		}
+	}
+	if tails := bkt(tx, bucketLogTails); tails != nil {
+		return eachSeqKey(tails, sessionID, after+1, fn)
 	}
 	return nil
 }
@@ -164,7 +121,7 @@ func eachLogged(tx *bbolt.Tx, sessionID string, after uint64, fn positionFunc) e
 // is none.
 func loggedEvent(tx *bbolt.Tx, sessionID string, seq uint64) []byte {
 	if tails := bkt(tx, bucketLogTails); tails != nil {
-		if v := tails.Get(tailKey(sessionID, seq)); v != nil {
+		if v := tails.Get(seqKey(sessionID, seq)); v != nil {
 			return v
 		}
 	}

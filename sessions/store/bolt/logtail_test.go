@@ -87,7 +87,7 @@ func checkTailLayout(t *testing.T, s *Store, id string, n int) {
 			return err
 		}
 		return bkt(tx, bucketLogTails).ForEach(func(k, v []byte) error {
-			seq, ok := tailSeq(k, id)
+			seq, ok := seqOf(k, id)
 			if !ok {
 				return fmt.Errorf("tail key %x is not of session %s", k, id)
 			}
@@ -225,12 +225,16 @@ func TestTailKeysKeepSessionsApart(t *testing.T) {
 
 // TestSchemaOfTheTail: a file of schema 1 opened for writing is marked 2,
 // takes appends into its tails after its older events, and opened
-// read-only (no log_tails bucket) still reads and dumps its logs; a file
+// read-only (no log_tails bucket) still reads and dumps its logs and reads
+// its queue; a file
 // of a schema newer than this binary's is refused.
 func TestSchemaOfTheTail(t *testing.T) {
 	ro := openRelease(t, "release1", Options{ReadOnly: true})
 	if evs, err := ro.Events(t.Context(), "ses_api", 0, 0); err != nil || len(evs) != 7 {
 		t.Fatalf("read-only schema 1 log: %d events, %v", len(evs), err)
+	}
+	if pending, err := ro.Pending(t.Context(), "ses_api"); err != nil || len(pending) != 1 {
+		t.Fatalf("read-only schema 1 queue: %d inputs, %v", len(pending), err)
 	}
 	n := 0
 	if err := ro.Dump(t.Context(), func(r dump.Record) error {

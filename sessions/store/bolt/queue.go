@@ -14,21 +14,13 @@ import (
 // session queued unless a turn is running, and schedules a wake now. It
 // works on a copy of inputs so a re-run batch starts from the same state.
 func (s *Store) queue(tx *bbolt.Tx, sess *core.Session, inputs []core.Event, now core.Time) ([]core.Event, error) {
-	pending, err := bkt(tx, bucketPending).CreateBucketIfNotExists([]byte(sess.ID))
-	if err != nil {
-		return nil, fmt.Errorf("pending area of %s: %w", sess.ID, err)
-	}
 	out, status := record.Queue(sess, inputs, now)
 	for _, e := range out {
 		v, err := record.Encode("input", e.ID, &e)
 		if err != nil {
 			return nil, err
 		}
-		pos, err := pending.NextSequence()
-		if err != nil {
-			return nil, err
-		}
-		if err := pending.Put(u64(pos), v); err != nil {
+		if err := enqueue(tx, sess.ID, v); err != nil {
 			return nil, err
 		}
 	}
@@ -120,17 +112,13 @@ func (s *Store) Pending(ctx context.Context, sessionID string) ([]core.Event, er
 		if err := sessionExists(tx, sessionID); err != nil {
 			return err
 		}
-		pending := bkt(tx, bucketPending).Bucket([]byte(sessionID))
-		if pending == nil {
-			return nil
-		}
-		return pending.ForEach(func(_, v []byte) error {
+		return eachQueued(tx, sessionID, func(_ uint64, v []byte) (bool, error) {
 			e, err := record.DecodeEvent("pending input", v)
 			if err != nil {
-				return err
+				return false, err
 			}
 			out = append(out, *e)
-			return nil
+			return true, nil
 		})
 	})
 	if err != nil {

@@ -28,7 +28,6 @@ const (
 	bucketSessions      = "sessions"
 	bucketSessionKeys   = "session_keys"
 	bucketLogs          = "logs"
-	bucketPending       = "pending"
 	bucketStatusCounts  = "status_counts"
 	bucketWakes         = "wakes"
 	bucketWakeIndex     = "wake_index"
@@ -46,15 +45,15 @@ const initialMmap = 1 << 30
 
 const (
 	metaSchemaVersion = "schema_version"
-	// schemaVersion 2 keeps a log's newest events in log_tails, which a
-	// binary of version 1 would not read.
+	// schemaVersion 2 keeps a log's newest events in log_tails and the
+	// queues in queue, which a binary of version 1 would not read.
 	schemaVersion      = 2
 	defaultLockTimeout = time.Second
 )
 
 var allBuckets = []string{
 	bucketMeta, bucketAgents, bucketAgentVersions, bucketAgentNames,
-	bucketSessions, bucketSessionKeys, bucketLogs, bucketLogTails, bucketPending,
+	bucketSessions, bucketSessionKeys, bucketLogs, bucketLogTails, bucketQueue,
 	bucketStatusCounts, bucketWakes, bucketWakeIndex, bucketLeases,
 	bucketKeys, bucketKeyTimes,
 	bucketVaults, bucketCredentials, bucketCredentialSecrets, bucketVaultCredentials,
@@ -151,6 +150,9 @@ func Open(path string, opts Options) (*Store, error) {
 			return err
 		}
 		if err := scopeCredentials(tx); err != nil {
+			return err
+		}
+		if err := movePending(tx); err != nil {
 			return err
 		}
 		return buildFilters(tx)

@@ -47,9 +47,9 @@
 //	                stop reason, usage, last seq, turn id and pending action
 //	                are the projection of its log)
 //	session_keys    external (origin) key, or a link's key → session id
-//	logs            one nested bucket per session, named by session id:
-//	                8-byte big-endian uint64 seq (1, 2, … gap-free) → JSON
-//	                of core.Event as logged
+//	logs            one nested bucket per session whose log has more than
+//	                a tail, named by session id: 8-byte big-endian uint64
+//	                seq (1, 2, … gap-free) → JSON of core.Event as logged
 //	log_tails       session id ‖ 0x00 ‖ 8-byte big-endian uint64 seq → the
 //	                same: a session's newest events, fewer than 32 and
 //	                each at most 2 KiB, every one after those in its logs

@@ -31,12 +31,8 @@ func (s *Store) ForkSession(ctx context.Context, f core.Fork) (*core.Session, er
 		if _, err := s.insertSession(tx, core.NewSession{Session: *forked}, forked.ID, forked.CreatedAt); err != nil {
 			return nil, nil, err
 		}
-		log := bkt(tx, bucketLogs).Bucket([]byte(forked.ID))
-		log.FillPercent = 1
-		for _, e := range copied {
-			if err := log.Put(u64(e.Seq), record.EncodeEvent(&e)); err != nil {
-				return nil, nil, err
-			}
+		if err := logEvents(tx, forked.ID, copied); err != nil {
+			return nil, nil, err
 		}
 		if err := keepFirstText(tx, forked.ID, copied); err != nil {
 			return nil, nil, err

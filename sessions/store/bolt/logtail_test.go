@@ -80,11 +80,13 @@ func checkTailLayout(t *testing.T, s *Store, id string, n int) {
 	t.Helper()
 	var logged, tail []uint64
 	err := s.db.View(func(tx *bbolt.Tx) error {
-		if err := bkt(tx, bucketLogs).Bucket([]byte(id)).ForEach(func(k, _ []byte) error {
-			logged = append(logged, binary.BigEndian.Uint64(k))
-			return nil
-		}); err != nil {
-			return err
+		if log := bkt(tx, bucketLogs).Bucket([]byte(id)); log != nil {
+			if err := log.ForEach(func(k, _ []byte) error {
+				logged = append(logged, binary.BigEndian.Uint64(k))
+				return nil
+			}); err != nil {
+				return err
+			}
 		}
 		return bkt(tx, bucketLogTails).ForEach(func(k, v []byte) error {
 			seq, ok := seqOf(k, id)

@@ -197,9 +197,6 @@ func (s *Store) insertSession(tx *bbolt.Tx, req core.NewSession, id string, now 
 			return nil, err
 		}
 	}
-	if _, err := bkt(tx, bucketLogs).CreateBucket([]byte(id)); err != nil {
-		return nil, fmt.Errorf("create log of %s: %w", id, err)
-	}
 	if err := s.addCount(tx, sess.Status, 1); err != nil {
 		return nil, err
 	}

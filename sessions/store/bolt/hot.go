@@ -15,9 +15,10 @@ import (
 // session with a turn running, each the size of its JSON twice.
 const maxHotSessions = 1024
 
-// hotSessions keeps the session records appends wrote, decoded, so that
-// the next append to a session (a running turn logs event after event)
-// does not decode its JSON again. An entry is trusted only while the
+// hotSessions keeps the session records appends and queued inputs wrote,
+// decoded, so that the next write to a session (a running turn logs
+// event after event; a thread's replies queue on it) does not decode its
+// JSON again. An entry is trusted only while the
 // stored bytes are the ones it was written as: any other write to the
 // record (another write path, a batch rolled back, a restart) leaves
 // other bytes, and the entry is missed, so no write path has to

@@ -180,3 +180,44 @@ func TestGetSessionFromAppends(t *testing.T) {
 		t.Fatalf("after archiving: %+v %v", after, err)
 	}
 }
+
+// TestQueuedRecordStaysTheCallers: the record CreateSession and
+// QueueInputs return is the caller's, though a copy of it is kept for the
+// next write: a change to it reaches neither a read nor the next queue
+// or append, and what they see is what was written.
+func TestQueuedRecordStaysTheCallers(t *testing.T) {
+	ctx := t.Context()
+	s := fresh(t)
+	created, err := s.CreateSession(ctx, core.NewSession{Session: core.Session{Metadata: map[string]string{"ticket": "T-1"}}, Inputs: []core.Event{message("first")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.Session.ID
+	created.Session.Metadata["ticket"] = "changed"
+	created.Session.Status = core.StatusFailed
+	queued, err := s.QueueInputs(ctx, id, core.QueueRequest{Inputs: []core.Event{message("second")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if queued.Session.Metadata["ticket"] != "T-1" || queued.Session.Status != core.StatusQueued {
+		t.Fatalf("queued on a record a caller changed: %+v", queued.Session)
+	}
+	queued.Session.Metadata["ticket"] = "changed again"
+	queued.Session.LastSeq = 99
+	logged, err := s.Append(ctx, id, core.AppendRequest{TurnID: "turn_1", TakeInputs: true, Events: []core.Event{
+		core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(logged) != 3 || logged[0].Seq != 1 {
+		t.Fatalf("append after the queue logged %d events from seq %d, want the 2 inputs and the turn from seq 1", len(logged), logged[0].Seq)
+	}
+	got, err := s.GetSession(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Metadata["ticket"] != "T-1" || got.LastSeq != 3 || got.Status == core.StatusFailed {
+		t.Fatalf("record after the append: metadata %v, last seq %d, status %s", got.Metadata, got.LastSeq, got.Status)
+	}
+}

@@ -10,9 +10,11 @@ import (
 	"go.etcd.io/bbolt"
 )
 
-// queue stores inputs in the session's pending area in order, marks the
-// session queued unless a turn is running, and schedules a wake now. It
-// works on a copy of inputs so a re-run batch starts from the same state.
+// queue stores inputs in the session's queue in order, marks the session
+// queued unless a turn is running, and schedules a wake now. It works on
+// a copy of inputs so a re-run batch starts from the same state. The
+// record it saves is kept in the cache as a copy, so sess stays the
+// caller's.
 func (s *Store) queue(tx *bbolt.Tx, sess *core.Session, inputs []core.Event, now core.Time) ([]core.Event, error) {
 	out, status := record.Queue(sess, inputs, now)
 	for _, e := range out {
@@ -30,12 +32,14 @@ func (s *Store) queue(tx *bbolt.Tx, sess *core.Session, inputs []core.Event, now
 	if err := s.setStatus(tx, sess, status); err != nil {
 		return nil, err
 	}
-	if err := saveSession(tx, sess); err != nil {
+	raw, err := putSession(tx, sess)
+	if err != nil {
 		return nil, err
 	}
 	if err := scheduleWake(tx, sess.ID, now.Time); err != nil {
 		return nil, err
 	}
+	s.hot.put(sess.Clone(), raw)
 	return out, nil
 }
 
@@ -64,7 +68,16 @@ func (s *Store) queueInputs(tx *bbolt.Tx, sessionID string, req core.QueueReques
 		sess, _ := loadSession(tx, sessionID) // informative only
 		return &core.QueueResult{Session: sess, Duplicate: dup, Replay: replay}, nil, nil
 	}
-	sess, err := loadWritable(tx, sessionID)
+	if !write && !req.AnswersPending {
+		return nil, nil, s.hot.checkWritable(tx, sessionID)
+	}
+	// A write takes the record from, and gives it back to, the cache the
+	// appends keep: a thread's replies queue on sessions whose turns run.
+	load := loadWritable
+	if write {
+		load = s.hot.loadHot
+	}
+	sess, err := load(tx, sessionID)
 	if err != nil {
 		return nil, nil, err
 	}

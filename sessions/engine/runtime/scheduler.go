@@ -9,6 +9,10 @@ import (
 // wake queue, so wakes written by other paths are seen.
 const maxIdleWait = 30 * time.Second
 
+// dueAgain is how soon the scheduler looks again at a wake that is
+// already due when it would otherwise sleep.
+const dueAgain = 200 * time.Millisecond
+
 // scheduler moves due wakes from the persisted queue to the workers and
 // sleeps until the next one is due. A due session that is backing off
 // after failed cycles waits for its retry time instead.
@@ -42,10 +46,13 @@ func (r *Runtime) scheduler(ctx context.Context) {
 			if at, ok, nerr := r.cfg.Store.NextWake(ctx); nerr == nil && ok {
 				if d := at.Sub(now); d > 0 && d < wait {
 					wait = d
-				} else if d <= 0 && handed {
-					// Due but already handed to a worker; look again
-					// shortly rather than spin while it runs.
-					wait = min(wait, 200*time.Millisecond)
+				} else if d <= 0 && (handed || len(due) == 0) {
+					// Due but already handed to a worker; or due though
+					// the read before found nothing due: a lease that
+					// held the session ran out between the two reads.
+					// Look again shortly rather than spin, or sleep
+					// through the takeover.
+					wait = min(wait, dueAgain)
 				}
 			}
 		}

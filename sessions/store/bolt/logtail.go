@@ -89,7 +89,7 @@ func moveTail(tails, log *bbolt.Bucket, sessionID string) error {
 		if err := log.Put(u64(seq), v); err != nil {
 			return fmt.Errorf("log of %s: %w", sessionID, err)
 		}
-		keys = append(keys, k)
+		keys = append(keys, seqKey(sessionID, seq)) // k is the page's, which the deletes change
 	}
 	for _, k := range keys {
 		if err := tails.Delete(k); err != nil {

@@ -68,7 +68,9 @@ func (s *Store) queueInputs(tx *bbolt.Tx, sessionID string, req core.QueueReques
 		sess, _ := loadSession(tx, sessionID) // informative only
 		return &core.QueueResult{Session: sess, Duplicate: dup, Replay: replay}, nil, nil
 	}
-	if !write && !req.AnswersPending {
+	if !write && !(req.AnswersPending && record.HasToolAnswer(req.Inputs)) {
+		// Nothing to check against the record: the API's inputs, a
+		// thread's replies.
 		return nil, nil, s.hot.checkWritable(tx, sessionID)
 	}
 	// A write takes the record from, and gives it back to, the cache the

@@ -144,7 +144,7 @@ func AnswersPending(sess *core.Session, inputs []core.Event) error {
 		waiting = sess.PendingAction.ToolUseIDs
 	}
 	for i, e := range inputs {
-		if e.Type != core.TypeUserCustomToolResult && e.Type != core.TypeUserToolConfirmation {
+		if !isToolAnswer(e) {
 			continue
 		}
 		var b struct {
@@ -159,6 +159,17 @@ func AnswersPending(sess *core.Session, inputs []core.Event) error {
 		}
 	}
 	return nil
+}
+
+// HasToolAnswer reports whether inputs hold a tool answer, which
+// AnswersPending checks against the session's record: without one, the
+// check needs no record.
+func HasToolAnswer(inputs []core.Event) bool {
+	return slices.ContainsFunc(inputs, isToolAnswer)
+}
+
+func isToolAnswer(e core.Event) bool {
+	return e.Type == core.TypeUserCustomToolResult || e.Type == core.TypeUserToolConfirmation
 }
 
 // ClampLimit applies the list paging rules: default 100, at most 1000.

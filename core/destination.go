@@ -43,6 +43,15 @@ type Destination struct {
 	UpdatedAt    Time  `json:"updated_at"`
 }
 
+// Clone returns a copy of d that shares nothing with it.
+func (d *Destination) Clone() *Destination {
+	c := *d
+	c.Types = slices.Clone(d.Types)
+	c.FailingSince = clonePtr(d.FailingSince)
+	c.PausedAt = clonePtr(d.PausedAt)
+	return &c
+}
+
 // Filter is what Append checks an event against.
 func (d *Destination) Filter() EventFilter {
 	return EventFilter{Level: d.Level, Types: d.Types, AgentID: d.AgentID}

@@ -65,11 +65,20 @@ func putFilter(tx *bbolt.Tx, d *core.Destination) error {
 }
 
 func loadDestination(tx *bbolt.Tx, id string) (*core.Destination, error) {
+	v, err := destinationBytes(tx, id)
+	if err != nil {
+		return nil, err
+	}
+	return record.Decode[core.Destination]("destination", v)
+}
+
+// destinationBytes is destination id's stored record.
+func destinationBytes(tx *bbolt.Tx, id string) ([]byte, error) {
 	v := bkt(tx, bucketDestinations).Get([]byte(id))
 	if v == nil {
 		return nil, fmt.Errorf("destination %s: %w", id, core.ErrNotFound)
 	}
-	return record.Decode[core.Destination]("destination", v)
+	return v, nil
 }
 
 func saveDestination(tx *bbolt.Tx, d *core.Destination) error {
@@ -117,7 +126,7 @@ func (s *Store) CreateDestination(ctx context.Context, nd core.NewDestination) (
 
 // GetDestination returns a destination.
 func (s *Store) GetDestination(ctx context.Context, id string) (*core.Destination, error) {
-	return viewOne(ctx, s, "get destination", func(tx *bbolt.Tx) (*core.Destination, error) { return loadDestination(tx, id) })
+	return viewOne(ctx, s, "get destination", func(tx *bbolt.Tx) (*core.Destination, error) { return s.destinations.read(tx, id, destinationBytes) })
 }
 
 // DestinationSecret returns a destination's sealed secret (nil: none).

@@ -32,11 +32,20 @@ func decodeInstallation(v []byte) (*core.Installation, error) {
 }
 
 func getInstallation(tx *bbolt.Tx, id string) (*core.Installation, error) {
+	v, err := installationBytes(tx, id)
+	if err != nil {
+		return nil, err
+	}
+	return decodeInstallation(v)
+}
+
+// installationBytes is installation id's stored record.
+func installationBytes(tx *bbolt.Tx, id string) ([]byte, error) {
 	v := bkt(tx, bucketInstallations).Get([]byte(id))
 	if v == nil {
 		return nil, fmt.Errorf("installation %q: %w", id, core.ErrNotFound)
 	}
-	return decodeInstallation(v)
+	return v, nil
 }
 
 func putInstallation(tx *bbolt.Tx, in *core.Installation) error {
@@ -79,7 +88,7 @@ func (s *Store) SaveInstallation(ctx context.Context, in *core.Installation, sea
 
 // GetInstallation returns one installation.
 func (s *Store) GetInstallation(ctx context.Context, id string) (*core.Installation, error) {
-	return viewOne(ctx, s, "get installation", func(tx *bbolt.Tx) (*core.Installation, error) { return s.installations.get(tx, id) })
+	return viewOne(ctx, s, "get installation", func(tx *bbolt.Tx) (*core.Installation, error) { return s.installations.read(tx, id, installationBytes) })
 }
 
 // FindInstallation returns the installation of a provider's tenant.
@@ -89,7 +98,7 @@ func (s *Store) FindInstallation(ctx context.Context, provider, externalID strin
 		if id == nil {
 			return nil, fmt.Errorf("%s installation %q: %w", provider, externalID, core.ErrNotFound)
 		}
-		return s.installations.get(tx, string(id))
+		return s.installations.read(tx, string(id), installationBytes)
 	})
 }
 

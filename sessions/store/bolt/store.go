@@ -103,8 +103,10 @@ type Store struct {
 	refreshes refreshLocks
 	// hot keeps the session records appends wrote, decoded.
 	hot hotSessions
-	// installations keeps the installation records reads found, decoded.
+	// installations and destinations keep the records reads found,
+	// decoded.
 	installations decodedInstallations
+	destinations  decodedDestinations
 }
 
 var _ core.Store = (*Store)(nil)
@@ -166,7 +168,9 @@ func Open(path string, opts Options) (*Store, error) {
 		opts.Logger.Warn("commit stream subscriber fell behind; it catches up from the store", "subscriber", name)
 	}
 	health := writehealth.New(opts.Logger, opts.Now)
-	return &Store{db: db, health: health, commit: &committer{db: db, commits: commits, health: health}, commits: commits, log: opts.Logger, now: opts.Now, path: path, boot: core.NewID("boot")}, nil
+	return &Store{db: db, health: health, commit: &committer{db: db, commits: commits, health: health}, commits: commits, log: opts.Logger, now: opts.Now, path: path, boot: core.NewID("boot"),
+		installations: decodedInstallations{what: "installation", max: maxDecodedInstallations},
+		destinations:  decodedDestinations{what: "destination", max: maxDecodedDestinations}}, nil
 }
 
 // initBuckets creates the buckets and checks the schema version; a

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -70,5 +71,56 @@ func TestDecodedInstallationsFollowWrites(t *testing.T) {
 	}
 	if _, err := s.GetInstallation(ctx, saved.ID); err == nil {
 		t.Fatal("a deleted installation is still found")
+	}
+}
+
+// TestDecodedDestinationsFollowWrites: a destination read again is
+// answered from what the first read decoded, sees every write (a pause,
+// a resume, a delete), and is the reader's own to change.
+func TestDecodedDestinationsFollowWrites(t *testing.T) {
+	ctx := context.Background()
+	s := fresh(t)
+	created, err := s.CreateDestination(ctx, core.NewDestination{Destination: core.Destination{
+		ID: core.NewID(core.PrefixDestination), URL: "https://hooks.example.com/in", Level: core.LevelUser,
+		Types: []string{core.TypeAgentMessage},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func() *core.Destination {
+		t.Helper()
+		d, err := s.GetDestination(ctx, created.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	get() // the first read decodes; the next is answered from what it kept
+	first := get()
+	if len(s.destinations.entries) != 1 {
+		t.Fatalf("%d destinations kept decoded after two reads, want 1", len(s.destinations.entries))
+	}
+	first.Types[0] = "changed"
+	first.Status = core.DestinationPaused
+	if again := get(); again.Types[0] != core.TypeAgentMessage || again.Status != core.DestinationActive {
+		t.Fatalf("a reader's change reached the store's answers: %+v", again)
+	}
+	if _, err := s.PauseDestination(ctx, created.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(); got.Status != core.DestinationPaused || got.PausedAt == nil {
+		t.Fatalf("after the pause: %+v", got)
+	}
+	if _, err := s.ResumeDestination(ctx, created.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(); got.Status != core.DestinationActive || got.PausedAt != nil {
+		t.Fatalf("after the resume: %+v", got)
+	}
+	if err := s.DeleteDestination(ctx, created.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetDestination(ctx, created.ID); !errors.Is(err, core.ErrNotFound) {
+		t.Fatalf("a deleted destination: %v", err)
 	}
 }

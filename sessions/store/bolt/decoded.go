@@ -40,7 +40,7 @@ type decodedRecord[T any] struct {
 	rec *T
 }
 
-// read returns record id as stored gives its bytes in tx.
+// read returns record id, whose bytes stored finds in tx.
 func (d *decodedRecords[T, P]) read(tx *bbolt.Tx, id string, stored func(*bbolt.Tx, string) ([]byte, error)) (*T, error) {
 	raw, err := stored(tx, id)
 	if err != nil {

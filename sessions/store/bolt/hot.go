@@ -18,11 +18,10 @@ const maxHotSessions = 1024
 // hotSessions keeps the session records appends and queued inputs wrote,
 // decoded, so that the next write to a session (a running turn logs
 // event after event; a thread's replies queue on it) does not decode its
-// JSON again. An entry is trusted only while the
-// stored bytes are the ones it was written as: any other write to the
-// record (another write path, a batch rolled back, a restart) leaves
-// other bytes, and the entry is missed, so no write path has to
-// invalidate it.
+// JSON again. An entry is trusted only while the stored bytes are the
+// ones it was written as: any other write to the record (another write
+// path, a batch rolled back, a restart) leaves other bytes, and the entry
+// is missed, so no write path has to invalidate it.
 //
 // An entry's record belongs to the cache: take hands it over (the entry
 // goes), so whoever took it may change it freely.

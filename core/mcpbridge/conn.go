@@ -30,15 +30,20 @@ type conn struct {
 	// credential is resolved for.
 	session string
 
-	mu      sync.Mutex // held while connecting and listing, never during a call
-	link    *link
-	tools   []remoteTool
+	mu    sync.Mutex // held while connecting and listing, never during a call
+	link  *link
+	tools []remoteTool
+	// listed counts the listings that replaced tools, so a caller can
+	// tell that the tools it was given last are still the ones offered.
+	listed  uint64
 	retired bool // the session closed: never connect again
 }
 
-// link is one initialized MCP client.
+// link is one initialized MCP client, or an in-process server's client
+// session (local).
 type link struct {
 	client *client.Client
+	local  *local
 	cancel context.CancelFunc
 	// stale is set by the notification handler, which runs on the
 	// transport's reader and so must not take conn.mu.
@@ -50,11 +55,37 @@ type link struct {
 
 func (l *link) close(log *slog.Logger) {
 	l.once.Do(func() {
+		if l.local != nil {
+			l.local.detach()
+			return
+		}
 		if err := l.client.Close(); err != nil {
 			log.Debug("close mcp client", "err", err)
 		}
 		l.cancel()
 	})
+}
+
+// send sends one request and returns its answer.
+func (l *link) send(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	if l.local != nil {
+		return l.local.send(ctx, req)
+	}
+	return l.client.GetTransport().SendRequest(ctx, req)
+}
+
+// callTool runs tools/call.
+func (l *link) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if l.local != nil {
+		return l.local.callTool(ctx, req)
+	}
+	return l.client.CallTool(ctx, req)
+}
+
+// listsTools reports whether the server said it has tools. An in-process
+// server is asked: without the handshake there is nothing it said.
+func (l *link) listsTools() bool {
+	return l.local != nil || l.client.GetServerCapabilities().Tools != nil
 }
 
 // remoteTool is a tool as the server listed it, its schema untouched.
@@ -71,24 +102,31 @@ type remoteTool struct {
 var errRetired = errors.New("connection closed with the session")
 
 // refresh makes sure the conn is connected and its tool list current, and
-// returns the tools to offer: the last ones listed even when it fails.
-func (c *conn) refresh(ctx context.Context) ([]remoteTool, error) {
+// returns the tools to offer, the last ones listed even when it fails, and
+// which listing they are.
+func (c *conn) refresh(ctx context.Context) ([]remoteTool, uint64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.upToDate() {
+		return c.tools, c.listed, nil
+	}
 	// A server that accepts the connection and never answers must not
 	// hold up the cycle.
 	ctx, cancel := context.WithTimeout(ctx, c.p.cfg.ConnectTimeout)
 	defer cancel()
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	var err error
 	// A server that restarted has forgotten our session: one fresh
 	// connection is tried before giving up.
 	for attempt := 0; attempt < 2; attempt++ {
 		var l *link
 		if l, err = c.linkLocked(ctx); err != nil {
-			return c.tools, err
+			return c.tools, c.listed, err
+		}
+		if l.local != nil && l.local.notified() {
+			l.stale.Store(true)
 		}
 		if !l.stale.Load() {
-			return c.tools, nil
+			return c.tools, c.listed, nil
 		}
 		// Cleared before listing, so a change announced meanwhile is
 		// listed next time.
@@ -96,15 +134,31 @@ func (c *conn) refresh(ctx context.Context) ([]remoteTool, error) {
 		var tools []remoteTool
 		if tools, err = c.list(ctx, l); err == nil {
 			c.tools = tools
-			return tools, nil
+			c.listed++
+			return tools, c.listed, nil
 		}
 		l.stale.Store(true)
 		if !isTransport(err) {
-			return c.tools, err
+			return c.tools, c.listed, err
 		}
 		c.dropLocked(l)
 	}
-	return c.tools, err
+	return c.tools, c.listed, err
+}
+
+// upToDate reports whether the conn has a live link whose tools are
+// listed, and no change announced since: the cycle's common case, which
+// needs neither a timeout nor the server.
+func (c *conn) upToDate() bool {
+	l := c.link
+	if c.retired || l == nil || l.broken.Load() || l.stale.Load() {
+		return false
+	}
+	if l.local != nil && l.local.notified() {
+		l.stale.Store(true)
+		return false
+	}
+	return true
 }
 
 // linkLocked returns the live link, connecting first if there is none.
@@ -117,6 +171,9 @@ func (c *conn) linkLocked(ctx context.Context) (*link, error) {
 	}
 	if c.link != nil {
 		return c.link, nil
+	}
+	if in, ok := c.srv.(InProcess); ok {
+		return c.attachLocked(ctx, in)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.p.cfg.ConnectTimeout)
 	defer cancel()
@@ -141,6 +198,21 @@ func (c *conn) linkLocked(ctx context.Context) (*link, error) {
 	}
 	c.link = l
 	c.log.Debug("mcp server connected")
+	return l, nil
+}
+
+// attachLocked links the conn to an in-process server.
+func (c *conn) attachLocked(ctx context.Context, in InProcess) (*link, error) {
+	if in.Server == nil {
+		return nil, fmt.Errorf("in-process server %s has no server", in.Name)
+	}
+	lc, err := attach(ctx, in.Server)
+	if err != nil {
+		return nil, err
+	}
+	l := &link{local: lc}
+	l.stale.Store(true) // a new link is listed before it is used
+	c.link = l
 	return l, nil
 }
 
@@ -195,7 +267,7 @@ func (c *conn) current(ctx context.Context) (*link, error) {
 // (top-level descriptions, oneOf, $schema): the schema is passed on as the
 // server wrote it.
 func (c *conn) list(ctx context.Context, l *link) ([]remoteTool, error) {
-	if caps := l.client.GetServerCapabilities(); caps.Tools == nil {
+	if !l.listsTools() {
 		return nil, nil // a server without tools
 	}
 	var tools []remoteTool
@@ -213,9 +285,12 @@ func (c *conn) list(ctx context.Context, l *link) ([]remoteTool, error) {
 			Method:  string(mcp.MethodToolsList),
 			Params:  params,
 		}
-		resp, err := l.client.GetTransport().SendRequest(ctx, req)
+		resp, err := l.send(ctx, req)
 		if err != nil {
 			return nil, transport.NewError(err)
+		}
+		if resp.Error != nil && resp.Error.Code == mcp.METHOD_NOT_FOUND && page == 1 {
+			return nil, nil // a server without tools, that did not say so
 		}
 		if resp.Error != nil {
 			return nil, resp.Error.AsError()

@@ -2,7 +2,15 @@
 // client side of the gateway: one connection per (session, server), opened
 // lazily, initialized once, reused across calls and cycles, re-listed when
 // the server announces that its tool list changed, and closed when the
-// session goes idle, is archived, or the process shuts down.
+// session goes idle, is archived, or the process shuts down. A cycle whose
+// servers announced nothing gets the tools it got before, as they were.
+//
+// An in-process server's connection is a client session of the pool's own,
+// registered on the server: requests go to the server's message handler in
+// the wire format, with no MCP client, transport goroutine or initialize
+// handshake between them, which each new session would otherwise pay once.
+// Every notification the server sends that session makes the next cycle
+// list the tools again.
 //
 // A server is either external (a core.MCPServerSpec named on the agent,
 // reached over streamable HTTP, SSE or stdio, authenticated with a vault

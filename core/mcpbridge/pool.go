@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -71,8 +72,11 @@ type Pool struct {
 // session is one session's connections, by server name.
 type session struct {
 	id    string
-	mu    sync.Mutex // serialises Tools; guards conns
+	mu    sync.Mutex // serialises Tools; guards conns, offered and entries
 	conns map[string]*conn
+	// offered and entries are what Tools returned last.
+	offered []offered
+	entries []Entry
 	// Guarded by Pool.mu: the idle timer, its generation (a timer that
 	// fires after Tools took the session back must not close it), and how
 	// many Tools calls are using the session.
@@ -164,21 +168,30 @@ func (p *Pool) Tools(ctx context.Context, sessionID string, servers []Server) ([
 		}
 	}
 
-	// Servers are refreshed side by side: one slow server costs one
-	// connect timeout, not one per server.
 	listed := make([][]remoteTool, len(order))
-	var wg sync.WaitGroup
-	for i, srv := range order {
-		c := s.conns[srv.ServerName()]
-		wg.Go(func() {
-			tools, err := c.refresh(ctx)
-			if err != nil && ctx.Err() == nil {
-				c.log.Warn("mcp server unavailable; offering its last known tools", "tools", len(tools), "err", c.sec.redact(err.Error()))
-			}
-			listed[i] = tools
-		})
+	offer := make([]offered, len(order))
+	refresh := func(i int, c *conn) {
+		tools, n, err := c.refresh(ctx)
+		if err != nil && ctx.Err() == nil {
+			c.log.Warn("mcp server unavailable; offering its last known tools", "tools", len(tools), "err", c.sec.redact(err.Error()))
+		}
+		listed[i], offer[i] = tools, offered{c: c, listing: n}
 	}
-	wg.Wait()
+	if len(order) == 1 {
+		refresh(0, s.conns[order[0].ServerName()])
+	} else {
+		// Side by side: one slow server costs one connect timeout, not
+		// one per server.
+		var wg sync.WaitGroup
+		for i, srv := range order {
+			c := s.conns[srv.ServerName()]
+			wg.Go(func() { refresh(i, c) })
+		}
+		wg.Wait()
+	}
+	if slices.Equal(offer, s.offered) {
+		return slices.Clone(s.entries), nil
+	}
 
 	var entries []Entry
 	var names namer
@@ -196,7 +209,15 @@ func (p *Pool) Tools(ctx context.Context, sessionID string, servers []Server) ([
 			entries = append(entries, Entry{Tool: newTool(c, name, rt), Policy: srv.policy(rt.Name)})
 		}
 	}
-	return entries, nil
+	s.offered, s.entries = offer, entries
+	return slices.Clone(entries), nil
+}
+
+// offered is a connection and the listing of it whose tools a session was
+// offered: while every one is the same, so are the entries.
+type offered struct {
+	c       *conn
+	listing uint64
 }
 
 func (p *Pool) newConn(sessionID string, srv Server) *conn {

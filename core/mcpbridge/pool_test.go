@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/mcpbridge"
 	"github.com/switchboardhq/switchboard/fixtures/mcpservers"
@@ -83,9 +86,23 @@ func TestACredentialThatCannotBeRenewedSkipsTheServer(t *testing.T) {
 	}
 }
 
+// clientSessions counts the client sessions opened on an in-process
+// server and those still open: an in-process connection is one.
+type clientSessions struct{ opened, open atomic.Int32 }
+
+func countSessions(s *server.MCPServer) *clientSessions {
+	c := &clientSessions{}
+	s.GetHooks().AddOnRegisterSession(func(context.Context, server.ClientSession) {
+		c.opened.Add(1)
+		c.open.Add(1)
+	})
+	s.GetHooks().AddOnUnregisterSession(func(context.Context, server.ClientSession) { c.open.Add(-1) })
+	return c
+}
+
 func TestInProcessServer(t *testing.T) {
-	var inits atomic.Int32
-	s := mcpservers.NewMCPGo(nil, func() { inits.Add(1) })
+	s := mcpservers.NewMCPGo(nil, nil)
+	first := countSessions(s)
 	pool := newPool(t, nil, &logBuffer{}, time.Minute)
 	servers := []mcpbridge.Server{mcpbridge.InProcess{Name: "slack", Server: s}}
 	tools := func() []mcpbridge.Entry {
@@ -111,14 +128,54 @@ func TestInProcessServer(t *testing.T) {
 	if res := call(t, entries, "mcp_slack_late", `{}`); res.Output != "late called" {
 		t.Errorf("late = %q", res.Output)
 	}
-	if n := inits.Load(); n != 1 {
-		t.Errorf("initializations = %d, want 1", n)
+	if n := first.opened.Load(); n != 1 {
+		t.Errorf("connections = %d, want 1", n)
 	}
 	// A rebuilt server is a different server: the connection is reopened.
-	servers = []mcpbridge.Server{mcpbridge.InProcess{Name: "slack", Server: mcpservers.NewMCPGo(nil, func() { inits.Add(1) })}}
-	tools()
-	if n := inits.Load(); n != 2 {
-		t.Errorf("initializations after the server changed = %d, want 2", n)
+	rebuilt := mcpservers.NewMCPGo(nil, nil)
+	second := countSessions(rebuilt)
+	servers = []mcpbridge.Server{mcpbridge.InProcess{Name: "slack", Server: rebuilt}}
+	if res := call(t, tools(), "mcp_slack_echo", `{"text":"again"}`); res.Output != "again" {
+		t.Errorf("echo on the rebuilt server = %q", res.Output)
+	}
+	if n := second.opened.Load(); n != 1 {
+		t.Errorf("connections to the rebuilt server = %d, want 1", n)
+	}
+	if n := first.open.Load(); n != 0 {
+		t.Errorf("connections still open to the replaced server = %d, want 0", n)
+	}
+	pool.Close("ses_1")
+	if n := second.open.Load(); n != 0 {
+		t.Errorf("connections open after the session closed = %d, want 0", n)
+	}
+}
+
+// An in-process server's tool handlers find a client session in their
+// context, as they do behind a transport; a server without tools offers
+// none and fails nothing.
+func TestInProcessServerSessionAndNoTools(t *testing.T) {
+	s := server.NewMCPServer("bare", "1.0.0", server.WithToolCapabilities(true))
+	var seen atomic.Bool
+	s.AddTool(mcp.NewTool("whoami"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		seen.Store(server.ClientSessionFromContext(ctx) != nil)
+		return mcp.NewToolResultText("ok"), nil
+	})
+	pool := newPool(t, nil, &logBuffer{}, time.Minute)
+	entries, err := pool.Tools(t.Context(), "ses_1", []mcpbridge.Server{
+		mcpbridge.InProcess{Name: "bare", Server: s},
+		mcpbridge.InProcess{Name: "none", Server: server.NewMCPServer("none", "1.0.0")},
+	})
+	if err != nil {
+		t.Fatalf("Tools: %v", err)
+	}
+	if got := names(entries); !slices.Equal(got, []string{"mcp_bare_whoami"}) {
+		t.Fatalf("tools = %v, want only mcp_bare_whoami", got)
+	}
+	if res := call(t, entries, "mcp_bare_whoami", `{}`); res.Output != "ok" || res.IsError {
+		t.Errorf("whoami = %+v", res)
+	}
+	if !seen.Load() {
+		t.Error("the tool handler found no client session in its context")
 	}
 }
 

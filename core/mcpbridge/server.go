@@ -101,11 +101,6 @@ func (p *Pool) open(ctx context.Context, l *link, srv Server, sec *secrets, log 
 	opts := []client.ClientOption{client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION)}
 	tlog := slog.New(debugHandler{log.Handler()})
 	switch s := srv.(type) {
-	case InProcess:
-		if s.Server == nil {
-			return nil, fmt.Errorf("in-process server %s has no server", s.Name)
-		}
-		return client.NewInProcessClientWithOptions(s.Server, opts...)
 	case External:
 		switch s.transport() {
 		case core.TransportStreamableHTTP:

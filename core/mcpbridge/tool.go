@@ -66,7 +66,7 @@ func (c *conn) call(ctx context.Context, tool string, args json.RawMessage) core
 		l, err = c.current(ctx)
 		var res *mcp.CallToolResult
 		if err == nil {
-			res, err = l.client.CallTool(ctx, req)
+			res, err = l.callTool(ctx, req)
 		}
 		if err == nil {
 			return core.ToolResult{Output: c.sec.redact(resultText(res)), IsError: res.IsError}

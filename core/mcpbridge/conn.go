@@ -289,8 +289,10 @@ func (c *conn) list(ctx context.Context, l *link) ([]remoteTool, error) {
 		if err != nil {
 			return nil, transport.NewError(err)
 		}
-		if resp.Error != nil && resp.Error.Code == mcp.METHOD_NOT_FOUND && page == 1 {
-			return nil, nil // a server without tools, that did not say so
+		if l.local != nil && resp.Error != nil && resp.Error.Code == mcp.METHOD_NOT_FOUND && page == 1 {
+			// An in-process server without tools: with no handshake, it
+			// had no other way to say so.
+			return nil, nil
 		}
 		if resp.Error != nil {
 			return nil, resp.Error.AsError()

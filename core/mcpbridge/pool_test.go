@@ -160,7 +160,8 @@ func TestInProcessServerSessionAndNoTools(t *testing.T) {
 		seen.Store(server.ClientSessionFromContext(ctx) != nil)
 		return mcp.NewToolResultText("ok"), nil
 	})
-	pool := newPool(t, nil, &logBuffer{}, time.Minute)
+	logs := &logBuffer{}
+	pool := newPool(t, nil, logs, time.Minute)
 	entries, err := pool.Tools(t.Context(), "ses_1", []mcpbridge.Server{
 		mcpbridge.InProcess{Name: "bare", Server: s},
 		mcpbridge.InProcess{Name: "none", Server: server.NewMCPServer("none", "1.0.0")},
@@ -170,6 +171,9 @@ func TestInProcessServerSessionAndNoTools(t *testing.T) {
 	}
 	if got := names(entries); !slices.Equal(got, []string{"mcp_bare_whoami"}) {
 		t.Fatalf("tools = %v, want only mcp_bare_whoami", got)
+	}
+	if strings.Contains(logs.String(), "unavailable") {
+		t.Errorf("a server without tools was taken for one that is down:\n%s", logs.String())
 	}
 	if res := call(t, entries, "mcp_bare_whoami", `{}`); res.Output != "ok" || res.IsError {
 		t.Errorf("whoami = %+v", res)

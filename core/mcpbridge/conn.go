@@ -122,9 +122,6 @@ func (c *conn) refresh(ctx context.Context) ([]remoteTool, uint64, error) {
 		if l, err = c.linkLocked(ctx); err != nil {
 			return c.tools, c.listed, err
 		}
-		if l.local != nil && l.local.notified() {
-			l.stale.Store(true)
-		}
 		if !l.stale.Load() {
 			return c.tools, c.listed, nil
 		}

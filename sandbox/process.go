@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/client"
 
@@ -132,12 +133,18 @@ const (
 	streamCap   = time.Minute
 )
 
+// inspectPatience is how long watch keeps asking an engine whose answers
+// fail before it counts the process as ended: on a busy machine one
+// inspect can outlast its timeout while the process runs on.
+const inspectPatience = time.Minute
+
 // watch waits for the process to end, records its exit status and closes
 // done; the rest of its output is read first, while it keeps coming.
 func (p *process) watch() {
 	ended := p.streamEnded
 	tick := time.NewTicker(exitPoll)
 	defer tick.Stop()
+	var failingSince time.Time
 	for {
 		select {
 		case <-ended:
@@ -147,19 +154,44 @@ func (p *process) watch() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		insp, err := p.d.cli.ExecInspect(ctx, p.exec, client.ExecInspectOptions{})
 		cancel()
-		if err == nil && insp.Running {
+		if err != nil && !cerrdefs.IsNotFound(err) {
+			if failingSince.IsZero() {
+				failingSince = time.Now()
+			}
+			if time.Since(failingSince) < inspectPatience {
+				continue
+			}
+			p.d.log.Warn("sandbox process: the engine has not answered for its state; counting it ended",
+				"session_id", p.session, "for", time.Since(failingSince).Round(time.Second), "err", err)
+			break
+		}
+		failingSince = time.Time{}
+		if err == nil && (insp.Running || p.notStartedYet(insp)) {
 			continue
 		}
 		if err == nil {
 			p.exit = insp.ExitCode
 		}
-		break
+		break // not found: the exec went with its container
 	}
 	// Ending stdin lets the engine end the stream; what the process wrote
 	// last is still read.
 	_ = p.att.CloseWrite()
 	p.drain()
 	close(p.done)
+}
+
+// notStartedYet tells an exec the engine has not started from one that
+// ended: the engine answers the attach before it starts the exec, and
+// until then reports it neither running nor exited, with no pid. Once
+// the stream has ended, it never will start.
+func (p *process) notStartedYet(insp client.ExecInspectResult) bool {
+	select {
+	case <-p.streamEnded:
+		return false
+	default:
+		return insp.PID == 0 && insp.ExitCode == 0
+	}
 }
 
 // drain waits for the stream of an ended process to end, and cuts it

@@ -121,6 +121,59 @@ func TestProcessKill(t *testing.T) {
 	waitDone(t, other)
 }
 
+// TestProcessOutlivesAFailedInspect: an engine that fails once to say
+// whether a process runs (a busy machine) does not end it: the process
+// keeps its stdin and its output.
+func TestProcessOutlivesAFailedInspect(t *testing.T) {
+	e := newEngineProxy(t)
+	d := newDocker(t, func(c *Config) { c.Host = e.host })
+	p := startProcess(t, d, newSession(), core.ProcessRequest{Cmd: []string{"sh", "-c", `read -r l; echo "got $l"`}})
+	exec := p.(*process).exec
+	e.failInspects(exec, 1)
+	for failed, answered := false, false; !answered; {
+		select {
+		case a := <-e.inspected:
+			if a.exec == exec {
+				answered = failed && a.running
+				failed = failed || a.failed
+			}
+		case <-p.Done():
+			t.Fatalf("a failed inspect ended the process (stderr %q)", p.Stderr())
+		}
+	}
+	answer(t, p, "one", "got one")
+	waitDone(t, p)
+	if p.ExitCode() != 0 {
+		t.Fatalf("exit code %d", p.ExitCode())
+	}
+}
+
+// TestProcessStartedLate: the engine answers the attach before it starts
+// the exec, and inspected in between reports it not running; a process
+// whose start comes late is not taken for ended.
+func TestProcessStartedLate(t *testing.T) {
+	e := newEngineProxy(t)
+	d := newDocker(t, func(c *Config) { c.Host = e.host })
+	session := newSession()
+	sh(t, d, session, "true") // the sandbox is up: the next exec started is the process's
+	e.holdNextStart()
+	p := startProcess(t, d, session, core.ProcessRequest{Cmd: []string{"sh", "-c", `read -r l; echo "got $l"`}})
+	answer(t, p, "one", "got one")
+	waitDone(t, p)
+}
+
+// answer writes a line to the process and wants its next line of stdout.
+func answer(t *testing.T, p core.Process, line, want string) {
+	t.Helper()
+	if _, err := io.WriteString(p.Stdin(), line+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := bufio.NewReader(p.Stdout()).ReadString('\n')
+	if strings.TrimSpace(got) != want {
+		t.Fatalf("answer %q (%v), want %q (stderr %q)", got, err, want, p.Stderr())
+	}
+}
+
 // TestProcessHold: a held process keeps its sandbox from hibernating;
 // released, the idle timer stops the sandbox and ends the process.
 func TestProcessHold(t *testing.T) {

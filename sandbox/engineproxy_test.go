@@ -18,11 +18,12 @@ import (
 )
 
 // engineProxy stands between a backend and the Docker engine, so that a
-// test can make the engine late or failing as a busy machine's is. It
+// test can make the engine late, failing or terse as engines can be. It
 // forwards every request, hijacked streams with their half-closes
-// included; it can fail an exec's next inspects, and hold the next
-// exec's start the way the engine itself does: it answers the attach at
-// once and starts the exec only when the exec has been inspected.
+// included. It can fail an exec's next inspects, answer as a terse
+// engine, and hold the next exec's start the way the engine itself
+// does: it answers the attach at once and starts the exec only when the
+// exec has been inspected.
 type engineProxy struct {
 	host      string // for Config.Host
 	dial      func(context.Context) (net.Conn, error)
@@ -34,8 +35,11 @@ type engineProxy struct {
 
 	mu          sync.Mutex
 	failInspect map[string]int // exec → inspects still to fail
-	holdNext    bool
-	held        map[string]chan struct{} // exec → closed at its first inspect
+	// terse: inspects answer pid 0, and a stream stays open past the
+	// exec's end until the client closes its side, as some engines do.
+	terse    bool
+	holdNext bool
+	held     map[string]chan struct{} // exec → closed at its first inspect
 }
 
 type inspectAnswer struct {
@@ -73,6 +77,19 @@ func (e *engineProxy) failInspects(exec string, n int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.failInspect[exec] = n
+}
+
+// beTerse makes the proxy answer as a terse engine (engineProxy.terse).
+func (e *engineProxy) beTerse() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.terse = true
+}
+
+func (e *engineProxy) isTerse() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.terse
 }
 
 // holdNextStart holds the next exec started until it is inspected.
@@ -134,6 +151,13 @@ func (e *engineProxy) inspect(w http.ResponseWriter, r *http.Request, exec strin
 	}
 	var state struct{ Running bool }
 	_ = json.Unmarshal(body, &state)
+	if e.isTerse() && resp.StatusCode == http.StatusOK {
+		var fields map[string]any
+		if err := json.Unmarshal(body, &fields); err == nil {
+			fields["Pid"] = 0
+			body, _ = json.Marshal(fields)
+		}
+	}
 	w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
 	w.WriteHeader(resp.StatusCode)
 	w.Write(body)
@@ -201,12 +225,18 @@ func (e *engineProxy) hijack(w http.ResponseWriter, r *http.Request, hold <-chan
 		resp.Header.Write(conn)
 		io.WriteString(conn, "\r\n")
 	}
+	clientDone := make(chan struct{})
 	go func() {
 		io.Copy(up, buf.Reader)
 		closeWrite(up)
+		close(clientDone)
 	}()
-	// The engine ends the stream: so does the proxy, as the engine would.
+	// The engine ends the stream: so does the proxy, as the engine would,
+	// or once the client is done with it when terse.
 	io.Copy(conn, upBuf)
+	if e.isTerse() {
+		<-clientDone
+	}
 }
 
 func closeWrite(c net.Conn) {

@@ -100,9 +100,9 @@ func (d *Docker) Start(ctx context.Context, sessionID string, req core.ProcessRe
 	}
 	outR, outW := io.Pipe()
 	p := &process{d: d, session: sessionID, container: id, exec: ex.ID, pidFile: pidFile, att: &att.HijackedResponse, stdout: outR,
-		streamEnded: make(chan struct{}), active: make(chan struct{}, 1), done: make(chan struct{}), exit: -1}
-	started := make(chan struct{})
-	p.stderr.started = started
+		streamEnded: make(chan struct{}), active: make(chan struct{}, 1), done: make(chan struct{}), exit: -1,
+		started: make(chan struct{})}
+	p.stderr.started = p.started
 	go func() {
 		_, err := stdcopy.StdCopy(activity{outW, p.active}, activity{&p.stderr, p.active}, att.Reader)
 		outW.CloseWithError(err)
@@ -110,7 +110,7 @@ func (d *Docker) Start(ctx context.Context, sessionID string, req core.ProcessRe
 	}()
 	go p.watch()
 	select {
-	case <-started:
+	case <-p.started:
 	case <-p.streamEnded: // it could not start: its stderr says why
 	case <-ctx.Done():
 		_ = p.Kill(context.WithoutCancel(ctx))
@@ -184,9 +184,13 @@ func (p *process) watch() {
 // notStartedYet tells an exec the engine has not started from one that
 // ended: the engine answers the attach before it starts the exec, and
 // until then reports it neither running nor exited, with no pid. Once
-// the stream has ended, it never will start.
+// the wrapper's started mark came, it has started (whatever pid an
+// engine reports after the exit); once the stream has ended, it never
+// will.
 func (p *process) notStartedYet(insp client.ExecInspectResult) bool {
 	select {
+	case <-p.started:
+		return false
 	case <-p.streamEnded:
 		return false
 	default:
@@ -252,6 +256,8 @@ type process struct {
 	stderr    tail
 
 	streamEnded chan struct{}
+	// started is closed when the wrapper's started mark arrives.
+	started chan struct{}
 	// active hears of the stream's writes (activity), for drain.
 	active chan struct{}
 	done   chan struct{}

@@ -162,6 +162,21 @@ func TestProcessStartedLate(t *testing.T) {
 	waitDone(t, p)
 }
 
+// TestProcessEndsWithoutAPid: a process that exited 0 is ended on an
+// engine that then reports no pid for its exec and keeps its stream open,
+// since it was seen to start.
+func TestProcessEndsWithoutAPid(t *testing.T) {
+	e := newEngineProxy(t)
+	e.beTerse()
+	d := newDocker(t, func(c *Config) { c.Host = e.host })
+	p := startProcess(t, d, newSession(), core.ProcessRequest{Cmd: []string{"sh", "-c", `read -r l; echo "got $l"`}})
+	answer(t, p, "one", "got one")
+	waitDone(t, p)
+	if p.ExitCode() != 0 {
+		t.Fatalf("exit code %d, want 0", p.ExitCode())
+	}
+}
+
 // answer writes a line to the process and wants its next line of stdout.
 func answer(t *testing.T, p core.Process, line, want string) {
 	t.Helper()

@@ -177,7 +177,8 @@ func TestProcessEndsWithoutAPid(t *testing.T) {
 	}
 }
 
-// answer writes a line to the process and wants its next line of stdout.
+// answer writes a line to the process and wants its next line of stdout
+// (once per process: what its reader buffers past the line is lost).
 func answer(t *testing.T, p core.Process, line, want string) {
 	t.Helper()
 	if _, err := io.WriteString(p.Stdin(), line+"\n"); err != nil {

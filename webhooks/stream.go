@@ -13,9 +13,9 @@ import (
 // many attempts are shared. The receiver still sees each delivery only
 // after the one before was answered with a 2xx; a crash before the
 // records commit sends at most this many again (a receiver drops repeats
-// by their webhook-id, as it must for any retry). A window of 8 stalled
-// streams whenever one disk sync ran long; 32 rides out a sync of about
-// 32 sends (BenchmarkDelivery on an uneven disk: 0.275 of raw POSTs with
+// by their webhook-id, as it must for any retry). A sync that runs long
+// can fill the window and stall the stream; a wider one rides it out
+// (BenchmarkDelivery on a disk of uneven syncs: 0.275 of raw POSTs with
 // 8, 0.288 with 32, medians of 22 runs each).
 const sendAhead = 32
 

@@ -244,6 +244,16 @@ type ClaimedDelivery struct {
 	Claim Claim
 }
 
+// DeliveryPayload is what an attempt of a delivery sends: the logged
+// event it carries and its session's metadata. DestinationPaused tells
+// that its destination was paused by the time of the read (a destination
+// gone reads as not paused: the attempt's record tells the rest).
+type DeliveryPayload struct {
+	Event             Event
+	Metadata          map[string]string
+	DestinationPaused bool
+}
+
 // DeliveryQueue is the durable queue of deliveries. Append enqueues a delivery
 // for every destination an event passes, in the transaction that logs it.
 //
@@ -284,9 +294,9 @@ type DeliveryQueue interface {
 	// claim those streams at once: a clean stop, once none of holder's
 	// attempts is under way.
 	ReleaseDeliveryClaims(ctx context.Context, holder string) error
-	// DeliveryEvent returns the event a delivery carries and its session's
-	// metadata.
-	DeliveryEvent(ctx context.Context, d *Delivery) (Event, map[string]string, error)
+	// DeliveryPayload returns what an attempt of the delivery sends, and
+	// whether its destination is paused now, in one read.
+	DeliveryPayload(ctx context.Context, d *Delivery) (DeliveryPayload, error)
 	GetDelivery(ctx context.Context, id string) (*Delivery, error)
 	ListDeliveries(ctx context.Context, q DeliveryQuery) ([]*Delivery, bool, error)
 	// Redeliver makes a delivered or dead delivery pending again, back in

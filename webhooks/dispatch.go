@@ -123,19 +123,24 @@ func (s *Service) logFailure(d *core.Delivery, r core.AttemptResult) {
 	s.log.Debug("delivery attempt failed", append(attrs, "retry_at", r.RetryAt, "err", r.Attempt.Error)...)
 }
 
-// attempt tries a delivery once. ok is false when nothing is to be
-// recorded: the stop cancelled the attempt, or the destination is gone.
-func (s *Service) attempt(ctx context.Context, d *core.Delivery) (core.AttemptResult, bool) {
-	if ctx.Err() != nil {
-		return core.AttemptResult{}, false
+// attempt tries a delivery once. An error means nothing is to be
+// recorded: the stop cancelled the attempt, the destination is gone
+// (errDestinationGone: its queue went with it), or a delivery sent ahead
+// found its destination paused since it was read (errPausedAhead).
+func (s *Service) attempt(ctx context.Context, d *core.Delivery, sentAhead bool) (core.AttemptResult, error) {
+	if err := ctx.Err(); err != nil {
+		return core.AttemptResult{}, err
 	}
 	now := time.Now()
-	a, gone, err := s.try(ctx, d, now)
-	if gone {
-		return core.AttemptResult{}, false // deleted: its queue went with it
+	a, gone, err := s.try(ctx, d, sentAhead, now)
+	switch {
+	case gone:
+		return core.AttemptResult{}, errDestinationGone
+	case errors.Is(err, errPausedAhead):
+		return core.AttemptResult{}, err
 	}
-	if ctx.Err() != nil {
-		return core.AttemptResult{}, false
+	if err := ctx.Err(); err != nil {
+		return core.AttemptResult{}, err
 	}
 	a.At = core.NewTime(now)
 	if err != nil {
@@ -145,20 +150,20 @@ func (s *Service) attempt(ctx context.Context, d *core.Delivery) (core.AttemptRe
 	if !r.Success {
 		r.RetryAt = s.retryAt(d, failuresSince(d)+1, now)
 	}
-	return r, true
+	return r, nil
 }
 
 // try sends the delivery to its destination once; gone reports that the
 // destination was deleted. A panic in it is this attempt's failure, as
 // any error is: logged once with its stack, recorded as "internal error"
 // and tried again after its backoff.
-func (s *Service) try(ctx context.Context, d *core.Delivery, now time.Time) (a core.Attempt, gone bool, err error) {
+func (s *Service) try(ctx context.Context, d *core.Delivery, sentAhead bool, now time.Time) (a core.Attempt, gone bool, err error) {
 	defer core.Recover(s.log, &err, "delivery_id", d.ID, "destination_id", d.DestinationID, "session_id", d.SessionID)
 	t, err := s.target(ctx, d.DestinationID)
 	if err != nil {
 		return a, errors.Is(err, core.ErrNotFound), err
 	}
-	a, err = s.send(ctx, t, d, now)
+	a, err = s.send(ctx, t, d, sentAhead, now)
 	return a, false, err
 }
 
@@ -177,14 +182,24 @@ func failuresSince(d *core.Delivery) int {
 	return n
 }
 
+// Why attempt made no attempt to record.
+var (
+	errPausedAhead     = errors.New("destination paused since the delivery was read ahead")
+	errDestinationGone = errors.New("destination deleted")
+)
+
 // send POSTs the delivery's envelope, signed, and reads the answer.
 // Anything but a 2xx is an error.
-func (s *Service) send(ctx context.Context, t *target, d *core.Delivery, now time.Time) (core.Attempt, error) {
-	e, meta, err := s.cfg.Store.DeliveryEvent(ctx, d)
+func (s *Service) send(ctx context.Context, t *target, d *core.Delivery, sentAhead bool, now time.Time) (core.Attempt, error) {
+	p, err := s.cfg.Store.DeliveryPayload(ctx, d)
 	if err != nil {
 		return core.Attempt{}, err
 	}
-	body, err := json.Marshal(Envelope{Type: e.Type, SessionID: e.SessionID, EventID: e.ID, Metadata: meta, Event: e})
+	if sentAhead && p.DestinationPaused {
+		return core.Attempt{}, errPausedAhead
+	}
+	e := p.Event
+	body, err := json.Marshal(Envelope{Type: e.Type, SessionID: e.SessionID, EventID: e.ID, Metadata: p.Metadata, Event: e})
 	if err != nil {
 		return core.Attempt{}, fmt.Errorf("encode envelope: %w", err)
 	}

@@ -37,9 +37,24 @@ func (s *Service) deliverStream(ctx context.Context, c core.ClaimedDelivery) {
 	rctx := context.WithoutCancel(ctx)
 	var inflight []sent
 	var ahead []*core.Delivery
+	// sentAhead: d was read ahead, not handed out by the store, so a
+	// pause committed since must stop it here (the store's answer to the
+	// records before would stop the stream there).
+	sentAhead := false
 	for d := c.Delivery; d != nil; {
-		r, ok := s.attempt(ctx, d)
-		if !ok {
+		r, err := s.attempt(ctx, d, sentAhead)
+		if errors.Is(err, errPausedAhead) {
+			// A pause makes no other attempt; the records in flight
+			// say where the stream resumes.
+			next, goOn := s.settle(inflight)
+			if !goOn {
+				return
+			}
+			inflight, ahead = nil, nil
+			d, sentAhead = next, false
+			continue
+		}
+		if err != nil {
 			s.settle(inflight)
 			return
 		}
@@ -51,12 +66,7 @@ func (s *Service) deliverStream(ctx context.Context, c core.ClaimedDelivery) {
 				ahead = s.readAhead(ctx, last)
 			}
 			if len(ahead) > 0 {
-				d, ahead = ahead[0], ahead[1:]
-			}
-			if d != nil && s.pausedNow(ctx, d.DestinationID) {
-				// A pause makes no other attempt; the records in
-				// flight say where the stream resumes.
-				d, ahead = nil, nil
+				d, ahead, sentAhead = ahead[0], ahead[1:], true
 			}
 		}
 		if d != nil && len(inflight) < sendAhead {
@@ -82,7 +92,7 @@ func (s *Service) deliverStream(ctx context.Context, c core.ClaimedDelivery) {
 		if !goOn {
 			return
 		}
-		d = next
+		d, sentAhead = next, false
 	}
 }
 
@@ -138,14 +148,4 @@ func (s *Service) recorded(a sent) (next *core.Delivery, ok bool) {
 		s.logFailure(d, a.r)
 	}
 	return out.Next, true
-}
-
-// pausedNow reports whether the destination was paused since the stream
-// read ahead (by an admin, on any replica): the store's answer to each
-// record would stop the stream there, and an attempt sent ahead of its
-// record must stop there too. It is false when the store cannot say, as
-// the record then decides.
-func (s *Service) pausedNow(ctx context.Context, destinationID string) bool {
-	d, err := s.cfg.Store.GetDestination(ctx, destinationID)
-	return err == nil && d.Status == core.DestinationPaused
 }

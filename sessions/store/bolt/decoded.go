@@ -52,12 +52,35 @@ func (d *decodedRecords[T, P]) read(tx *bbolt.Tx, id string, stored func(*bbolt.
 // decoded returns the record id stored as raw, raw being a transaction's
 // bytes.
 func (d *decodedRecords[T, P]) decoded(id string, raw []byte) (*T, error) {
+	if rec, ok := d.cached(id, raw); ok {
+		return P(rec).Clone(), nil
+	}
+	return d.decode(id, raw)
+}
+
+// shared is decoded without the clone, for a caller that only reads the
+// record and keeps nothing of it: the entry it may return is every
+// reader's.
+func (d *decodedRecords[T, P]) shared(id string, raw []byte) (*T, error) {
+	if rec, ok := d.cached(id, raw); ok {
+		return rec, nil
+	}
+	return d.decode(id, raw)
+}
+
+// cached returns the entry of id when it was decoded from raw.
+func (d *decodedRecords[T, P]) cached(id string, raw []byte) (*T, bool) {
 	d.mu.Lock()
 	e, ok := d.entries[id]
 	d.mu.Unlock()
 	if ok && bytes.Equal(e.raw, raw) {
-		return P(e.rec).Clone(), nil
+		return e.rec, true
 	}
+	return nil, false
+}
+
+// decode decodes raw, keeps a clone as id's entry and returns the record.
+func (d *decodedRecords[T, P]) decode(id string, raw []byte) (*T, error) {
 	rec, err := record.Decode[T](d.what, raw)
 	if err != nil {
 		return nil, err

@@ -79,15 +79,24 @@ func (s *Store) Redeliver(ctx context.Context, id string) (*core.Delivery, error
 	})
 }
 
-// DeliveryEvent reads the logged event a delivery carries and its
-// session's metadata, in one read transaction.
-func (s *Store) DeliveryEvent(ctx context.Context, d *core.Delivery) (core.Event, map[string]string, error) {
+// DeliveryPayload reads the logged event a delivery carries, its
+// session's metadata and its destination's status, in one read
+// transaction.
+func (s *Store) DeliveryPayload(ctx context.Context, d *core.Delivery) (core.DeliveryPayload, error) {
 	if err := ctxErr(ctx); err != nil {
-		return core.Event{}, nil, err
+		return core.DeliveryPayload{}, err
 	}
 	var e core.Event
 	var meta map[string]string
+	var paused bool
 	err := s.db.View(func(tx *bbolt.Tx) error {
+		if raw := bkt(tx, bucketDestinations).Get([]byte(d.DestinationID)); raw != nil {
+			dest, err := s.destinations.shared(d.DestinationID, raw)
+			if err != nil {
+				return err
+			}
+			paused = dest.Status == core.DestinationPaused
+		}
 		raw := bkt(tx, bucketSessions).Get([]byte(d.SessionID))
 		if raw == nil {
 			return fmt.Errorf("session %s: %w", d.SessionID, core.ErrNotFound)
@@ -110,7 +119,7 @@ func (s *Store) DeliveryEvent(ctx context.Context, d *core.Delivery) (core.Event
 		return err
 	})
 	if err != nil {
-		return core.Event{}, nil, fmt.Errorf("delivery event of %s: %w", d.ID, err)
+		return core.DeliveryPayload{}, fmt.Errorf("delivery payload of %s: %w", d.ID, err)
 	}
-	return e, meta, nil
+	return core.DeliveryPayload{Event: e, Metadata: meta, DestinationPaused: paused}, nil
 }

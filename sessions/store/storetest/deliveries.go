@@ -40,10 +40,22 @@ func testDeliveriesFilters(t *testing.T, s DeliveryStore) {
 		}
 	}
 	ds := allDeliveries(t, s, core.DeliveryQuery{DestinationID: progress.ID})
-	e, meta, err := s.DeliveryEvent(ctx, ds[0])
+	p, err := s.DeliveryPayload(ctx, ds[0])
 	must(t, err)
-	if e.ID != ds[0].EventID || e.Seq != ds[0].Seq || meta["ticket"] != "T-1" {
-		t.Fatalf("delivery event = %+v, %v", e, meta)
+	if e := p.Event; e.ID != ds[0].EventID || e.Seq != ds[0].Seq || p.Metadata["ticket"] != "T-1" || p.DestinationPaused {
+		t.Fatalf("delivery payload = %+v", p)
+	}
+	// The status is read with the event: a pause shows at once, a
+	// resume too.
+	_, err = s.PauseDestination(ctx, progress.ID)
+	must(t, err)
+	if p, err = s.DeliveryPayload(ctx, ds[0]); err != nil || !p.DestinationPaused || p.Event.ID != ds[0].EventID {
+		t.Fatalf("delivery payload of a paused destination = %+v, %v", p, err)
+	}
+	_, err = s.ResumeDestination(ctx, progress.ID)
+	must(t, err)
+	if p, err = s.DeliveryPayload(ctx, ds[0]); err != nil || p.DestinationPaused {
+		t.Fatalf("delivery payload of a resumed destination = %+v, %v", p, err)
 	}
 }
 

@@ -191,6 +191,11 @@ type WakeQueue interface {
 	// so a holder that lost the session cannot drop the wake its new
 	// holder needs.
 	ClearWake(ctx context.Context, sessionID string, epoch uint64) error
+	// ClearWakeUnlessQueued is ClearWake for a cycle's end: in one step
+	// with the clearing it looks for inputs queued on the session, and
+	// when some wait it leaves the wake (theirs) and reports queued, so an
+	// input queued while the cycle ended is never left without a wake.
+	ClearWakeUnlessQueued(ctx context.Context, sessionID string, epoch uint64) (queued bool, err error)
 	// OpenTurns returns the sessions with a turn started and not completed,
 	// with the holder that started it: after a crash, the turns to resume.
 	OpenTurns(ctx context.Context) (map[string]string, error)

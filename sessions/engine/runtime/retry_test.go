@@ -122,6 +122,13 @@ func (s *fullStore) ClearWake(ctx context.Context, id string, epoch uint64) erro
 	return s.Store.ClearWake(ctx, id, epoch)
 }
 
+func (s *fullStore) ClearWakeUnlessQueued(ctx context.Context, id string, epoch uint64) (bool, error) {
+	if s.full.Load() && s.wakes {
+		return false, errDiskFull
+	}
+	return s.Store.ClearWakeUnlessQueued(ctx, id, epoch)
+}
+
 // TestRetryBacksOffWhenTheStoreCannotWrite: a session whose cycles fail on
 // the store is retried once per back-off interval (1 s, 2 s, 4 s, capped at
 // 4 s here), not in a hot loop, whether or not the store can still write

@@ -660,41 +660,19 @@ func (r *Runtime) cycle(ctx context.Context, id string, epoch uint64, inputs <-c
 	return r.settle(ctx, id, epoch)
 }
 
-// settle ends a cycle that ran: anything still pending re-runs through
-// the again flag or the wake entry that QueueInputs wrote; with nothing
-// pending the wake is spent. An input queued between the read of the
-// queue and the clearing of the wake lost its wake with it: the queue is
-// read once more after the clearing, and such an input gets its wake back
-// (for a restart before it runs) and another cycle now.
+// settle ends a cycle that ran: with nothing queued the wake is spent;
+// inputs still queued, the last ones perhaps queued while the cycle
+// ended, keep the wake QueueInputs wrote (for a restart before they run)
+// and get another cycle now through the again flag.
 func (r *Runtime) settle(ctx context.Context, id string, epoch uint64) error {
-	again, err := r.inputsWait(ctx, id)
-	if err != nil || again {
+	queued, err := r.cfg.Store.ClearWakeUnlessQueued(ctx, id, epoch)
+	if err != nil || !queued {
 		return err
-	}
-	if err := r.cfg.Store.ClearWake(ctx, id, epoch); err != nil {
-		return err
-	}
-	if again, err = r.inputsWait(ctx, id); err != nil || !again {
-		return err
-	}
-	err = r.cfg.Store.ScheduleWake(ctx, id, r.cfg.Clock.Now())
-	if errors.Is(err, core.ErrArchived) || errors.Is(err, core.ErrNotFound) {
-		return nil // archived since: nothing left to run
-	}
-	return err
-}
-
-// inputsWait reports whether inputs are queued on the session, and if so
-// has its runner run another cycle.
-func (r *Runtime) inputsWait(ctx context.Context, id string) (bool, error) {
-	pending, err := r.cfg.Store.Pending(ctx, id)
-	if err != nil || len(pending) == 0 {
-		return false, err
 	}
 	r.mu.Lock()
 	r.running[id].again = true
 	r.mu.Unlock()
-	return true, nil
+	return nil
 }
 
 // metricsLabel is the metrics label of the installation s runs under.

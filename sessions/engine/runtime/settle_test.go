@@ -13,9 +13,9 @@ import (
 
 // replyAtClearStore queues a reply on a session just before the runtime's
 // first clearing of its wake goes through: the reply lands after the
-// cycle's last read of the queue found nothing, as a click or a thread
-// reply does when it races the end of a turn. No commit stream tells the
-// runtime of it, as when another replica queued it.
+// cycle's turn took the queue, as a click or a thread reply does when it
+// races the end of a turn. No commit stream tells the runtime of it, as
+// when another replica queued it.
 type replyAtClearStore struct {
 	*bolt.Store
 	session string
@@ -23,26 +23,38 @@ type replyAtClearStore struct {
 	queued  chan struct{}
 }
 
+func (s *replyAtClearStore) reply(ctx context.Context, id string) error {
+	if id != s.session {
+		return nil
+	}
+	var err error
+	s.once.Do(func() {
+		_, err = s.Store.QueueInputs(ctx, id, core.QueueRequest{Inputs: []core.Event{
+			core.NewInput(core.TypeUserMessage, []byte(`{"text":"one more thing"}`)),
+		}})
+		close(s.queued)
+	})
+	return err
+}
+
 func (s *replyAtClearStore) ClearWake(ctx context.Context, id string, epoch uint64) error {
-	if id == s.session {
-		var err error
-		s.once.Do(func() {
-			_, err = s.Store.QueueInputs(ctx, id, core.QueueRequest{Inputs: []core.Event{
-				core.NewInput(core.TypeUserMessage, []byte(`{"text":"one more thing"}`)),
-			}})
-			close(s.queued)
-		})
-		if err != nil {
-			return err
-		}
+	if err := s.reply(ctx, id); err != nil {
+		return err
 	}
 	return s.Store.ClearWake(ctx, id, epoch)
 }
 
-// TestReplyAtTheEndOfACycleIsNotLost: an input queued between a cycle's
-// last read of the queue and its clearing of the wake is run, not left
-// queued with its wake cleared. The clock never moves, so only the
-// runtime's settling of the cycle can bring the session back.
+func (s *replyAtClearStore) ClearWakeUnlessQueued(ctx context.Context, id string, epoch uint64) (bool, error) {
+	if err := s.reply(ctx, id); err != nil {
+		return false, err
+	}
+	return s.Store.ClearWakeUnlessQueued(ctx, id, epoch)
+}
+
+// TestReplyAtTheEndOfACycleIsNotLost: an input queued just before a cycle
+// clears its wake is run, not left queued with its wake cleared. The
+// clock never moves, so only the runtime's settling of the cycle can
+// bring the session back.
 func TestReplyAtTheEndOfACycleIsNotLost(t *testing.T) {
 	clock, st, agent := clockedStore(t)
 	id := sessionWith(t, st, agent, "first")

@@ -250,6 +250,11 @@ func (s *touchStore) ClearWake(ctx context.Context, id string, epoch uint64) err
 	return s.Store.ClearWake(ctx, id, epoch)
 }
 
+func (s *touchStore) ClearWakeUnlessQueued(ctx context.Context, id string, epoch uint64) (bool, error) {
+	s.touch(id)
+	return s.Store.ClearWakeUnlessQueued(ctx, id, epoch)
+}
+
 // TestStartupDoesNotScanSessions is the start-up benchmark's shape at a
 // size a test run affords: among 2,000 idle sessions, three need a visit
 // (two turns a dead process left open, one queued input), and Start must

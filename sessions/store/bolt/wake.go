@@ -123,26 +123,53 @@ func (s *Store) NextWake(ctx context.Context) (time.Time, bool, error) {
 
 // ClearWake removes the session's wake, if any.
 func (s *Store) ClearWake(ctx context.Context, sessionID string, epoch uint64) error {
+	_, err := s.clearWake(ctx, sessionID, epoch, false)
+	return err
+}
+
+// ClearWakeUnlessQueued removes the session's wake unless inputs are
+// queued on it, looked for in the transaction that would remove it.
+func (s *Store) ClearWakeUnlessQueued(ctx context.Context, sessionID string, epoch uint64) (bool, error) {
+	return s.clearWake(ctx, sessionID, epoch, true)
+}
+
+// clearWake removes the session's wake; with unlessQueued, only when no
+// input is queued on it, and queued reports whether one is.
+func (s *Store) clearWake(ctx context.Context, sessionID string, epoch uint64, unlessQueued bool) (queued bool, err error) {
 	if err := ctxErr(ctx); err != nil {
-		return err
+		return false, err
 	}
-	// Clearing nothing must not cost an fsync.
+	// Clearing nothing, or finding inputs, must not cost an fsync.
 	scheduled := false
-	if err := s.db.View(func(tx *bbolt.Tx) error {
+	look := func(tx *bbolt.Tx) error {
+		if unlessQueued {
+			first, err := firstQueued(tx, sessionID)
+			if queued = first != nil; err != nil {
+				return err
+			}
+		}
 		scheduled = bkt(tx, bucketWakeIndex).Get([]byte(sessionID)) != nil
 		return nil
-	}); err != nil || !scheduled {
-		return err
+	}
+	if err := s.db.View(look); err != nil || queued || !scheduled {
+		if err != nil {
+			return false, fmt.Errorf("clear wake: %w", err)
+		}
+		return queued, nil
 	}
 	if err := s.commit.do(func(tx *bbolt.Tx) error {
 		if err := checkEpoch(tx, sessionID, epoch); err != nil {
 			return err
 		}
+		// Again in the write: an input queued since the look keeps its wake.
+		if err := look(tx); err != nil || queued {
+			return err
+		}
 		return clearWake(tx, sessionID)
 	}); err != nil {
-		return fmt.Errorf("clear wake: %w", err)
+		return false, fmt.Errorf("clear wake: %w", err)
 	}
-	return nil
+	return queued, nil
 }
 
 // OpenTurns returns the leases: sessions with a turn started and not

@@ -99,31 +99,51 @@ func (s *Store) NextWake(ctx context.Context) (time.Time, bool, error) {
 // lock like every write of the session, so it orders with the writes
 // that queue inputs and schedule a wake.
 func (s *Store) ClearWake(ctx context.Context, sessionID string, epoch uint64) error {
+	_, err := s.clearWake(ctx, sessionID, epoch, false)
+	return err
+}
+
+// ClearWakeUnlessQueued removes the session's wake unless inputs are
+// queued on it, looked for under the session's lock, which queueing
+// takes too.
+func (s *Store) ClearWakeUnlessQueued(ctx context.Context, sessionID string, epoch uint64) (bool, error) {
+	return s.clearWake(ctx, sessionID, epoch, true)
+}
+
+// clearWake removes the session's wake; with unlessQueued, only when no
+// input is queued on it, and queued reports whether one is.
+func (s *Store) clearWake(ctx context.Context, sessionID string, epoch uint64, unlessQueued bool) (queued bool, err error) {
 	if err := ctxErr(ctx); err != nil {
-		return err
+		return false, err
 	}
-	// Clearing nothing must not cost a write.
+	const look = `SELECT EXISTS (SELECT 1 FROM wakes WHERE session_id = $1),
+		$2::boolean AND EXISTS (SELECT 1 FROM pending_inputs WHERE session_id = $1)`
+	// Clearing nothing, or finding inputs, must not cost a write.
 	var scheduled bool
-	if err := s.poolFor(ctx).QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM wakes WHERE session_id = $1)`, sessionID).Scan(&scheduled); err != nil || !scheduled {
+	if err := s.poolFor(ctx).QueryRow(ctx, look, sessionID, unlessQueued).Scan(&scheduled, &queued); err != nil || queued || !scheduled {
 		if err != nil {
-			return fmt.Errorf("clear wake: %w", err)
+			return false, fmt.Errorf("clear wake: %w", err)
 		}
-		return nil
+		return queued, nil
 	}
-	err := s.do(ctx, func(tx pgx.Tx) error {
+	err = s.do(ctx, func(tx pgx.Tx) error {
 		if _, err := lockRow(ctx, tx, sessionID); err != nil {
 			return err
 		}
 		if err := checkLeaseEpoch(ctx, tx, sessionID, epoch); err != nil {
 			return err
 		}
+		// Again under the lock: an input queued since keeps its wake.
+		if err := tx.QueryRow(ctx, look, sessionID, unlessQueued).Scan(&scheduled, &queued); err != nil || queued {
+			return err
+		}
 		_, err := tx.Exec(ctx, `DELETE FROM wakes WHERE session_id = $1`, sessionID)
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("clear wake: %w", err)
+		return false, fmt.Errorf("clear wake: %w", err)
 	}
-	return nil
+	return queued, nil
 }
 
 // OpenTurns returns the leases: sessions with a turn started and not

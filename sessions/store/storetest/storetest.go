@@ -64,6 +64,8 @@ func Run[S core.Store](t *testing.T, open func(t *testing.T) S) {
 		{"wake/schedule", testWakeSchedule},
 		{"wake/move", testWakeMove},
 		{"wake/fenced", testWakeFenced},
+		{"wake/clear_unless_queued", testWakeClearUnlessQueued},
+		{"wake/clear_races_queue", testWakeClearRacesQueue},
 		{"wake/queue_and_turn", testWakeQueueAndTurn},
 		{"wake/open_turns", testOpenTurns},
 		{"leases/take_renew_release", testLeaseTakeRenewRelease},

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -225,6 +226,85 @@ func testSweep(t *testing.T, s core.Store) {
 	must(t, err)
 	if n != 0 {
 		t.Fatalf("second sweep removed %d", n)
+	}
+}
+
+// hasWake reports whether the session has a wake, whenever it is due.
+func hasWake(t *testing.T, s core.Store, id string) bool {
+	t.Helper()
+	return slices.Contains(dueWakes(t, s, time.Now().Add(1000*time.Hour), 0), id)
+}
+
+// testWakeClearUnlessQueued: a cycle's end keeps the wake of inputs still
+// queued and says so, spends it once the turn took them, and is fenced
+// like ClearWake. (Leases are released before a wake is looked for: a
+// live one may put the wake off.)
+func testWakeClearUnlessQueued(t *testing.T, s core.Store) {
+	ctx := t.Context()
+	sess := newSession(t, s, message("hi")) // queued: a wake due now
+	other := newSession(t, s)
+	must(t, s.ScheduleWake(ctx, other.ID, time.Now()))
+	lease, ok := takeLease(t, s, sess.ID, "a", time.Hour)
+	if !ok {
+		t.Fatal("a could not take a new session")
+	}
+	got, err := s.ClearWakeUnlessQueued(ctx, sess.ID, lease.Epoch)
+	must(t, err)
+	must(t, s.ReleaseLease(ctx, lease))
+	if !got || !hasWake(t, s, sess.ID) {
+		t.Fatalf("with an input queued: queued %v, wake %v, want both", got, hasWake(t, s, sess.ID))
+	}
+	appendEvents(t, s, sess.ID, core.AppendRequest{TakeInputs: true, TurnID: "turn_1", Events: []core.Event{turnStarted()}})
+	got, err = s.ClearWakeUnlessQueued(ctx, sess.ID, lease.Epoch)
+	must(t, err)
+	if got || hasWake(t, s, sess.ID) || !hasWake(t, s, other.ID) {
+		t.Fatalf("with the queue taken: queued %v, wake %v, the other session's %v; want only the other's", got, hasWake(t, s, sess.ID), hasWake(t, s, other.ID))
+	}
+	got, err = s.ClearWakeUnlessQueued(ctx, sess.ID, lease.Epoch) // no wake left: nothing to do
+	if err != nil || got {
+		t.Fatalf("again: %v, %v", got, err)
+	}
+
+	must(t, s.ScheduleWake(ctx, sess.ID, time.Now()))
+	cur, ok := takeLease(t, s, sess.ID, "b", time.Hour)
+	if !ok {
+		t.Fatal("b could not take a released session")
+	}
+	_, err = s.ClearWakeUnlessQueued(ctx, sess.ID, lease.Epoch)
+	wantErr(t, err, core.ErrLeaseLost)
+	must(t, s.ReleaseLease(ctx, cur))
+	if !hasWake(t, s, sess.ID) {
+		t.Fatal("the stale holder's clear dropped the wake")
+	}
+	if got, err := s.ClearWakeUnlessQueued(ctx, "ses_missing", 0); err != nil || got {
+		t.Fatalf("a session that does not exist: %v, %v", got, err)
+	}
+}
+
+// testWakeClearRacesQueue: inputs queued while a cycle's end clears the
+// wake are never left without one, whichever write goes first.
+func testWakeClearRacesQueue(t *testing.T, s core.Store) {
+	ctx := t.Context()
+	sess := newSession(t, s)
+	for i := range 40 {
+		must(t, s.ScheduleWake(ctx, sess.ID, time.Unix(1, 0)))
+		queued := make(chan error, 1)
+		go func() {
+			_, err := s.QueueInputs(ctx, sess.ID, core.QueueRequest{Inputs: []core.Event{message(fmt.Sprint("race ", i))}})
+			queued <- err
+		}()
+		_, err := s.ClearWakeUnlessQueued(ctx, sess.ID, 0)
+		must(t, err)
+		must(t, <-queued)
+		if !hasWake(t, s, sess.ID) {
+			t.Fatalf("round %d: an input is queued and the session has no wake", i)
+		}
+		appendEvents(t, s, sess.ID, core.AppendRequest{TakeInputs: true, Events: []core.Event{turnStarted()}})
+		got, err := s.ClearWakeUnlessQueued(ctx, sess.ID, 0)
+		must(t, err)
+		if got || hasWake(t, s, sess.ID) {
+			t.Fatalf("round %d: with the queue taken, queued %v and a wake left %v", i, got, hasWake(t, s, sess.ID))
+		}
 	}
 }
 

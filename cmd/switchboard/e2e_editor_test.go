@@ -210,8 +210,12 @@ func TestEditorCancel(t *testing.T) {
 	}
 
 	ms.Push(modelserver.Step{Text: "Thinking about it", Hang: true})
+	n := len(ms.Requests())
 	done := ed.promptAsync(ns.SessionId, "think it over")
 	srv.waitFor(id, "the turn running", func(_ sessionState, evs []event) bool { return count(evs, "turn.started") == 1 })
+	// Cancelled before its model call, the turn would leave the hanging
+	// step to the next prompt's.
+	waitRequests(t, ms, n+1)
 	start := time.Now()
 	if err := ed.conn.Cancel(ed.ctx(), acp.CancelNotification{SessionId: ns.SessionId}); err != nil {
 		t.Fatalf("cancel: %v", err)

@@ -194,6 +194,7 @@ func TestConsoleInBrowserEndToEnd(t *testing.T) {
 
 	// Stop a running turn from the session's page.
 	w.ms.Push(modelserver.Step{Text: "thinking…", Hang: true})
+	asks := len(w.ms.Requests())
 	m2 := w.fake.Human("T0CON", "C0LAUNCH", "U0ALICE", "<@"+team.BotUserID+"> and the budget?", m.TS)
 	if code, _ := w.event(fakeslack.Mention(m2)); code != 200 {
 		t.Fatalf("second mention: %d", code)
@@ -210,6 +211,9 @@ func TestConsoleInBrowserEndToEnd(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#stop-button`)),
 	)
+	// Stopped before its model call, the turn would leave the hanging
+	// step to the next session's.
+	waitRequests(t, w.ms, asks+1)
 	b.run("stop the turn", chromedp.Click(chromedp.CSS(`#stop-button`)), chromedp.WaitVisible(chromedp.CSS(`#status[data-status="idle"]`)))
 	_, evs := srv.waitIdle(sid)
 	if !slices.ContainsFunc(evs, func(e event) bool {

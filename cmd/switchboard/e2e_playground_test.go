@@ -392,6 +392,9 @@ func TestPlaygroundStop(t *testing.T) {
 		return len(st.Slack.Messages) == 1 && st.Slack.Messages[0].Status != ""
 	})
 	root := st.Slack.Messages[0]
+	// The status shows before the model call goes out; a stop before it
+	// would stop a turn that never asked.
+	waitRequests(t, ms, 1)
 	devPost(t, page, "api/slack/reactions", map[string]string{"ts": root.TS, "name": "octagonal_sign"})
 	st = devWait(t, page, "the turn stopped", func(st playgroundState) bool {
 		replies := st.botReplies()

@@ -53,6 +53,10 @@ func TestRunFreesAfterABurst(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})
+	// Run reads the count once before its first tick: the value is there
+	// before Run starts, or Run could read the default first and leave
+	// the test's next send waiting on a read that never comes.
+	allocs <- 0
 	go func() {
 		defer close(done)
 		Run(ctx, Config{Quiet: 100, Burst: 1000, Tick: tick,
@@ -69,7 +73,6 @@ func TestRunFreesAfterABurst(t *testing.T) {
 			Free:  func() { freed <- struct{}{} },
 			After: []func(){func() { after++ }}})
 	}()
-	allocs <- 0
 	for _, a := range []uint64{600, 1200, 1250} {
 		// allocs holds one value: the send waits until the last was read.
 		allocs <- a

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/pricing"
@@ -99,21 +98,18 @@ func TestTurnCost(t *testing.T) {
 			}
 
 			// The turn is counted once its completion is logged: a moment
-			// after the session shows it idle.
+			// after the session shows it idle, its tokens before its cost.
 			line := fmt.Sprintf(`switchboard_turn_tokens_total{agent=%q,installation="api",kind="cache_read"} 20000`, name)
-			var metrics []byte
-			for deadline := time.Now().Add(patience); ; {
-				_, metrics = srv.do("GET", "/metrics", nil)
-				if strings.Contains(string(metrics), line) || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(20 * time.Millisecond)
+			costLine := fmt.Sprintf(`switchboard_turn_cost_usd_total{agent=%q,installation="api"}`, name)
+			wait := []string{line}
+			if tt.cost != nil {
+				wait = append(wait, costLine)
 			}
-			if !strings.Contains(string(metrics), line) {
+			metrics := srv.metricsWith(wait...)
+			if !strings.Contains(metrics, line) {
 				t.Errorf("/metrics lacks %s", line)
 			}
-			costLine := fmt.Sprintf(`switchboard_turn_cost_usd_total{agent=%q,installation="api"}`, name)
-			if has := strings.Contains(string(metrics), costLine); has != (tt.cost != nil) {
+			if has := strings.Contains(metrics, costLine); has != (tt.cost != nil) {
 				t.Errorf("/metrics has %s: %v, want %v", costLine, has, tt.cost != nil)
 			}
 		})

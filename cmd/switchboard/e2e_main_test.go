@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -292,6 +293,24 @@ func (s *server) term() error {
 func (s *server) do(method, path string, body any, hdr ...string) (int, []byte) {
 	s.t.Helper()
 	return doReq(s.t, method, s.url+path, adminToken, body, hdr...)
+}
+
+// metricsWith reads /metrics until it holds every one of lines, or
+// patience runs out, and returns the last read: the counters of a turn
+// move a moment after the session shows it idle, one after another.
+func (s *server) metricsWith(lines ...string) string {
+	s.t.Helper()
+	for deadline := time.Now().Add(patience); ; {
+		code, raw := doReq(s.t, "GET", s.url+"/metrics", "", nil)
+		if code != http.StatusOK {
+			s.t.Fatalf("/metrics: %d %s", code, raw)
+		}
+		missing := slices.ContainsFunc(lines, func(l string) bool { return !strings.Contains(string(raw), l) })
+		if !missing || time.Now().After(deadline) {
+			return string(raw)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func doReq(t testing.TB, method, url, token string, body any, hdr ...string) (int, []byte) {

@@ -61,10 +61,13 @@ func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 		}()
 		t.h.ServeHTTP(w, in)
 	}()
+	// The caller's context, not ctx: a handler that returns without
+	// writing closes ready and then cancels ctx, and a select that saw
+	// both would pick the error half the time.
 	select {
 	case <-w.ready:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	case <-req.Context().Done():
+		return nil, req.Context().Err()
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -20,6 +20,7 @@ func (s *Sink) work(ctx context.Context, id string, e *entry) {
 		if !ok {
 			return
 		}
+		s.log.Debug("rendering this session's output", "session_id", id, "epoch", h.claim.Epoch)
 		retired := s.follow(h.ctx, id, e, h.claim)
 		s.release(ctx, id, h)
 		if retired || ctx.Err() != nil {
@@ -67,6 +68,7 @@ func (s *Sink) follow(ctx context.Context, id string, e *entry, c core.Claim) (r
 		}
 		if s.retire(ctx, id, e, false) {
 			s.drop(id, e)
+			log.Debug("output rendered to the end of the log; letting go of the session", "last_seq", sess.LastSeq)
 			return true
 		}
 		// Wait for the next append; look again now and then, for a turn

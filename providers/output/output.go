@@ -182,6 +182,11 @@ type Config struct {
 	// ClaimRetry is how often a worker whose session another holder has
 	// claimed tries to claim it again (default a third of ClaimTTL).
 	ClaimRetry time.Duration
+	// Sweep is how often the sink looks again at every session the store
+	// marks for it (default ClaimTTL): the commit stream's changes are
+	// hints, and a session whose turn started on another replica
+	// unannounced would otherwise wait for the next restart.
+	Sweep time.Duration
 }
 
 // Sink renders the sessions of one provider.
@@ -240,6 +245,9 @@ func New(cfg Config) *Sink {
 	if cfg.ClaimRetry <= 0 {
 		cfg.ClaimRetry = cfg.ClaimTTL / 3
 	}
+	if cfg.Sweep <= 0 {
+		cfg.Sweep = cfg.ClaimTTL
+	}
 	return &Sink{cfg: cfg, log: cfg.Logger.With("sink", cfg.Name), entries: map[string]*entry{}}
 }
 
@@ -265,7 +273,42 @@ func (s *Sink) Start(ctx context.Context) error {
 			}
 		})
 	}()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.sweep(sctx)
+	}()
 	return s.resume(ctx)
+}
+
+// sweep pokes, every Sweep, the sessions marked for this sink, following
+// those it does not follow. A session stays marked until its output is
+// rendered, so one whose changes were never announced (another
+// replica's turn, its notifications lost) is rendered late rather than
+// never, and without waiting for a worker's Recheck.
+func (s *Sink) sweep(ctx context.Context) {
+	t := time.NewTicker(s.cfg.Sweep)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		ids, err := s.cfg.Store.ActiveSinkSessions(ctx, s.cfg.Name)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("look for marked sessions not followed", "err", err)
+			}
+			continue
+		}
+		for _, id := range ids {
+			if s.lookup(id, false) == nil {
+				s.log.Debug("following a marked session no change announced", "session_id", id)
+			}
+			s.poke(id, poke{follow: true})
+		}
+	}
 }
 
 // resume follows every session marked for this sink.

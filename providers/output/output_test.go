@@ -159,6 +159,37 @@ func TestSinkRendersATurnAndLetsGo(t *testing.T) {
 	}
 }
 
+// deafStore is a store whose commit stream announces nothing, as when
+// another replica's notifications are lost.
+type deafStore struct {
+	*bolt.Store
+	silent *core.Commits
+}
+
+func (d deafStore) Subscribe(name string, buf int) *core.Subscription {
+	return d.silent.Subscribe(name, buf)
+}
+
+// TestSinkSweepsMarkedSessionsNoChangeAnnounced: a turn the commit stream
+// never announced is rendered all the same, found by its mark.
+func TestSinkSweepsMarkedSessionsNoChangeAnnounced(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	rec := &recorder{}
+	sink := output.New(output.Config{Name: "test", Store: deafStore{st, core.NewCommits()}, Renderer: rec,
+		RetryMin: time.Millisecond, Sweep: 5 * time.Millisecond})
+	if err := sink.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Stop(context.Background())
+	id := newSession(t, st, "test")
+	turn(t, st, id)
+	waitUntil(t, "the turn rendered", func() bool { return len(rec.got()) == len(wantTurn) })
+	if got := rec.got(); !slices.Equal(got, wantTurn) {
+		t.Fatalf("rendered %v", got)
+	}
+	waitUntil(t, "the sink to let go", func() bool { return sink.Settled(t.Context()) })
+}
+
 func TestSinkResumesAfterRestart(t *testing.T) {
 	dir := t.TempDir()
 	st := openStore(t, dir)

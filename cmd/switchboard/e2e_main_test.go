@@ -295,22 +295,21 @@ func (s *server) do(method, path string, body any, hdr ...string) (int, []byte) 
 	return doReq(s.t, method, s.url+path, adminToken, body, hdr...)
 }
 
-// metricsWith reads /metrics until it holds every one of lines, or
-// patience runs out, and returns the last read: the counters of a turn
-// move a moment after the session shows it idle, one after another.
+// metricsWith reads /metrics until it holds every one of lines and
+// returns that read: the counters of a turn move a moment after the
+// session shows it idle, one after another.
 func (s *server) metricsWith(lines ...string) string {
 	s.t.Helper()
-	for deadline := time.Now().Add(patience); ; {
+	var metrics string
+	waitUntil(s.t, fmt.Sprintf("/metrics to hold %q", lines), func() bool {
 		code, raw := doReq(s.t, "GET", s.url+"/metrics", "", nil)
 		if code != http.StatusOK {
 			s.t.Fatalf("/metrics: %d %s", code, raw)
 		}
-		missing := slices.ContainsFunc(lines, func(l string) bool { return !strings.Contains(string(raw), l) })
-		if !missing || time.Now().After(deadline) {
-			return string(raw)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		metrics = string(raw)
+		return !slices.ContainsFunc(lines, func(l string) bool { return !strings.Contains(metrics, l) })
+	})
+	return metrics
 }
 
 func doReq(t testing.TB, method, url, token string, body any, hdr ...string) (int, []byte) {

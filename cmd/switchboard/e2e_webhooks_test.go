@@ -180,7 +180,7 @@ func (s *server) deliveries(query string) []deliveryView {
 	return page.Data
 }
 
-func waitUntil(t *testing.T, what string, cond func() bool) {
+func waitUntil(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(patience); !cond(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {

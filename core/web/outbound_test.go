@@ -80,8 +80,9 @@ func secondWaveDials(t *testing.T, client *http.Client, wave, wantDials int) str
 					t.Error(err)
 					return
 				}
-				// Read to the end: the transport has kept the
-				// connection (or closed it) before the read returns.
+				// Read to the end: the transport keeps the connection
+				// (or closes it) as the read ends, its writer's report
+				// allowing (see the test's comment).
 				io.ReadAll(resp.Body)
 				resp.Body.Close()
 			})

@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"slices"
@@ -234,6 +235,52 @@ func TestDeadLetterDoesNotBlockAndRedelivers(t *testing.T) {
 		e.call("GET", "/v1/deliveries/"+dead[0].ID, nil, &got)
 		return got.State == core.DeliveryDelivered
 	})
+}
+
+// TestRetryDueAtOnceSendsNothingTwice: a failure whose retry is due by
+// the time it is recorded is retried by the same worker, and the events
+// queued behind it, read ahead before the failure, are each sent once
+// and in order, whether the retries succeed or the delivery goes dead.
+func TestRetryDueAtOnceSendsNothingTwice(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		horizon  time.Duration
+		refusals int32 // of "flaky"
+		want     []string
+	}{
+		{"the retry succeeds", time.Minute, 2, []string{"first", "flaky", "after1", "after2"}},
+		{"the delivery goes dead", 20 * time.Millisecond, math.MaxInt32, []string{"first", "after1", "after2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := fastConfig()
+			cfg.Horizon = tc.horizon
+			cfg.Jitter = func(int64) int64 { return 0 } // every retry is due at once
+			e := newEnv(t, cfg)
+			rc := newReceiver(t)
+			var refused atomic.Int32
+			rc.setAnswer(func(env Envelope) int {
+				if texts([]Envelope{env})[0] == "flaky" && refused.Add(1) <= tc.refusals {
+					return http.StatusServiceUnavailable
+				}
+				return 0
+			})
+			sess := e.session(nil)
+			d := e.destination("/v1/sessions/"+sess.ID+"/destinations", map[string]any{"url": rc.srv.URL})
+			rc.setSecret(d.Secret)
+			e.say(sess.ID, "first", "flaky", "after1", "after2")
+			waitFor(t, "every delivery settled", func() bool {
+				return len(e.deliveries("state=pending&destination="+d.ID)) == 0
+			})
+			if got := texts(rc.delivered()); !slices.Equal(got, tc.want) {
+				t.Fatalf("delivered %v, want %v: each once, in order", got, tc.want)
+			}
+			for _, dl := range e.deliveries("destination=" + d.ID) {
+				if dl.Seq != 2 && dl.AttemptCount != 1 {
+					t.Fatalf("delivery of seq %d made %d attempts, want 1", dl.Seq, dl.AttemptCount)
+				}
+			}
+		})
+	}
 }
 
 // TestPauseAndResume: a destination failing longer than PauseAfter is

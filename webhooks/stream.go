@@ -86,9 +86,12 @@ func (s *Service) deliverStream(ctx context.Context, c core.ClaimedDelivery) {
 			continue
 		}
 		// Nothing more to send: once every attempt is recorded, the last
-		// record says what comes next.
+		// record says what comes next. What was read ahead is dropped: a
+		// failure stopped the sending ahead, and the stream goes on from
+		// where the store says (a retry, or the one behind a dead letter,
+		// which is the first of those read ahead and must not go twice).
 		next, goOn := s.settle(inflight)
-		inflight = nil
+		inflight, ahead = nil, nil
 		if !goOn {
 			return
 		}

@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/switchboardhq/switchboard/core"
 )
@@ -143,8 +144,11 @@ func (s *Service) recorded(a sent) (next *core.Delivery, ok bool) {
 	}
 	if out.Err != nil {
 		// The claim keeps the stream until it runs out, so no one is
-		// handed it straight back while the store is failing.
+		// handed it straight back while the store is failing. The store's
+		// next leaves out a stream its own holder claims, so nothing
+		// would wake the dispatcher for it in a quiet store: this does.
 		s.log.Error("record a delivery attempt", "delivery_id", d.ID, "err", out.Err)
+		time.AfterFunc(s.claimTTL()+storeRetry, s.Notify)
 		return nil, false
 	}
 	if !a.r.Success {

@@ -2,11 +2,13 @@ package webhooks
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/sessions/store/bolt"
@@ -205,5 +207,46 @@ func TestPauseStopsSendingAhead(t *testing.T) {
 	})
 	if n := len(rc.requests()); n != 1 {
 		t.Fatalf("%d requests after the pause, want the 1 under way", n)
+	}
+}
+
+// failingRecords is a store whose first attempt record fails.
+type failingRecords struct {
+	*bolt.Store
+	failed atomic.Bool
+}
+
+func (f *failingRecords) RecordAttempts(ctx context.Context, attempts []core.AttemptRecord) ([]core.RecordedAttempt, error) {
+	if !f.failed.Swap(true) {
+		return nil, errors.New("disk full")
+	}
+	return f.Store.RecordAttempts(ctx, attempts)
+}
+
+// TestRecordFailureRetriedOnceTheClaimRunsOut: an attempt the store could
+// not record leaves its stream claimed until the claim runs out, and
+// nothing else wakes the dispatcher in a quiet store: the delivery is
+// still sent again then, and recorded.
+func TestRecordFailureRetriedOnceTheClaimRunsOut(t *testing.T) {
+	bs := openBolt(t)
+	st := &failingRecords{Store: bs}
+	rc := newReceiver(t)
+	cfg := fastConfig()
+	cfg.Client = NewClient(ClientOptions{AllowPrivate: true, Timeout: 200 * time.Millisecond})
+	cfg.ClaimTTL = 10 * time.Millisecond
+	svc, sess := streamEnv(t, st, rc, cfg)
+	sayTo(t, bs, sess.ID, "a0")
+	svc.Start(t.Context())
+	t.Cleanup(func() {
+		if err := svc.Stop(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	waitFor(t, "the delivery recorded after the failed record", func() bool {
+		ds, _, err := bs.ListDeliveries(t.Context(), core.DeliveryQuery{State: core.DeliveryDelivered})
+		return err == nil && len(ds) == 1
+	})
+	if got := texts(rc.delivered()); len(got) < 2 || got[0] != "a0" || got[len(got)-1] != "a0" {
+		t.Fatalf("delivered %v, want a0 sent again after its record failed", got)
 	}
 }

@@ -53,6 +53,16 @@ func (c Change) StartsTurn() bool {
 	return false
 }
 
+// InTurn reports whether the change logged events of a turn.
+func (c Change) InTurn() bool {
+	for _, e := range c.Events {
+		if e.TurnID != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // CommitStream announces what each committed transaction changed, in
 // commit order, to subscribers (the runtime, the SSE hub, the webhook
 // dispatcher, the platforms' output sinks, metrics). Order is promised per

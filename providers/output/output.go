@@ -325,8 +325,11 @@ func (s *Sink) resume(ctx context.Context) error {
 }
 
 // committed acts on a change of the commit stream for this sink's
-// sessions: inputs are acknowledged at once, a turn's start makes the sink
+// sessions: inputs are acknowledged at once, a turn's events make the sink
 // follow the session, and anything else is news for a session it follows.
+// Any event of a turn will do, not only its start: a turn taken over from
+// a replica that died may be the first this sink hears of, its start's
+// notice lost with that replica.
 func (s *Sink) committed(c core.Change) {
 	if c.Provider != s.cfg.Name && !slices.Contains(c.Sinks, s.cfg.Name) {
 		return
@@ -334,7 +337,7 @@ func (s *Sink) committed(c core.Change) {
 	switch {
 	case len(c.Queued) > 0:
 		s.poke(c.SessionID, poke{follow: true, inputs: true})
-	case c.StartsTurn(), c.Status == core.StatusArchived:
+	case c.InTurn(), c.Status == core.StatusArchived:
 		// An archive is news for an idle session too: a Closer shows it
 		// closed.
 		s.poke(c.SessionID, poke{follow: true})

@@ -190,6 +190,44 @@ func TestSinkSweepsMarkedSessionsNoChangeAnnounced(t *testing.T) {
 	waitUntil(t, "the sink to let go", func() bool { return sink.Settled(t.Context()) })
 }
 
+// TestSinkFollowsATurnWhoseStartWasNotAnnounced: a sink that never heard
+// of a turn's start (the replica that started it died before its notice
+// went out) follows the session at the first of the turn's changes it
+// hears of, as when the turn is taken over on its own replica, without
+// waiting for a sweep.
+func TestSinkFollowsATurnWhoseStartWasNotAnnounced(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	rec := &recorder{}
+	commits := core.NewCommits()
+	sink := output.New(output.Config{Name: "test", Store: deafStore{st, commits}, Renderer: rec,
+		RetryMin: time.Millisecond, Sweep: time.Hour})
+	if err := sink.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Stop(context.Background())
+	id := newSession(t, st, "test")
+	tid := core.NewID(core.PrefixTurn)
+	if _, err := st.Append(t.Context(), id, core.AppendRequest{TakeInputs: true, TurnID: tid, Holder: "h", Events: []core.Event{
+		core.NewEvent(core.TypeStatusChanged, core.LevelInternal, core.ActorSystem, core.StatusChangedBody{Status: core.StatusRunning}),
+		core.NewEvent(core.TypeTurnStarted, core.LevelInternal, core.ActorSystem, struct{}{}),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	answer, err := st.Append(t.Context(), id, core.AppendRequest{TurnID: tid, Events: []core.Event{
+		core.NewEvent(core.TypeAgentMessage, core.LevelUser, core.ActorAgent, core.MessageBody{Text: "answer"}),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Only the answer's commit is announced.
+	commits.Publish(core.Change{SessionID: id, Provider: "test", Sinks: []string{"test"}, Events: answer})
+	want := wantTurn[:4]
+	waitUntil(t, "the turn rendered up to its answer", func() bool { return len(rec.got()) == len(want) })
+	if got := rec.got(); !slices.Equal(got, want) {
+		t.Fatalf("rendered %v, want %v", got, want)
+	}
+}
+
 func TestSinkResumesAfterRestart(t *testing.T) {
 	dir := t.TempDir()
 	st := openStore(t, dir)

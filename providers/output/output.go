@@ -13,7 +13,8 @@
 // Nothing runs for an idle session. The sink follows the store's commit
 // stream: the store marks a session for its origin's sink in the
 // transaction that logs a turn.started, and the sink follows that session
-// (an archived one as well, for a Closer to show it closed) until it
+// from any change that logs a turn's events (an archived one as well, for
+// a Closer to show it closed) until it
 // has rendered the whole log with no turn open, then releases the
 // mark (ReleaseSink, refused if something was logged meanwhile) and lets
 // go. At start, and after its subscription lagged, the sink resumes the

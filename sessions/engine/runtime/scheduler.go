@@ -6,7 +6,8 @@ import (
 )
 
 // maxIdleWait bounds how long the scheduler sleeps without looking at the
-// wake queue, so wakes written by other paths are seen.
+// wake queue, so wakes written by other paths are seen. It sleeps no
+// longer than a lease either (idleWait).
 const maxIdleWait = 30 * time.Second
 
 // dueAgain is how soon the scheduler looks again at a wake that is
@@ -20,7 +21,7 @@ func (r *Runtime) scheduler(ctx context.Context) {
 	defer r.wg.Done()
 	clock := r.cfg.Clock
 	for {
-		wait := maxIdleWait
+		wait := r.idleWait()
 		now := clock.Now()
 		due, err := r.cfg.Store.DueWakes(ctx, now, 1000)
 		if err != nil {
@@ -67,6 +68,16 @@ func (r *Runtime) scheduler(ctx context.Context) {
 			stop()
 		}
 	}
+}
+
+// idleWait is how long the scheduler sleeps when nothing is due or
+// known to be: at most one lease TTL. Another replica's turns reach this
+// one as notices, and a replica that dies can take the last of them with
+// it (they are sent after its commits); this one then knows nothing of
+// the lease left to run out, and finds it at its next look: within two
+// lease TTLs of the death, not after maxIdleWait.
+func (r *Runtime) idleWait() time.Duration {
+	return min(maxIdleWait, r.cfg.LeaseTTL)
 }
 
 // poke makes the scheduler look at the queue now.

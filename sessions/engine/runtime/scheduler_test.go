@@ -58,3 +58,31 @@ func TestSchedulerLooksAgainAtALeaseThatRanOut(t *testing.T) {
 		t.Fatalf("the session's log after its wake: %d events, %v", len(evs), err)
 	}
 }
+
+// TestSchedulerLooksOncePerLeaseTTL: with nothing due, the scheduler
+// still looks at the wake queue once a lease TTL, so a wake it was never
+// told of (another replica's, its notice lost when that replica died) is
+// found within that, not after the scheduler's longest idle wait.
+func TestSchedulerLooksOncePerLeaseTTL(t *testing.T) {
+	clock, st, agent := clockedStore(t)
+	model := fakemodel.New()
+	model.Default = &fakemodel.Step{Text: "answer"}
+	const lease = 5 * time.Second
+	startClocked(t, runtime.Config{Store: st, Model: model, Workers: 1, Clock: clock, LeaseTTL: lease})
+
+	<-clock.armed
+	at, ok := clock.sleepingUntil()
+	if !ok {
+		t.Fatal("the scheduler set no timer")
+	}
+	if wait := at.Sub(clock.Now()); wait > lease {
+		t.Fatalf("with nothing due the scheduler sleeps %v, longer than the lease TTL %v", wait, lease)
+	}
+	// No commit stream is wired: nothing tells the runtime of this wake.
+	sessionWith(t, st, agent, "hi")
+	clock.Advance(lease)
+	for len(model.Requests()) == 0 {
+		<-clock.armed
+		clock.Advance(time.Second)
+	}
+}

@@ -282,11 +282,11 @@ func (s *Sink) Start(ctx context.Context) error {
 	return s.resume(ctx)
 }
 
-// sweep pokes, every Sweep, the sessions marked for this sink, following
-// those it does not follow. A session stays marked until its output is
-// rendered, so one whose changes were never announced (another
-// replica's turn, its notifications lost) is rendered late rather than
-// never, and without waiting for a worker's Recheck.
+// sweep resumes, every Sweep, the sessions marked for this sink. A
+// session stays marked until its output is rendered, so one whose changes
+// were never announced (another replica's turn, its notifications lost)
+// is rendered late rather than never, and without waiting for a worker's
+// Recheck.
 func (s *Sink) sweep(ctx context.Context) {
 	t := time.NewTicker(s.cfg.Sweep)
 	defer t.Stop()
@@ -296,30 +296,23 @@ func (s *Sink) sweep(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		ids, err := s.cfg.Store.ActiveSinkSessions(ctx, s.cfg.Name)
-		if err != nil {
-			if ctx.Err() == nil {
-				s.log.Warn("look for marked sessions not followed", "err", err)
-			}
-			continue
-		}
-		for _, id := range ids {
-			if s.lookup(id, false) == nil {
-				s.log.Debug("following a marked session no change announced", "session_id", id)
-			}
-			s.poke(id, poke{follow: true})
+		if err := s.resume(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("look for marked sessions not followed", "err", err)
 		}
 	}
 }
 
-// resume follows every session marked for this sink.
+// resume follows every session marked for this sink, and tells the
+// worker of each it follows already to look again.
 func (s *Sink) resume(ctx context.Context) error {
 	ids, err := s.cfg.Store.ActiveSinkSessions(ctx, s.cfg.Name)
 	if err != nil {
 		return err
 	}
 	for _, id := range ids {
-		s.log.Info("resuming output left behind", "session_id", id)
+		if s.lookup(id, false) == nil {
+			s.log.Info("resuming output left behind", "session_id", id)
+		}
 		s.poke(id, poke{follow: true})
 	}
 	return nil

@@ -267,6 +267,7 @@ func (w *world) closeConns() {
 	w.modelH.CloseClientConnections()
 	w.slack.CloseClientConnections()
 	w.github.CloseClientConnections()
+	w.linear.CloseClientConnections()
 	w.rc.srv.CloseClientConnections()
 }
 

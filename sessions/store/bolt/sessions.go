@@ -48,7 +48,7 @@ func saveSession(tx *bbolt.Tx, sess *core.Session) error {
 
 // putSession is saveSession that returns the bytes stored.
 func putSession(tx *bbolt.Tx, sess *core.Session) ([]byte, error) {
-	v, err := record.Encode("session", sess.ID, sess)
+	v, err := record.EncodeSession(sess)
 	if err != nil {
 		return nil, err
 	}

@@ -108,7 +108,7 @@ func (r *row) setStatus(st core.Status) {
 
 // save queues the write of the session's row (its insert, for a new one).
 func (r *row) save(b *pgx.Batch) error {
-	v, err := record.Encode("session", r.sess.ID, r.sess)
+	v, err := record.EncodeSession(r.sess)
 	if err != nil {
 		return err
 	}

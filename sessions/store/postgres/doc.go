@@ -14,7 +14,9 @@
 // byte), beside the columns the store looks them up by. Every write is one
 // transaction at READ COMMITTED that locks the rows it changes (a
 // session's row orders its writes: seq is assigned under it, never from a
-// sequence); no transaction stays open across a model or tool call.
+// sequence); no transaction stays open across a model or tool call. A
+// write is two round trips: its BEGIN goes with the reads it locks the
+// rows by, and its COMMIT with the writes nothing in it reads back.
 //
 // Load fills an empty database with the records of another store
 // (sessions/store/dump) in one transaction, for store copy; load.go says what

@@ -293,9 +293,10 @@ func (s *Store) writeTx(ctx context.Context, sessionID string, body txBody) erro
 }
 
 // attempt runs body once in a transaction: the BEGIN goes with body.open's
-// statements, then the tail, then the commit. It returns the notices of
-// the changes, to send once committed. refused reports an error of the
-// body's own (a refusal, not a failure to write).
+// statements, and the COMMIT with the tail, so that a write costs two
+// round trips. It returns the notices of the changes, to send once
+// committed. refused reports an error of the body's own (a refusal, not
+// a failure to write).
 func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, body txBody) (changes []core.Change, payloads []string, refused bool, err error) {
 	b := &pgx.Batch{}
 	b.BeginTx(pgx.TxOptions{})
@@ -305,8 +306,14 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, body txBody) (c
 	br := conn.SendBatch(ctx, b)
 	err = br.Close()
 	tx := br.Tx()
-	// After a commit this does nothing; else it ends the transaction.
-	defer func() { _ = tx.Rollback(ctx) }()
+	committed := false
+	defer func() {
+		if !committed {
+			// Ends the transaction, whatever part of the tail ran; on a
+			// connection the failed COMMIT left idle it does nothing.
+			_ = tx.Rollback(ctx)
+		}
+	}()
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -318,12 +325,20 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, body txBody) (c
 	if payloads, err = s.notices(changes); err != nil {
 		return nil, nil, true, err
 	}
-	if tail.Len() > 0 {
-		if err := tx.SendBatch(ctx, tail).Close(); err != nil {
-			return nil, nil, false, err
+	// A statement of the tail that fails stops the rest, the COMMIT
+	// included; a transaction some earlier error had aborted commits as
+	// a ROLLBACK.
+	tail.Queue("commit").Exec(func(tag pgconn.CommandTag) error {
+		if tag.String() == "ROLLBACK" {
+			return pgx.ErrTxCommitRollback
 		}
+		return nil
+	})
+	if err := tx.SendBatch(ctx, tail).Close(); err != nil {
+		return nil, nil, false, err
 	}
-	return changes, payloads, false, tx.Commit(ctx)
+	committed = true
+	return changes, payloads, false, nil
 }
 
 // execRelaxed runs one statement in a transaction of its own that does

@@ -40,14 +40,44 @@ func plainJSON(s string) bool {
 	return true
 }
 
-// appendJSONTime appends t as core.Time's MarshalJSON writes it.
+// appendJSONTime appends t as core.Time's MarshalJSON writes it. Every
+// record holds a time or more, so the layout's digits are written here
+// rather than by time's layout interpreter, for the years it has four
+// digits for.
 func appendJSONTime(buf []byte, t core.Time) []byte {
 	if t.IsZero() {
 		return append(buf, "null"...)
 	}
+	u := t.UTC()
+	year, month, day := u.Date()
+	if year < 0 || year > 9999 {
+		buf = append(buf, '"')
+		buf = u.AppendFormat(buf, core.TimeLayout)
+		return append(buf, '"')
+	}
+	hour, minute, sec := u.Clock()
 	buf = append(buf, '"')
-	buf = t.UTC().AppendFormat(buf, core.TimeLayout)
-	return append(buf, '"')
+	buf = appendDigits(buf, year, 4)
+	buf = appendDigits(append(buf, '-'), int(month), 2)
+	buf = appendDigits(append(buf, '-'), day, 2)
+	buf = appendDigits(append(buf, 'T'), hour, 2)
+	buf = appendDigits(append(buf, ':'), minute, 2)
+	buf = appendDigits(append(buf, ':'), sec, 2)
+	buf = appendDigits(append(buf, '.'), u.Nanosecond()/int(time.Millisecond), 3)
+	return append(buf, 'Z', '"')
+}
+
+// appendDigits appends n, which is not negative, in width digits.
+func appendDigits(buf []byte, n, width int) []byte {
+	start := len(buf)
+	for range width {
+		buf = append(buf, 0)
+	}
+	for i := len(buf) - 1; i >= start; i-- {
+		buf[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return buf
 }
 
 // appendOptTime appends name and t when t is set: an omitempty time.

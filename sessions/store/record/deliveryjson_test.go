@@ -77,6 +77,16 @@ func decodeDeliveryJSON(t testing.TB, raw []byte) *core.Delivery {
 	return want
 }
 
+// TestDeliveryJSONEveryField: a delivery with every field set, so that a
+// field added to core.Delivery and not to EncodeDelivery fails here.
+func TestDeliveryJSONEveryField(t *testing.T) {
+	var d core.Delivery
+	fill(reflect.ValueOf(&d).Elem(), 0)
+	if err := checkJSON(&d, EncodeDelivery); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestDecodeDeliveryOtherForms: records in another form (PostgreSQL's
 // jsonb orders keys its own way; a field a later version adds; negative
 // numbers) are read by encoding/json, and broken ones fail.

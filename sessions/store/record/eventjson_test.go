@@ -76,6 +76,17 @@ func TestEventJSONAsEncodingJSON(t *testing.T) {
 	}
 }
 
+// TestEventJSONEveryField: an event with every field set, so that a field
+// added to core.Event and not to EncodeEvent fails here.
+func TestEventJSONEveryField(t *testing.T) {
+	var e core.Event
+	fill(reflect.ValueOf(&e).Elem(), 0)
+	e.Body = json.RawMessage(`{"text":"every field"}`) // as PrepareEvent leaves it
+	if err := checkJSON(&e, EncodeEvent); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestDecodeEventOtherForms: records in another form (reindented, fields
 // reordered as PostgreSQL's jsonb writes them, a field after the body)
 // are read as encoding/json reads them; bad ones fail as they did.

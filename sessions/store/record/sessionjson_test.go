@@ -3,7 +3,6 @@ package record
 import (
 	"math"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -73,53 +72,6 @@ func TestSessionJSONEveryField(t *testing.T) {
 	}
 	if err := checkJSON(&s, mustEncodeSession); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// fill sets v, and every field, element and pointee under it, to a value
-// that is not zero.
-func fill(v reflect.Value, n int) {
-	if v.Type() == reflect.TypeFor[core.Time]() {
-		v.Set(reflect.ValueOf(core.NewTime(time.Date(2026, 1, 2, 3, 4, 5, int(n)*1_000_000, time.UTC))))
-		return
-	}
-	switch v.Kind() {
-	case reflect.String:
-		v.SetString("v<" + strings.Repeat("x", n%5) + ">")
-	case reflect.Int, reflect.Int64:
-		v.SetInt(int64(n + 1))
-	case reflect.Uint64:
-		v.SetUint(uint64(n + 2))
-	case reflect.Float64:
-		v.SetFloat(float64(n) + 0.25)
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.Pointer:
-		p := reflect.New(v.Type().Elem())
-		fill(p.Elem(), n+1)
-		v.Set(p)
-	case reflect.Slice:
-		s := reflect.MakeSlice(v.Type(), 2, 2)
-		fill(s.Index(0), n+1)
-		fill(s.Index(1), n+2)
-		v.Set(s)
-	case reflect.Map:
-		m := reflect.MakeMap(v.Type())
-		for i := range 3 {
-			k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
-			fill(k, n+i)
-			fill(e, n+i+7)
-			m.SetMapIndex(k, e)
-		}
-		v.Set(m)
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				fill(v.Field(i), n+i)
-			}
-		}
-	default:
-		panic("fill: a field of kind " + v.Kind().String() + " is new here")
 	}
 }
 

@@ -27,10 +27,8 @@ func storedSessions() []core.Session {
 	done.Status, done.TurnID, done.TurnText, done.Turns = core.StatusIdle, "", "", 1
 	done.StopReason = core.ReasonCompleted
 	done.Result = &core.TurnResult{TurnID: "turn_1", YieldReason: core.ReasonCompleted, Text: "done", CompletedAt: at}
-	for _, cost := range []float64{0, 0.0123, 1e-7, 3e21, 12345.678} {
-		done.CostUSD = &cost
-		done = *done.Clone()
-	}
+	cost := 12345.678
+	done.CostUSD = &cost
 	paused := done
 	paused.Status, paused.StopReason = core.StatusAwaitingInput, core.ReasonBudgetExceeded
 	paused.PendingAction = &core.PendingAction{ToolUseIDs: []string{"tu_1"}, Budget: &core.BudgetPause{Name: core.BudgetCostUSD, Limit: 1.5, Spent: 1.5000001}}
@@ -47,7 +45,14 @@ func storedSessions() []core.Session {
 	odd.Result = &core.TurnResult{YieldReason: "é\u2029"}
 	odd.ID, odd.Status = "ses_\xff", ""
 	odd.Metadata = map[string]string{"m<&>": "html \u2028 é \"q\"", "": "\x00"}
-	return []core.Session{{}, fresh, slack, running, done, paused, forked, odd}
+	out := []core.Session{{}, fresh, slack, running, done, paused, forked, odd}
+	// Costs in both of the forms encoding/json writes a float in.
+	for _, cost := range []float64{0, 0.0123, -0.5, 1e-7, 3e21, 1e21, 999999999999999900000} {
+		priced := *done.Clone()
+		priced.CostUSD = &cost
+		out = append(out, priced)
+	}
+	return out
 }
 
 // TestSessionJSONAsEncodingJSON: EncodeSession writes the very bytes
